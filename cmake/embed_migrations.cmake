@@ -1,0 +1,28 @@
+# Generates a .cpp that holds every migrations/NNNN_name.sql as a string, in order.
+# Run as a script: cmake -DSRC_DIR=... -DOUT=... -P embed_migrations.cmake
+file(GLOB files "${SRC_DIR}/[0-9][0-9][0-9][0-9]_*.sql")
+list(SORT files)
+set(body "")
+foreach(f IN LISTS files)
+  get_filename_component(name "${f}" NAME_WE)
+  string(SUBSTRING "${name}" 0 4 version)
+  math(EXPR version "${version}")
+  file(READ "${f}" sql)
+  # A raw string literal with a delimiter no migration contains.
+  string(APPEND body "    {${version}, \"${name}\", R\"autonous_sql(${sql})autonous_sql\"},\n")
+endforeach()
+file(WRITE "${OUT}.tmp"
+"// Generated from migrations/*.sql by cmake/embed_migrations.cmake. Do not edit.
+#include \"internal/db/migrations.h\"
+
+namespace autonous::db {
+
+const std::vector<Migration>& embedded_migrations() {
+  static const std::vector<Migration> kMigrations = {
+${body}  };
+  return kMigrations;
+}
+
+}  // namespace autonous::db
+")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)

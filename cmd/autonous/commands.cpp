@@ -1,0 +1,207 @@
+#include "cmd/autonous/commands.h"
+
+#include <csignal>
+#include <ctime>
+
+#include <SQLiteCpp/Database.h>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+#include <stop_token>
+#include <thread>
+
+#include "internal/common/clock.h"
+#include "internal/context/assembler.h"
+#include "internal/context/context_builder.h"
+#include "internal/context/simple_compressor.h"
+#include "internal/context/sqlite_provider.h"
+#include "internal/context/token_counter.h"
+#include "internal/db/database.h"
+#include "internal/db/migrator.h"
+#include "internal/events/event_log.h"
+#include "internal/openai/curl_transport.h"
+#include "internal/queue/queue.h"
+#include "internal/worker/worker.h"
+
+namespace autonous::cmd {
+namespace {
+
+// Every command that touches the database opens it here and migrates it when needed, so a
+// fresh DB_PATH just works.
+std::unique_ptr<SQLite::Database> open_db(const config::Config& config) {
+  auto db = db::open(config.db_path,
+                     db::OpenOptions{config.sqlite_synchronous == config::Synchronous::kFull,
+                                     config.sqlite_busy_timeout});
+  db::migrate(*db);
+  return db;
+}
+
+context::ContextSettings context_settings(const config::Config& config) {
+  return {config.system_prompt, config.history_window, config.max_context_tokens,
+          config.max_chars_per_message};
+}
+
+// The token counter of this build; the tokens issue makes it configurable.
+const context::TokenCounter& token_counter() {
+  static const context::CharsOver4Counter kCounter;
+  return kCounter;
+}
+
+// A budget that cannot hold the system prompt is a configuration error, refused at start.
+void check_budget(const config::Config& config) {
+  try {
+    context::check_budget(context_settings(config), token_counter());
+  } catch (const std::invalid_argument& e) {
+    throw config::ConfigError("MAX_CONTEXT_TOKENS", e.what());
+  }
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+}  // namespace
+
+int run_migrate(const config::Config& config) {
+  auto db = open_db(config);
+  std::cout << "schema version " << db::schema_version(*db) << "\n";
+  return 0;
+}
+
+int run_enqueue(const config::Config& config, const EnqueueOptions& options) {
+  if (trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
+  std::string text;
+  if (options.text) {
+    text = *options.text;
+  } else {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  if (trim(text).empty()) throw UsageError("TEXT: empty message (give TEXT or pipe it on stdin)");
+  auto db = open_db(config);
+  queue::Queue q(*db);
+  std::cout << q.enqueue(options.chat_id, text, options.priority) << "\n";
+  return 0;
+}
+
+int run_status(const config::Config& config, bool json) {
+  auto db = open_db(config);
+  queue::Queue q(*db);
+  const queue::QueueStats s = q.stats(common::SystemClock().now());
+  if (json) {
+    nlohmann::ordered_json j;
+    j["queued"] = s.queued;
+    j["running"] = s.running;
+    j["done"] = s.done;
+    j["failed"] = s.failed;
+    j["oldest_queued_age_seconds"] =
+        s.oldest_queued_age_seconds ? nlohmann::ordered_json(*s.oldest_queued_age_seconds) : nullptr;
+    auto failures = nlohmann::ordered_json::array();
+    for (const auto& f : s.recent_failures)
+      failures.push_back({{"task_id", f.task_id}, {"chat_id", f.chat_id}, {"error", f.error},
+                          {"finished_at", f.finished_at}});
+    j["recent_failures"] = failures;
+    std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    return 0;
+  }
+  std::cout << "queued   " << s.queued << "\nrunning  " << s.running << "\ndone     " << s.done
+            << "\nfailed   " << s.failed << "\n";
+  if (s.oldest_queued_age_seconds)
+    std::cout << "oldest queued task waiting " << fmt::format("{:.1f}", *s.oldest_queued_age_seconds)
+              << " s\n";
+  if (!s.recent_failures.empty()) {
+    std::cout << "recent failures:\n";
+    for (const auto& f : s.recent_failures)
+      std::cout << "  task " << f.task_id << " chat " << f.chat_id << " at " << f.finished_at
+                << ": " << f.error << "\n";
+  }
+  return 0;
+}
+
+int run_events(const config::Config& config, const EventsOptions& options) {
+  auto db = open_db(config);
+  events::EventFilter filter;
+  filter.task_id = options.task_id;
+  filter.type = options.type;
+  for (;;) {
+    const auto batch = events::query(*db, filter);
+    for (const auto& e : batch) {
+      std::cout << events::to_json_line(e) << "\n";
+      filter.after_id = e.id;
+    }
+    std::cout.flush();
+    if (batch.size() == static_cast<size_t>(filter.limit)) continue;
+    if (!options.follow) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+int run_context(const config::Config& config, const ContextOptions& options) {
+  if (trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
+  check_budget(config);
+  auto db = open_db(config);
+  context::SQLiteProvider provider(*db);
+  const context::SimpleCompressor compressor(token_counter());
+  const context::StandardAssembler assembler;
+  const context::ContextBuilder builder(context_settings(config), provider, compressor, assembler,
+                                        token_counter());
+  std::cout << context::dry_run_json(builder.build(options.chat_id, options.text)) << "\n";
+  return 0;
+}
+
+int run_requeue(const config::Config& config, const RequeueOptions& options) {
+  if (options.task_id.has_value() == options.failed)
+    throw UsageError("requeue: give exactly one of --task ID or --failed");
+  auto db = open_db(config);
+  queue::Queue q(*db);
+  if (options.failed) {
+    std::cout << "requeued " << q.requeue_failed() << " task(s)\n";
+    return 0;
+  }
+  if (!q.requeue(*options.task_id)) {
+    std::cerr << "autonous: task " << *options.task_id << " is not failed (or does not exist)\n";
+    return 1;
+  }
+  std::cout << "requeued task " << *options.task_id << "\n";
+  return 0;
+}
+
+int run_worker(const config::Config& config, bool drain) {
+  config::require_llm_endpoint(config);
+  check_budget(config);
+  open_db(config);  // migrate once, before the slots open their own connections
+
+  // SIGTERM/SIGINT are taken by one thread with sigwait; every other thread blocks them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  const openai::CurlGlobal curl;
+  const common::SystemClock clock;
+  worker::WorkerDeps deps;
+  deps.make_transport = [] { return std::make_unique<openai::CurlTransport>(); };
+  deps.counter = &token_counter();
+  deps.clock = &clock;
+  worker::Worker w(config, deps, drain);
+
+  std::stop_source stop;
+  std::jthread signal_thread([&stop, signals](const std::stop_token& done) {
+    const timespec tick{0, 200'000'000};
+    while (!done.stop_requested()) {
+      const int sig = sigtimedwait(&signals, nullptr, &tick);
+      if (sig == SIGTERM || sig == SIGINT) {
+        spdlog::info("signal received signal={}; stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        stop.request_stop();
+      }
+    }
+  });
+  w.run(stop.get_token());
+  signal_thread.request_stop();
+  return 0;
+}
+
+}  // namespace autonous::cmd

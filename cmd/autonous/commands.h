@@ -1,0 +1,49 @@
+#pragma once
+// The bodies of autonous's subcommands. main.cpp parses argv into these option structs; each
+// function returns the exit code and throws ConfigError (→ 2) or anything else (→ 1).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "internal/config/config.h"
+
+namespace autonous::cmd {
+
+// A usage error found after parsing (empty text, a missing flag): exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct EnqueueOptions {
+  std::string chat_id;
+  int priority = 0;
+  std::optional<std::string> text;  // nullopt: read stdin
+};
+
+struct EventsOptions {
+  std::optional<int64_t> task_id;
+  std::optional<std::string> type;
+  bool follow = false;
+};
+
+struct ContextOptions {
+  std::string chat_id;
+  std::string text;
+};
+
+struct RequeueOptions {
+  std::optional<int64_t> task_id;
+  bool failed = false;
+};
+
+int run_migrate(const config::Config& config);
+int run_enqueue(const config::Config& config, const EnqueueOptions& options);
+int run_status(const config::Config& config, bool json);
+int run_events(const config::Config& config, const EventsOptions& options);
+int run_context(const config::Config& config, const ContextOptions& options);
+int run_requeue(const config::Config& config, const RequeueOptions& options);
+int run_worker(const config::Config& config, bool drain);
+
+}  // namespace autonous::cmd

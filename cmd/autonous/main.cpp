@@ -1,0 +1,120 @@
+// autonous: the one binary. argv → subcommand, and the only place exceptions become exit codes:
+// 0 success, 2 usage or configuration error (the message names the flag or variable), 1 runtime
+// failure.
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <iostream>
+
+#include "cmd/autonous/commands.h"
+#include "cmd/autonous/logging.h"
+#include "internal/config/config.h"
+#include "internal/config/env_file.h"
+
+namespace {
+
+constexpr const char* kFooter =
+    "Configuration comes from environment variables (DB_PATH, OPENAI_BASE_URL, ...; see the\n"
+    "README). --env-file fills in variables the environment does not set.\n"
+    "Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace autonous;  // NOLINT(google-build-using-namespace): main only
+  CLI::App app{"autonous: a chat-bot backend worker. Front ends queue messages in SQLite; the\n"
+               "worker builds each chat's context within a token budget, calls an\n"
+               "OpenAI-compatible endpoint and records every step as events.",
+               "autonous"};
+  app.footer(kFooter);
+  app.require_subcommand(1);
+  app.fallthrough();
+  std::string env_file;
+  app.add_option("--env-file", env_file, "KEY=VALUE file; the real environment wins over it");
+
+  std::function<int(const config::Config&)> action;
+
+  auto* migrate = app.add_subcommand("migrate", "Apply embedded migrations; print the schema version");
+  migrate->callback([&] { action = cmd::run_migrate; });
+
+  cmd::EnqueueOptions enq;
+  std::string enq_text;
+  auto* enqueue = app.add_subcommand("enqueue", "Queue a message for a chat; print the task id");
+  enqueue->add_option("--chat", enq.chat_id, "chat id")->required();
+  enqueue->add_option("--priority", enq.priority, "higher runs first (default 0)");
+  auto* text_opt = enqueue->add_option("TEXT", enq_text, "message text (default: read stdin)");
+  enqueue->callback([&] {
+    if (text_opt->count() > 0) enq.text = enq_text;
+    action = [&](const config::Config& c) { return cmd::run_enqueue(c, enq); };
+  });
+
+  bool drain = false;
+  auto* worker = app.add_subcommand("worker", "Run the daemon (SIGTERM/SIGINT stop it gracefully)");
+  worker->add_flag("--drain", drain, "exit 0 once no task is queued or running");
+  worker->callback([&] { action = [&](const config::Config& c) { return cmd::run_worker(c, drain); }; });
+
+  cmd::ContextOptions ctx;
+  auto* context = app.add_subcommand(
+      "context", "Dry run: print as JSON the messages the worker would send now, and the figures");
+  context->add_option("--chat", ctx.chat_id, "chat id")->required();
+  context->add_option("--text", ctx.text, "the user message to assume (default: none)");
+  context->callback([&] { action = [&](const config::Config& c) { return cmd::run_context(c, ctx); }; });
+
+  cmd::EventsOptions ev;
+  int64_t ev_task = 0;
+  std::string ev_type;
+  auto* events = app.add_subcommand("events", "Print events as JSON lines");
+  auto* task_opt = events->add_option("--task", ev_task, "only this task's events");
+  auto* type_opt = events->add_option("--type", ev_type, "only events of this type, e.g. llm.response");
+  events->add_flag("--follow,-f", ev.follow, "keep printing new events");
+  events->callback([&] {
+    if (task_opt->count() > 0) ev.task_id = ev_task;
+    if (type_opt->count() > 0) ev.type = ev_type;
+    action = [&](const config::Config& c) { return cmd::run_events(c, ev); };
+  });
+
+  bool status_json = false;
+  auto* status = app.add_subcommand("status", "Task counts by status, oldest queued age, failures");
+  status->add_flag("--json", status_json, "print one JSON object");
+  status->callback([&] { action = [&](const config::Config& c) { return cmd::run_status(c, status_json); }; });
+
+  cmd::RequeueOptions rq;
+  int64_t rq_task = 0;
+  auto* requeue = app.add_subcommand("requeue", "Put failed tasks back in the queue");
+  auto* rq_task_opt = requeue->add_option("--task", rq_task, "this failed task");
+  requeue->add_flag("--failed", rq.failed, "every failed task");
+  requeue->callback([&] {
+    if (rq_task_opt->count() > 0) rq.task_id = rq_task;
+    action = [&](const config::Config& c) { return cmd::run_requeue(c, rq); };
+  });
+
+  for (auto* sub : app.get_subcommands({})) sub->footer(kFooter);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);  // prints help, exit 0
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message naming the flag
+    return 2;
+  }
+
+  try {
+    config::EnvLookup env = config::process_env();
+    if (!env_file.empty()) env = config::layered_env(env, config::read_env_file(env_file));
+    const config::Config config = config::load_config(env);
+    cmd::setup_logging(config);
+    return action(config);
+  } catch (const config::ConfigError& e) {
+    std::cerr << "autonous: configuration error: " << e.what() << "\n";
+    return 2;
+  } catch (const cmd::UsageError& e) {
+    std::cerr << "autonous: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "autonous: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,144 @@
+#include "internal/config/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+namespace autonous::config {
+namespace {
+
+std::string trim(std::string_view s) {
+  const auto* b = s.begin();
+  const auto* e = s.end();
+  while (b != e && std::isspace(static_cast<unsigned char>(*b))) ++b;
+  while (e != b && std::isspace(static_cast<unsigned char>(*(e - 1)))) --e;
+  return {b, e};
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Reads an integer variable in [lo, hi]; unset or empty keeps `fallback`.
+int64_t read_int(const EnvLookup& env, std::string_view name, int64_t fallback, int64_t lo,
+                 int64_t hi) {
+  const auto raw = env(name);
+  if (!raw) return fallback;
+  const std::string v = trim(*raw);
+  if (v.empty()) return fallback;
+  int64_t out = 0;
+  const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  const std::string expect =
+      "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+  if (ec == std::errc::result_out_of_range)
+    throw ConfigError(std::string(name), "'" + v + "' is out of range; " + expect);
+  if (ec != std::errc() || ptr != v.data() + v.size())
+    throw ConfigError(std::string(name), "'" + v + "' is not an integer; " + expect);
+  if (out < lo || out > hi)
+    throw ConfigError(std::string(name), "'" + v + "' is out of range; " + expect);
+  return out;
+}
+
+std::string read_string(const EnvLookup& env, std::string_view name, std::string fallback) {
+  const auto raw = env(name);
+  if (!raw || raw->empty()) return fallback;
+  return *raw;
+}
+
+}  // namespace
+
+ConfigError::ConfigError(std::string variable, const std::string& message)
+    : std::runtime_error(variable + ": " + message), variable_(std::move(variable)) {}
+
+EnvLookup process_env() {
+  return [](std::string_view name) -> std::optional<std::string> {
+    const char* v = std::getenv(std::string(name).c_str());  // NOLINT(concurrency-mt-unsafe)
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+}
+
+Config load_config(const EnvLookup& env) {
+  Config c;
+  c.db_path = read_string(env, "DB_PATH", c.db_path);
+
+  c.openai_base_url = trim(read_string(env, "OPENAI_BASE_URL", ""));
+  if (!c.openai_base_url.empty()) {
+    const std::string l = lower(c.openai_base_url);
+    if (l.rfind("http://", 0) != 0 && l.rfind("https://", 0) != 0)
+      throw ConfigError("OPENAI_BASE_URL", "'" + c.openai_base_url +
+                                               "' is not an http:// or https:// URL");
+    while (!c.openai_base_url.empty() && c.openai_base_url.back() == '/')
+      c.openai_base_url.pop_back();
+  }
+  c.openai_api_key = trim(read_string(env, "OPENAI_API_KEY", ""));
+  c.openai_model = trim(read_string(env, "OPENAI_MODEL", c.openai_model));
+  c.system_prompt = read_string(env, "SYSTEM_PROMPT", c.system_prompt);
+
+  c.history_window = static_cast<int>(read_int(env, "HISTORY_WINDOW", c.history_window, 0, 100000));
+  c.max_context_tokens =
+      read_int(env, "MAX_CONTEXT_TOKENS", c.max_context_tokens, 1, 100'000'000);
+  c.max_chars_per_message =
+      read_int(env, "MAX_CHARS_PER_MESSAGE", c.max_chars_per_message, 1, 100'000'000);
+  c.worker_concurrency =
+      static_cast<int>(read_int(env, "WORKER_CONCURRENCY", c.worker_concurrency, 1, 256));
+  c.poll_interval = std::chrono::milliseconds(
+      read_int(env, "POLL_INTERVAL_MS", c.poll_interval.count(), 1, 3'600'000));
+  c.task_lease =
+      std::chrono::seconds(read_int(env, "TASK_LEASE_SECONDS", c.task_lease.count(), 1, 86400));
+  c.task_max_attempts =
+      static_cast<int>(read_int(env, "TASK_MAX_ATTEMPTS", c.task_max_attempts, 1, 1000));
+  c.llm_timeout =
+      std::chrono::seconds(read_int(env, "LLM_TIMEOUT_SECONDS", c.llm_timeout.count(), 1, 86400));
+
+  c.log_level = lower(trim(read_string(env, "LOG_LEVEL", c.log_level)));
+  static constexpr std::string_view kLevels[] = {"trace", "debug", "info",    "warn",
+                                                 "error", "critical", "off"};
+  if (std::find(std::begin(kLevels), std::end(kLevels), c.log_level) == std::end(kLevels))
+    throw ConfigError("LOG_LEVEL", "'" + c.log_level +
+                                       "' is not one of trace, debug, info, warn, error, critical, "
+                                       "off");
+
+  const std::string format = lower(trim(read_string(env, "LOG_FORMAT", "text")));
+  if (format == "text") {
+    c.log_format = LogFormat::kText;
+  } else if (format == "json") {
+    c.log_format = LogFormat::kJson;
+  } else {
+    throw ConfigError("LOG_FORMAT", "'" + format + "' is not one of text, json");
+  }
+
+  const std::string sync = lower(trim(read_string(env, "SQLITE_SYNCHRONOUS", "FULL")));
+  if (sync == "full") {
+    c.sqlite_synchronous = Synchronous::kFull;
+  } else if (sync == "normal") {
+    c.sqlite_synchronous = Synchronous::kNormal;
+  } else {
+    throw ConfigError("SQLITE_SYNCHRONOUS", "'" + sync + "' is not one of FULL, NORMAL");
+  }
+
+  c.sqlite_busy_timeout = std::chrono::milliseconds(
+      read_int(env, "SQLITE_BUSY_TIMEOUT_MS", c.sqlite_busy_timeout.count(), 100, 3'600'000));
+  c.retry_base =
+      std::chrono::milliseconds(read_int(env, "RETRY_BASE_MS", c.retry_base.count(), 1, 3'600'000));
+  c.retry_max = std::chrono::milliseconds(
+      read_int(env, "RETRY_MAX_SECONDS", c.retry_max.count() / 1000, 1, 86400) * 1000);
+  if (c.retry_max < c.retry_base)
+    throw ConfigError("RETRY_MAX_SECONDS", "must not be less than RETRY_BASE_MS");
+  c.shutdown_grace = std::chrono::seconds(
+      read_int(env, "SHUTDOWN_GRACE_SECONDS", c.shutdown_grace.count(), 0, 86400));
+  c.worker_id = trim(read_string(env, "WORKER_ID", ""));
+  return c;
+}
+
+void require_llm_endpoint(const Config& config) {
+  if (config.openai_base_url.empty())
+    throw ConfigError("OPENAI_BASE_URL",
+                      "is required by `worker`, e.g. https://api.openai.com/v1 (/chat/completions "
+                      "is appended)");
+}
+
+}  // namespace autonous::config

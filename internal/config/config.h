@@ -1,0 +1,69 @@
+#pragma once
+// Config: every environment variable autonous reads, parsed and validated once at start.
+// Validation is strict: a bad value throws ConfigError naming the variable and what it expected.
+// Reading the environment happens only through an EnvLookup, so tests pass a map.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace autonous::config {
+
+// A bad or missing setting. `variable()` is the environment variable (or flag) at fault.
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string variable, const std::string& message);
+  const std::string& variable() const noexcept { return variable_; }
+
+ private:
+  std::string variable_;
+};
+
+enum class Synchronous { kFull, kNormal };
+enum class LogFormat { kText, kJson };
+
+inline constexpr std::string_view kDefaultSystemPrompt =
+    "You are a helpful assistant. Answer clearly and concisely.";
+
+struct Config {
+  std::string db_path = "./autonous.db";
+  std::string openai_base_url;  // empty when unset; required by `worker` only
+  std::string openai_api_key;   // never logged, never stored
+  std::string openai_model = "gpt-4o-mini";
+  std::string system_prompt = std::string(kDefaultSystemPrompt);
+  int history_window = 50;
+  int64_t max_context_tokens = 8000;
+  int64_t max_chars_per_message = 4000;
+  int worker_concurrency = 4;
+  std::chrono::milliseconds poll_interval{500};
+  std::chrono::seconds task_lease{300};
+  int task_max_attempts = 5;
+  std::chrono::seconds llm_timeout{120};
+  std::string log_level = "info";
+  LogFormat log_format = LogFormat::kText;
+  Synchronous sqlite_synchronous = Synchronous::kFull;
+  // Extensions beyond DESIGN.md's table.
+  std::chrono::milliseconds sqlite_busy_timeout{30000};
+  std::chrono::milliseconds retry_base{1000};
+  std::chrono::milliseconds retry_max{60000};
+  std::chrono::seconds shutdown_grace{30};
+  std::string worker_id;  // empty: hostname:pid, chosen by the worker
+};
+
+// Returns the value of an environment variable, or nullopt when it is unset.
+using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
+
+// The process environment.
+EnvLookup process_env();
+
+// Reads and validates every variable. Throws ConfigError for the first bad one.
+Config load_config(const EnvLookup& env);
+
+// Throws ConfigError("OPENAI_BASE_URL") when the worker's endpoint is not configured.
+void require_llm_endpoint(const Config& config);
+
+}  // namespace autonous::config

@@ -1,0 +1,24 @@
+#pragma once
+// SQLiteProvider: reads history rows through the (chat_id, id) index, so the cost depends on
+// `limit`, not on the table's or the chat's size. Text comes back as stored (it may hold invalid
+// UTF-8; the compressor repairs it). Not thread-safe: one per connection.
+
+#include "internal/context/provider.h"
+
+namespace SQLite {
+class Database;
+}
+
+namespace autonous::context {
+
+class SQLiteProvider final : public Provider {
+ public:
+  // `db` must outlive the provider.
+  explicit SQLiteProvider(SQLite::Database& db) : db_(db) {}
+  std::vector<common::Message> get_history(const std::string& chat_id, int limit) override;
+
+ private:
+  SQLite::Database& db_;
+};
+
+}  // namespace autonous::context

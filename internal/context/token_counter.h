@@ -1,0 +1,44 @@
+#pragma once
+// TokenCounter: how many tokens a text, a message and a whole request cost.
+// The seam where exact BPE counters and script-aware estimators plug in; every budget decision
+// in internal/context goes through it. Implementations are immutable and thread-safe.
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "internal/common/message.h"
+
+namespace autonous::context {
+
+class TokenCounter {
+ public:
+  virtual ~TokenCounter() = default;
+  // Tokens of `text` alone. REQUIRES: valid UTF-8.
+  virtual int64_t count_text(std::string_view text) const = 0;
+  // Framing tokens each message adds on the wire (role, separators).
+  virtual int64_t per_message() const noexcept { return 0; }
+  // Framing tokens each request adds once (the reply primer).
+  virtual int64_t per_request() const noexcept { return 0; }
+  // The name operators see in events and `autonous context`.
+  virtual std::string_view name() const noexcept = 0;
+
+  int64_t count_message(const common::Message& m) const {
+    return count_text(m.content) + per_message();
+  }
+  // The whole prompt: every message plus the request framing.
+  int64_t count_prompt(const std::vector<common::Message>& messages) const;
+};
+
+// The seed estimate: (code points + 3) / 4 per message, no framing. Conservative for English,
+// known to under-count CJK, emoji and JSON (see shared/notes/tokens.md).
+class CharsOver4Counter final : public TokenCounter {
+ public:
+  int64_t count_text(std::string_view text) const override;
+  std::string_view name() const noexcept override { return "chars4"; }
+};
+
+// EstimateTokens from the context issue: the chars/4 estimate of one message.
+int64_t estimate_tokens(const common::Message& m);
+
+}  // namespace autonous::context

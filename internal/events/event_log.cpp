@@ -1,0 +1,67 @@
+#include "internal/events/event_log.h"
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace autonous::events {
+
+int64_t append(SQLite::Database& db, const Event& event) {
+  const auto parsed = nlohmann::json::parse(event.payload, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object())
+    throw std::invalid_argument("event payload is not a JSON object: type=" + event.type);
+  SQLite::Statement ins(db,
+                        "INSERT INTO events(created_at, type, task_id, chat_id, parent_id, payload) "
+                        "VALUES (CASE WHEN ?1 > 0 THEN strftime('%Y-%m-%dT%H:%M:%fZ', ?1 / 1000.0, "
+                        "'unixepoch') ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END, ?2, ?3, ?4, ?5, ?6)");
+  ins.bind(1, event.at_unix_ms);
+  ins.bind(2, event.type);
+  if (event.task_id) ins.bind(3, *event.task_id);
+  if (event.chat_id) ins.bind(4, *event.chat_id);
+  if (event.parent_id) ins.bind(5, *event.parent_id);
+  ins.bind(6, event.payload);
+  ins.exec();
+  return db.getLastInsertRowid();
+}
+
+std::vector<StoredEvent> query(SQLite::Database& db, const EventFilter& filter) {
+  std::string sql =
+      "SELECT id, created_at, type, task_id, chat_id, parent_id, payload FROM events WHERE id > ?";
+  if (filter.task_id) sql += " AND task_id = ?";
+  if (filter.type) sql += " AND type = ?";
+  sql += " ORDER BY id LIMIT ?";
+  SQLite::Statement q(db, sql);
+  int i = 1;
+  q.bind(i++, filter.after_id);
+  if (filter.task_id) q.bind(i++, *filter.task_id);
+  if (filter.type) q.bind(i++, *filter.type);
+  q.bind(i, filter.limit);
+  std::vector<StoredEvent> out;
+  while (q.executeStep()) {
+    StoredEvent e;
+    e.id = q.getColumn(0).getInt64();
+    e.created_at = q.getColumn(1).getString();
+    e.event.type = q.getColumn(2).getString();
+    if (!q.getColumn(3).isNull()) e.event.task_id = q.getColumn(3).getInt64();
+    if (!q.getColumn(4).isNull()) e.event.chat_id = q.getColumn(4).getString();
+    if (!q.getColumn(5).isNull()) e.event.parent_id = q.getColumn(5).getInt64();
+    e.event.payload = q.getColumn(6).getString();
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string to_json_line(const StoredEvent& e) {
+  nlohmann::ordered_json j;
+  j["id"] = e.id;
+  j["created_at"] = e.created_at;
+  j["type"] = e.event.type;
+  j["task_id"] = e.event.task_id ? nlohmann::ordered_json(*e.event.task_id) : nullptr;
+  j["chat_id"] = e.event.chat_id ? nlohmann::ordered_json(*e.event.chat_id) : nullptr;
+  j["parent_id"] = e.event.parent_id ? nlohmann::ordered_json(*e.event.parent_id) : nullptr;
+  j["payload"] = nlohmann::ordered_json::parse(e.event.payload, nullptr, false);
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace autonous::events

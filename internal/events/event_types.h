@@ -1,0 +1,19 @@
+#pragma once
+// Every event type string, once. Operators filter on these with `autonous events --type`.
+
+#include <string_view>
+
+namespace autonous::events {
+
+inline constexpr std::string_view kAgentStarted = "agent.started";    // task claimed
+inline constexpr std::string_view kAgentReleased = "agent.released";  // lease given back (shutdown)
+inline constexpr std::string_view kTurnStarted = "turn.started";
+inline constexpr std::string_view kContextCompressed = "context.compressed";
+inline constexpr std::string_view kLlmRequest = "llm.request";
+inline constexpr std::string_view kLlmResponse = "llm.response";
+inline constexpr std::string_view kLlmRetry = "llm.retry";
+inline constexpr std::string_view kTurnCompleted = "turn.completed";
+inline constexpr std::string_view kTurnFailed = "turn.failed";
+inline constexpr std::string_view kTaskRequeued = "task.requeued";    // `autonous requeue`
+
+}  // namespace autonous::events

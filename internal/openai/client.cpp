@@ -1,0 +1,133 @@
+#include "internal/openai/client.h"
+
+#include <nlohmann/json.hpp>
+
+#include "internal/openai/errors.h"
+#include "internal/openai/http_transport.h"
+#include "internal/openai/retry_after.h"
+
+namespace autonous::openai {
+namespace {
+
+using nlohmann::json;
+
+// At most this much of an error body goes into a message: a proxy's HTML page is not a reason.
+constexpr size_t kMaxErrorText = 300;
+
+std::string clip(std::string s) {
+  if (s.size() > kMaxErrorText) s = s.substr(0, kMaxErrorText) + "...";
+  for (char& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
+std::string string_or_empty(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return {};
+  if (it->is_string()) return it->get<std::string>();
+  return it->dump();  // llama.cpp sends "code": 400 as a number
+}
+
+[[noreturn]] void throw_api_error(const HttpResponse& r) {
+  std::string type;
+  std::string code;
+  std::string message;
+  const json body = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_object() && body.contains("error")) {
+    const json& e = body["error"];
+    if (e.is_object()) {
+      type = string_or_empty(e, "type");
+      code = string_or_empty(e, "code");
+      message = string_or_empty(e, "message");
+    } else if (e.is_string()) {
+      message = e.get<std::string>();
+    }
+  }
+  if (message.empty()) message = r.body.empty() ? "(empty body)" : r.body;
+  std::optional<bool> should_retry;
+  if (auto it = r.headers.find("x-should-retry"); it != r.headers.end()) {
+    if (it->second == "true") should_retry = true;
+    if (it->second == "false") should_retry = false;
+  }
+  throw ApiError(r.status, type, code,
+                 "HTTP " + std::to_string(r.status) + ": " + clip(message),
+                 parse_retry_after(r.headers, std::chrono::system_clock::now()), should_retry);
+}
+
+int64_t int_or_zero(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return (it != j.end() && it->is_number_integer()) ? it->get<int64_t>() : 0;
+}
+
+ChatResult parse_success(const HttpResponse& r) {
+  const json body = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded() || !body.is_object())
+    throw ResponseError("malformed response: body is not a JSON object (" +
+                        std::to_string(r.body.size()) + " bytes)");
+  // Some servers answer 200 with an error object.
+  if (body.contains("error") && !body.contains("choices")) throw_api_error(HttpResponse{500, r.headers, r.body});
+  const auto choices = body.find("choices");
+  if (choices == body.end() || !choices->is_array() || choices->empty() ||
+      !(*choices)[0].is_object())
+    throw ResponseError("malformed response: no choices");
+  const json& choice = (*choices)[0];
+  const auto message = choice.find("message");
+  if (message == choice.end() || !message->is_object())
+    throw ResponseError("malformed response: choices[0] has no message");
+
+  ChatResult out;
+  out.http_status = r.status;
+  out.content = string_or_empty(*message, "content");
+  if (out.content.empty()) out.content = string_or_empty(*message, "refusal");
+  out.finish_reason = string_or_empty(choice, "finish_reason");
+  out.model = string_or_empty(body, "model");
+  if (const auto u = body.find("usage"); u != body.end() && u->is_object()) {
+    Usage usage;
+    usage.prompt_tokens = int_or_zero(*u, "prompt_tokens");
+    usage.completion_tokens = int_or_zero(*u, "completion_tokens");
+    usage.total_tokens = int_or_zero(*u, "total_tokens");
+    if (const auto d = u->find("prompt_tokens_details"); d != u->end() && d->is_object()) {
+      if (const auto c = d->find("cached_tokens"); c != d->end() && c->is_number_integer())
+        usage.cached_tokens = c->get<int64_t>();
+    }
+    out.usage = usage;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string request_body(const std::string& model, const std::vector<common::Message>& messages) {
+  json msgs = json::array();
+  for (const auto& m : messages)
+    msgs.push_back({{"role", common::to_string(m.role)}, {"content", m.content}});
+  const json body = {{"model", model}, {"messages", std::move(msgs)}};
+  // Content is valid UTF-8 by the time it gets here; `replace` keeps a bug from becoming a crash.
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Client::Client(HttpTransport& transport, ClientOptions options)
+    : transport_(transport), options_(std::move(options)), url_(options_.base_url + "/chat/completions") {}
+
+ChatResult Client::chat(const std::vector<common::Message>& messages,
+                        const std::function<bool()>& keep_going) {
+  HttpRequest req;
+  req.url = url_;
+  req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
+  if (!options_.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + options_.api_key);
+  req.body = request_body(options_.model, messages);
+  req.timeout = options_.timeout;
+  req.keep_going = keep_going;
+
+  const auto started = std::chrono::steady_clock::now();
+  HttpResponse r = transport_.post(req);
+  const auto latency = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
+  if (r.status < 200 || r.status >= 300) throw_api_error(r);
+  ChatResult out = parse_success(r);
+  out.latency = latency;
+  return out;
+}
+
+}  // namespace autonous::openai

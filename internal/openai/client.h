@@ -1,0 +1,48 @@
+#pragma once
+// Client: one chat completion against an OpenAI-compatible endpoint. Builds the request, sends
+// it through an HttpTransport, parses the reply and classifies failures (errors.h). It makes one
+// attempt: retry timing belongs to the queue, so a waiting task holds no worker slot.
+// Not thread-safe (the transport is per slot). The API key goes only into the Authorization
+// header: never into a log line, an exception message or a result.
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "internal/common/message.h"
+#include "internal/openai/types.h"
+
+namespace autonous::openai {
+
+class HttpTransport;
+
+struct ClientOptions {
+  std::string base_url;  // e.g. https://api.openai.com/v1; "/chat/completions" is appended
+  std::string api_key;   // empty: no Authorization header
+  std::string model;
+  std::chrono::milliseconds timeout{120000};
+};
+
+class Client {
+ public:
+  // `transport` must outlive the client.
+  Client(HttpTransport& transport, ClientOptions options);
+
+  // Sends `messages` and returns the first choice. Throws TransportError, ApiError or
+  // ResponseError (all openai::Error). `keep_going` is polled during the call; false aborts.
+  ChatResult chat(const std::vector<common::Message>& messages,
+                  const std::function<bool()>& keep_going = {});
+
+  const std::string& model() const noexcept { return options_.model; }
+
+ private:
+  HttpTransport& transport_;
+  ClientOptions options_;
+  std::string url_;
+};
+
+// The request body for `messages` (exposed for tests and the stub).
+std::string request_body(const std::string& model, const std::vector<common::Message>& messages);
+
+}  // namespace autonous::openai

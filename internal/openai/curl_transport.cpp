@@ -1,0 +1,146 @@
+#include "internal/openai/curl_transport.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <exception>
+#include <stdexcept>
+
+#include "internal/openai/errors.h"
+
+namespace autonous::openai {
+namespace {
+
+struct EasyDeleter {
+  void operator()(CURL* h) const noexcept { curl_easy_cleanup(h); }
+};
+struct SlistDeleter {
+  void operator()(curl_slist* l) const noexcept { curl_slist_free_all(l); }
+};
+
+// State of one transfer, shared with the C callbacks. Callbacks are noexcept: they stash an
+// exception and return a value that makes libcurl stop.
+struct Transfer {
+  HttpResponse response;
+  const std::function<bool()>* keep_going = nullptr;
+  std::exception_ptr error;
+};
+
+size_t on_body(char* data, size_t size, size_t count, void* user) noexcept {
+  auto* t = static_cast<Transfer*>(user);
+  try {
+    t->response.body.append(data, size * count);
+    return size * count;
+  } catch (...) {
+    t->error = std::current_exception();
+    return 0;
+  }
+}
+
+size_t on_header(char* data, size_t size, size_t count, void* user) noexcept {
+  auto* t = static_cast<Transfer*>(user);
+  const size_t n = size * count;
+  try {
+    std::string line(data, n);
+    // A new status line (after a 100 Continue, say) starts a new header block.
+    if (line.rfind("HTTP/", 0) == 0) t->response.headers.clear();
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) return n;
+    std::string name = line.substr(0, colon);
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string value = line.substr(colon + 1);
+    const auto b = value.find_first_not_of(" \t");
+    const auto e = value.find_last_not_of(" \t\r\n");
+    value = b == std::string::npos ? std::string() : value.substr(b, e - b + 1);
+    t->response.headers[name] = value;
+    return n;
+  } catch (...) {
+    t->error = std::current_exception();
+    return 0;
+  }
+}
+
+int on_progress(void* user, curl_off_t /*dltotal*/, curl_off_t /*dlnow*/, curl_off_t /*ultotal*/,
+                curl_off_t /*ulnow*/) noexcept {
+  auto* t = static_cast<Transfer*>(user);
+  if (t->keep_going == nullptr || !*t->keep_going) return 0;
+  try {
+    return (*t->keep_going)() ? 0 : 1;  // non-zero aborts: CURLE_ABORTED_BY_CALLBACK
+  } catch (...) {
+    t->error = std::current_exception();
+    return 1;
+  }
+}
+
+}  // namespace
+
+CurlGlobal::CurlGlobal() {
+  if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+    throw std::runtime_error("curl_global_init failed");
+}
+CurlGlobal::~CurlGlobal() { curl_global_cleanup(); }
+
+struct CurlTransport::Impl {
+  std::unique_ptr<CURL, EasyDeleter> easy{curl_easy_init()};
+};
+
+CurlTransport::CurlTransport() : impl_(std::make_unique<Impl>()) {
+  if (!impl_->easy) throw std::runtime_error("curl_easy_init failed");
+}
+
+CurlTransport::~CurlTransport() = default;
+
+HttpResponse CurlTransport::post(const HttpRequest& request) {
+  CURL* h = impl_->easy.get();
+  // Options are reset per request, but the handle keeps its connection cache.
+  curl_easy_reset(h);
+  Transfer t;
+  t.keep_going = &request.keep_going;
+  std::unique_ptr<curl_slist, SlistDeleter> headers;
+  for (const auto& [name, value] : request.headers) {
+    curl_slist* next = curl_slist_append(headers.get(), (name + ": " + value).c_str());
+    if (next == nullptr) throw std::bad_alloc();
+    (void)headers.release();
+    headers.reset(next);
+  }
+  // Without this, libcurl sends "Expect: 100-continue" for large bodies and waits for it.
+  curl_slist* next = curl_slist_append(headers.get(), "Expect:");
+  if (next == nullptr) throw std::bad_alloc();
+  (void)headers.release();
+  headers.reset(next);
+
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(h, CURLOPT_POST, 1L);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM-based DNS timeouts
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(std::min<int64_t>(request.timeout.count(), 30000)));
+  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // whatever libcurl can decode
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_body);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &on_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, &on_progress);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+  curl_easy_setopt(h, CURLOPT_USERAGENT, "autonous/0.1");
+
+  const CURLcode rc = curl_easy_perform(h);
+  if (t.error) std::rethrow_exception(t.error);
+  if (rc != CURLE_OK) {
+    // errbuf and curl_easy_strerror never hold request headers, so the key cannot leak here.
+    std::string detail = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
+    throw TransportError(rc, "HTTP transport: " + detail);
+  }
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &t.response.status);
+  return std::move(t.response);
+}
+
+}  // namespace autonous::openai

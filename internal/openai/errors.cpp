@@ -1,0 +1,62 @@
+#include "internal/openai/errors.h"
+
+#include <curl/curl.h>
+
+namespace autonous::openai {
+namespace {
+
+class CurlCategory final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "curl"; }
+  std::string message(int code) const override {
+    return curl_easy_strerror(static_cast<CURLcode>(code));
+  }
+};
+
+}  // namespace
+
+const std::error_category& curl_category() noexcept {
+  static const CurlCategory kCategory;
+  return kCategory;
+}
+
+TransportError::TransportError(int curl_code, const std::string& message)
+    : Error(message), code_(curl_code, curl_category()) {}
+
+bool TransportError::timed_out() const noexcept { return code_.value() == CURLE_OPERATION_TIMEDOUT; }
+bool TransportError::aborted() const noexcept { return code_.value() == CURLE_ABORTED_BY_CALLBACK; }
+
+std::string TransportError::reason() const {
+  if (timed_out()) return "timeout";
+  if (aborted()) return "aborted";
+  return "network";
+}
+
+ApiError::ApiError(long status, std::string type, std::string code, const std::string& message,
+                   std::optional<std::chrono::milliseconds> retry_after,
+                   std::optional<bool> should_retry)
+    : Error(message),
+      status_(status),
+      type_(std::move(type)),
+      code_(std::move(code)),
+      retry_after_(retry_after),
+      should_retry_(should_retry) {}
+
+bool ApiError::context_overflow() const noexcept {
+  return code_ == "context_length_exceeded" || type_ == "exceed_context_size_error";
+}
+
+bool ApiError::retryable() const noexcept {
+  if (should_retry_) return *should_retry_;  // the server's own word (x-should-retry)
+  // As the official client: 408, 409, 429 and 5xx are worth another try. A context overflow
+  // is too: the next attempt rebuilds the context (a smaller window, or after a summary).
+  return status_ == 408 || status_ == 409 || status_ == 429 || status_ >= 500 ||
+         context_overflow();
+}
+
+std::string ApiError::reason() const {
+  if (context_overflow()) return "context_length_exceeded";
+  return "http_" + std::to_string(status_);
+}
+
+}  // namespace autonous::openai

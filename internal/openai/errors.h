@@ -1,0 +1,74 @@
+#pragma once
+// The LLM call's failures, classified once here so the worker only asks: retry or fail, and
+// when. TransportError: no HTTP response (network, timeout, abort). ApiError: an HTTP error
+// status (the server's own message kept). ResponseError: a 2xx whose body is unusable.
+
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+namespace autonous::openai {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+  // Whether trying again later may succeed.
+  virtual bool retryable() const noexcept = 0;
+  // How long the server asked us to wait, when it said.
+  virtual std::optional<std::chrono::milliseconds> retry_after() const noexcept {
+    return std::nullopt;
+  }
+  // A short machine-readable reason for events: "timeout", "network", "http_429", ….
+  virtual std::string reason() const = 0;
+};
+
+// libcurl's CURLcode values, as a std::error_category.
+const std::error_category& curl_category() noexcept;
+
+class TransportError final : public Error {
+ public:
+  TransportError(int curl_code, const std::string& message);
+  bool retryable() const noexcept override { return !aborted(); }
+  std::string reason() const override;
+  std::error_code code() const noexcept { return code_; }
+  bool timed_out() const noexcept;
+  bool aborted() const noexcept;  // keep_going returned false
+
+ private:
+  std::error_code code_;
+};
+
+class ApiError final : public Error {
+ public:
+  ApiError(long status, std::string type, std::string code, const std::string& message,
+           std::optional<std::chrono::milliseconds> retry_after,
+           std::optional<bool> should_retry);
+  long status() const noexcept { return status_; }
+  const std::string& type() const noexcept { return type_; }
+  const std::string& api_code() const noexcept { return code_; }
+  // The prompt was larger than the model's window (OpenAI or llama.cpp wording).
+  bool context_overflow() const noexcept;
+  bool retryable() const noexcept override;
+  std::optional<std::chrono::milliseconds> retry_after() const noexcept override {
+    return retry_after_;
+  }
+  std::string reason() const override;
+
+ private:
+  long status_;
+  std::string type_;
+  std::string code_;
+  std::optional<std::chrono::milliseconds> retry_after_;
+  std::optional<bool> should_retry_;
+};
+
+class ResponseError final : public Error {
+ public:
+  using Error::Error;
+  bool retryable() const noexcept override { return true; }
+  std::string reason() const override { return "malformed_response"; }
+};
+
+}  // namespace autonous::openai

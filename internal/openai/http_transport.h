@@ -1,0 +1,38 @@
+#pragma once
+// HttpTransport: one HTTP POST, the seam between the OpenAI client and the network.
+// CurlTransport is the real one; tests script responses with a fake. Any status code is a
+// response; only failing to get one (connect, timeout, reset, abort) throws.
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace autonous::openai {
+
+struct HttpRequest {
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::chrono::milliseconds timeout{120000};
+  // Polled often (at least once a second) while the request is in flight; false aborts it
+  // (lease lost, hard shutdown). May be empty.
+  std::function<bool()> keep_going;
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased; last value wins
+  std::string body;
+};
+
+class HttpTransport {
+ public:
+  virtual ~HttpTransport() = default;
+  // Performs `request`. Throws TransportError when no HTTP response was received.
+  virtual HttpResponse post(const HttpRequest& request) = 0;
+};
+
+}  // namespace autonous::openai

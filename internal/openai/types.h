@@ -1,0 +1,27 @@
+#pragma once
+// Request and response values of POST /chat/completions, as far as autonous uses them.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace autonous::openai {
+
+struct Usage {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t total_tokens = 0;
+  std::optional<int64_t> cached_tokens;  // prompt_tokens_details.cached_tokens, when sent
+};
+
+struct ChatResult {
+  std::string content;        // choices[0].message.content ("" when null; refusal text if any)
+  std::string finish_reason;  // stop, length, tool_calls, content_filter, … ("" when absent)
+  std::string model;          // as the server names it (may differ from the request's)
+  std::optional<Usage> usage; // some servers omit it
+  long http_status = 0;
+  std::chrono::milliseconds latency{0};
+};
+
+}  // namespace autonous::openai

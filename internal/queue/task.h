@@ -1,0 +1,20 @@
+#pragma once
+// Task: a claimed row of `tasks`, with the lease that proves this worker owns it.
+
+#include <cstdint>
+#include <string>
+
+namespace autonous::queue {
+
+struct Task {
+  int64_t id = 0;
+  std::string chat_id;
+  std::string text;
+  int priority = 0;
+  int attempts = 0;        // including this claim
+  bool reclaimed = false;  // claimed from an expired lease (a worker died or hung)
+  std::string lease_token;
+  int64_t agent_event_id = 0;  // the agent.started event of this claim; parent of turn events
+};
+
+}  // namespace autonous::queue

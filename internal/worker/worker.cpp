@@ -1,0 +1,355 @@
+#include "internal/worker/worker.h"
+
+#include <unistd.h>
+
+#include <SQLiteCpp/Database.h>
+#include <condition_variable>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <spdlog/spdlog.h>
+#include <thread>
+#include <vector>
+
+#include "internal/common/clock.h"
+#include "internal/common/utf8.h"
+#include "internal/context/assembler.h"
+#include "internal/context/context_builder.h"
+#include "internal/context/simple_compressor.h"
+#include "internal/context/sqlite_provider.h"
+#include "internal/db/database.h"
+#include "internal/events/event_types.h"
+#include "internal/openai/client.h"
+#include "internal/openai/errors.h"
+#include "internal/openai/http_transport.h"
+#include "internal/queue/queue.h"
+#include "internal/worker/backoff.h"
+
+namespace autonous::worker {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string default_worker_id() {
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return std::string(host[0] != '\0' ? host : "worker") + ":" + std::to_string(getpid());
+}
+
+// Shared by the slots of one run(): the stop signals and the idle wait.
+struct RunState {
+  std::stop_source stop;             // no more claims (signal, or drain found nothing)
+  std::atomic<bool> hard_stop{false};  // grace over: abort in-flight calls
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::atomic<int> busy{0};          // slots inside a task
+};
+
+class Slot {
+ public:
+  Slot(const config::Config& config, const WorkerDeps& deps, WorkerStats& stats, RunState& run,
+       const std::string& worker_id)
+      : config_(config),
+        deps_(deps),
+        stats_(stats),
+        run_(run),
+        worker_id_(worker_id),
+        db_(db::open(config.db_path,
+                     db::OpenOptions{config.sqlite_synchronous == config::Synchronous::kFull,
+                                     config.sqlite_busy_timeout})),
+        queue_(*db_),
+        provider_(*db_),
+        compressor_(*deps.counter),
+        builder_(context::ContextSettings{config.system_prompt, config.history_window,
+                                          config.max_context_tokens, config.max_chars_per_message},
+                 provider_, compressor_, assembler_, *deps.counter),
+        transport_(deps.make_transport()),
+        client_(*transport_, openai::ClientOptions{config.openai_base_url, config.openai_api_key,
+                                                   config.openai_model, config.llm_timeout}),
+        rng_(std::random_device{}()) {}
+
+  void loop(bool drain) {
+    const std::stop_token stop = run_.stop.get_token();
+    while (!stop.stop_requested()) {
+      std::optional<queue::Task> task = queue_.claim(worker_id_, now(), config_.task_lease);
+      if (task) {
+        ++run_.busy;
+        ++stats_.claimed;
+        process(*task);
+        --run_.busy;
+        continue;  // the chat's next task may be runnable now: no idle wait
+      }
+      if (drain && run_.busy.load() == 0 && !queue_.has_pending()) {
+        spdlog::info("drain: no task queued or running; stopping");
+        run_.stop.request_stop();
+        break;
+      }
+      std::unique_lock lock(run_.mu);
+      run_.cv.wait_for(lock, stop, config_.poll_interval, [] { return false; });
+    }
+  }
+
+ private:
+  common::TimePoint now() const { return deps_.clock->now(); }
+
+  events::Event turn_event(const queue::Task& task, std::string_view type, const json& payload) {
+    events::Event e;
+    e.type = std::string(type);
+    e.task_id = task.id;
+    e.chat_id = task.chat_id;
+    e.parent_id = task.agent_event_id;
+    e.payload = dump(payload);
+    e.at_unix_ms = common::to_unix_ms(now());
+    return e;
+  }
+
+  void process(const queue::Task& task) {
+    spdlog::info("task claimed task_id={} chat_id={} attempt={} reclaimed={}", task.id,
+                 task.chat_id, task.attempts, task.reclaimed);
+    std::vector<events::Event> turn;
+    if (task.attempts > config_.task_max_attempts) {
+      // Only reachable through expired leases: the worker died or hung on every attempt.
+      const std::string error = "gave up after " + std::to_string(task.attempts - 1) +
+                                " attempts whose leases expired (worker crashed or hung)";
+      turn.push_back(turn_event(task, events::kTurnFailed,
+                                {{"attempt", task.attempts}, {"reason", "lease_expired"},
+                                 {"error", error}}));
+      finish_failed(task, error, turn);
+      return;
+    }
+    turn.push_back(turn_event(task, events::kTurnStarted,
+                              {{"attempt", task.attempts}, {"reclaimed", task.reclaimed}}));
+    const auto call_started = std::chrono::steady_clock::now();
+    try {
+      const context::BuiltContext built = builder_.build(task.chat_id, task.text);
+      turn.push_back(turn_event(task, events::kContextCompressed,
+                                json::parse(context::figures_json(built))));
+      turn.push_back(turn_event(task, events::kLlmRequest,
+                                {{"model", client_.model()},
+                                 {"message_count", built.messages.size()},
+                                 {"estimated_tokens", built.estimated_tokens},
+                                 {"budget_tokens", built.budget_tokens}}));
+      const openai::ChatResult result = call(task, built);
+      json usage = nullptr;
+      if (result.usage) {
+        usage = {{"prompt_tokens", result.usage->prompt_tokens},
+                 {"completion_tokens", result.usage->completion_tokens},
+                 {"total_tokens", result.usage->total_tokens},
+                 {"cached_tokens", result.usage->cached_tokens
+                                       ? json(*result.usage->cached_tokens)
+                                       : json(nullptr)}};
+      }
+      json response = {{"status", result.http_status},
+                       {"latency_ms", result.latency.count()},
+                       {"model", result.model},
+                       {"finish_reason", result.finish_reason},
+                       {"estimated_tokens", built.estimated_tokens},
+                       {"usage", usage}};
+      if (result.usage && built.estimated_tokens > 0)
+        response["prompt_tokens_per_estimated"] =
+            static_cast<double>(result.usage->prompt_tokens) /
+            static_cast<double>(built.estimated_tokens);
+      turn.push_back(turn_event(task, events::kLlmResponse, response));
+      turn.push_back(turn_event(task, events::kTurnCompleted,
+                                {{"attempt", task.attempts},
+                                 {"reply_chars", common::count_code_points(result.content)},
+                                 {"finish_reason", result.finish_reason}}));
+      const std::string user_text = common::sanitize_utf8(task.text);
+      if (queue_.complete(task, user_text, result.content, turn)) {
+        ++stats_.completed;
+        spdlog::info("task done task_id={} chat_id={} latency_ms={} reply_chars={}", task.id,
+                     task.chat_id, result.latency.count(), result.content.size());
+      } else {
+        spdlog::warn("lease lost before completion; nothing committed task_id={}", task.id);
+      }
+    } catch (const openai::Error& e) {
+      const auto latency = std::chrono::duration_cast<milliseconds>(
+          std::chrono::steady_clock::now() - call_started);
+      on_llm_error(task, e, latency, turn);
+    } catch (const std::exception& e) {
+      // A storage or internal error: the task is not at fault, so it is retried like a
+      // transient LLM failure. Never a crash.
+      spdlog::error("task error task_id={} error={}", task.id, e.what());
+      retry_or_fail(task, "internal", e.what(), std::nullopt, json(nullptr), milliseconds(0),
+                    turn);
+    }
+  }
+
+  openai::ChatResult call(const queue::Task& task, const context::BuiltContext& built) {
+    // Renew the lease at a third of its length, so one missed renewal is not fatal.
+    const auto renew_every = std::chrono::duration_cast<milliseconds>(config_.task_lease) / 3;
+    auto last_renew = std::chrono::steady_clock::now();
+    lease_lost_ = false;
+    const std::function<bool()> keep_going = [&]() {
+      if (run_.hard_stop.load()) return false;
+      const auto t = std::chrono::steady_clock::now();
+      if (t - last_renew < renew_every) return true;
+      last_renew = t;
+      if (!queue_.renew_lease(task, now(), config_.task_lease)) {
+        lease_lost_ = true;
+        return false;
+      }
+      return true;
+    };
+    return client_.chat(built.messages, keep_going);
+  }
+
+  void on_llm_error(const queue::Task& task, const openai::Error& e, milliseconds latency,
+                    std::vector<events::Event>& turn) {
+    const auto* api = dynamic_cast<const openai::ApiError*>(&e);
+    const json status = api != nullptr ? json(api->status()) : json(nullptr);
+    const auto* transport = dynamic_cast<const openai::TransportError*>(&e);
+    if (transport != nullptr && transport->aborted()) {
+      if (lease_lost_) {
+        spdlog::warn("lease lost during the call; nothing committed task_id={}", task.id);
+        return;
+      }
+      // Hard stop after the grace period: give the task back untouched.
+      turn.push_back(turn_event(task, events::kAgentReleased,
+                                {{"reason", "shutdown"}, {"attempt", task.attempts}}));
+      if (queue_.release(task, turn)) ++stats_.released;
+      spdlog::warn("shutdown: lease released task_id={}", task.id);
+      return;
+    }
+    if (!e.retryable()) {
+      turn.push_back(turn_event(task, events::kTurnFailed,
+                                {{"attempt", task.attempts}, {"reason", e.reason()},
+                                 {"status", status}, {"latency_ms", latency.count()},
+                                 {"error", e.what()}}));
+      finish_failed(task, e.what(), turn);
+      return;
+    }
+    retry_or_fail(task, e.reason(), e.what(), e.retry_after(), status, latency, turn);
+  }
+
+  void retry_or_fail(const queue::Task& task, const std::string& reason, const std::string& error,
+                     std::optional<milliseconds> retry_after, const json& status,
+                     milliseconds latency, std::vector<events::Event>& turn) {
+    if (task.attempts >= config_.task_max_attempts) {
+      const std::string final_error = error + " (gave up after " + std::to_string(task.attempts) +
+                                      " attempts)";
+      turn.push_back(turn_event(task, events::kTurnFailed,
+                                {{"attempt", task.attempts}, {"reason", reason},
+                                 {"status", status}, {"latency_ms", latency.count()},
+                                 {"error", final_error}}));
+      finish_failed(task, final_error, turn);
+      return;
+    }
+    const milliseconds delay =
+        backoff_delay(task.attempts, config_.retry_base, config_.retry_max, retry_after, rng_);
+    turn.push_back(turn_event(task, events::kLlmRetry,
+                              {{"attempt", task.attempts}, {"reason", reason},
+                               {"status", status}, {"latency_ms", latency.count()},
+                               {"delay_ms", delay.count()},
+                               {"retry_after_ms", retry_after ? json(retry_after->count())
+                                                              : json(nullptr)},
+                               {"error", error}}));
+    try {
+      if (queue_.retry_later(task, now() + delay, error, turn)) {
+        ++stats_.retried;
+        spdlog::warn("task retry task_id={} attempt={} reason={} delay_ms={}", task.id,
+                     task.attempts, reason, delay.count());
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("could not schedule retry task_id={} error={}", task.id, e.what());
+    }
+  }
+
+  void finish_failed(const queue::Task& task, const std::string& error,
+                     const std::vector<events::Event>& turn) {
+    try {
+      if (queue_.fail(task, error, turn)) {
+        ++stats_.failed;
+        spdlog::error("task failed task_id={} chat_id={} error={}", task.id, task.chat_id, error);
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("could not record failure task_id={} error={}", task.id, e.what());
+    }
+  }
+
+  const config::Config& config_;
+  const WorkerDeps& deps_;
+  WorkerStats& stats_;
+  RunState& run_;
+  const std::string& worker_id_;
+  std::unique_ptr<SQLite::Database> db_;
+  queue::Queue queue_;
+  context::SQLiteProvider provider_;
+  context::SimpleCompressor compressor_;
+  context::StandardAssembler assembler_;
+  context::ContextBuilder builder_;
+  std::unique_ptr<openai::HttpTransport> transport_;
+  openai::Client client_;
+  std::mt19937_64 rng_;
+  bool lease_lost_ = false;
+};
+
+}  // namespace
+
+Worker::Worker(config::Config config, WorkerDeps deps, bool drain)
+    : config_(std::move(config)), deps_(std::move(deps)), drain_(drain) {
+  if (config_.worker_id.empty()) config_.worker_id = default_worker_id();
+}
+
+void Worker::run(std::stop_token stop) {
+  RunState state;
+  const std::stop_callback forward(stop, [&state] { state.stop.request_stop(); });
+
+  // Slots are built here, so a database that cannot be opened fails run() before any thread.
+  std::vector<std::unique_ptr<Slot>> slots;
+  slots.reserve(static_cast<size_t>(config_.worker_concurrency));
+  for (int i = 0; i < config_.worker_concurrency; ++i)
+    slots.push_back(std::make_unique<Slot>(config_, deps_, stats_, state, config_.worker_id));
+  spdlog::info("worker started worker_id={} concurrency={} drain={}", config_.worker_id,
+               config_.worker_concurrency, drain_);
+
+  std::atomic<int> running{config_.worker_concurrency};
+  std::vector<std::jthread> threads;
+  threads.reserve(slots.size());
+  for (auto& slot : slots) {
+    threads.emplace_back([&, s = slot.get()] {
+      try {
+        s->loop(drain_);
+      } catch (const std::exception& e) {
+        spdlog::error("worker slot stopped by an error; shutting down error={}", e.what());
+        state.stop.request_stop();
+      } catch (...) {
+        spdlog::error("worker slot stopped by an unknown error; shutting down");
+        state.stop.request_stop();
+      }
+      {
+        // Under the mutex, so run() cannot miss this between its check and its wait.
+        const std::lock_guard lock(state.mu);
+        --running;
+      }
+      state.cv.notify_all();
+    });
+  }
+
+  // Wait for a stop, then give in-flight calls the grace period before aborting them.
+  {
+    std::unique_lock lock(state.mu);
+    state.cv.wait(lock, state.stop.get_token(), [&] { return running.load() == 0; });
+  }
+  if (running.load() > 0) {
+    if (state.busy.load() > 0)
+      spdlog::info("stopping: waiting up to {}s for {} in-flight task(s)",
+                   config_.shutdown_grace.count(), state.busy.load());
+    state.cv.notify_all();
+    std::unique_lock lock(state.mu);
+    state.cv.wait_for(lock, config_.shutdown_grace, [&] { return running.load() == 0; });
+  }
+  if (running.load() > 0) {
+    spdlog::warn("grace period over: aborting in-flight calls and releasing their leases");
+    state.hard_stop = true;
+  }
+  threads.clear();  // joins
+  spdlog::info("worker stopped claimed={} completed={} retried={} failed={} released={}",
+               stats_.claimed.load(), stats_.completed.load(), stats_.retried.load(),
+               stats_.failed.load(), stats_.released.load());
+}
+
+}  // namespace autonous::worker

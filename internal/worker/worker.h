@@ -1,0 +1,63 @@
+#pragma once
+// Worker: the daemon loop. WORKER_CONCURRENCY slots, each a thread with its own SQLite
+// connection and HTTP transport, each doing claim → build context → call → commit.
+// Threads rather than one curl multi loop: every step of a turn is blocking I/O on a resource
+// the slot owns (SQLite connections must not be shared across threads), slots are few (≤ 256)
+// and mostly wait on the network, and a thread per slot keeps a turn's code straight-line.
+// Stop: when the stop token fires, slots stop claiming; in-flight calls get `shutdown_grace`,
+// then are aborted and their leases released so another worker takes them at once.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
+
+#include "internal/config/config.h"
+
+namespace autonous::common {
+class Clock;
+}
+namespace autonous::context {
+class TokenCounter;
+}
+namespace autonous::openai {
+class HttpTransport;
+}
+
+namespace autonous::worker {
+
+struct WorkerStats {
+  std::atomic<int64_t> claimed{0};
+  std::atomic<int64_t> completed{0};
+  std::atomic<int64_t> retried{0};
+  std::atomic<int64_t> failed{0};
+  std::atomic<int64_t> released{0};
+};
+
+struct WorkerDeps {
+  // Makes one transport per slot (CurlTransport in production).
+  std::function<std::unique_ptr<openai::HttpTransport>()> make_transport;
+  const context::TokenCounter* counter = nullptr;  // must outlive run()
+  const common::Clock* clock = nullptr;            // must outlive run()
+};
+
+class Worker {
+ public:
+  // REQUIRES: config passed load_config and require_llm_endpoint; the schema is migrated.
+  Worker(config::Config config, WorkerDeps deps, bool drain);
+
+  // Runs the slots until `stop` fires or, with drain, until no task is queued or running.
+  // Throws only when a slot cannot start (the database cannot be opened).
+  void run(std::stop_token stop);
+
+  const WorkerStats& stats() const noexcept { return stats_; }
+
+ private:
+  config::Config config_;
+  WorkerDeps deps_;
+  bool drain_;
+  WorkerStats stats_;
+};
+
+}  // namespace autonous::worker
