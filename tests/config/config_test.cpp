@@ -1,0 +1,168 @@
+#include "internal/config/config.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace autonous::config {
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
+    const auto it = vars.find(std::string(name));
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+// Expects load_config to refuse `value` for `variable`, naming the variable.
+void expect_refused(const std::string& variable, const std::string& value) {
+  try {
+    load_config(env_of({{variable, value}}));
+    ADD_FAILURE() << variable << "=" << value << " was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.variable(), variable);
+    EXPECT_NE(std::string(e.what()).find(variable), std::string::npos) << e.what();
+  }
+}
+
+TEST(ConfigTest, DefaultsMatchDesign) {
+  const Config c = load_config(env_of({}));
+  EXPECT_EQ(c.db_path, "./autonous.db");
+  EXPECT_EQ(c.openai_base_url, "");
+  EXPECT_EQ(c.openai_api_key, "");
+  EXPECT_EQ(c.openai_model, "gpt-4o-mini");
+  EXPECT_FALSE(c.system_prompt.empty());
+  EXPECT_EQ(c.history_window, 50);
+  EXPECT_EQ(c.max_context_tokens, 8000);
+  EXPECT_EQ(c.max_chars_per_message, 4000);
+  EXPECT_EQ(c.worker_concurrency, 4);
+  EXPECT_EQ(c.poll_interval.count(), 500);
+  EXPECT_EQ(c.task_lease.count(), 300);
+  EXPECT_EQ(c.task_max_attempts, 5);
+  EXPECT_EQ(c.llm_timeout.count(), 120);
+  EXPECT_EQ(c.log_level, "info");
+  EXPECT_EQ(c.log_format, LogFormat::kText);
+  EXPECT_EQ(c.sqlite_synchronous, Synchronous::kFull);
+  EXPECT_EQ(c.retry_base.count(), 1000);
+  EXPECT_EQ(c.retry_max.count(), 60000);
+}
+
+TEST(ConfigTest, ReadsEveryVariable) {
+  const Config c = load_config(env_of({{"DB_PATH", "/tmp/x.db"},
+                                       {"OPENAI_BASE_URL", "http://127.0.0.1:9/v1/"},
+                                       {"OPENAI_API_KEY", "sk-test"},
+                                       {"OPENAI_MODEL", "llama3"},
+                                       {"SYSTEM_PROMPT", "Be brief."},
+                                       {"HISTORY_WINDOW", "7"},
+                                       {"MAX_CONTEXT_TOKENS", "1234"},
+                                       {"MAX_CHARS_PER_MESSAGE", "99"},
+                                       {"WORKER_CONCURRENCY", "32"},
+                                       {"POLL_INTERVAL_MS", "25"},
+                                       {"TASK_LEASE_SECONDS", "60"},
+                                       {"TASK_MAX_ATTEMPTS", "3"},
+                                       {"LLM_TIMEOUT_SECONDS", "9"},
+                                       {"LOG_LEVEL", "DEBUG"},
+                                       {"LOG_FORMAT", "json"},
+                                       {"SQLITE_SYNCHRONOUS", "normal"},
+                                       {"RETRY_BASE_MS", "50"},
+                                       {"RETRY_MAX_SECONDS", "2"},
+                                       {"SHUTDOWN_GRACE_SECONDS", "0"},
+                                       {"WORKER_ID", "w1"}}));
+  EXPECT_EQ(c.db_path, "/tmp/x.db");
+  EXPECT_EQ(c.openai_base_url, "http://127.0.0.1:9/v1");  // trailing slash dropped
+  EXPECT_EQ(c.openai_api_key, "sk-test");
+  EXPECT_EQ(c.openai_model, "llama3");
+  EXPECT_EQ(c.system_prompt, "Be brief.");
+  EXPECT_EQ(c.history_window, 7);
+  EXPECT_EQ(c.max_context_tokens, 1234);
+  EXPECT_EQ(c.max_chars_per_message, 99);
+  EXPECT_EQ(c.worker_concurrency, 32);
+  EXPECT_EQ(c.poll_interval.count(), 25);
+  EXPECT_EQ(c.task_lease.count(), 60);
+  EXPECT_EQ(c.task_max_attempts, 3);
+  EXPECT_EQ(c.llm_timeout.count(), 9);
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.log_format, LogFormat::kJson);
+  EXPECT_EQ(c.sqlite_synchronous, Synchronous::kNormal);
+  EXPECT_EQ(c.retry_base.count(), 50);
+  EXPECT_EQ(c.retry_max.count(), 2000);
+  EXPECT_EQ(c.shutdown_grace.count(), 0);
+  EXPECT_EQ(c.worker_id, "w1");
+}
+
+TEST(ConfigTest, EmptyValueMeansDefault) {
+  const Config c = load_config(env_of({{"HISTORY_WINDOW", ""}, {"OPENAI_MODEL", ""}}));
+  EXPECT_EQ(c.history_window, 50);
+  EXPECT_EQ(c.openai_model, "gpt-4o-mini");
+}
+
+TEST(ConfigTest, RefusesNonNumbersTrailingGarbageAndOutOfRange) {
+  for (const char* var : {"HISTORY_WINDOW", "MAX_CONTEXT_TOKENS", "MAX_CHARS_PER_MESSAGE",
+                          "WORKER_CONCURRENCY", "POLL_INTERVAL_MS", "TASK_LEASE_SECONDS",
+                          "TASK_MAX_ATTEMPTS", "LLM_TIMEOUT_SECONDS", "RETRY_BASE_MS",
+                          "RETRY_MAX_SECONDS", "SQLITE_BUSY_TIMEOUT_MS", "SHUTDOWN_GRACE_SECONDS"}) {
+    SCOPED_TRACE(var);
+    expect_refused(var, "abc");
+    expect_refused(var, "10x");
+    expect_refused(var, "1.5");
+    expect_refused(var, "-1");
+    expect_refused(var, "99999999999999999999999");
+  }
+}
+
+TEST(ConfigTest, RefusesZeroWhereItMakesNoSense) {
+  for (const char* var : {"MAX_CONTEXT_TOKENS", "MAX_CHARS_PER_MESSAGE", "WORKER_CONCURRENCY",
+                          "POLL_INTERVAL_MS", "TASK_LEASE_SECONDS", "TASK_MAX_ATTEMPTS",
+                          "LLM_TIMEOUT_SECONDS", "RETRY_BASE_MS", "RETRY_MAX_SECONDS"}) {
+    SCOPED_TRACE(var);
+    expect_refused(var, "0");
+  }
+  // Zero history is a stateless bot, and zero grace means abort at once: both allowed.
+  EXPECT_EQ(load_config(env_of({{"HISTORY_WINDOW", "0"}})).history_window, 0);
+  EXPECT_EQ(load_config(env_of({{"SHUTDOWN_GRACE_SECONDS", "0"}})).shutdown_grace.count(), 0);
+}
+
+TEST(ConfigTest, RefusesValuesAboveTheirMaximum) {
+  expect_refused("WORKER_CONCURRENCY", "257");
+  expect_refused("HISTORY_WINDOW", "100001");
+  expect_refused("TASK_LEASE_SECONDS", "86401");
+}
+
+TEST(ConfigTest, RefusesUnknownEnumValues) {
+  expect_refused("LOG_LEVEL", "verbose");
+  expect_refused("LOG_FORMAT", "xml");
+  expect_refused("SQLITE_SYNCHRONOUS", "OFF");
+  expect_refused("OPENAI_BASE_URL", "ftp://example.com");
+  expect_refused("OPENAI_BASE_URL", "127.0.0.1:8080/v1");
+}
+
+TEST(ConfigTest, RetryMaxMustNotBeBelowBase) {
+  EXPECT_NO_THROW(load_config(env_of({{"RETRY_MAX_SECONDS", "1"}})));  // equal to the 1 s base
+  try {
+    load_config(env_of({{"RETRY_BASE_MS", "5000"}, {"RETRY_MAX_SECONDS", "2"}}));
+    ADD_FAILURE() << "accepted a cap below the base";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.variable(), "RETRY_MAX_SECONDS");
+  }
+}
+
+TEST(ConfigTest, BaseUrlIsRequiredOnlyByTheWorker) {
+  const Config c = load_config(env_of({}));
+  try {
+    require_llm_endpoint(c);
+    ADD_FAILURE() << "no error without OPENAI_BASE_URL";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.variable(), "OPENAI_BASE_URL");
+  }
+  EXPECT_NO_THROW(require_llm_endpoint(load_config(env_of({{"OPENAI_BASE_URL", "https://x/v1"}}))));
+}
+
+TEST(ConfigTest, ErrorMessagesNeverEchoTheApiKey) {
+  // The key is read as-is; no validation error can carry it.
+  const Config c = load_config(env_of({{"OPENAI_API_KEY", " sk-secret \n"}}));
+  EXPECT_EQ(c.openai_api_key, "sk-secret");
+}
+
+}  // namespace
+}  // namespace autonous::config

@@ -1,0 +1,55 @@
+#include "internal/config/env_file.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/support/temp_dir.h"
+
+namespace autonous::config {
+namespace {
+
+TEST(EnvFileTest, ParsesKeyValueLinesCommentsExportAndQuotes) {
+  testing::TempDir dir;
+  const std::string path = dir.file("a.env");
+  std::ofstream(path) << "# comment\n\nDB_PATH=/var/lib/a.db\nexport OPENAI_MODEL = llama3 \n"
+                         "SYSTEM_PROMPT=\"Be kind # not a comment\"\nEMPTY=\n";
+  const auto vars = read_env_file(path);
+  EXPECT_EQ(vars.at("DB_PATH"), "/var/lib/a.db");
+  EXPECT_EQ(vars.at("OPENAI_MODEL"), "llama3");
+  EXPECT_EQ(vars.at("SYSTEM_PROMPT"), "Be kind # not a comment");
+  EXPECT_EQ(vars.at("EMPTY"), "");
+  EXPECT_EQ(vars.size(), 4u);
+}
+
+TEST(EnvFileTest, RefusesALineThatIsNotKeyValueAndSaysWhere) {
+  testing::TempDir dir;
+  const std::string path = dir.file("bad.env");
+  std::ofstream(path) << "A=1\nthis is not a setting\n";
+  try {
+    read_env_file(path);
+    ADD_FAILURE() << "accepted a bad line";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.variable(), "--env-file");
+    EXPECT_NE(std::string(e.what()).find(":2:"), std::string::npos) << e.what();
+  }
+}
+
+TEST(EnvFileTest, MissingFileIsAConfigError) {
+  EXPECT_THROW(read_env_file("/nonexistent/autonous.env"), ConfigError);
+}
+
+TEST(EnvFileTest, RealEnvironmentWinsOverTheFile) {
+  const EnvLookup primary = [](std::string_view name) -> std::optional<std::string> {
+    if (name == "OPENAI_MODEL") return "from-env";
+    return std::nullopt;
+  };
+  const EnvLookup env = layered_env(primary, {{"OPENAI_MODEL", "from-file"}, {"DB_PATH", "f.db"}});
+  EXPECT_EQ(env("OPENAI_MODEL"), "from-env");
+  EXPECT_EQ(env("DB_PATH"), "f.db");
+  EXPECT_EQ(env("LOG_LEVEL"), std::nullopt);
+  EXPECT_EQ(load_config(env).openai_model, "from-env");
+}
+
+}  // namespace
+}  // namespace autonous::config

@@ -1,0 +1,111 @@
+#include "internal/db/migrator.h"
+
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include "internal/db/database.h"
+#include "tests/support/temp_dir.h"
+
+namespace autonous::db {
+namespace {
+
+class MigratorTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<SQLite::Database> open_db() {
+    return open(dir_.file("m.db"), OpenOptions{true, std::chrono::milliseconds(2000)});
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(MigratorTest, MigratesAnEmptyDatabaseToTheLatestVersion) {
+  auto db = open_db();
+  EXPECT_EQ(schema_version(*db), 0);
+  const int v = migrate(*db);
+  EXPECT_EQ(v, embedded_migrations().back().version);
+  EXPECT_TRUE(db->tableExists("tasks"));
+  EXPECT_TRUE(db->tableExists("history"));
+  EXPECT_TRUE(db->tableExists("events"));
+  EXPECT_TRUE(db->tableExists("chat_heads"));
+}
+
+TEST_F(MigratorTest, ReRunIsANoOp) {
+  auto db = open_db();
+  const int v = migrate(*db);
+  EXPECT_EQ(migrate(*db), v);
+  SQLite::Statement q(*db, "SELECT count(*) FROM schema_migrations");
+  q.executeStep();
+  EXPECT_EQ(q.getColumn(0).getInt(), static_cast<int>(embedded_migrations().size()));
+}
+
+TEST_F(MigratorTest, OpensWithWalAndForeignKeys) {
+  auto db = open_db();
+  EXPECT_EQ(db->execAndGet("PRAGMA journal_mode").getString(), "wal");
+  EXPECT_EQ(db->execAndGet("PRAGMA foreign_keys").getInt(), 1);
+  EXPECT_EQ(db->execAndGet("PRAGMA synchronous").getInt(), 2);  // FULL
+  auto normal = open(dir_.file("m.db"), OpenOptions{false, std::chrono::milliseconds(100)});
+  EXPECT_EQ(normal->execAndGet("PRAGMA synchronous").getInt(), 1);  // NORMAL
+}
+
+TEST_F(MigratorTest, RefusesADatabaseFromTheFuture) {
+  auto db = open_db();
+  migrate(*db);
+  db->exec("INSERT INTO schema_migrations(version, name) VALUES (9999, '9999_future')");
+  EXPECT_THROW(migrate(*db), SchemaTooNewError);
+}
+
+TEST_F(MigratorTest, AFailingMigrationIsRolledBackWhole) {
+  auto db = open_db();
+  const std::vector<Migration> broken = {
+      {1, "0001_ok", "CREATE TABLE a(x)"},
+      {2, "0002_broken", "CREATE TABLE b(x); INSERT INTO nowhere VALUES (1)"}};
+  EXPECT_THROW(migrate(*db, broken), SQLite::Exception);
+  EXPECT_EQ(schema_version(*db), 1);
+  EXPECT_TRUE(db->tableExists("a"));
+  EXPECT_FALSE(db->tableExists("b"));
+}
+
+TEST_F(MigratorTest, FrontEndBareInsertWorksAndDefaultsEveryOtherColumn) {
+  auto db = open_db();
+  migrate(*db);
+  db->exec("INSERT INTO tasks(chat_id, text) VALUES ('42', 'hi')");
+  SQLite::Statement q(*db,
+                      "SELECT status, priority, attempts, reply IS NULL, created_at, run_after "
+                      "FROM tasks");
+  ASSERT_TRUE(q.executeStep());
+  EXPECT_EQ(q.getColumn(0).getString(), "queued");
+  EXPECT_EQ(q.getColumn(1).getInt(), 0);
+  EXPECT_EQ(q.getColumn(2).getInt(), 0);
+  EXPECT_EQ(q.getColumn(3).getInt(), 1);
+  EXPECT_EQ(q.getColumn(4).getString().size(), 24u);  // 2026-01-01T00:00:00.000Z
+  EXPECT_EQ(q.getColumn(5).getInt64(), 0);
+  // The trigger made it the chat's head.
+  EXPECT_EQ(db->execAndGet("SELECT task_id FROM chat_heads WHERE chat_id = '42'").getInt(), 1);
+}
+
+TEST_F(MigratorTest, ConstraintsRefuseBadRows) {
+  auto db = open_db();
+  migrate(*db);
+  EXPECT_THROW(db->exec("INSERT INTO tasks(chat_id, text) VALUES ('c', '')"), SQLite::Exception);
+  EXPECT_THROW(db->exec("INSERT INTO tasks(chat_id, text) VALUES ('', 'x')"), SQLite::Exception);
+  EXPECT_THROW(db->exec("INSERT INTO tasks(chat_id, text, status) VALUES ('c', 'x', 'weird')"),
+               SQLite::Exception);
+  EXPECT_THROW(db->exec("INSERT INTO tasks(chat_id, text, status) VALUES ('c', 'x', 'done')"),
+               SQLite::Exception);  // done needs a reply
+  EXPECT_THROW(db->exec("INSERT INTO history(chat_id, role, text) VALUES ('c', 'robot', 'x')"),
+               SQLite::Exception);
+  EXPECT_THROW(db->exec("INSERT INTO events(type, payload) VALUES ('t', 'not json')"),
+               SQLite::Exception);
+}
+
+TEST_F(MigratorTest, ConcurrentMigrationsFromTwoConnectionsAgree) {
+  auto a = open_db();
+  auto b = open_db();
+  EXPECT_EQ(migrate(*a), migrate(*b));
+  EXPECT_EQ(b->execAndGet("SELECT count(*) FROM schema_migrations").getInt(),
+            static_cast<int>(embedded_migrations().size()));
+}
+
+}  // namespace
+}  // namespace autonous::db

@@ -1,0 +1,362 @@
+// `autonous worker` end to end: the real binary, the real stub over loopback HTTP, a real
+// SQLite file. Happy path, ordering, every fault kind, kill -9, SIGTERM, two processes, secrets.
+
+#include <csignal>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "tests/e2e/e2e_support.h"
+
+namespace autonous::testing {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+const std::string kKey = "sk-e2e-SECRET-7f3a9c";
+
+class WorkerE2eTest : public ::testing::Test {
+ protected:
+  Env env(const StubServer& stub, Env extra = {}) {
+    Env e = {{"DB_PATH", db_},
+             {"OPENAI_BASE_URL", stub.base_url()},
+             {"OPENAI_API_KEY", kKey},
+             {"POLL_INTERVAL_MS", "20"},
+             {"RETRY_BASE_MS", "50"},
+             {"RETRY_MAX_SECONDS", "1"},
+             {"SQLITE_SYNCHRONOUS", "NORMAL"}};
+    for (auto& [k, v] : extra) e[k] = v;
+    return e;
+  }
+  int64_t enqueue(const std::string& chat, const std::string& text) {
+    const auto r = autonous(dir_, {"enqueue", "--chat", chat, text}, {{"DB_PATH", db_}});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return std::stoll(r.out);
+  }
+  // Fast bulk enqueue through plain SQL, as a front end would.
+  void enqueue_sql(int chats, int per_chat, const std::string& prefix = "m") {
+    autonous(dir_, {"migrate"}, {{"DB_PATH", db_}});
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    SQLite::Transaction tx(db);
+    SQLite::Statement ins(db, "INSERT INTO tasks(chat_id, text) VALUES (?, ?)");
+    for (int k = 0; k < per_chat; ++k) {
+      for (int c = 0; c < chats; ++c) {
+        ins.bind(1, "chat" + std::to_string(c));
+        ins.bind(2, prefix + std::to_string(k));
+        ins.exec();
+        ins.reset();
+      }
+    }
+    tx.commit();
+  }
+  std::string str(const std::string& sql) { return query_string(db_, sql); }
+  int64_t num(const std::string& sql) { return query_int(db_, sql); }
+
+  // Every task ends with exactly one user/assistant pair, and done tasks only.
+  void expect_exactly_once(int64_t tasks) {
+    EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), tasks);
+    EXPECT_EQ(num("SELECT count(*) FROM history WHERE role = 'user'"), tasks);
+    EXPECT_EQ(num("SELECT count(*) FROM history WHERE role = 'assistant'"), tasks);
+    EXPECT_EQ(num("SELECT count(*) FROM (SELECT task_id FROM history GROUP BY task_id "
+                  "HAVING count(*) <> 2)"),
+              0);
+    EXPECT_EQ(num("SELECT count(*) FROM tasks t WHERE reply <> (SELECT text FROM history h "
+                  "WHERE h.task_id = t.id AND h.role = 'assistant')"),
+              0);
+  }
+
+  TempDir dir_;
+  std::string db_ = dir_.file("e2e.db");
+};
+
+TEST_F(WorkerE2eTest, HappyPathStoresRepliesPairsAndOrderedEvents) {
+  StubServer stub(dir_.path().string(), 5);
+  enqueue("alice", "Hi, my name is Alice.");
+  enqueue("bob", "What's the weather?");
+  enqueue("alice", "What is my name?");
+  const auto r = autonous(dir_, {"worker", "--drain"}, env(stub));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_exactly_once(3);
+  EXPECT_EQ(str("SELECT reply FROM tasks WHERE id = 1"),
+            "reply to: Hi, my name is Alice. (saw 2 messages)");
+  // The second alice task saw the first exchange.
+  EXPECT_EQ(str("SELECT reply FROM tasks WHERE id = 3"), "reply to: What is my name? (saw 4 messages)");
+
+  // Per task: the event sequence in DESIGN.md, turn events parented on agent.started.
+  for (int task = 1; task <= 3; ++task) {
+    SCOPED_TRACE(task);
+    EXPECT_EQ(str("SELECT group_concat(type, ' ') FROM (SELECT type FROM events WHERE task_id = " +
+                  std::to_string(task) + " ORDER BY id)"),
+              "agent.started turn.started context.compressed llm.request llm.response turn.completed");
+    EXPECT_EQ(num("SELECT count(*) FROM events e WHERE task_id = " + std::to_string(task) +
+                  " AND type <> 'agent.started' AND parent_id IS NOT (SELECT id FROM events WHERE "
+                  "task_id = e.task_id AND type = 'agent.started')"),
+              0);
+  }
+  const auto compressed = json::parse(str("SELECT payload FROM events WHERE type = "
+                                          "'context.compressed' AND task_id = 3"));
+  for (const char* key : {"original_count", "compressed_count", "estimated_tokens", "budget_tokens",
+                          "dropped_count", "truncated_count"})
+    EXPECT_TRUE(compressed.contains(key)) << key;
+  EXPECT_EQ(compressed["original_count"], 2);
+  const auto response = json::parse(str("SELECT payload FROM events WHERE type = 'llm.response' "
+                                        "AND task_id = 3"));
+  EXPECT_GT(response["usage"]["prompt_tokens"].get<int>(), 0);
+  EXPECT_TRUE(response["usage"].contains("cached_tokens"));
+  EXPECT_GE(response["latency_ms"].get<int>(), 5);
+
+  // The sqlite3 shell path operators use.
+  const auto shell = run({"/usr/bin/sqlite3", db_,
+                          "SELECT json_extract(payload, '$.usage.prompt_tokens') > 0 FROM events "
+                          "WHERE type = 'llm.response' AND task_id = 3;"},
+                         {}, dir_.path().string());
+  EXPECT_EQ(shell.exit_code, 0) << shell.err;
+  EXPECT_EQ(shell.out, "1\n");
+  EXPECT_EQ(num("SELECT count(*) FROM llm_calls"), 3);  // the helper view
+}
+
+TEST_F(WorkerE2eTest, PerChatOrderingHoldsUnderConcurrency) {
+  StubServer stub(dir_.path().string(), 15);
+  enqueue_sql(/*chats=*/4, /*per_chat=*/6);
+  const auto r = autonous(dir_, {"worker", "--drain"}, env(stub, {{"WORKER_CONCURRENCY", "8"}}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_exactly_once(24);
+  // Within a chat, task k (0-based) saw k earlier exchanges: 2k + 2 messages.
+  for (int c = 0; c < 4; ++c) {
+    for (int k = 0; k < 6; ++k) {
+      EXPECT_EQ(str("SELECT reply FROM tasks WHERE chat_id = 'chat" + std::to_string(c) +
+                    "' AND text = 'm" + std::to_string(k) + "'"),
+                "reply to: m" + std::to_string(k) + " (saw " + std::to_string(2 * k + 2) + " messages)");
+    }
+  }
+  // History of each chat alternates user/assistant in task order.
+  EXPECT_EQ(num("SELECT count(*) FROM history h1 JOIN history h2 ON h1.chat_id = h2.chat_id "
+                "AND h1.id < h2.id WHERE h1.task_id > h2.task_id"),
+            0);
+  // Different chats really ran in parallel: more than one call in flight at once.
+  std::vector<int64_t> times;
+  for (const auto& line : stub.log_lines()) times.push_back(json::parse(line)["t_ms"]);
+  int max_overlap = 0;
+  for (size_t i = 0; i < times.size(); ++i) {
+    int overlap = 0;
+    for (size_t j = 0; j < times.size(); ++j) overlap += std::llabs(times[i] - times[j]) < 10 ? 1 : 0;
+    max_overlap = std::max(max_overlap, overlap);
+  }
+  EXPECT_GT(max_overlap, 1);
+}
+
+TEST_F(WorkerE2eTest, EveryFaultKindIsRetriedOrFailedAsSpecified) {
+  StubServer stub(dir_.path().string());
+  struct Case {
+    std::string text;
+    std::string status;
+    int attempts;
+  };
+  const std::vector<Case> cases = {
+      {"[[stub:500*2]]", "done", 3},       {"[[stub:502*1]]", "done", 2},
+      {"[[stub:503*1]]", "done", 2},       {"[[stub:html502*1]]", "done", 2},
+      {"[[stub:empty500*1]]", "done", 2},  {"[[stub:malformed*1]]", "done", 2},
+      {"[[stub:truncated*1]]", "done", 2}, {"[[stub:drop*1]]", "done", 2},
+      {"[[stub:hang*1]]", "done", 2},      {"[[stub:429ms:100*1]]", "done", 2},
+      {"[[stub:408*1]]", "done", 2},       {"[[stub:overflow*1]]", "done", 2},
+      {"[[stub:null]]", "done", 1},        {"[[stub:length]]", "done", 1},
+      {"[[stub:nousage]]", "done", 1},     {"[[stub:chunked]]", "done", 1},
+      {"[[stub:401]]", "failed", 1},       {"[[stub:403]]", "failed", 1},
+      {"[[stub:404]]", "failed", 1},       {"[[stub:400]]", "failed", 1},
+      {"[[stub:llama400]]", "failed", 1},  {"[[stub:500]]", "failed", 3},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) enqueue("fault" + std::to_string(i), cases[i].text);
+  const auto r = autonous(dir_, {"worker", "--drain"},
+                          env(stub, {{"WORKER_CONCURRENCY", "8"}, {"LLM_TIMEOUT_SECONDS", "1"},
+                                     {"TASK_MAX_ATTEMPTS", "3"}}),
+                          "", seconds(90));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].text);
+    const std::string id = std::to_string(i + 1);
+    EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + id), cases[i].status);
+    EXPECT_EQ(num("SELECT attempts FROM tasks WHERE id = " + id), cases[i].attempts);
+    if (cases[i].status == "failed") {
+      EXPECT_FALSE(str("SELECT error FROM tasks WHERE id = " + id).empty());
+      EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.failed' AND task_id = " + id), 1);
+      EXPECT_EQ(num("SELECT count(*) FROM history WHERE task_id = " + id), 0);
+    } else {
+      EXPECT_EQ(num("SELECT count(*) FROM history WHERE task_id = " + id), 2);
+    }
+    EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.retry' AND task_id = " + id),
+              cases[i].status == "done" ? cases[i].attempts - 1 : (cases[i].attempts - 1));
+  }
+  EXPECT_EQ(str("SELECT json_extract(payload, '$.finish_reason') FROM events WHERE type = "
+                "'llm.response' AND task_id = 14"),
+            "length");
+  EXPECT_EQ(str("SELECT reply FROM tasks WHERE id = 13"), "");  // content null → empty reply
+  EXPECT_EQ(str("SELECT json_extract(payload, '$.reason') FROM events WHERE type = 'llm.retry' "
+                "AND task_id = 9"),
+            "timeout");
+  EXPECT_EQ(str("SELECT json_extract(payload, '$.reason') FROM events WHERE type = 'llm.retry' "
+                "AND task_id = 12"),
+            "context_length_exceeded");
+  EXPECT_NE(str("SELECT error FROM tasks WHERE id = 21").find("llama says no"), std::string::npos);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE NOT json_valid(payload)"), 0);
+}
+
+TEST_F(WorkerE2eTest, RetryAfterIsHonouredInSecondsAndAsADate) {
+  StubServer stub(dir_.path().string());
+  enqueue("a", "[[stub:429:2*1]]");
+  enqueue("b", "[[stub:429date:2*1]]");
+  const auto r = autonous(dir_, {"worker", "--drain"}, env(stub));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done' AND attempts = 2"), 2);
+  // The stub saw each message twice; the second request came at least the asked delay later
+  // (an HTTP date has one-second resolution, so allow for the rounding).
+  std::map<std::string, std::vector<int64_t>> seen;
+  for (const auto& line : stub.log_lines()) {
+    const auto j = json::parse(line);
+    seen[j["body"]["messages"].back()["content"]].push_back(j["t_ms"]);
+  }
+  ASSERT_EQ(seen["[[stub:429:2*1]]"].size(), 2u);
+  EXPECT_GE(seen["[[stub:429:2*1]]"][1] - seen["[[stub:429:2*1]]"][0], 2000);
+  ASSERT_EQ(seen["[[stub:429date:2*1]]"].size(), 2u);
+  EXPECT_GE(seen["[[stub:429date:2*1]]"][1] - seen["[[stub:429date:2*1]]"][0], 1000);
+  EXPECT_EQ(num("SELECT json_extract(payload, '$.delay_ms') FROM events WHERE type = 'llm.retry' "
+                "AND task_id = 1"),
+            2000);
+}
+
+TEST_F(WorkerE2eTest, KillNineMidRunThenRestartLosesNothingAndAnswersNothingTwice) {
+  StubServer stub(dir_.path().string(), 150);
+  enqueue_sql(/*chats=*/6, /*per_chat=*/5);
+  const Env e = env(stub, {{"WORKER_CONCURRENCY", "4"}, {"TASK_LEASE_SECONDS", "1"},
+                           {"SQLITE_SYNCHRONOUS", "FULL"}});
+  {
+    Process worker({autonous_bin(), "worker"}, e, dir_.path().string());
+    // Let some tasks finish and others be in flight, then kill without warning.
+    const auto deadline = std::chrono::steady_clock::now() + seconds(20);
+    while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < 5 &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(milliseconds(20));
+    worker.signal(SIGKILL);
+    const auto killed = worker.wait(seconds(10));
+    ASSERT_TRUE(killed);
+    EXPECT_EQ(killed->signal, SIGKILL);
+  }
+  const int64_t done_before = num("SELECT count(*) FROM tasks WHERE status = 'done'");
+  EXPECT_LT(done_before, 30);
+  EXPECT_GT(num("SELECT count(*) FROM tasks WHERE status = 'running'"), 0);  // orphaned leases
+  const auto r = autonous(dir_, {"worker", "--drain"}, e, "", seconds(60));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_exactly_once(30);
+  EXPECT_GT(num("SELECT count(*) FROM events WHERE type = 'agent.started' AND "
+                "json_extract(payload, '$.reclaimed')"),
+            0);
+}
+
+TEST_F(WorkerE2eTest, SigtermLetsInFlightCallsFinishThenExitsZero) {
+  StubServer stub(dir_.path().string(), 1500);
+  for (int i = 0; i < 3; ++i) enqueue("c" + std::to_string(i), "slow");
+  Process worker({autonous_bin(), "worker"}, env(stub, {{"WORKER_CONCURRENCY", "4"}}),
+                 dir_.path().string());
+  const auto deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (num("SELECT count(*) FROM tasks WHERE status = 'running'") < 3 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(20));
+  worker.signal(SIGTERM);
+  const auto r = worker.wait(seconds(20));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  expect_exactly_once(3);
+}
+
+TEST_F(WorkerE2eTest, SigtermAfterTheGracePeriodReleasesLeasesForOthers) {
+  StubServer stub(dir_.path().string());
+  enqueue("a", "[[stub:hang*1]]");
+  Process worker({autonous_bin(), "worker"}, env(stub, {{"SHUTDOWN_GRACE_SECONDS", "0"}}),
+                 dir_.path().string());
+  const auto deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (stub.log_lines().empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(20));
+  worker.signal(SIGTERM);
+  const auto r = worker.wait(seconds(10));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  EXPECT_EQ(str("SELECT status FROM tasks"), "queued");
+  EXPECT_EQ(num("SELECT attempts FROM tasks"), 0);  // a release is not an attempt
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'agent.released'"), 1);
+  // Another worker takes it at once (no lease to wait out) and finishes it.
+  const auto second = autonous(dir_, {"worker", "--drain"}, env(stub), "", seconds(30));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  expect_exactly_once(1);
+}
+
+TEST_F(WorkerE2eTest, TwoProcessesShareOneFileFairlyWithoutDoubleWork) {
+  StubServer stub(dir_.path().string(), 10);
+  enqueue_sql(/*chats=*/50, /*per_chat=*/4);
+  Process p1({autonous_bin(), "worker", "--drain"},
+             env(stub, {{"WORKER_ID", "p1"}, {"WORKER_CONCURRENCY", "4"}}), dir_.path().string());
+  Process p2({autonous_bin(), "worker", "--drain"},
+             env(stub, {{"WORKER_ID", "p2"}, {"WORKER_CONCURRENCY", "4"}}), dir_.path().string());
+  const auto r1 = p1.wait(seconds(60));
+  const auto r2 = p2.wait(seconds(60));
+  ASSERT_TRUE(r1 && r2);
+  EXPECT_EQ(r1->exit_code, 0) << r1->err;
+  EXPECT_EQ(r2->exit_code, 0) << r2->err;
+  EXPECT_EQ(r1->err.find("database is locked"), std::string::npos);
+  EXPECT_EQ(r2->err.find("database is locked"), std::string::npos);
+  expect_exactly_once(200);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.retry'"), 0);
+  const std::string by_worker =
+      "SELECT count(*) FROM events c JOIN events s ON c.parent_id = s.id WHERE c.type = "
+      "'turn.completed' AND json_extract(s.payload, '$.worker_id') = ";
+  const int64_t n1 = num(by_worker + "'p1'");
+  const int64_t n2 = num(by_worker + "'p2'");
+  EXPECT_EQ(n1 + n2, 200);
+  EXPECT_GE(n1, 40) << "p1 starved: " << n1 << " vs " << n2;
+  EXPECT_GE(n2, 40) << "p2 starved: " << n2 << " vs " << n1;
+}
+
+TEST_F(WorkerE2eTest, TheApiKeyIsSentButAppearsInNoLogEventOrTable) {
+  StubServer stub(dir_.path().string());
+  enqueue("a", "hello");
+  enqueue("b", "[[stub:401]]");
+  enqueue("c", "[[stub:500*1]]");
+  const auto r = autonous(dir_, {"worker", "--drain"},
+                          env(stub, {{"LOG_LEVEL", "trace"}, {"LOG_FORMAT", "json"}}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // It was sent, as a bearer token.
+  bool sent = false;
+  for (const auto& line : stub.log_lines())
+    sent |= json::parse(line)["authorization"] == "Bearer " + kKey;
+  EXPECT_TRUE(sent);
+  EXPECT_EQ(r.out.find(kKey), std::string::npos);
+  EXPECT_EQ(r.err.find(kKey), std::string::npos);
+  for (const std::string& file : {db_, db_ + "-wal"}) {
+    if (!std::filesystem::exists(file)) continue;
+    EXPECT_EQ(read_file(file).find(kKey), std::string::npos) << file;
+  }
+  const auto events = autonous(dir_, {"events"}, {{"DB_PATH", db_}});
+  EXPECT_EQ(events.out.find(kKey), std::string::npos);
+  EXPECT_GT(events.out.size(), 100u);
+}
+
+TEST_F(WorkerE2eTest, RequeuePutsFailedTasksBackForAnotherRun) {
+  StubServer stub(dir_.path().string());
+  enqueue("a", "[[stub:503*1]]");
+  auto r = autonous(dir_, {"worker", "--drain"}, env(stub, {{"TASK_MAX_ATTEMPTS", "1"}}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(str("SELECT status FROM tasks"), "failed");
+  r = autonous(dir_, {"requeue", "--task", "1"}, {{"DB_PATH", db_}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = autonous(dir_, {"requeue", "--task", "1"}, {{"DB_PATH", db_}});
+  EXPECT_EQ(r.exit_code, 1);  // not failed any more
+  r = autonous(dir_, {"worker", "--drain"}, env(stub, {{"TASK_MAX_ATTEMPTS", "1"}}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_exactly_once(1);
+}
+
+}  // namespace
+}  // namespace autonous::testing

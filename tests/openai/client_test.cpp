@@ -1,0 +1,173 @@
+#include "internal/openai/client.h"
+
+#include <curl/curl.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "internal/openai/errors.h"
+#include "tests/support/scripted_transport.h"
+
+namespace autonous::openai {
+namespace {
+
+using common::Message;
+using common::Role;
+
+const std::string kOk = R"({"id":"x","model":"gpt-4o-mini-2024","system_fingerprint":"fp",
+  "choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],
+  "usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,
+           "prompt_tokens_details":{"cached_tokens":8}}})";
+
+class ClientTest : public ::testing::Test {
+ protected:
+  Client client() { return Client(transport_, {"http://127.0.0.1:1/v1", "sk-secret", "m1", std::chrono::seconds(5)}); }
+  const std::vector<Message> messages_ = {{Role::kSystem, "sys", 0}, {Role::kUser, "hi", 0}};
+  testing::ScriptedTransport transport_;
+};
+
+// Runs one chat against a scripted response and returns the ApiError it must throw.
+template <typename E>
+E expect_throw(Client c, const std::vector<Message>& m) {
+  try {
+    c.chat(m);
+  } catch (const E& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no exception of the expected type";
+  throw std::logic_error("unreachable");
+}
+
+TEST_F(ClientTest, SendsModelMessagesAndBearerKey) {
+  transport_.push({200, {}, kOk});
+  const ChatResult r = client().chat(messages_);
+  ASSERT_EQ(transport_.requests.size(), 1u);
+  const auto& req = transport_.requests[0];
+  EXPECT_EQ(req.url, "http://127.0.0.1:1/v1/chat/completions");
+  const auto body = nlohmann::json::parse(req.body);
+  EXPECT_EQ(body["model"], "m1");
+  EXPECT_EQ(body["messages"][0]["role"], "system");
+  EXPECT_EQ(body["messages"][1]["content"], "hi");
+  bool auth = false;
+  for (const auto& [k, v] : req.headers) auth |= (k == "Authorization" && v == "Bearer sk-secret");
+  EXPECT_TRUE(auth);
+  EXPECT_EQ(req.timeout, std::chrono::seconds(5));
+  EXPECT_EQ(r.content, "Hello!");
+  EXPECT_EQ(r.finish_reason, "stop");
+  EXPECT_EQ(r.model, "gpt-4o-mini-2024");
+  ASSERT_TRUE(r.usage);
+  EXPECT_EQ(r.usage->prompt_tokens, 12);
+  EXPECT_EQ(r.usage->completion_tokens, 3);
+  EXPECT_EQ(r.usage->cached_tokens, 8);
+}
+
+TEST_F(ClientTest, NoKeyMeansNoAuthorizationHeader) {
+  transport_.push({200, {}, kOk});
+  Client c(transport_, {"http://x/v1", "", "m", std::chrono::seconds(1)});
+  c.chat(messages_);
+  for (const auto& [k, v] : transport_.requests[0].headers) EXPECT_NE(k, "Authorization");
+}
+
+TEST_F(ClientTest, ToleratesMissingUsageNullContentAndUnknownFields) {
+  transport_.push({200, {}, R"({"choices":[{"message":{"role":"assistant","content":null,"refusal":"I can't."},"finish_reason":"content_filter","logprobs":null}],"timings":{}})"});
+  const ChatResult r = client().chat(messages_);
+  EXPECT_EQ(r.content, "I can't.");
+  EXPECT_EQ(r.finish_reason, "content_filter");
+  EXPECT_FALSE(r.usage);
+  transport_.push({200, {}, R"({"choices":[{"message":{"content":null},"finish_reason":"tool_calls"}]})"});
+  EXPECT_EQ(client().chat(messages_).content, "");
+}
+
+TEST_F(ClientTest, MalformedOrTruncatedBodiesAreRetryableResponseErrors) {
+  for (const std::string body : {"", "{\"choices\": [", "[]", "{\"choices\":[]}", "<html>oops</html>",
+                                 "{\"choices\":[{\"text\":\"legacy\"}]}"}) {
+    SCOPED_TRACE(body);
+    transport_.push({200, {}, body});
+    const auto e = expect_throw<ResponseError>(client(), messages_);
+    EXPECT_TRUE(e.retryable());
+    EXPECT_EQ(e.reason(), "malformed_response");
+  }
+}
+
+TEST_F(ClientTest, ClassifiesHttpErrorsLikeTheOfficialClient) {
+  struct Case {
+    long status;
+    bool retryable;
+  };
+  for (const Case c : {Case{400, false}, Case{401, false}, Case{403, false}, Case{404, false},
+                       Case{422, false}, Case{408, true}, Case{409, true}, Case{429, true},
+                       Case{500, true}, Case{502, true}, Case{503, true}}) {
+    SCOPED_TRACE(c.status);
+    transport_.push({c.status, {}, R"({"error":{"message":"nope","type":"t","param":null,"code":null}})"});
+    const auto e = expect_throw<ApiError>(client(), messages_);
+    EXPECT_EQ(e.status(), c.status);
+    EXPECT_EQ(e.retryable(), c.retryable);
+    EXPECT_EQ(e.reason(), "http_" + std::to_string(c.status));
+    EXPECT_NE(std::string(e.what()).find("nope"), std::string::npos);
+  }
+}
+
+TEST_F(ClientTest, KeepsTheServersMessageFromEveryErrorShape) {
+  transport_.push({400, {}, R"({"error":{"message":"llama says","type":"invalid_request_error","code":400}})"});
+  auto e = expect_throw<ApiError>(client(), messages_);
+  EXPECT_EQ(e.api_code(), "400");  // llama.cpp's numeric code
+  EXPECT_NE(std::string(e.what()).find("llama says"), std::string::npos);
+  transport_.push({502, {}, "<html><body>Bad Gateway</body></html>"});
+  e = expect_throw<ApiError>(client(), messages_);
+  EXPECT_NE(std::string(e.what()).find("Bad Gateway"), std::string::npos);
+  transport_.push({500, {}, ""});
+  e = expect_throw<ApiError>(client(), messages_);
+  EXPECT_NE(std::string(e.what()).find("empty body"), std::string::npos);
+}
+
+TEST_F(ClientTest, ContextOverflowIsRecognisedInBothDialects) {
+  transport_.push({400, {}, R"({"error":{"message":"too long","type":"invalid_request_error","code":"context_length_exceeded"}})"});
+  auto e = expect_throw<ApiError>(client(), messages_);
+  EXPECT_TRUE(e.context_overflow());
+  EXPECT_TRUE(e.retryable());
+  EXPECT_EQ(e.reason(), "context_length_exceeded");
+  transport_.push({400, {}, R"({"error":{"message":"x","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}})"});
+  e = expect_throw<ApiError>(client(), messages_);
+  EXPECT_TRUE(e.context_overflow());
+}
+
+TEST_F(ClientTest, RetryAfterAndShouldRetryHeadersAreHonoured) {
+  transport_.push({429, {{"retry-after", "7"}}, "{}"});
+  auto e = expect_throw<ApiError>(client(), messages_);
+  EXPECT_EQ(e.retry_after(), std::chrono::milliseconds(7000));
+  transport_.push({500, {{"x-should-retry", "false"}}, "{}"});
+  e = expect_throw<ApiError>(client(), messages_);
+  EXPECT_FALSE(e.retryable());
+  transport_.push({400, {{"x-should-retry", "true"}}, "{}"});
+  e = expect_throw<ApiError>(client(), messages_);
+  EXPECT_TRUE(e.retryable());
+}
+
+TEST_F(ClientTest, TransportFailuresAreRetryableExceptAborts) {
+  transport_.push_error(CURLE_OPERATION_TIMEDOUT, "timed out");
+  auto e = expect_throw<TransportError>(client(), messages_);
+  EXPECT_TRUE(e.retryable());
+  EXPECT_EQ(e.reason(), "timeout");
+  transport_.push_error(CURLE_COULDNT_CONNECT, "refused");
+  e = expect_throw<TransportError>(client(), messages_);
+  EXPECT_EQ(e.reason(), "network");
+  transport_.push_error(CURLE_ABORTED_BY_CALLBACK, "aborted");
+  e = expect_throw<TransportError>(client(), messages_);
+  EXPECT_FALSE(e.retryable());
+  EXPECT_EQ(e.code().category().name(), std::string("curl"));
+}
+
+TEST_F(ClientTest, ErrorMessagesNeverContainTheApiKey) {
+  transport_.push({401, {}, R"({"error":{"message":"Incorrect API key provided"}})"});
+  const auto e = expect_throw<ApiError>(client(), messages_);
+  EXPECT_EQ(std::string(e.what()).find("sk-secret"), std::string::npos);
+}
+
+TEST_F(ClientTest, InvalidUtf8InContentStillMakesValidJson) {
+  transport_.push({200, {}, kOk});
+  client().chat({{Role::kUser, "bad \xFF byte", 0}});
+  EXPECT_NO_THROW(nlohmann::json::parse(transport_.requests[0].body));
+}
+
+}  // namespace
+}  // namespace autonous::openai

@@ -1,0 +1,34 @@
+#include "internal/openai/retry_after.h"
+
+#include <gtest/gtest.h>
+
+namespace autonous::openai {
+namespace {
+
+using std::chrono::milliseconds;
+
+const auto kNow = std::chrono::system_clock::from_time_t(1445412480);  // Wed, 21 Oct 2015 07:28:00 GMT
+
+TEST(RetryAfterTest, ReadsSecondsMillisecondsAndDates) {
+  EXPECT_EQ(parse_retry_after({{"retry-after", "3"}}, kNow), milliseconds(3000));
+  EXPECT_EQ(parse_retry_after({{"retry-after", "0.5"}}, kNow), milliseconds(500));
+  EXPECT_EQ(parse_retry_after({{"retry-after-ms", "250"}}, kNow), milliseconds(250));
+  EXPECT_EQ(parse_retry_after({{"retry-after", "Wed, 21 Oct 2015 07:28:10 GMT"}}, kNow),
+            milliseconds(10000));
+}
+
+TEST(RetryAfterTest, MillisecondsHeaderWins) {
+  EXPECT_EQ(parse_retry_after({{"retry-after", "9"}, {"retry-after-ms", "100"}}, kNow),
+            milliseconds(100));
+}
+
+TEST(RetryAfterTest, PastDatesMeanNowAndGarbageMeansUnknown) {
+  EXPECT_EQ(parse_retry_after({{"retry-after", "Wed, 21 Oct 2015 07:00:00 GMT"}}, kNow),
+            milliseconds(0));
+  EXPECT_EQ(parse_retry_after({{"retry-after", "soon"}}, kNow), std::nullopt);
+  EXPECT_EQ(parse_retry_after({{"retry-after", "-5"}}, kNow), std::nullopt);
+  EXPECT_EQ(parse_retry_after({}, kNow), std::nullopt);
+}
+
+}  // namespace
+}  // namespace autonous::openai

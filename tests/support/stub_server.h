@@ -1,0 +1,35 @@
+#pragma once
+// StubServer: runs the real autonous-stub binary on a free loopback port for a test, and reads
+// back the requests it logged.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.h"
+
+namespace autonous::testing {
+
+class StubServer {
+ public:
+  // Starts the stub with `latency_ms`, logging requests into `dir`. Throws if it does not
+  // come up within 10 s.
+  explicit StubServer(const std::string& dir, int latency_ms = 0);
+
+  int port() const noexcept { return port_; }
+  // The value for OPENAI_BASE_URL.
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  // Every logged request as a JSON text line.
+  std::vector<std::string> log_lines() const;
+
+ private:
+  std::string log_path_;
+  int port_ = 0;
+  std::unique_ptr<Process> process_;
+};
+
+// Paths of the binaries under test, set by CMake.
+std::string autonous_bin();
+std::string stub_bin();
+
+}  // namespace autonous::testing

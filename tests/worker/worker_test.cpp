@@ -1,0 +1,170 @@
+#include "internal/worker/worker.h"
+
+#include <curl/curl.h>
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/Statement.h>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "internal/common/clock.h"
+#include "internal/context/token_counter.h"
+#include "internal/queue/queue.h"
+#include "tests/support/scripted_transport.h"
+#include "tests/support/test_db.h"
+
+namespace autonous::worker {
+namespace {
+
+const std::string kOk =
+    R"({"choices":[{"message":{"content":"pong"},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":1,"total_tokens":21}})";
+
+// Slots each get a transport; they all forward to one script, in call order.
+class SharedScript {
+ public:
+  class Forwarder final : public openai::HttpTransport {
+   public:
+    explicit Forwarder(SharedScript& s) : s_(s) {}
+    openai::HttpResponse post(const openai::HttpRequest& r) override {
+      const std::lock_guard lock(s_.mu_);
+      return s_.script_.post(r);
+    }
+
+   private:
+    SharedScript& s_;
+  };
+  testing::ScriptedTransport& script() { return script_; }
+
+ private:
+  std::mutex mu_;
+  testing::ScriptedTransport script_;
+};
+
+class WorkerTest : public ::testing::Test {
+ protected:
+  config::Config config() {
+    config::Config c;
+    c.db_path = t_.path();
+    c.openai_base_url = "http://127.0.0.1:1/v1";
+    c.openai_api_key = "sk-unit";
+    c.worker_concurrency = 1;
+    c.poll_interval = std::chrono::milliseconds(5);
+    c.retry_base = std::chrono::milliseconds(1);
+    c.retry_max = std::chrono::milliseconds(5);
+    c.task_max_attempts = 3;
+    c.sqlite_synchronous = config::Synchronous::kNormal;
+    c.worker_id = "unit";
+    return c;
+  }
+  void run(const config::Config& c) {
+    WorkerDeps deps;
+    deps.make_transport = [this] { return std::make_unique<SharedScript::Forwarder>(shared_); };
+    deps.counter = &counter_;
+    deps.clock = &clock_;
+    Worker w(c, deps, /*drain=*/true);
+    w.run(std::stop_token{});
+  }
+  std::string col(const std::string& sql) { return t_.db().execAndGet(sql).getString(); }
+  int64_t num(const std::string& sql) { return t_.db().execAndGet(sql).getInt64(); }
+
+  testing::TestDb t_;
+  queue::Queue q_{t_.db()};
+  SharedScript shared_;
+  context::CharsOver4Counter counter_;
+  common::SystemClock clock_;
+};
+
+TEST_F(WorkerTest, CompletesATaskWithThePairAndTheFullEventTrail) {
+  q_.enqueue("c", "ping");
+  shared_.script().push({200, {}, kOk});
+  run(config());
+  EXPECT_EQ(col("SELECT status || ':' || reply FROM tasks"), "done:pong");
+  EXPECT_EQ(col("SELECT group_concat(role, ',') FROM (SELECT role FROM history ORDER BY id)"),
+            "user,assistant");
+  EXPECT_EQ(col("SELECT group_concat(type, ',') FROM (SELECT type FROM events ORDER BY id)"),
+            "agent.started,turn.started,context.compressed,llm.request,llm.response,turn.completed");
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE parent_id = (SELECT id FROM events WHERE "
+                "type = 'agent.started')"),
+            5);
+  const auto response = nlohmann::json::parse(col("SELECT payload FROM events WHERE type = 'llm.response'"));
+  EXPECT_EQ(response["usage"]["prompt_tokens"], 20);
+  EXPECT_EQ(response["status"], 200);
+  EXPECT_TRUE(response.contains("latency_ms"));
+  EXPECT_TRUE(response.contains("estimated_tokens"));
+}
+
+TEST_F(WorkerTest, RetriesTransientErrorsThenSucceeds) {
+  q_.enqueue("c", "ping");
+  shared_.script().push({500, {}, "{}"});
+  shared_.script().push_error(CURLE_OPERATION_TIMEDOUT, "timeout");
+  shared_.script().push({200, {}, kOk});
+  run(config());
+  EXPECT_EQ(col("SELECT status || ':' || attempts FROM tasks"), "done:3");
+  EXPECT_EQ(col("SELECT group_concat(json_extract(payload, '$.reason'), ',') FROM events WHERE "
+                "type = 'llm.retry'"),
+            "http_500,timeout");
+}
+
+TEST_F(WorkerTest, PermanentErrorFailsAtOnceWithTheServersMessage) {
+  q_.enqueue("c", "ping");
+  shared_.script().push({401, {}, R"({"error":{"message":"Incorrect API key"}})"});
+  run(config());
+  EXPECT_EQ(col("SELECT status FROM tasks"), "failed");
+  EXPECT_NE(col("SELECT error FROM tasks").find("Incorrect API key"), std::string::npos);
+  EXPECT_EQ(num("SELECT attempts FROM tasks"), 1);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.failed'"), 1);
+  EXPECT_EQ(num("SELECT count(*) FROM history"), 0);
+}
+
+TEST_F(WorkerTest, GivesUpAfterMaxAttempts) {
+  q_.enqueue("c", "ping");
+  for (int i = 0; i < 3; ++i) shared_.script().push({503, {}, "{}"});
+  run(config());
+  EXPECT_EQ(col("SELECT status FROM tasks"), "failed");
+  EXPECT_NE(col("SELECT error FROM tasks").find("gave up after 3 attempts"), std::string::npos);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.retry'"), 2);
+}
+
+TEST_F(WorkerTest, FailsATaskWhoseLeasesKeptExpiring) {
+  q_.enqueue("c", "crashy");
+  // Three claims whose workers "died": the next claim is attempt 4 > max 3.
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(q_.claim("dead", common::from_unix_ms(1000 + 2000 * i), std::chrono::seconds(1)));
+  run(config());
+  EXPECT_EQ(col("SELECT status FROM tasks"), "failed");
+  EXPECT_EQ(col("SELECT json_extract(payload, '$.reason') FROM events WHERE type = 'turn.failed'"),
+            "lease_expired");
+  EXPECT_TRUE(shared_.script().requests.empty());  // no LLM call was made
+}
+
+TEST_F(WorkerTest, SecondTaskOfAChatSeesTheFirstReply) {
+  q_.enqueue("c", "first");
+  q_.enqueue("c", "second");
+  shared_.script().push({200, {}, kOk});
+  shared_.script().push({200, {}, kOk});
+  auto c = config();
+  c.worker_concurrency = 4;
+  run(c);
+  ASSERT_EQ(shared_.script().requests.size(), 2u);
+  const auto second = nlohmann::json::parse(shared_.script().requests[1].body);
+  ASSERT_EQ(second["messages"].size(), 4u);  // system, first, pong, second
+  EXPECT_EQ(second["messages"][1]["content"], "first");
+  EXPECT_EQ(second["messages"][2]["content"], "pong");
+  EXPECT_EQ(second["messages"][3]["content"], "second");
+}
+
+TEST_F(WorkerTest, InvalidUtf8InATaskNeverCrashesAndIsStoredRepaired) {
+  SQLite::Statement ins(t_.db(), "INSERT INTO tasks(chat_id, text) VALUES ('c', ?)");
+  const std::string raw("bad \xFF\xFE", 6);
+  ins.bind(1, raw.data(), static_cast<int>(raw.size()));
+  ins.exec();
+  shared_.script().push({200, {}, kOk});
+  run(config());
+  EXPECT_EQ(col("SELECT status FROM tasks"), "done");
+  EXPECT_NO_THROW(nlohmann::json::parse(shared_.script().requests[0].body));
+  EXPECT_EQ(col("SELECT text FROM history WHERE role = 'user'"), "bad \xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE NOT json_valid(payload)"), 0);
+}
+
+}  // namespace
+}  // namespace autonous::worker
