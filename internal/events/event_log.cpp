@@ -5,16 +5,21 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "internal/db/statement_cache.h"
+
 namespace autonous::events {
 
-int64_t append(SQLite::Database& db, const Event& event) {
+namespace {
+
+const std::string kInsert =
+    "INSERT INTO events(created_at, type, task_id, chat_id, parent_id, payload) "
+    "VALUES (CASE WHEN ?1 > 0 THEN strftime('%Y-%m-%dT%H:%M:%fZ', ?1 / 1000.0, 'unixepoch') "
+    "ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END, ?2, ?3, ?4, ?5, ?6)";
+
+void bind_and_insert(SQLite::Statement& ins, const Event& event) {
   const auto parsed = nlohmann::json::parse(event.payload, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object())
     throw std::invalid_argument("event payload is not a JSON object: type=" + event.type);
-  SQLite::Statement ins(db,
-                        "INSERT INTO events(created_at, type, task_id, chat_id, parent_id, payload) "
-                        "VALUES (CASE WHEN ?1 > 0 THEN strftime('%Y-%m-%dT%H:%M:%fZ', ?1 / 1000.0, "
-                        "'unixepoch') ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END, ?2, ?3, ?4, ?5, ?6)");
   ins.bind(1, event.at_unix_ms);
   ins.bind(2, event.type);
   if (event.task_id) ins.bind(3, *event.task_id);
@@ -22,7 +27,20 @@ int64_t append(SQLite::Database& db, const Event& event) {
   if (event.parent_id) ins.bind(5, *event.parent_id);
   ins.bind(6, event.payload);
   ins.exec();
+}
+
+}  // namespace
+
+int64_t append(SQLite::Database& db, const Event& event) {
+  SQLite::Statement ins(db, kInsert);
+  bind_and_insert(ins, event);
   return db.getLastInsertRowid();
+}
+
+int64_t append(db::StatementCache& cache, const Event& event) {
+  const db::CachedStatement ins = cache.get(kInsert);
+  bind_and_insert(*ins, event);
+  return cache.db().getLastInsertRowid();
 }
 
 std::vector<StoredEvent> query(SQLite::Database& db, const EventFilter& filter) {

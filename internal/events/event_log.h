@@ -11,6 +11,9 @@
 namespace SQLite {
 class Database;
 }
+namespace autonous::db {
+class StatementCache;
+}
 
 namespace autonous::events {
 
@@ -41,6 +44,8 @@ struct EventFilter {
 // Inserts `event` and returns its id. Throws std::invalid_argument when the payload is not a
 // JSON object, SQLite::Exception on database errors.
 int64_t append(SQLite::Database& db, const Event& event);
+// The same through a connection's statement cache (the worker's hot path).
+int64_t append(db::StatementCache& cache, const Event& event);
 
 // Events matching `filter`, oldest first.
 std::vector<StoredEvent> query(SQLite::Database& db, const EventFilter& filter);

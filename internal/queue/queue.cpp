@@ -13,7 +13,44 @@
 namespace autonous::queue {
 namespace {
 
-constexpr const char* kNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+#define AUTONOUS_NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+
+// Chat heads in claim order; each is one primary-key lookup, so the cost grows with the number
+// of chats that are blocked (running or backing off), never with a chat's backlog.
+const std::string kCandidate =
+    "SELECT t.id, t.status FROM chat_heads h JOIN tasks t ON t.id = h.task_id "
+    "WHERE (t.status = 'queued' AND t.run_after <= ?1) "
+    "   OR (t.status = 'running' AND t.lease_expires_at <= ?1) "
+    "ORDER BY h.priority DESC, h.task_id LIMIT 1";
+const std::string kClaim =
+    "UPDATE tasks SET status = 'running', attempts = attempts + 1, lease_owner = ?, "
+    "lease_token = ?, lease_expires_at = ?, started_at = coalesce(started_at, " AUTONOUS_NOW "), "
+    "updated_at = " AUTONOUS_NOW " WHERE id = ? RETURNING chat_id, text, priority, attempts";
+const std::string kRenew =
+    "UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ? AND status = 'running'";
+const std::string kComplete =
+    "UPDATE tasks SET status = 'done', reply = ?, error = NULL, lease_owner = NULL, "
+    "lease_token = NULL, lease_expires_at = NULL, finished_at = " AUTONOUS_NOW ", "
+    "updated_at = " AUTONOUS_NOW " WHERE id = ? AND lease_token = ? AND status = 'running'";
+const std::string kHistory =
+    "INSERT INTO history(chat_id, role, text, task_id) VALUES (?, ?, ?, ?)";
+const std::string kRetry =
+    "UPDATE tasks SET status = 'queued', run_after = ?, error = ?, lease_owner = NULL, "
+    "lease_token = NULL, lease_expires_at = NULL, updated_at = " AUTONOUS_NOW
+    " WHERE id = ? AND lease_token = ? AND status = 'running'";
+const std::string kFail =
+    "UPDATE tasks SET status = 'failed', error = ?, lease_owner = NULL, lease_token = NULL, "
+    "lease_expires_at = NULL, finished_at = " AUTONOUS_NOW ", updated_at = " AUTONOUS_NOW
+    " WHERE id = ? AND lease_token = ? AND status = 'running'";
+const std::string kRelease =
+    "UPDATE tasks SET status = 'queued', run_after = 0, attempts = max(attempts - 1, 0), "
+    "lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = " AUTONOUS_NOW
+    " WHERE id = ? AND lease_token = ? AND status = 'running'";
+const std::string kRequeue =
+    "UPDATE tasks SET status = 'queued', attempts = 0, run_after = 0, finished_at = NULL, "
+    "updated_at = " AUTONOUS_NOW " WHERE id = ? AND status = 'failed' RETURNING chat_id";
+
+#undef AUTONOUS_NOW
 
 std::string new_lease_token() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -26,183 +63,160 @@ std::string new_lease_token() {
   return token;
 }
 
-void append_events(SQLite::Database& db, const std::vector<events::Event>& list) {
-  for (const auto& e : list) events::append(db, e);
-}
+}  // namespace
 
-// Runs `update` (already bound, fenced on id + lease token) and `list` in one IMMEDIATE
-// transaction. Returns false, writing nothing, when the fence matched no row.
-bool fenced(SQLite::Database& db, SQLite::Statement& update,
-            const std::vector<events::Event>& list) {
+bool Queue::fenced(const std::string& update_sql,
+                   const std::function<void(SQLite::Statement&)>& bind,
+                   const std::vector<events::Event>& list) {
   const std::lock_guard gate(db::write_gate());
-  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
-  if (update.exec() != 1) return false;  // lease lost: the transaction rolls back
-  append_events(db, list);
+  SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+  {
+    const db::CachedStatement update = cache_.get(update_sql);
+    bind(*update);
+    if (update->exec() != 1) return false;  // lease lost: the transaction rolls back
+  }
+  for (const auto& e : list) events::append(cache_, e);
   tx.commit();
   return true;
 }
 
-}  // namespace
-
 int64_t Queue::enqueue(const std::string& chat_id, const std::string& text, int priority) {
   const std::lock_guard gate(db::write_gate());
-  SQLite::Statement ins(db_, "INSERT INTO tasks(chat_id, text, priority) VALUES (?, ?, ?)");
-  ins.bind(1, chat_id);
-  ins.bind(2, text);
-  ins.bind(3, priority);
-  ins.exec();
+  const db::CachedStatement ins = cache_.get("INSERT INTO tasks(chat_id, text, priority) VALUES (?, ?, ?)");
+  ins->bind(1, chat_id);
+  ins->bind(2, text);
+  ins->bind(3, priority);
+  ins->exec();
   return db_.getLastInsertRowid();
 }
 
 std::optional<Task> Queue::claim(const std::string& worker_id, common::TimePoint now,
                                  std::chrono::seconds lease) {
   const int64_t now_ms = common::to_unix_ms(now);
-  // Chat heads in claim order; each is one primary-key lookup, so the cost grows with the
-  // number of chats that are blocked (running or backing off), never with a chat's backlog.
-  static constexpr const char* kCandidate =
-      "SELECT t.id, t.status FROM chat_heads h JOIN tasks t ON t.id = h.task_id "
-      "WHERE (t.status = 'queued' AND t.run_after <= ?1) "
-      "   OR (t.status = 'running' AND t.lease_expires_at <= ?1) "
-      "ORDER BY h.priority DESC, h.task_id LIMIT 1";
   {
     // A read first, without the write lock: idle polling must not contend with writers.
-    SQLite::Statement peek(db_, kCandidate);
-    peek.bind(1, now_ms);
-    if (!peek.executeStep()) return std::nullopt;
+    const db::CachedStatement peek = cache_.get(kCandidate);
+    peek->bind(1, now_ms);
+    if (!peek->executeStep()) return std::nullopt;
   }
   const std::lock_guard gate(db::write_gate());
   SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
-  SQLite::Statement pick(db_, kCandidate);
-  pick.bind(1, now_ms);
-  if (!pick.executeStep()) return std::nullopt;
-  const int64_t id = pick.getColumn(0).getInt64();
-  const bool reclaimed = pick.getColumn(1).getString() == "running";
-
+  int64_t id = 0;
+  bool reclaimed = false;
+  {
+    // Again inside the write transaction: another worker may have taken it since the peek.
+    const db::CachedStatement pick = cache_.get(kCandidate);
+    pick->bind(1, now_ms);
+    if (!pick->executeStep()) return std::nullopt;
+    id = pick->getColumn(0).getInt64();
+    reclaimed = pick->getColumn(1).getString() == "running";
+  }
   Task task;
-  task.lease_token = new_lease_token();
-  SQLite::Statement upd(db_, std::string("UPDATE tasks SET status = 'running', attempts = attempts + 1, "
-                                         "lease_owner = ?, lease_token = ?, lease_expires_at = ?, "
-                                         "started_at = coalesce(started_at, ") +
-                                 kNow + "), updated_at = " + kNow +
-                                 " WHERE id = ? RETURNING chat_id, text, priority, attempts");
-  upd.bind(1, worker_id);
-  upd.bind(2, task.lease_token);
-  upd.bind(3, now_ms + std::chrono::milliseconds(lease).count());
-  upd.bind(4, id);
-  if (!upd.executeStep()) return std::nullopt;
   task.id = id;
-  task.chat_id = upd.getColumn(0).getString();
-  task.text = upd.getColumn(1).getString();
-  task.priority = upd.getColumn(2).getInt();
-  task.attempts = upd.getColumn(3).getInt();
   task.reclaimed = reclaimed;
-  upd.reset();
-
+  task.lease_token = new_lease_token();
+  {
+    const db::CachedStatement upd = cache_.get(kClaim);
+    upd->bind(1, worker_id);
+    upd->bind(2, task.lease_token);
+    upd->bind(3, now_ms + std::chrono::milliseconds(lease).count());
+    upd->bind(4, id);
+    if (!upd->executeStep()) return std::nullopt;
+    task.chat_id = upd->getColumn(0).getString();
+    task.text = upd->getColumn(1).getString();
+    task.priority = upd->getColumn(2).getInt();
+    task.attempts = upd->getColumn(3).getInt();
+  }
   events::Event started;
   started.type = std::string(events::kAgentStarted);
   started.task_id = task.id;
   started.chat_id = task.chat_id;
   started.payload = nlohmann::json{{"attempt", task.attempts},
-                                    {"worker_id", worker_id},
-                                    {"reclaimed", reclaimed},
-                                    {"priority", task.priority}}
+                                   {"worker_id", worker_id},
+                                   {"reclaimed", reclaimed},
+                                   {"priority", task.priority}}
                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  task.agent_event_id = events::append(db_, started);
+  task.agent_event_id = events::append(cache_, started);
   tx.commit();
   return task;
 }
 
 bool Queue::renew_lease(const Task& task, common::TimePoint now, std::chrono::seconds lease) {
   const std::lock_guard gate(db::write_gate());
-  SQLite::Statement upd(db_,
-                        "UPDATE tasks SET lease_expires_at = ? "
-                        "WHERE id = ? AND lease_token = ? AND status = 'running'");
-  upd.bind(1, common::to_unix_ms(now) + std::chrono::milliseconds(lease).count());
-  upd.bind(2, task.id);
-  upd.bind(3, task.lease_token);
-  return upd.exec() == 1;
+  const db::CachedStatement upd = cache_.get(kRenew);
+  upd->bind(1, common::to_unix_ms(now) + std::chrono::milliseconds(lease).count());
+  upd->bind(2, task.id);
+  upd->bind(3, task.lease_token);
+  return upd->exec() == 1;
 }
 
 bool Queue::complete(const Task& task, const std::string& user_text, const std::string& reply,
                      const std::vector<events::Event>& list) {
   const std::lock_guard gate(db::write_gate());
   SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
-  SQLite::Statement upd(db_, std::string("UPDATE tasks SET status = 'done', reply = ?, error = NULL, "
-                                         "lease_owner = NULL, lease_token = NULL, "
-                                         "lease_expires_at = NULL, finished_at = ") +
-                                 kNow + ", updated_at = " + kNow +
-                                 " WHERE id = ? AND lease_token = ? AND status = 'running'");
-  upd.bind(1, reply);
-  upd.bind(2, task.id);
-  upd.bind(3, task.lease_token);
-  if (upd.exec() != 1) return false;  // lease taken over: roll back, write nothing
-  SQLite::Statement hist(db_,
-                         "INSERT INTO history(chat_id, role, text, task_id) VALUES (?, ?, ?, ?)");
-  hist.bind(1, task.chat_id);
-  hist.bind(2, "user");
-  hist.bind(3, user_text);
-  hist.bind(4, task.id);
-  hist.exec();
-  hist.reset();
-  hist.bind(2, "assistant");
-  hist.bind(3, reply);
-  hist.exec();
-  append_events(db_, list);
+  {
+    const db::CachedStatement upd = cache_.get(kComplete);
+    upd->bind(1, reply);
+    upd->bind(2, task.id);
+    upd->bind(3, task.lease_token);
+    if (upd->exec() != 1) return false;  // lease taken over: roll back, write nothing
+  }
+  {
+    const db::CachedStatement hist = cache_.get(kHistory);
+    hist->bind(1, task.chat_id);
+    hist->bind(2, "user");
+    hist->bind(3, user_text);
+    hist->bind(4, task.id);
+    hist->exec();
+    hist->reset();
+    hist->bind(2, "assistant");
+    hist->bind(3, reply);
+    hist->exec();
+  }
+  for (const auto& e : list) events::append(cache_, e);
   tx.commit();
   return true;
 }
 
 bool Queue::retry_later(const Task& task, common::TimePoint run_after, const std::string& error,
                         const std::vector<events::Event>& list) {
-  SQLite::Statement upd(db_, std::string("UPDATE tasks SET status = 'queued', run_after = ?, error = ?, "
-                                         "lease_owner = NULL, lease_token = NULL, "
-                                         "lease_expires_at = NULL, updated_at = ") +
-                                 kNow + " WHERE id = ? AND lease_token = ? AND status = 'running'");
-  upd.bind(1, common::to_unix_ms(run_after));
-  upd.bind(2, error);
-  upd.bind(3, task.id);
-  upd.bind(4, task.lease_token);
-  return fenced(db_, upd, list);
+  return fenced(kRetry, [&](SQLite::Statement& s) {
+    s.bind(1, common::to_unix_ms(run_after));
+    s.bind(2, error);
+    s.bind(3, task.id);
+    s.bind(4, task.lease_token);
+  }, list);
 }
 
 bool Queue::fail(const Task& task, const std::string& error,
                  const std::vector<events::Event>& list) {
-  SQLite::Statement upd(db_, std::string("UPDATE tasks SET status = 'failed', error = ?, "
-                                         "lease_owner = NULL, lease_token = NULL, "
-                                         "lease_expires_at = NULL, finished_at = ") +
-                                 kNow + ", updated_at = " + kNow +
-                                 " WHERE id = ? AND lease_token = ? AND status = 'running'");
-  upd.bind(1, error);
-  upd.bind(2, task.id);
-  upd.bind(3, task.lease_token);
-  return fenced(db_, upd, list);
+  return fenced(kFail, [&](SQLite::Statement& s) {
+    s.bind(1, error);
+    s.bind(2, task.id);
+    s.bind(3, task.lease_token);
+  }, list);
 }
 
 bool Queue::release(const Task& task, const std::vector<events::Event>& list) {
-  SQLite::Statement upd(db_, std::string("UPDATE tasks SET status = 'queued', run_after = 0, "
-                                         "attempts = max(attempts - 1, 0), lease_owner = NULL, "
-                                         "lease_token = NULL, lease_expires_at = NULL, "
-                                         "updated_at = ") +
-                                 kNow + " WHERE id = ? AND lease_token = ? AND status = 'running'");
-  upd.bind(1, task.id);
-  upd.bind(2, task.lease_token);
-  return fenced(db_, upd, list);
+  return fenced(kRelease, [&](SQLite::Statement& s) {
+    s.bind(1, task.id);
+    s.bind(2, task.lease_token);
+  }, list);
 }
 
 bool Queue::requeue(int64_t task_id) {
   const std::lock_guard gate(db::write_gate());
   SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
-  SQLite::Statement upd(db_, std::string("UPDATE tasks SET status = 'queued', attempts = 0, "
-                                         "run_after = 0, finished_at = NULL, updated_at = ") +
-                                 kNow + " WHERE id = ? AND status = 'failed' RETURNING chat_id");
-  upd.bind(1, task_id);
-  if (!upd.executeStep()) return false;
   events::Event e;
+  {
+    const db::CachedStatement upd = cache_.get(kRequeue);
+    upd->bind(1, task_id);
+    if (!upd->executeStep()) return false;
+    e.chat_id = upd->getColumn(0).getString();
+  }
   e.type = std::string(events::kTaskRequeued);
   e.task_id = task_id;
-  e.chat_id = upd.getColumn(0).getString();
-  upd.reset();
-  events::append(db_, e);
+  events::append(cache_, e);
   tx.commit();
   return true;
 }
@@ -210,8 +224,8 @@ bool Queue::requeue(int64_t task_id) {
 int64_t Queue::requeue_failed() {
   std::vector<int64_t> ids;
   {
-    SQLite::Statement q(db_, "SELECT id FROM tasks WHERE status = 'failed' ORDER BY id");
-    while (q.executeStep()) ids.push_back(q.getColumn(0).getInt64());
+    const db::CachedStatement q = cache_.get("SELECT id FROM tasks WHERE status = 'failed' ORDER BY id");
+    while (q->executeStep()) ids.push_back(q->getColumn(0).getInt64());
   }
   int64_t n = 0;
   for (const int64_t id : ids) n += requeue(id) ? 1 : 0;
@@ -219,9 +233,9 @@ int64_t Queue::requeue_failed() {
 }
 
 bool Queue::has_pending() {
-  SQLite::Statement q(db_, "SELECT EXISTS (SELECT 1 FROM chat_heads)");
-  q.executeStep();
-  return q.getColumn(0).getInt() != 0;
+  const db::CachedStatement q = cache_.get("SELECT EXISTS (SELECT 1 FROM chat_heads)");
+  q->executeStep();
+  return q->getColumn(0).getInt() != 0;
 }
 
 QueueStats Queue::stats(common::TimePoint now) {
@@ -238,6 +252,7 @@ QueueStats Queue::stats(common::TimePoint now) {
     }
   }
   {
+    // julianday of the Unix epoch is 2440587.5.
     SQLite::Statement q(db_,
                         "SELECT (? / 86400000.0 + 2440587.5 - julianday(min(created_at))) * 86400 "
                         "FROM tasks WHERE status = 'queued'");

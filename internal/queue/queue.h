@@ -7,11 +7,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "internal/common/clock.h"
+#include "internal/db/statement_cache.h"
 #include "internal/events/event_log.h"
 #include "internal/queue/task.h"
 
@@ -39,7 +41,7 @@ struct QueueStats {
 class Queue {
  public:
   // `db` must outlive the Queue.
-  explicit Queue(SQLite::Database& db) : db_(db) {}
+  explicit Queue(SQLite::Database& db) : db_(db), cache_(db) {}
 
   // Queues `text` for `chat_id` and returns the task id. Throws SQLite::Exception when a
   // constraint refuses it (empty text or chat id).
@@ -81,7 +83,13 @@ class Queue {
   QueueStats stats(common::TimePoint now);
 
  private:
+  // Runs `update` (bound, fenced on id + lease token) and `events` in one IMMEDIATE
+  // transaction; false, writing nothing, when the fence matched no row.
+  bool fenced(const std::string& update_sql, const std::function<void(SQLite::Statement&)>& bind,
+              const std::vector<events::Event>& events);
+
   SQLite::Database& db_;
+  db::StatementCache cache_;
 };
 
 }  // namespace autonous::queue

@@ -1,0 +1,90 @@
+// Context build cost against stored history size. DESIGN.md: the cost must not grow with a
+// chat's total stored history, only with what fits the budget. BM_BuildContext/N builds the
+// prompt of a chat holding N history rows (the whole table is that chat: the worst case),
+// through the real SQLiteProvider on a real file. BM_Compress/10000 is the compressor alone.
+
+#include <benchmark/benchmark.h>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "internal/context/assembler.h"
+#include "internal/context/context_builder.h"
+#include "internal/context/simple_compressor.h"
+#include "internal/context/sqlite_provider.h"
+#include "internal/context/token_counter.h"
+#include "internal/db/database.h"
+#include "internal/db/migrator.h"
+
+namespace {
+
+using namespace autonous;  // NOLINT(google-build-using-namespace): benchmark file
+
+std::string text_of(int64_t i) {
+  // Chat-sized messages of varying length (40–400 characters).
+  return "message " + std::to_string(i) + " " + std::string(static_cast<size_t>(40 + (i * 37) % 360), 'w');
+}
+
+// One database per size, built once and kept for the whole run.
+SQLite::Database& db_with_rows(int64_t rows) {
+  static std::map<int64_t, std::unique_ptr<SQLite::Database>> dbs;
+  auto& slot = dbs[rows];
+  if (slot) return *slot;
+  const std::string path = "/tmp/autonous-context-bench-" + std::to_string(rows) + ".db";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  slot = db::open(path, db::OpenOptions{false, std::chrono::milliseconds(5000)});
+  db::migrate(*slot);
+  SQLite::Transaction tx(*slot);
+  SQLite::Statement ins(*slot, "INSERT INTO history(chat_id, role, text) VALUES ('big', ?, ?)");
+  for (int64_t i = 0; i < rows; ++i) {
+    ins.bind(1, i % 2 == 0 ? "user" : "assistant");
+    ins.bind(2, text_of(i));
+    ins.exec();
+    ins.reset();
+  }
+  tx.commit();
+  slot->exec("ANALYZE");
+  return *slot;
+}
+
+void BM_BuildContext(benchmark::State& state) {
+  SQLite::Database& db = db_with_rows(state.range(0));
+  context::SQLiteProvider provider(db);
+  const context::CharsOver4Counter counter;
+  const context::SimpleCompressor compressor(counter);
+  const context::StandardAssembler assembler;
+  // Defaults from DESIGN.md: window 50, 8000-token budget, 4000 characters per message.
+  const context::ContextBuilder builder({"You are a helpful assistant.", 50, 8000, 4000}, provider,
+                                        compressor, assembler, counter);
+  int64_t kept = 0;
+  for (auto _ : state) {
+    const auto built = builder.build("big", "What did we talk about?");
+    kept = built.compressed_count;
+    benchmark::DoNotOptimize(built.messages.data());
+  }
+  state.counters["kept_messages"] = static_cast<double>(kept);
+}
+BENCHMARK(BM_BuildContext)->Arg(1000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMicrosecond);
+
+void BM_Compress(benchmark::State& state) {
+  std::vector<common::Message> messages;
+  for (int64_t i = 0; i < state.range(0); ++i)
+    messages.push_back({i % 2 == 0 ? common::Role::kUser : common::Role::kAssistant, text_of(i), i + 1});
+  const context::CharsOver4Counter counter;
+  const context::SimpleCompressor compressor(counter);
+  for (auto _ : state) {
+    // A budget that holds everything: the compressor touches all 10 000 messages.
+    auto out = compressor.compress(messages, context::TokenBudget{100'000'000, 4000});
+    benchmark::DoNotOptimize(out.messages.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_Compress)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

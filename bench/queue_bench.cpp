@@ -1,0 +1,105 @@
+// What SQLite itself can do for the queue on this machine, measured through the real Queue:
+//  - BM_ClaimCompleteCycle/<synchronous>: one claim transaction + one completion transaction
+//    (user/assistant pair, task done, 5 turn events), the raw ceiling the worker is compared to.
+//    Arg 1 = synchronous FULL (the default), 0 = NORMAL.
+//  - BM_ClaimWithBacklog: claim latency when one chat has 20 000 queued tasks and 1 000 other
+//    chats wait (shared/notes/queue.md's bad case); reports p50/p99 in microseconds.
+
+#include <benchmark/benchmark.h>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+#include "internal/db/database.h"
+#include "internal/db/migrator.h"
+#include "internal/events/event_types.h"
+#include "internal/queue/queue.h"
+
+namespace {
+
+using namespace autonous;  // NOLINT(google-build-using-namespace): benchmark file
+
+std::unique_ptr<SQLite::Database> fresh_db(const std::string& name, bool full) {
+  const std::string path = "/tmp/autonous-queue-bench-" + name + ".db";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  auto db = db::open(path, db::OpenOptions{full, std::chrono::milliseconds(5000)});
+  db::migrate(*db);
+  return db;
+}
+
+std::vector<events::Event> turn_events(const queue::Task& t) {
+  std::vector<events::Event> out;
+  for (auto type : {events::kTurnStarted, events::kContextCompressed, events::kLlmRequest,
+                    events::kLlmResponse, events::kTurnCompleted})
+    out.push_back({std::string(type), t.id, t.chat_id, t.agent_event_id,
+                   R"({"attempt":1,"estimated_tokens":120,"budget_tokens":8000})"});
+  return out;
+}
+
+void BM_ClaimCompleteCycle(benchmark::State& state) {
+  const bool full = state.range(0) == 1;
+  auto db = fresh_db(full ? "cycle-full" : "cycle-normal", full);
+  queue::Queue q(*db);
+  {
+    SQLite::Transaction tx(*db);
+    for (int i = 0; i < 200000; ++i) q.enqueue("chat" + std::to_string(i % 1000), "hello");
+    tx.commit();
+  }
+  const auto now = std::chrono::system_clock::now();
+  for (auto _ : state) {
+    auto t = q.claim("bench", now, std::chrono::seconds(300));
+    if (!t) {
+      state.SkipWithError("queue ran dry");
+      break;
+    }
+    q.complete(*t, "hello", "a reply of ordinary length for a chat message", turn_events(*t));
+  }
+  state.counters["cycles_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()),
+                                                      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ClaimCompleteCycle)->Arg(1)->Arg(0)->MinTime(3.0)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_ClaimWithBacklog(benchmark::State& state) {
+  auto db = fresh_db("backlog", false);
+  queue::Queue q(*db);
+  {
+    SQLite::Transaction tx(*db);
+    SQLite::Statement ins(*db, "INSERT INTO tasks(chat_id, text) VALUES (?, 'x')");
+    for (int i = 0; i < 20000; ++i) {  // the backed-up chat first, so its tasks are oldest
+      ins.bind(1, "busy");
+      ins.exec();
+      ins.reset();
+    }
+    for (int c = 0; c < 1000; ++c) {
+      ins.bind(1, "chat" + std::to_string(c));
+      ins.exec();
+      ins.reset();
+    }
+    tx.commit();
+  }
+  db->exec("ANALYZE");
+  const auto now = std::chrono::system_clock::now();
+  std::vector<double> micros;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    auto t = q.claim("bench", now, std::chrono::seconds(300));
+    const auto end = std::chrono::steady_clock::now();
+    const double us = std::chrono::duration<double, std::micro>(end - start).count();
+    state.SetIterationTime(us / 1e6);
+    micros.push_back(us);
+    // Give it back so every claim sees the same backlog (not timed).
+    if (t) q.release(*t, {});
+  }
+  std::sort(micros.begin(), micros.end());
+  state.counters["p50_us"] = micros[micros.size() / 2];
+  state.counters["p99_us"] = micros[micros.size() * 99 / 100];
+}
+BENCHMARK(BM_ClaimWithBacklog)->UseManualTime()->Iterations(5000)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
