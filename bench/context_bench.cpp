@@ -3,14 +3,14 @@
 // prompt of a chat holding N history rows (the whole table is that chat: the worst case),
 // through the real SQLiteProvider on a real file. BM_Compress/10000 is the compressor alone.
 
-#include <benchmark/benchmark.h>
+#include <filesystem>
+#include <map>
+#include <memory>
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
-#include <filesystem>
-#include <map>
-#include <memory>
+#include <benchmark/benchmark.h>
 
 #include "internal/context/assembler.h"
 #include "internal/context/context_builder.h"
@@ -26,7 +26,8 @@ using namespace autonous;  // NOLINT(google-build-using-namespace): benchmark fi
 
 std::string text_of(int64_t i) {
   // Chat-sized messages of varying length (40–400 characters).
-  return "message " + std::to_string(i) + " " + std::string(static_cast<size_t>(40 + (i * 37) % 360), 'w');
+  return "message " + std::to_string(i) + " " +
+         std::string(static_cast<size_t>(40 + (i * 37) % 360), 'w');
 }
 
 // One database per size, built once and kept for the whole run.
@@ -73,7 +74,8 @@ BENCHMARK(BM_BuildContext)->Arg(1000)->Arg(100000)->Arg(1000000)->Unit(benchmark
 void BM_Compress(benchmark::State& state) {
   std::vector<common::Message> messages;
   for (int64_t i = 0; i < state.range(0); ++i)
-    messages.push_back({i % 2 == 0 ? common::Role::kUser : common::Role::kAssistant, text_of(i), i + 1});
+    messages.push_back(
+        {i % 2 == 0 ? common::Role::kUser : common::Role::kAssistant, text_of(i), i + 1});
   const context::CharsOver4Counter counter;
   const context::SimpleCompressor compressor(counter);
   for (auto _ : state) {

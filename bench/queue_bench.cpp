@@ -5,14 +5,14 @@
 //  - BM_ClaimWithBacklog: claim latency when one chat has 20 000 queued tasks and 1 000 other
 //    chats wait (shared/notes/queue.md's bad case); reports p50/p99 in microseconds.
 
-#include <benchmark/benchmark.h>
+#include <algorithm>
+#include <filesystem>
+#include <vector>
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
-#include <algorithm>
-#include <filesystem>
-#include <vector>
+#include <benchmark/benchmark.h>
 
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"
@@ -58,10 +58,15 @@ void BM_ClaimCompleteCycle(benchmark::State& state) {
     }
     q.complete(*t, "hello", "a reply of ordinary length for a chat message", turn_events(*t));
   }
-  state.counters["cycles_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                      benchmark::Counter::kIsRate);
+  state.counters["cycles_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_ClaimCompleteCycle)->Arg(1)->Arg(0)->MinTime(3.0)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ClaimCompleteCycle)
+    ->Arg(1)
+    ->Arg(0)
+    ->MinTime(3.0)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_ClaimWithBacklog(benchmark::State& state) {
   auto db = fresh_db("backlog", false);

@@ -12,13 +12,6 @@
 //   length (finish_reason length) · nousage · chunked (Transfer-Encoding: chunked)
 // --log FILE appends one JSON line per request: time, path, authorization, fault, body.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -28,10 +21,17 @@
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace {
 
@@ -96,7 +96,8 @@ bool read_request(int fd, std::string& buffer, Request& req) {
   while (line_end != std::string::npos) {
     const size_t start = line_end + 2;
     line_end = head.find("\r\n", start);
-    const std::string line = head.substr(start, line_end == std::string::npos ? std::string::npos : line_end - start);
+    const std::string line =
+        head.substr(start, line_end == std::string::npos ? std::string::npos : line_end - start);
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
     std::string name = line.substr(0, colon);
@@ -120,18 +121,30 @@ bool read_request(int fd, std::string& buffer, Request& req) {
 
 std::string status_text(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Status";
   }
 }
 
@@ -191,9 +204,12 @@ void log_request(const Request& req, const json& body, const std::optional<Fault
                  bool faulted) {
   if (g_options.log_path.empty()) return;
   json line = {
-      {"t_ms", std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count()},
+      {"t_ms",
+       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+           .count()},
       {"path", req.path},
-      {"authorization", req.headers.count("authorization") ? json(req.headers.at("authorization")) : json(nullptr)},
+      {"authorization",
+       req.headers.count("authorization") ? json(req.headers.at("authorization")) : json(nullptr)},
       {"fault", faulted && fault ? json(fault->directive) : json(nullptr)},
       {"body", body}};
   const std::lock_guard lock(g_mu);
@@ -203,16 +219,19 @@ void log_request(const Request& req, const json& body, const std::optional<Fault
 
 // Returns false when the connection must close.
 bool handle(int fd, const Request& req) {
-  if (req.method == "GET" && req.path == "/health") return send_all(fd, response(200, "{\"ok\":true}"));
+  if (req.method == "GET" && req.path == "/health")
+    return send_all(fd, response(200, "{\"ok\":true}"));
   const std::string suffix = "/chat/completions";
   if (req.method != "POST" || req.path.size() < suffix.size() ||
       req.path.compare(req.path.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return send_all(fd, response(404, openai_error("no route " + req.path, "invalid_request_error", "not_found")));
+    return send_all(fd, response(404, openai_error("no route " + req.path, "invalid_request_error",
+                                                   "not_found")));
 
   const json body = json::parse(req.body, nullptr, false);
   if (!body.is_object() || !body.contains("messages") || !body["messages"].is_array()) {
     log_request(req, req.body, std::nullopt, false);
-    return send_all(fd, response(400, openai_error("body is not a chat request", "invalid_request_error", nullptr)));
+    return send_all(fd, response(400, openai_error("body is not a chat request",
+                                                   "invalid_request_error", nullptr)));
   }
   std::string last_user;
   size_t prompt_chars = 0;
@@ -235,7 +254,8 @@ bool handle(int fd, const Request& req) {
   if (faulted && fault->kind == "slow") latency += std::stoi(fault->arg);
   if (latency > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latency));
 
-  json content = "reply to: " + last_user + " (saw " + std::to_string(body["messages"].size()) + " messages)";
+  json content =
+      "reply to: " + last_user + " (saw " + std::to_string(body["messages"].size()) + " messages)";
   std::string finish = "stop";
   bool usage = true;
   bool chunked = false;
@@ -243,34 +263,43 @@ bool handle(int fd, const Request& req) {
     const std::string& k = fault->kind;
     const std::string& a = fault->arg;
     if (k == "429")
-      return send_all(fd, response(429, openai_error("Rate limit reached", "requests", "rate_limit_exceeded"),
-                                   a.empty() ? std::map<std::string, std::string>{}
-                                             : std::map<std::string, std::string>{{"Retry-After", a}}));
+      return send_all(
+          fd, response(429, openai_error("Rate limit reached", "requests", "rate_limit_exceeded"),
+                       a.empty() ? std::map<std::string, std::string>{}
+                                 : std::map<std::string, std::string>{{"Retry-After", a}}));
     if (k == "429ms")
-      return send_all(fd, response(429, openai_error("Rate limit reached", "requests", "rate_limit_exceeded"),
-                                   {{"retry-after-ms", a}}));
+      return send_all(
+          fd, response(429, openai_error("Rate limit reached", "requests", "rate_limit_exceeded"),
+                       {{"retry-after-ms", a}}));
     if (k == "429date")
-      return send_all(fd, response(429, openai_error("Rate limit reached", "requests", "rate_limit_exceeded"),
-                                   {{"Retry-After", http_date(Clock::now() + std::chrono::seconds(std::stoi(a)))}}));
+      return send_all(
+          fd, response(
+                  429, openai_error("Rate limit reached", "requests", "rate_limit_exceeded"),
+                  {{"Retry-After", http_date(Clock::now() + std::chrono::seconds(std::stoi(a)))}}));
     if (k == "overflow")
-      return send_all(fd, response(400, openai_error("This model's maximum context length is 8192 tokens.",
-                                                     "invalid_request_error", "context_length_exceeded")));
+      return send_all(
+          fd, response(400, openai_error("This model's maximum context length is 8192 tokens.",
+                                         "invalid_request_error", "context_length_exceeded")));
     if (k == "llama400")
-      return send_all(fd, response(400, openai_error("llama says no", "invalid_request_error", 400)));
+      return send_all(fd,
+                      response(400, openai_error("llama says no", "invalid_request_error", 400)));
     if (k == "html502")
-      return send_all(fd, response(502, "<html><body><h1>502 Bad Gateway</h1></body></html>", {}, "text/html"));
+      return send_all(
+          fd, response(502, "<html><body><h1>502 Bad Gateway</h1></body></html>", {}, "text/html"));
     if (k == "empty500") return send_all(fd, response(500, ""));
     if (k == "malformed") return send_all(fd, response(200, "{\"choices\": [ {\"message\": "));
     if (k == "truncated") {
       const std::string partial = "{\"id\":\"x\",\"choices\":[";
-      std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n";
+      std::string head =
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n";
       send_all(fd, head + partial);
       return false;
     }
     if (k == "drop") return false;
     if (k == "hang") {
       const auto until = Clock::now() + std::chrono::seconds(a.empty() ? 86400 : std::stoi(a));
-      while (Clock::now() < until && !peer_closed(fd)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      while (Clock::now() < until && !peer_closed(fd))
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
       if (Clock::now() < until) return false;
     }
     if (k == "null") content = nullptr;
@@ -279,19 +308,23 @@ bool handle(int fd, const Request& req) {
     if (k == "chunked") chunked = true;
     const int status = std::atoi(k.c_str());
     if (status >= 400)
-      return send_all(fd, response(status, openai_error("stub fault " + k, "server_error", nullptr)));
+      return send_all(fd,
+                      response(status, openai_error("stub fault " + k, "server_error", nullptr)));
   }
-  json reply = {{"id", "chatcmpl-stub"},
-                {"object", "chat.completion"},
-                {"created", std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count()},
-                {"model", body.value("model", "stub")},
-                {"system_fingerprint", "stub"},
-                {"choices", json::array({{{"index", 0},
-                                          {"message", {{"role", "assistant"}, {"content", content}}},
-                                          {"finish_reason", finish}}})}};
+  json reply = {
+      {"id", "chatcmpl-stub"},
+      {"object", "chat.completion"},
+      {"created",
+       std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count()},
+      {"model", body.value("model", "stub")},
+      {"system_fingerprint", "stub"},
+      {"choices", json::array({{{"index", 0},
+                                {"message", {{"role", "assistant"}, {"content", content}}},
+                                {"finish_reason", finish}}})}};
   if (usage) {
     const int64_t prompt = static_cast<int64_t>(prompt_chars / 4 + 1);
-    const int64_t completion = content.is_string() ? static_cast<int64_t>(content.get<std::string>().size() / 4 + 1) : 0;
+    const int64_t completion =
+        content.is_string() ? static_cast<int64_t>(content.get<std::string>().size() / 4 + 1) : 0;
     reply["usage"] = {{"prompt_tokens", prompt},
                       {"completion_tokens", completion},
                       {"total_tokens", prompt + completion},
@@ -299,7 +332,8 @@ bool handle(int fd, const Request& req) {
   }
   const std::string text = reply.dump(-1, ' ', false, json::error_handler_t::replace);
   if (chunked) {
-    std::string out = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+    std::string out =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
     const size_t half = text.size() / 2;
     for (const std::string& part : {text.substr(0, half), text.substr(half)}) {
       char size[32];
@@ -326,8 +360,9 @@ void serve(int fd) {
 }
 
 int usage(const char* why) {
-  std::cerr << "autonous-stub: " << why
-            << "\nusage: autonous-stub [--port N] [--latency-ms N] [--log FILE] [--port-file FILE]\n";
+  std::cerr
+      << "autonous-stub: " << why
+      << "\nusage: autonous-stub [--port N] [--latency-ms N] [--log FILE] [--port-file FILE]\n";
   return 2;
 }
 
@@ -342,19 +377,25 @@ int main(int argc, char** argv) {
     };
     try {
       if (a == "--help" || a == "-h") {
-        std::cout << "autonous-stub: loopback OpenAI-compatible server (127.0.0.1 only)\n"
-                     "usage: autonous-stub [--port N] [--latency-ms N] [--log FILE] [--port-file FILE]\n"
-                     "Prints 127.0.0.1:PORT on stdout once listening. See the source header for the\n"
-                     "[[stub:KIND[:ARG][*N]]] fault directives.\n";
+        std::cout
+            << "autonous-stub: loopback OpenAI-compatible server (127.0.0.1 only)\n"
+               "usage: autonous-stub [--port N] [--latency-ms N] [--log FILE] [--port-file FILE]\n"
+               "Prints 127.0.0.1:PORT on stdout once listening. See the source header for the\n"
+               "[[stub:KIND[:ARG][*N]]] fault directives.\n";
         return 0;
       }
       const auto v = next();
       if (!v) return usage(("missing value for " + a).c_str());
-      if (a == "--port") g_options.port = std::stoi(*v);
-      else if (a == "--latency-ms") g_options.latency_ms = std::stoi(*v);
-      else if (a == "--log") g_options.log_path = *v;
-      else if (a == "--port-file") g_options.port_file = *v;
-      else return usage(("unknown option " + a).c_str());
+      if (a == "--port")
+        g_options.port = std::stoi(*v);
+      else if (a == "--latency-ms")
+        g_options.latency_ms = std::stoi(*v);
+      else if (a == "--log")
+        g_options.log_path = *v;
+      else if (a == "--port-file")
+        g_options.port_file = *v;
+      else
+        return usage(("unknown option " + a).c_str());
     } catch (const std::exception&) {
       return usage(("bad value for " + a).c_str());
     }
@@ -368,8 +409,10 @@ int main(int argc, char** argv) {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = htons(static_cast<uint16_t>(g_options.port));
-  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listener, 512) != 0) {
-    std::cerr << "autonous-stub: cannot listen on 127.0.0.1:" << g_options.port << ": " << std::strerror(errno) << "\n";
+  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(listener, 512) != 0) {
+    std::cerr << "autonous-stub: cannot listen on 127.0.0.1:" << g_options.port << ": "
+              << std::strerror(errno) << "\n";
     return 1;
   }
   socklen_t len = sizeof addr;

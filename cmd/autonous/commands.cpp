@@ -2,14 +2,14 @@
 
 #include <csignal>
 #include <ctime>
-
-#include <SQLiteCpp/Database.h>
 #include <iostream>
 #include <iterator>
-#include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 #include <stop_token>
 #include <thread>
+
+#include <SQLiteCpp/Database.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "internal/common/clock.h"
 #include "internal/context/assembler.h"
@@ -96,11 +96,14 @@ int run_status(const config::Config& config, bool json) {
     j["running"] = s.running;
     j["done"] = s.done;
     j["failed"] = s.failed;
-    j["oldest_queued_age_seconds"] =
-        s.oldest_queued_age_seconds ? nlohmann::ordered_json(*s.oldest_queued_age_seconds) : nullptr;
+    j["oldest_queued_age_seconds"] = s.oldest_queued_age_seconds
+                                         ? nlohmann::ordered_json(*s.oldest_queued_age_seconds)
+                                         : nullptr;
     auto failures = nlohmann::ordered_json::array();
     for (const auto& f : s.recent_failures)
-      failures.push_back({{"task_id", f.task_id}, {"chat_id", f.chat_id}, {"error", f.error},
+      failures.push_back({{"task_id", f.task_id},
+                          {"chat_id", f.chat_id},
+                          {"error", f.error},
                           {"finished_at", f.finished_at}});
     j["recent_failures"] = failures;
     std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
@@ -109,8 +112,8 @@ int run_status(const config::Config& config, bool json) {
   std::cout << "queued   " << s.queued << "\nrunning  " << s.running << "\ndone     " << s.done
             << "\nfailed   " << s.failed << "\n";
   if (s.oldest_queued_age_seconds)
-    std::cout << "oldest queued task waiting " << fmt::format("{:.1f}", *s.oldest_queued_age_seconds)
-              << " s\n";
+    std::cout << "oldest queued task waiting "
+              << fmt::format("{:.1f}", *s.oldest_queued_age_seconds) << " s\n";
   if (!s.recent_failures.empty()) {
     std::cout << "recent failures:\n";
     for (const auto& f : s.recent_failures)

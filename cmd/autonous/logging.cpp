@@ -2,12 +2,13 @@
 
 #include <cstdio>
 #include <mutex>
-#include <nlohmann/json.hpp>
+#include <sstream>
+
 #include <fmt/chrono.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
-#include <sstream>
 
 namespace autonous::cmd {
 namespace {
@@ -25,8 +26,8 @@ class JsonLinesSink final : public spdlog::sinks::base_sink<std::mutex> {
   void sink_it_(const spdlog::details::log_msg& msg) override {
     const std::string text(msg.payload.data(), msg.payload.size());
     nlohmann::ordered_json j;
-    const auto secs = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          msg.time.time_since_epoch()).count();
+    const auto secs =
+        std::chrono::duration_cast<std::chrono::milliseconds>(msg.time.time_since_epoch()).count();
     j["time"] = fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03d}Z",
                             fmt::gmtime(std::chrono::system_clock::to_time_t(msg.time)),
                             static_cast<int>(secs % 1000));
@@ -68,8 +69,8 @@ void setup_logging(const config::Config& config) {
   if (config.log_format == config::LogFormat::kJson) {
     logger = std::make_shared<spdlog::logger>("autonous", std::make_shared<JsonLinesSink>());
   } else {
-    logger = std::make_shared<spdlog::logger>(
-        "autonous", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    logger = std::make_shared<spdlog::logger>("autonous",
+                                              std::make_shared<spdlog::sinks::stderr_sink_mt>());
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   }
   logger->set_level(spdlog::level::from_str(config.log_level));

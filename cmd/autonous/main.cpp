@@ -2,9 +2,10 @@
 // 0 success, 2 usage or configuration error (the message names the flag or variable), 1 runtime
 // failure.
 
-#include <CLI/CLI.hpp>
 #include <functional>
 #include <iostream>
+
+#include <CLI/CLI.hpp>
 
 #include "cmd/autonous/commands.h"
 #include "cmd/autonous/logging.h"
@@ -22,10 +23,11 @@ constexpr const char* kFooter =
 
 int main(int argc, char** argv) {
   using namespace autonous;  // NOLINT(google-build-using-namespace): main only
-  CLI::App app{"autonous: a chat-bot backend worker. Front ends queue messages in SQLite; the\n"
-               "worker builds each chat's context within a token budget, calls an\n"
-               "OpenAI-compatible endpoint and records every step as events.",
-               "autonous"};
+  CLI::App app{
+      "autonous: a chat-bot backend worker. Front ends queue messages in SQLite; the\n"
+      "worker builds each chat's context within a token budget, calls an\n"
+      "OpenAI-compatible endpoint and records every step as events.",
+      "autonous"};
   app.footer(kFooter);
   app.require_subcommand(1);
   app.fallthrough();
@@ -34,7 +36,8 @@ int main(int argc, char** argv) {
 
   std::function<int(const config::Config&)> action;
 
-  auto* migrate = app.add_subcommand("migrate", "Apply embedded migrations; print the schema version");
+  auto* migrate =
+      app.add_subcommand("migrate", "Apply embedded migrations; print the schema version");
   migrate->callback([&] { action = cmd::run_migrate; });
 
   cmd::EnqueueOptions enq;
@@ -51,21 +54,24 @@ int main(int argc, char** argv) {
   bool drain = false;
   auto* worker = app.add_subcommand("worker", "Run the daemon (SIGTERM/SIGINT stop it gracefully)");
   worker->add_flag("--drain", drain, "exit 0 once no task is queued or running");
-  worker->callback([&] { action = [&](const config::Config& c) { return cmd::run_worker(c, drain); }; });
+  worker->callback(
+      [&] { action = [&](const config::Config& c) { return cmd::run_worker(c, drain); }; });
 
   cmd::ContextOptions ctx;
   auto* context = app.add_subcommand(
       "context", "Dry run: print as JSON the messages the worker would send now, and the figures");
   context->add_option("--chat", ctx.chat_id, "chat id")->required();
   context->add_option("--text", ctx.text, "the user message to assume (default: none)");
-  context->callback([&] { action = [&](const config::Config& c) { return cmd::run_context(c, ctx); }; });
+  context->callback(
+      [&] { action = [&](const config::Config& c) { return cmd::run_context(c, ctx); }; });
 
   cmd::EventsOptions ev;
   int64_t ev_task = 0;
   std::string ev_type;
   auto* events = app.add_subcommand("events", "Print events as JSON lines");
   auto* task_opt = events->add_option("--task", ev_task, "only this task's events");
-  auto* type_opt = events->add_option("--type", ev_type, "only events of this type, e.g. llm.response");
+  auto* type_opt =
+      events->add_option("--type", ev_type, "only events of this type, e.g. llm.response");
   events->add_flag("--follow,-f", ev.follow, "keep printing new events");
   events->callback([&] {
     if (task_opt->count() > 0) ev.task_id = ev_task;
@@ -76,7 +82,8 @@ int main(int argc, char** argv) {
   bool status_json = false;
   auto* status = app.add_subcommand("status", "Task counts by status, oldest queued age, failures");
   status->add_flag("--json", status_json, "print one JSON object");
-  status->callback([&] { action = [&](const config::Config& c) { return cmd::run_status(c, status_json); }; });
+  status->callback(
+      [&] { action = [&](const config::Config& c) { return cmd::run_status(c, status_json); }; });
 
   cmd::RequeueOptions rq;
   int64_t rq_task = 0;

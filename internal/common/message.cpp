@@ -4,10 +4,14 @@ namespace autonous::common {
 
 std::string_view to_string(Role role) noexcept {
   switch (role) {
-    case Role::kSystem: return "system";
-    case Role::kUser: return "user";
-    case Role::kAssistant: return "assistant";
-    case Role::kTool: return "tool";
+    case Role::kSystem:
+      return "system";
+    case Role::kUser:
+      return "user";
+    case Role::kAssistant:
+      return "assistant";
+    case Role::kTool:
+      return "tool";
   }
   return "user";
 }

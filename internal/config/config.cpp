@@ -69,8 +69,8 @@ Config load_config(const EnvLookup& env) {
   if (!c.openai_base_url.empty()) {
     const std::string l = lower(c.openai_base_url);
     if (l.rfind("http://", 0) != 0 && l.rfind("https://", 0) != 0)
-      throw ConfigError("OPENAI_BASE_URL", "'" + c.openai_base_url +
-                                               "' is not an http:// or https:// URL");
+      throw ConfigError("OPENAI_BASE_URL",
+                        "'" + c.openai_base_url + "' is not an http:// or https:// URL");
     while (!c.openai_base_url.empty() && c.openai_base_url.back() == '/')
       c.openai_base_url.pop_back();
   }
@@ -79,8 +79,7 @@ Config load_config(const EnvLookup& env) {
   c.system_prompt = read_string(env, "SYSTEM_PROMPT", c.system_prompt);
 
   c.history_window = static_cast<int>(read_int(env, "HISTORY_WINDOW", c.history_window, 0, 100000));
-  c.max_context_tokens =
-      read_int(env, "MAX_CONTEXT_TOKENS", c.max_context_tokens, 1, 100'000'000);
+  c.max_context_tokens = read_int(env, "MAX_CONTEXT_TOKENS", c.max_context_tokens, 1, 100'000'000);
   c.max_chars_per_message =
       read_int(env, "MAX_CHARS_PER_MESSAGE", c.max_chars_per_message, 1, 100'000'000);
   c.worker_concurrency =
@@ -95,7 +94,7 @@ Config load_config(const EnvLookup& env) {
       std::chrono::seconds(read_int(env, "LLM_TIMEOUT_SECONDS", c.llm_timeout.count(), 1, 86400));
 
   c.log_level = lower(trim(read_string(env, "LOG_LEVEL", c.log_level)));
-  static constexpr std::string_view kLevels[] = {"trace", "debug", "info",    "warn",
+  static constexpr std::string_view kLevels[] = {"trace", "debug",    "info", "warn",
                                                  "error", "critical", "off"};
   if (std::find(std::begin(kLevels), std::end(kLevels), c.log_level) == std::end(kLevels))
     throw ConfigError("LOG_LEVEL", "'" + c.log_level +

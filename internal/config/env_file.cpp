@@ -40,8 +40,7 @@ std::map<std::string, std::string> read_env_file(const std::string& path) {
     const auto eq = s.find('=');
     const std::string key = eq == std::string::npos ? s : strip(s.substr(0, eq));
     if (eq == std::string::npos || !valid_key(key))
-      throw ConfigError("--env-file",
-                        path + ":" + std::to_string(number) + ": expected KEY=VALUE");
+      throw ConfigError("--env-file", path + ":" + std::to_string(number) + ": expected KEY=VALUE");
     std::string value = strip(s.substr(eq + 1));
     // Quotes keep spaces and '#'; unquoted values are taken as written.
     if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&

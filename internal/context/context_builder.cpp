@@ -1,7 +1,8 @@
 #include "internal/context/context_builder.h"
 
-#include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 #include "internal/common/utf8.h"
 #include "internal/context/assembler.h"
@@ -20,30 +21,25 @@ int64_t system_cost(const ContextSettings& s, const TokenCounter& counter) {
 }
 
 nlohmann::ordered_json figures(const BuiltContext& b) {
-  return {{"original_count", b.original_count},
-          {"compressed_count", b.compressed_count},
-          {"dropped_count", b.dropped_count},
-          {"truncated_count", b.truncated_count},
-          {"user_truncated", b.user_truncated},
-          {"estimated_tokens", b.estimated_tokens},
-          {"budget_tokens", b.budget_tokens},
-          {"system_tokens", b.system_tokens},
-          {"user_tokens", b.user_tokens},
-          {"history_budget_tokens", b.history_budget_tokens},
-          {"message_count", b.messages.size()},
-          {"token_counter", b.counter},
+  return {{"original_count", b.original_count}, {"compressed_count", b.compressed_count},
+          {"dropped_count", b.dropped_count},   {"truncated_count", b.truncated_count},
+          {"user_truncated", b.user_truncated}, {"estimated_tokens", b.estimated_tokens},
+          {"budget_tokens", b.budget_tokens},   {"system_tokens", b.system_tokens},
+          {"user_tokens", b.user_tokens},       {"history_budget_tokens", b.history_budget_tokens},
+          {"message_count", b.messages.size()}, {"token_counter", b.counter},
           {"build_us", b.build_time.count()}};
 }
 
 }  // namespace
 
 void check_budget(const ContextSettings& settings, const TokenCounter& counter) {
-  const int64_t fixed =
-      counter.per_request() + system_cost(settings, counter) + counter.per_message() + kMinUserTokens;
+  const int64_t fixed = counter.per_request() + system_cost(settings, counter) +
+                        counter.per_message() + kMinUserTokens;
   if (settings.max_context_tokens < fixed)
     throw std::invalid_argument("budget of " + std::to_string(settings.max_context_tokens) +
                                 " tokens cannot hold the system prompt and a user message (needs "
-                                "at least " + std::to_string(fixed) + ")");
+                                "at least " +
+                                std::to_string(fixed) + ")");
 }
 
 ContextBuilder::ContextBuilder(ContextSettings settings, Provider& provider,
@@ -63,12 +59,14 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   out.counter = std::string(counter_.name());
   out.budget_tokens = settings_.max_context_tokens;
 
-  const common::Message system{common::Role::kSystem, common::sanitize_utf8(settings_.system_prompt), 0};
+  const common::Message system{common::Role::kSystem,
+                               common::sanitize_utf8(settings_.system_prompt), 0};
   common::Message user{common::Role::kUser, common::sanitize_utf8(user_text), 0};
   out.system_tokens = system.content.empty() ? 0 : counter_.count_message(system);
 
   // What the user message may cost at most; check_budget() guaranteed kMinUserTokens of it.
-  const int64_t user_room = settings_.max_context_tokens - counter_.per_request() - out.system_tokens;
+  const int64_t user_room =
+      settings_.max_context_tokens - counter_.per_request() - out.system_tokens;
   if (!user.content.empty()) {
     out.user_tokens = counter_.count_message(user);
     if (out.user_tokens > user_room) {
@@ -80,7 +78,8 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   out.history_budget_tokens = user_room - out.user_tokens;
 
   std::vector<common::Message> history;
-  if (settings_.history_window > 0) history = provider_.get_history(chat_id, settings_.history_window);
+  if (settings_.history_window > 0)
+    history = provider_.get_history(chat_id, settings_.history_window);
   out.original_count = static_cast<int64_t>(history.size());
   Compression kept = compressor_.compress(
       std::move(history), TokenBudget{out.history_budget_tokens, settings_.max_chars_per_message});

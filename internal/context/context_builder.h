@@ -35,14 +35,14 @@ struct BuiltContext {
   int64_t original_count = 0;             // history messages read
   int64_t compressed_count = 0;           // history messages kept
   int64_t dropped_count = 0;
-  int64_t truncated_count = 0;            // kept history messages that were cut
-  bool user_truncated = false;            // the user message itself was cut to fit
-  int64_t estimated_tokens = 0;           // the whole prompt, by the counter
+  int64_t truncated_count = 0;   // kept history messages that were cut
+  bool user_truncated = false;   // the user message itself was cut to fit
+  int64_t estimated_tokens = 0;  // the whole prompt, by the counter
   int64_t budget_tokens = 0;
   int64_t system_tokens = 0;
   int64_t user_tokens = 0;
   int64_t history_budget_tokens = 0;
-  std::string counter;                    // the TokenCounter's name
+  std::string counter;  // the TokenCounter's name
   std::chrono::microseconds build_time{0};
 };
 

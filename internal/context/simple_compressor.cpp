@@ -31,8 +31,9 @@ Compression SimpleCompressor::compress(std::vector<common::Message> messages,
     cut.push_back(was_cut);
     first_kept = i;
   }
-  out.messages.assign(std::make_move_iterator(messages.begin() + static_cast<ptrdiff_t>(first_kept)),
-                      std::make_move_iterator(messages.end()));
+  out.messages.assign(
+      std::make_move_iterator(messages.begin() + static_cast<ptrdiff_t>(first_kept)),
+      std::make_move_iterator(messages.end()));
   out.dropped_count = total - static_cast<int64_t>(out.messages.size());
   out.truncated_count = std::count(cut.begin(), cut.end(), true);
   return out;

@@ -1,8 +1,9 @@
 #include "internal/context/sqlite_provider.h"
 
+#include <algorithm>
+
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
-#include <algorithm>
 
 namespace autonous::context {
 

@@ -13,7 +13,7 @@ class Database;
 namespace autonous::db {
 
 struct OpenOptions {
-  bool synchronous_full = true;                    // FULL survives power loss; NORMAL is faster
+  bool synchronous_full = true;                   // FULL survives power loss; NORMAL is faster
   std::chrono::milliseconds busy_timeout{30000};  // how long a writer waits for the lock
 };
 

@@ -1,10 +1,11 @@
 #include "internal/db/migrator.h"
 
+#include <string>
+
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <spdlog/spdlog.h>
-#include <string>
 
 namespace autonous::db {
 namespace {

@@ -1,9 +1,10 @@
 #include "internal/events/event_log.h"
 
+#include <stdexcept>
+
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
 #include "internal/db/statement_cache.h"
 

@@ -14,6 +14,6 @@ inline constexpr std::string_view kLlmResponse = "llm.response";
 inline constexpr std::string_view kLlmRetry = "llm.retry";
 inline constexpr std::string_view kTurnCompleted = "turn.completed";
 inline constexpr std::string_view kTurnFailed = "turn.failed";
-inline constexpr std::string_view kTaskRequeued = "task.requeued";    // `autonous requeue`
+inline constexpr std::string_view kTaskRequeued = "task.requeued";  // `autonous requeue`
 
 }  // namespace autonous::events

@@ -50,8 +50,7 @@ std::string string_or_empty(const json& j, const char* key) {
     if (it->second == "true") should_retry = true;
     if (it->second == "false") should_retry = false;
   }
-  throw ApiError(r.status, type, code,
-                 "HTTP " + std::to_string(r.status) + ": " + clip(message),
+  throw ApiError(r.status, type, code, "HTTP " + std::to_string(r.status) + ": " + clip(message),
                  parse_retry_after(r.headers, std::chrono::system_clock::now()), should_retry);
 }
 
@@ -66,7 +65,8 @@ ChatResult parse_success(const HttpResponse& r) {
     throw ResponseError("malformed response: body is not a JSON object (" +
                         std::to_string(r.body.size()) + " bytes)");
   // Some servers answer 200 with an error object.
-  if (body.contains("error") && !body.contains("choices")) throw_api_error(HttpResponse{500, r.headers, r.body});
+  if (body.contains("error") && !body.contains("choices"))
+    throw_api_error(HttpResponse{500, r.headers, r.body});
   const auto choices = body.find("choices");
   if (choices == body.end() || !choices->is_array() || choices->empty() ||
       !(*choices)[0].is_object())
@@ -108,14 +108,17 @@ std::string request_body(const std::string& model, const std::vector<common::Mes
 }
 
 Client::Client(HttpTransport& transport, ClientOptions options)
-    : transport_(transport), options_(std::move(options)), url_(options_.base_url + "/chat/completions") {}
+    : transport_(transport),
+      options_(std::move(options)),
+      url_(options_.base_url + "/chat/completions") {}
 
 ChatResult Client::chat(const std::vector<common::Message>& messages,
                         const std::function<bool()>& keep_going) {
   HttpRequest req;
   req.url = url_;
   req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
-  if (!options_.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + options_.api_key);
+  if (!options_.api_key.empty())
+    req.headers.emplace_back("Authorization", "Bearer " + options_.api_key);
   req.body = request_body(options_.model, messages);
   req.timeout = options_.timeout;
   req.keep_going = keep_going;

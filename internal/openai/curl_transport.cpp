@@ -1,11 +1,11 @@
 #include "internal/openai/curl_transport.h"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <cctype>
 #include <exception>
 #include <stdexcept>
+
+#include <curl/curl.h>
 
 #include "internal/openai/errors.h"
 

@@ -23,7 +23,9 @@ const std::error_category& curl_category() noexcept {
 TransportError::TransportError(int curl_code, const std::string& message)
     : Error(message), code_(curl_code, curl_category()) {}
 
-bool TransportError::timed_out() const noexcept { return code_.value() == CURLE_OPERATION_TIMEDOUT; }
+bool TransportError::timed_out() const noexcept {
+  return code_.value() == CURLE_OPERATION_TIMEDOUT;
+}
 bool TransportError::aborted() const noexcept { return code_.value() == CURLE_ABORTED_BY_CALLBACK; }
 
 std::string TransportError::reason() const {
@@ -50,8 +52,7 @@ bool ApiError::retryable() const noexcept {
   if (should_retry_) return *should_retry_;  // the server's own word (x-should-retry)
   // As the official client: 408, 409, 429 and 5xx are worth another try. A context overflow
   // is too: the next attempt rebuilds the context (a smaller window, or after a summary).
-  return status_ == 408 || status_ == 409 || status_ == 429 || status_ >= 500 ||
-         context_overflow();
+  return status_ == 408 || status_ == 409 || status_ == 429 || status_ >= 500 || context_overflow();
 }
 
 std::string ApiError::reason() const {

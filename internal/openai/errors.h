@@ -43,8 +43,7 @@ class TransportError final : public Error {
 class ApiError final : public Error {
  public:
   ApiError(long status, std::string type, std::string code, const std::string& message,
-           std::optional<std::chrono::milliseconds> retry_after,
-           std::optional<bool> should_retry);
+           std::optional<std::chrono::milliseconds> retry_after, std::optional<bool> should_retry);
   long status() const noexcept { return status_; }
   const std::string& type() const noexcept { return type_; }
   const std::string& api_code() const noexcept { return code_; }

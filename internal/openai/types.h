@@ -16,10 +16,10 @@ struct Usage {
 };
 
 struct ChatResult {
-  std::string content;        // choices[0].message.content ("" when null; refusal text if any)
-  std::string finish_reason;  // stop, length, tool_calls, content_filter, … ("" when absent)
-  std::string model;          // as the server names it (may differ from the request's)
-  std::optional<Usage> usage; // some servers omit it
+  std::string content;         // choices[0].message.content ("" when null; refusal text if any)
+  std::string finish_reason;   // stop, length, tool_calls, content_filter, … ("" when absent)
+  std::string model;           // as the server names it (may differ from the request's)
+  std::optional<Usage> usage;  // some servers omit it
   long http_status = 0;
   std::chrono::milliseconds latency{0};
 };

@@ -1,11 +1,12 @@
 #include "internal/queue/queue.h"
 
+#include <mutex>
+#include <random>
+
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "internal/db/write_gate.h"
 #include "internal/events/event_types.h"
@@ -24,13 +25,15 @@ const std::string kCandidate =
     "ORDER BY h.priority DESC, h.task_id LIMIT 1";
 const std::string kClaim =
     "UPDATE tasks SET status = 'running', attempts = attempts + 1, lease_owner = ?, "
-    "lease_token = ?, lease_expires_at = ?, started_at = coalesce(started_at, " AUTONOUS_NOW "), "
+    "lease_token = ?, lease_expires_at = ?, started_at = coalesce(started_at, " AUTONOUS_NOW
+    "), "
     "updated_at = " AUTONOUS_NOW " WHERE id = ? RETURNING chat_id, text, priority, attempts";
 const std::string kRenew =
     "UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ? AND status = 'running'";
 const std::string kComplete =
     "UPDATE tasks SET status = 'done', reply = ?, error = NULL, lease_owner = NULL, "
-    "lease_token = NULL, lease_expires_at = NULL, finished_at = " AUTONOUS_NOW ", "
+    "lease_token = NULL, lease_expires_at = NULL, finished_at = " AUTONOUS_NOW
+    ", "
     "updated_at = " AUTONOUS_NOW " WHERE id = ? AND lease_token = ? AND status = 'running'";
 const std::string kHistory =
     "INSERT INTO history(chat_id, role, text, task_id) VALUES (?, ?, ?, ?)";
@@ -82,7 +85,8 @@ bool Queue::fenced(const std::string& update_sql,
 
 int64_t Queue::enqueue(const std::string& chat_id, const std::string& text, int priority) {
   const std::lock_guard gate(db::write_gate());
-  const db::CachedStatement ins = cache_.get("INSERT INTO tasks(chat_id, text, priority) VALUES (?, ?, ?)");
+  const db::CachedStatement ins =
+      cache_.get("INSERT INTO tasks(chat_id, text, priority) VALUES (?, ?, ?)");
   ins->bind(1, chat_id);
   ins->bind(2, text);
   ins->bind(3, priority);
@@ -131,11 +135,12 @@ std::optional<Task> Queue::claim(const std::string& worker_id, common::TimePoint
   started.type = std::string(events::kAgentStarted);
   started.task_id = task.id;
   started.chat_id = task.chat_id;
-  started.payload = nlohmann::json{{"attempt", task.attempts},
-                                   {"worker_id", worker_id},
-                                   {"reclaimed", reclaimed},
-                                   {"priority", task.priority}}
-                        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  started.payload = nlohmann::json{
+      {"attempt", task.attempts},
+      {"worker_id", worker_id},
+      {"reclaimed", reclaimed},
+      {"priority",
+       task.priority}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   task.agent_event_id = events::append(cache_, started);
   tx.commit();
   return task;
@@ -180,28 +185,37 @@ bool Queue::complete(const Task& task, const std::string& user_text, const std::
 
 bool Queue::retry_later(const Task& task, common::TimePoint run_after, const std::string& error,
                         const std::vector<events::Event>& list) {
-  return fenced(kRetry, [&](SQLite::Statement& s) {
-    s.bind(1, common::to_unix_ms(run_after));
-    s.bind(2, error);
-    s.bind(3, task.id);
-    s.bind(4, task.lease_token);
-  }, list);
+  return fenced(
+      kRetry,
+      [&](SQLite::Statement& s) {
+        s.bind(1, common::to_unix_ms(run_after));
+        s.bind(2, error);
+        s.bind(3, task.id);
+        s.bind(4, task.lease_token);
+      },
+      list);
 }
 
 bool Queue::fail(const Task& task, const std::string& error,
                  const std::vector<events::Event>& list) {
-  return fenced(kFail, [&](SQLite::Statement& s) {
-    s.bind(1, error);
-    s.bind(2, task.id);
-    s.bind(3, task.lease_token);
-  }, list);
+  return fenced(
+      kFail,
+      [&](SQLite::Statement& s) {
+        s.bind(1, error);
+        s.bind(2, task.id);
+        s.bind(3, task.lease_token);
+      },
+      list);
 }
 
 bool Queue::release(const Task& task, const std::vector<events::Event>& list) {
-  return fenced(kRelease, [&](SQLite::Statement& s) {
-    s.bind(1, task.id);
-    s.bind(2, task.lease_token);
-  }, list);
+  return fenced(
+      kRelease,
+      [&](SQLite::Statement& s) {
+        s.bind(1, task.id);
+        s.bind(2, task.lease_token);
+      },
+      list);
 }
 
 bool Queue::requeue(int64_t task_id) {
@@ -224,7 +238,8 @@ bool Queue::requeue(int64_t task_id) {
 int64_t Queue::requeue_failed() {
   std::vector<int64_t> ids;
   {
-    const db::CachedStatement q = cache_.get("SELECT id FROM tasks WHERE status = 'failed' ORDER BY id");
+    const db::CachedStatement q =
+        cache_.get("SELECT id FROM tasks WHERE status = 'failed' ORDER BY id");
     while (q->executeStep()) ids.push_back(q->getColumn(0).getInt64());
   }
   int64_t n = 0;

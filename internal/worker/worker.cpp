@@ -1,15 +1,15 @@
 #include "internal/worker/worker.h"
 
-#include <unistd.h>
-
-#include <SQLiteCpp/Database.h>
 #include <condition_variable>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <random>
-#include <spdlog/spdlog.h>
 #include <thread>
 #include <vector>
+
+#include <SQLiteCpp/Database.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include "internal/common/clock.h"
 #include "internal/common/utf8.h"
@@ -41,11 +41,11 @@ std::string default_worker_id() {
 
 // Shared by the slots of one run(): the stop signals and the idle wait.
 struct RunState {
-  std::stop_source stop;             // no more claims (signal, or drain found nothing)
+  std::stop_source stop;               // no more claims (signal, or drain found nothing)
   std::atomic<bool> hard_stop{false};  // grace over: abort in-flight calls
   std::mutex mu;
   std::condition_variable_any cv;
-  std::atomic<int> busy{0};          // slots inside a task
+  std::atomic<int> busy{0};  // slots inside a task
 };
 
 class Slot {
@@ -114,9 +114,9 @@ class Slot {
       // Only reachable through expired leases: the worker died or hung on every attempt.
       const std::string error = "gave up after " + std::to_string(task.attempts - 1) +
                                 " attempts whose leases expired (worker crashed or hung)";
-      turn.push_back(turn_event(task, events::kTurnFailed,
-                                {{"attempt", task.attempts}, {"reason", "lease_expired"},
-                                 {"error", error}}));
+      turn.push_back(
+          turn_event(task, events::kTurnFailed,
+                     {{"attempt", task.attempts}, {"reason", "lease_expired"}, {"error", error}}));
       finish_failed(task, error, turn);
       return;
     }
@@ -125,8 +125,8 @@ class Slot {
     const auto call_started = std::chrono::steady_clock::now();
     try {
       const context::BuiltContext built = builder_.build(task.chat_id, task.text);
-      turn.push_back(turn_event(task, events::kContextCompressed,
-                                json::parse(context::figures_json(built))));
+      turn.push_back(
+          turn_event(task, events::kContextCompressed, json::parse(context::figures_json(built))));
       turn.push_back(turn_event(task, events::kLlmRequest,
                                 {{"model", client_.model()},
                                  {"message_count", built.messages.size()},
@@ -138,9 +138,8 @@ class Slot {
         usage = {{"prompt_tokens", result.usage->prompt_tokens},
                  {"completion_tokens", result.usage->completion_tokens},
                  {"total_tokens", result.usage->total_tokens},
-                 {"cached_tokens", result.usage->cached_tokens
-                                       ? json(*result.usage->cached_tokens)
-                                       : json(nullptr)}};
+                 {"cached_tokens", result.usage->cached_tokens ? json(*result.usage->cached_tokens)
+                                                               : json(nullptr)}};
       }
       json response = {{"status", result.http_status},
                        {"latency_ms", result.latency.count()},
@@ -149,9 +148,8 @@ class Slot {
                        {"estimated_tokens", built.estimated_tokens},
                        {"usage", usage}};
       if (result.usage && built.estimated_tokens > 0)
-        response["prompt_tokens_per_estimated"] =
-            static_cast<double>(result.usage->prompt_tokens) /
-            static_cast<double>(built.estimated_tokens);
+        response["prompt_tokens_per_estimated"] = static_cast<double>(result.usage->prompt_tokens) /
+                                                  static_cast<double>(built.estimated_tokens);
       turn.push_back(turn_event(task, events::kLlmResponse, response));
       turn.push_back(turn_event(task, events::kTurnCompleted,
                                 {{"attempt", task.attempts},
@@ -166,15 +164,14 @@ class Slot {
         spdlog::warn("lease lost before completion; nothing committed task_id={}", task.id);
       }
     } catch (const openai::Error& e) {
-      const auto latency = std::chrono::duration_cast<milliseconds>(
-          std::chrono::steady_clock::now() - call_started);
+      const auto latency =
+          std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - call_started);
       on_llm_error(task, e, latency, turn);
     } catch (const std::exception& e) {
       // A storage or internal error: the task is not at fault, so it is retried like a
       // transient LLM failure. Never a crash.
       spdlog::error("task error task_id={} error={}", task.id, e.what());
-      retry_or_fail(task, "internal", e.what(), std::nullopt, json(nullptr), milliseconds(0),
-                    turn);
+      retry_or_fail(task, "internal", e.what(), std::nullopt, json(nullptr), milliseconds(0), turn);
     }
   }
 
@@ -216,8 +213,10 @@ class Slot {
     }
     if (!e.retryable()) {
       turn.push_back(turn_event(task, events::kTurnFailed,
-                                {{"attempt", task.attempts}, {"reason", e.reason()},
-                                 {"status", status}, {"latency_ms", latency.count()},
+                                {{"attempt", task.attempts},
+                                 {"reason", e.reason()},
+                                 {"status", status},
+                                 {"latency_ms", latency.count()},
                                  {"error", e.what()}}));
       finish_failed(task, e.what(), turn);
       return;
@@ -229,24 +228,28 @@ class Slot {
                      std::optional<milliseconds> retry_after, const json& status,
                      milliseconds latency, std::vector<events::Event>& turn) {
     if (task.attempts >= config_.task_max_attempts) {
-      const std::string final_error = error + " (gave up after " + std::to_string(task.attempts) +
-                                      " attempts)";
+      const std::string final_error =
+          error + " (gave up after " + std::to_string(task.attempts) + " attempts)";
       turn.push_back(turn_event(task, events::kTurnFailed,
-                                {{"attempt", task.attempts}, {"reason", reason},
-                                 {"status", status}, {"latency_ms", latency.count()},
+                                {{"attempt", task.attempts},
+                                 {"reason", reason},
+                                 {"status", status},
+                                 {"latency_ms", latency.count()},
                                  {"error", final_error}}));
       finish_failed(task, final_error, turn);
       return;
     }
     const milliseconds delay =
         backoff_delay(task.attempts, config_.retry_base, config_.retry_max, retry_after, rng_);
-    turn.push_back(turn_event(task, events::kLlmRetry,
-                              {{"attempt", task.attempts}, {"reason", reason},
-                               {"status", status}, {"latency_ms", latency.count()},
-                               {"delay_ms", delay.count()},
-                               {"retry_after_ms", retry_after ? json(retry_after->count())
-                                                              : json(nullptr)},
-                               {"error", error}}));
+    turn.push_back(
+        turn_event(task, events::kLlmRetry,
+                   {{"attempt", task.attempts},
+                    {"reason", reason},
+                    {"status", status},
+                    {"latency_ms", latency.count()},
+                    {"delay_ms", delay.count()},
+                    {"retry_after_ms", retry_after ? json(retry_after->count()) : json(nullptr)},
+                    {"error", error}}));
     try {
       if (queue_.retry_later(task, now() + delay, error, turn)) {
         ++stats_.retried;

@@ -15,7 +15,9 @@ TEST(Utf8Test, ValidTextComesBackUnchanged) {
 
 TEST(Utf8Test, ReplacesEachMaximalInvalidSubsequenceWithOneReplacementCharacter) {
   // WHATWG: a truncated 4-byte sequence is one maximal subsequence → one U+FFFD.
-  EXPECT_EQ(sanitize_utf8("\xF0\x90\x80" "a"), kFffd + "a");
+  EXPECT_EQ(sanitize_utf8("\xF0\x90\x80"
+                          "a"),
+            kFffd + "a");
   // A lone continuation byte and an invalid lead byte are one each.
   EXPECT_EQ(sanitize_utf8("\x80"), kFffd);
   EXPECT_EQ(sanitize_utf8("\xFF\xFE"), kFffd + kFffd);

@@ -1,8 +1,8 @@
 #include "internal/config/config.h"
 
-#include <gtest/gtest.h>
-
 #include <map>
+
+#include <gtest/gtest.h>
 
 namespace autonous::config {
 namespace {
@@ -49,26 +49,17 @@ TEST(ConfigTest, DefaultsMatchDesign) {
 }
 
 TEST(ConfigTest, ReadsEveryVariable) {
-  const Config c = load_config(env_of({{"DB_PATH", "/tmp/x.db"},
-                                       {"OPENAI_BASE_URL", "http://127.0.0.1:9/v1/"},
-                                       {"OPENAI_API_KEY", "sk-test"},
-                                       {"OPENAI_MODEL", "llama3"},
-                                       {"SYSTEM_PROMPT", "Be brief."},
-                                       {"HISTORY_WINDOW", "7"},
-                                       {"MAX_CONTEXT_TOKENS", "1234"},
-                                       {"MAX_CHARS_PER_MESSAGE", "99"},
-                                       {"WORKER_CONCURRENCY", "32"},
-                                       {"POLL_INTERVAL_MS", "25"},
-                                       {"TASK_LEASE_SECONDS", "60"},
-                                       {"TASK_MAX_ATTEMPTS", "3"},
-                                       {"LLM_TIMEOUT_SECONDS", "9"},
-                                       {"LOG_LEVEL", "DEBUG"},
-                                       {"LOG_FORMAT", "json"},
-                                       {"SQLITE_SYNCHRONOUS", "normal"},
-                                       {"RETRY_BASE_MS", "50"},
-                                       {"RETRY_MAX_SECONDS", "2"},
-                                       {"SHUTDOWN_GRACE_SECONDS", "0"},
-                                       {"WORKER_ID", "w1"}}));
+  const Config c = load_config(
+      env_of({{"DB_PATH", "/tmp/x.db"},        {"OPENAI_BASE_URL", "http://127.0.0.1:9/v1/"},
+              {"OPENAI_API_KEY", "sk-test"},   {"OPENAI_MODEL", "llama3"},
+              {"SYSTEM_PROMPT", "Be brief."},  {"HISTORY_WINDOW", "7"},
+              {"MAX_CONTEXT_TOKENS", "1234"},  {"MAX_CHARS_PER_MESSAGE", "99"},
+              {"WORKER_CONCURRENCY", "32"},    {"POLL_INTERVAL_MS", "25"},
+              {"TASK_LEASE_SECONDS", "60"},    {"TASK_MAX_ATTEMPTS", "3"},
+              {"LLM_TIMEOUT_SECONDS", "9"},    {"LOG_LEVEL", "DEBUG"},
+              {"LOG_FORMAT", "json"},          {"SQLITE_SYNCHRONOUS", "normal"},
+              {"RETRY_BASE_MS", "50"},         {"RETRY_MAX_SECONDS", "2"},
+              {"SHUTDOWN_GRACE_SECONDS", "0"}, {"WORKER_ID", "w1"}}));
   EXPECT_EQ(c.db_path, "/tmp/x.db");
   EXPECT_EQ(c.openai_base_url, "http://127.0.0.1:9/v1");  // trailing slash dropped
   EXPECT_EQ(c.openai_api_key, "sk-test");
@@ -98,10 +89,10 @@ TEST(ConfigTest, EmptyValueMeansDefault) {
 }
 
 TEST(ConfigTest, RefusesNonNumbersTrailingGarbageAndOutOfRange) {
-  for (const char* var : {"HISTORY_WINDOW", "MAX_CONTEXT_TOKENS", "MAX_CHARS_PER_MESSAGE",
-                          "WORKER_CONCURRENCY", "POLL_INTERVAL_MS", "TASK_LEASE_SECONDS",
-                          "TASK_MAX_ATTEMPTS", "LLM_TIMEOUT_SECONDS", "RETRY_BASE_MS",
-                          "RETRY_MAX_SECONDS", "SQLITE_BUSY_TIMEOUT_MS", "SHUTDOWN_GRACE_SECONDS"}) {
+  for (const char* var :
+       {"HISTORY_WINDOW", "MAX_CONTEXT_TOKENS", "MAX_CHARS_PER_MESSAGE", "WORKER_CONCURRENCY",
+        "POLL_INTERVAL_MS", "TASK_LEASE_SECONDS", "TASK_MAX_ATTEMPTS", "LLM_TIMEOUT_SECONDS",
+        "RETRY_BASE_MS", "RETRY_MAX_SECONDS", "SQLITE_BUSY_TIMEOUT_MS", "SHUTDOWN_GRACE_SECONDS"}) {
     SCOPED_TRACE(var);
     expect_refused(var, "abc");
     expect_refused(var, "10x");

@@ -1,8 +1,8 @@
 #include "internal/config/env_file.h"
 
-#include <gtest/gtest.h>
-
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "tests/support/temp_dir.h"
 

@@ -22,7 +22,8 @@ TEST(StandardAssemblerTest, OrdersSystemThenHistoryThenUser) {
 
 TEST(StandardAssemblerTest, LeavesOutEmptySystemAndUser) {
   const StandardAssembler a;
-  const auto out = a.assemble({Role::kSystem, "", 0}, {{Role::kUser, "q1", 1}}, {Role::kUser, "", 0});
+  const auto out =
+      a.assemble({Role::kSystem, "", 0}, {{Role::kUser, "q1", 1}}, {Role::kUser, "", 0});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].content, "q1");
 }

@@ -1,9 +1,9 @@
 #include "internal/context/context_builder.h"
 
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 #include <random>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "internal/common/utf8.h"
 #include "internal/context/assembler.h"
@@ -60,7 +60,8 @@ TEST_F(ContextBuilderTest, AssemblesSystemHistoryAndUser) {
 }
 
 TEST_F(ContextBuilderTest, BudgetBoundsTheWholePromptNotJustHistory) {
-  for (int i = 0; i < 40; ++i) provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
+  for (int i = 0; i < 40; ++i)
+    provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
   const std::string system(200, 's');  // 50 tokens
   const std::string user(120, 'u');    // 30 tokens
   const auto b = builder({system, 50, 200, 4000}).build("c", user);
@@ -87,7 +88,8 @@ TEST_F(ContextBuilderTest, CutsTheUserMessageWhenSystemAndUserAloneDoNotFit) {
 
 TEST_F(ContextBuilderTest, RefusesABudgetTooSmallForTheSystemPrompt) {
   EXPECT_THROW(builder({std::string(400, 's'), 50, 100, 4000}), std::invalid_argument);
-  EXPECT_THROW(check_budget({std::string(400, 's'), 50, 110, 4000}, counter_), std::invalid_argument);
+  EXPECT_THROW(check_budget({std::string(400, 's'), 50, 110, 4000}, counter_),
+               std::invalid_argument);
   EXPECT_NO_THROW(check_budget({std::string(400, 's'), 50, 100 + kMinUserTokens, 4000}, counter_));
 }
 
@@ -102,8 +104,8 @@ TEST_F(ContextBuilderTest, FiguresJsonCarriesTheEventFields) {
   provider_.history = {{Role::kUser, std::string(100, 'x'), 1}};
   const auto b = builder({"sys", 50, 1000, 10}).build("c", "hi");
   const auto j = nlohmann::json::parse(figures_json(b));
-  for (const char* key : {"original_count", "compressed_count", "estimated_tokens",
-                          "budget_tokens", "dropped_count", "truncated_count"}) {
+  for (const char* key : {"original_count", "compressed_count", "estimated_tokens", "budget_tokens",
+                          "dropped_count", "truncated_count"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["truncated_count"], 1);
@@ -114,8 +116,8 @@ TEST_F(ContextBuilderTest, FiguresJsonCarriesTheEventFields) {
 
 TEST_F(ContextBuilderTest, NeverExceedsTheBudgetOnRandomConversations) {
   std::mt19937 rng(42);
-  const std::vector<std::string> alphabet = {"a", " ", "\xE4\xBD\xA0", "\xF0\x9F\x98\x80",
-                                             "e\xCC\x81", "\xFF", "\n"};
+  const std::vector<std::string> alphabet = {
+      "a", " ", "\xE4\xBD\xA0", "\xF0\x9F\x98\x80", "e\xCC\x81", "\xFF", "\n"};
   auto random_text = [&](size_t max_units) {
     std::string s;
     const size_t n = std::uniform_int_distribution<size_t>(0, max_units)(rng);
@@ -126,7 +128,8 @@ TEST_F(ContextBuilderTest, NeverExceedsTheBudgetOnRandomConversations) {
     provider_.history.clear();
     const int n = static_cast<int>(rng() % 60);
     for (int i = 0; i < n; ++i)
-      provider_.history.push_back({i % 2 ? Role::kAssistant : Role::kUser, random_text(3000), i + 1});
+      provider_.history.push_back(
+          {i % 2 ? Role::kAssistant : Role::kUser, random_text(3000), i + 1});
     const std::string system = random_text(200);
     const std::string sys_valid = common::sanitize_utf8(system);
     const int64_t budget = static_cast<int64_t>(counter_.count_text(sys_valid)) + kMinUserTokens +

@@ -50,7 +50,8 @@ TEST_F(SimpleCompressorTest, DropsOldestMessagesFirstWhenOverBudget) {
 TEST_F(SimpleCompressorTest, KeptHistoryIsTheNewestContiguousRun) {
   // A large message in the middle stops the walk: older small messages are dropped too, even
   // though they would fit, so the prompt never has a gap.
-  std::vector<Message> in = {msg(Role::kUser, "old small"), msg(Role::kAssistant, std::string(400, 'b')),
+  std::vector<Message> in = {msg(Role::kUser, "old small"),
+                             msg(Role::kAssistant, std::string(400, 'b')),
                              msg(Role::kUser, "new 1"), msg(Role::kAssistant, "new 2")};
   const Compression out = compressor_.compress(in, TokenBudget{20, 4000});
   ASSERT_EQ(out.messages.size(), 2u);
@@ -81,9 +82,9 @@ TEST_F(SimpleCompressorTest, CutsLongMessagesOnCodePointBoundariesWithAMarker) {
     size_t code_points_per_unit;
   };
   const std::vector<Case> cases = {{"ascii", "a", 1},
-                                   {"chinese", "\xE4\xBD\xA0", 1},       // 你
-                                   {"emoji", "\xF0\x9F\x98\x80", 1},     // 😀
-                                   {"combining", "e\xCC\x81", 2}};       // e + U+0301
+                                   {"chinese", "\xE4\xBD\xA0", 1},    // 你
+                                   {"emoji", "\xF0\x9F\x98\x80", 1},  // 😀
+                                   {"combining", "e\xCC\x81", 2}};    // e + U+0301
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     std::string text;
@@ -104,8 +105,8 @@ TEST_F(SimpleCompressorTest, CutsLongMessagesOnCodePointBoundariesWithAMarker) {
 }
 
 TEST_F(SimpleCompressorTest, MessageExactlyAtTheLimitIsNotCut) {
-  const Compression out = compressor_.compress({msg(Role::kUser, std::string(50, 'z'))},
-                                               TokenBudget{1000, 50});
+  const Compression out =
+      compressor_.compress({msg(Role::kUser, std::string(50, 'z'))}, TokenBudget{1000, 50});
   EXPECT_EQ(out.messages[0].content, std::string(50, 'z'));
   EXPECT_EQ(out.truncated_count, 0);
 }

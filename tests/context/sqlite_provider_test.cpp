@@ -1,8 +1,7 @@
 #include "internal/context/sqlite_provider.h"
 
-#include <gtest/gtest.h>
-
 #include <SQLiteCpp/Statement.h>
+#include <gtest/gtest.h>
 
 #include "tests/support/test_db.h"
 
@@ -20,7 +19,8 @@ void add(SQLite::Database& db, const std::string& chat, const std::string& role,
 
 TEST(SQLiteProviderTest, ReturnsNewestRowsOldestFirst) {
   testing::TestDb t;
-  for (int i = 0; i < 10; ++i) add(t.db(), "a", i % 2 ? "assistant" : "user", "m" + std::to_string(i));
+  for (int i = 0; i < 10; ++i)
+    add(t.db(), "a", i % 2 ? "assistant" : "user", "m" + std::to_string(i));
   SQLiteProvider p(t.db());
   const auto got = p.get_history("a", 3);
   ASSERT_EQ(got.size(), 3u);
@@ -50,7 +50,8 @@ TEST(SQLiteProviderTest, ReturnsStoredBytesEvenWhenInvalidUtf8) {
   testing::TestDb t;
   SQLite::Statement ins(t.db(), "INSERT INTO history(chat_id, role, text) VALUES ('a', 'user', ?)");
   const std::string raw("x\xFF\x00y", 4);
-  ins.bind(1, raw.data(), static_cast<int>(raw.size()));  // as a BLOB, as a careless front end might
+  ins.bind(1, raw.data(),
+           static_cast<int>(raw.size()));  // as a BLOB, as a careless front end might
   ins.exec();
   SQLiteProvider p(t.db());
   EXPECT_EQ(p.get_history("a", 5)[0].content, raw);

@@ -1,9 +1,8 @@
 #include "internal/db/migrator.h"
 
-#include <gtest/gtest.h>
-
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
+#include <gtest/gtest.h>
 
 #include "internal/db/database.h"
 #include "tests/support/temp_dir.h"

@@ -1,11 +1,11 @@
 // The CLI contract of DESIGN.md, through the real binary: commands, --help, exit codes,
 // configuration errors naming the variable, enqueue/events/status/context behaviour.
 
-#include <gtest/gtest.h>
-
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/e2e/e2e_support.h"
 
@@ -23,7 +23,8 @@ class CliTest : public ::testing::Test {
 };
 
 TEST_F(CliTest, EverySubcommandHasHelp) {
-  for (const char* cmd : {"migrate", "enqueue", "worker", "context", "events", "status", "requeue"}) {
+  for (const char* cmd :
+       {"migrate", "enqueue", "worker", "context", "events", "status", "requeue"}) {
     SCOPED_TRACE(cmd);
     const auto r = autonous(dir_, {cmd, "--help"}, env());
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -51,9 +52,11 @@ TEST_F(CliTest, UsageErrorsExitTwoAndNameTheFlag) {
 
 TEST_F(CliTest, BadConfigurationExitsTwoNamingTheVariable) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"HISTORY_WINDOW", "10x"},     {"MAX_CONTEXT_TOKENS", "-5"}, {"WORKER_CONCURRENCY", "0"},
-      {"LOG_LEVEL", "loud"},         {"LOG_FORMAT", "yaml"},       {"SQLITE_SYNCHRONOUS", "OFF"},
-      {"TASK_LEASE_SECONDS", "abc"}, {"POLL_INTERVAL_MS", "1e3"},  {"OPENAI_BASE_URL", "localhost"}};
+      {"HISTORY_WINDOW", "10x"},       {"MAX_CONTEXT_TOKENS", "-5"},
+      {"WORKER_CONCURRENCY", "0"},     {"LOG_LEVEL", "loud"},
+      {"LOG_FORMAT", "yaml"},          {"SQLITE_SYNCHRONOUS", "OFF"},
+      {"TASK_LEASE_SECONDS", "abc"},   {"POLL_INTERVAL_MS", "1e3"},
+      {"OPENAI_BASE_URL", "localhost"}};
   for (const auto& [var, value] : bad) {
     SCOPED_TRACE(var);
     const auto r = autonous(dir_, {"status"}, env({{var, value}}));
@@ -99,7 +102,8 @@ TEST_F(CliTest, EnqueueFromArgumentAndStdinPrintsIds) {
   auto r = autonous(dir_, {"enqueue", "--chat", "42", "hello there"}, env());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "1\n");
-  r = autonous(dir_, {"enqueue", "--chat", "42", "--priority", "3"}, env(), "from stdin\nline two\n");
+  r = autonous(dir_, {"enqueue", "--chat", "42", "--priority", "3"}, env(),
+               "from stdin\nline two\n");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "2\n");
   EXPECT_EQ(query_string(db_, "SELECT text FROM tasks WHERE id = 2"), "from stdin\nline two\n");
@@ -144,9 +148,10 @@ TEST_F(CliTest, EventsPrintsJsonLinesAndFilters) {
   autonous(dir_, {"migrate"}, env());
   {
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    db.exec("INSERT INTO events(type, task_id, chat_id, payload) VALUES "
-            "('agent.started', 1, 'a', '{\"attempt\":1}'), ('turn.started', 1, 'a', '{}'), "
-            "('agent.started', 2, 'b', '{\"attempt\":1}')");
+    db.exec(
+        "INSERT INTO events(type, task_id, chat_id, payload) VALUES "
+        "('agent.started', 1, 'a', '{\"attempt\":1}'), ('turn.started', 1, 'a', '{}'), "
+        "('agent.started', 2, 'b', '{\"attempt\":1}')");
   }
   auto count_lines = [](const std::string& s) {
     std::istringstream in(s);
@@ -190,8 +195,9 @@ TEST_F(CliTest, ContextDryRunPrintsMessagesAndFiguresAndWritesNothing) {
   autonous(dir_, {"migrate"}, env());
   {
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    db.exec("INSERT INTO history(chat_id, role, text) VALUES ('a', 'user', 'my name is Ada'), "
-            "('a', 'assistant', 'hello Ada'), ('b', 'user', 'other chat')");
+    db.exec(
+        "INSERT INTO history(chat_id, role, text) VALUES ('a', 'user', 'my name is Ada'), "
+        "('a', 'assistant', 'hello Ada'), ('b', 'user', 'other chat')");
   }
   const auto r = autonous(dir_, {"context", "--chat", "a", "--text", "what is my name?"},
                           env({{"SYSTEM_PROMPT", "Be brief."}}));
@@ -213,10 +219,12 @@ TEST_F(CliTest, ContextDryRunHonoursTheBudget) {
   {
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
     for (int i = 0; i < 30; ++i)
-      db.exec("INSERT INTO history(chat_id, role, text) VALUES ('a', 'user', '" + std::string(400, 'x') + "')");
+      db.exec("INSERT INTO history(chat_id, role, text) VALUES ('a', 'user', '" +
+              std::string(400, 'x') + "')");
   }
   const auto r = autonous(dir_, {"context", "--chat", "a", "--text", "hi"},
-                          env({{"MAX_CONTEXT_TOKENS", "500"}, {"MAX_CHARS_PER_MESSAGE", "200"},
+                          env({{"MAX_CONTEXT_TOKENS", "500"},
+                               {"MAX_CHARS_PER_MESSAGE", "200"},
                                {"HISTORY_WINDOW", "20"}}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);

@@ -1,14 +1,14 @@
 #pragma once
 // Shared helpers for the e2e suites: run `autonous` with an environment, query the database.
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <gtest/gtest.h>
-
-#include <map>
-#include <string>
-#include <vector>
 
 #include "tests/support/process.h"
 #include "tests/support/stub_server.h"
@@ -18,8 +18,8 @@ namespace autonous::testing {
 
 using Env = std::map<std::string, std::string>;
 
-inline ProcessResult autonous(const TempDir& dir, const std::vector<std::string>& args, const Env& env,
-                              const std::string& stdin_text = "",
+inline ProcessResult autonous(const TempDir& dir, const std::vector<std::string>& args,
+                              const Env& env, const std::string& stdin_text = "",
                               std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
   std::vector<std::string> argv = {autonous_bin()};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -1,7 +1,6 @@
 #include "internal/events/event_log.h"
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "tests/support/test_db.h"
@@ -11,7 +10,8 @@ namespace {
 
 TEST(EventLogTest, AppendsAndQueriesWithFilters) {
   testing::TestDb t;
-  const int64_t parent = append(t.db(), Event{"agent.started", 1, "c1", std::nullopt, R"({"attempt":1})"});
+  const int64_t parent =
+      append(t.db(), Event{"agent.started", 1, "c1", std::nullopt, R"({"attempt":1})"});
   append(t.db(), Event{"turn.started", 1, "c1", parent, "{}"});
   append(t.db(), Event{"turn.started", 2, "c2", std::nullopt, "{}"});
 
@@ -38,7 +38,8 @@ TEST(EventLogTest, JsonExtractWorksOnStoredPayloads) {
   testing::TestDb t;
   append(t.db(), Event{"llm.response", 7, "c", std::nullopt,
                        R"({"usage":{"prompt_tokens":123},"latency_ms":45})"});
-  EXPECT_EQ(t.db().execAndGet("SELECT json_extract(payload, '$.usage.prompt_tokens') FROM events")
+  EXPECT_EQ(t.db()
+                .execAndGet("SELECT json_extract(payload, '$.usage.prompt_tokens') FROM events")
                 .getInt(),
             123);
 }

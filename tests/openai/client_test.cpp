@@ -2,7 +2,6 @@
 
 #include <curl/curl.h>
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "internal/openai/errors.h"
@@ -21,7 +20,10 @@ const std::string kOk = R"({"id":"x","model":"gpt-4o-mini-2024","system_fingerpr
 
 class ClientTest : public ::testing::Test {
  protected:
-  Client client() { return Client(transport_, {"http://127.0.0.1:1/v1", "sk-secret", "m1", std::chrono::seconds(5)}); }
+  Client client() {
+    return Client(transport_,
+                  {"http://127.0.0.1:1/v1", "sk-secret", "m1", std::chrono::seconds(5)});
+  }
   const std::vector<Message> messages_ = {{Role::kSystem, "sys", 0}, {Role::kUser, "hi", 0}};
   testing::ScriptedTransport transport_;
 };
@@ -69,18 +71,22 @@ TEST_F(ClientTest, NoKeyMeansNoAuthorizationHeader) {
 }
 
 TEST_F(ClientTest, ToleratesMissingUsageNullContentAndUnknownFields) {
-  transport_.push({200, {}, R"({"choices":[{"message":{"role":"assistant","content":null,"refusal":"I can't."},"finish_reason":"content_filter","logprobs":null}],"timings":{}})"});
+  transport_.push(
+      {200,
+       {},
+       R"({"choices":[{"message":{"role":"assistant","content":null,"refusal":"I can't."},"finish_reason":"content_filter","logprobs":null}],"timings":{}})"});
   const ChatResult r = client().chat(messages_);
   EXPECT_EQ(r.content, "I can't.");
   EXPECT_EQ(r.finish_reason, "content_filter");
   EXPECT_FALSE(r.usage);
-  transport_.push({200, {}, R"({"choices":[{"message":{"content":null},"finish_reason":"tool_calls"}]})"});
+  transport_.push(
+      {200, {}, R"({"choices":[{"message":{"content":null},"finish_reason":"tool_calls"}]})"});
   EXPECT_EQ(client().chat(messages_).content, "");
 }
 
 TEST_F(ClientTest, MalformedOrTruncatedBodiesAreRetryableResponseErrors) {
-  for (const std::string body : {"", "{\"choices\": [", "[]", "{\"choices\":[]}", "<html>oops</html>",
-                                 "{\"choices\":[{\"text\":\"legacy\"}]}"}) {
+  for (const std::string body : {"", "{\"choices\": [", "[]", "{\"choices\":[]}",
+                                 "<html>oops</html>", "{\"choices\":[{\"text\":\"legacy\"}]}"}) {
     SCOPED_TRACE(body);
     transport_.push({200, {}, body});
     const auto e = expect_throw<ResponseError>(client(), messages_);
@@ -98,7 +104,8 @@ TEST_F(ClientTest, ClassifiesHttpErrorsLikeTheOfficialClient) {
                        Case{422, false}, Case{408, true}, Case{409, true}, Case{429, true},
                        Case{500, true}, Case{502, true}, Case{503, true}}) {
     SCOPED_TRACE(c.status);
-    transport_.push({c.status, {}, R"({"error":{"message":"nope","type":"t","param":null,"code":null}})"});
+    transport_.push(
+        {c.status, {}, R"({"error":{"message":"nope","type":"t","param":null,"code":null}})"});
     const auto e = expect_throw<ApiError>(client(), messages_);
     EXPECT_EQ(e.status(), c.status);
     EXPECT_EQ(e.retryable(), c.retryable);
@@ -108,7 +115,8 @@ TEST_F(ClientTest, ClassifiesHttpErrorsLikeTheOfficialClient) {
 }
 
 TEST_F(ClientTest, KeepsTheServersMessageFromEveryErrorShape) {
-  transport_.push({400, {}, R"({"error":{"message":"llama says","type":"invalid_request_error","code":400}})"});
+  transport_.push(
+      {400, {}, R"({"error":{"message":"llama says","type":"invalid_request_error","code":400}})"});
   auto e = expect_throw<ApiError>(client(), messages_);
   EXPECT_EQ(e.api_code(), "400");  // llama.cpp's numeric code
   EXPECT_NE(std::string(e.what()).find("llama says"), std::string::npos);
@@ -121,12 +129,18 @@ TEST_F(ClientTest, KeepsTheServersMessageFromEveryErrorShape) {
 }
 
 TEST_F(ClientTest, ContextOverflowIsRecognisedInBothDialects) {
-  transport_.push({400, {}, R"({"error":{"message":"too long","type":"invalid_request_error","code":"context_length_exceeded"}})"});
+  transport_.push(
+      {400,
+       {},
+       R"({"error":{"message":"too long","type":"invalid_request_error","code":"context_length_exceeded"}})"});
   auto e = expect_throw<ApiError>(client(), messages_);
   EXPECT_TRUE(e.context_overflow());
   EXPECT_TRUE(e.retryable());
   EXPECT_EQ(e.reason(), "context_length_exceeded");
-  transport_.push({400, {}, R"({"error":{"message":"x","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}})"});
+  transport_.push(
+      {400,
+       {},
+       R"({"error":{"message":"x","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}})"});
   e = expect_throw<ApiError>(client(), messages_);
   EXPECT_TRUE(e.context_overflow());
 }

@@ -1,14 +1,13 @@
 #include "internal/openai/curl_transport.h"
 
+#include <thread>
+
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <nlohmann/json.hpp>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
-#include <thread>
 
 #include "internal/openai/client.h"
 #include "internal/openai/errors.h"
@@ -46,7 +45,8 @@ class CurlTransportTest : public ::testing::Test {
   static void TearDownTestSuite() { delete curl_; }
   static CurlGlobal* curl_;
 
-  ChatResult chat(const std::string& text, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  ChatResult chat(const std::string& text,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
     Client c(transport_, {stub_.base_url(), "sk-curl", "m", timeout});
     return c.chat({{common::Role::kUser, text, 0}});
   }
@@ -127,8 +127,8 @@ TEST_F(CurlTransportTest, ConnectionRefusedIsANetworkError) {
     const SilentListener taken;  // a free port, closed again when this block ends
     port = taken.port();
   }
-  Client c(transport_, {"http://127.0.0.1:" + std::to_string(port) + "/v1", "", "m",
-                        std::chrono::seconds(2)});
+  Client c(transport_,
+           {"http://127.0.0.1:" + std::to_string(port) + "/v1", "", "m", std::chrono::seconds(2)});
   try {
     c.chat({{common::Role::kUser, "hi", 0}});
     FAIL() << "connected to a closed port";

@@ -7,7 +7,8 @@ namespace {
 
 using std::chrono::milliseconds;
 
-const auto kNow = std::chrono::system_clock::from_time_t(1445412480);  // Wed, 21 Oct 2015 07:28:00 GMT
+const auto kNow =
+    std::chrono::system_clock::from_time_t(1445412480);  // Wed, 21 Oct 2015 07:28:00 GMT
 
 TEST(RetryAfterTest, ReadsSecondsMillisecondsAndDates) {
   EXPECT_EQ(parse_retry_after({{"retry-after", "3"}}, kNow), milliseconds(3000));

@@ -1,11 +1,11 @@
 #include "internal/queue/queue.h"
 
-#include <gtest/gtest.h>
+#include <set>
+#include <thread>
 
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
-#include <set>
-#include <thread>
+#include <gtest/gtest.h>
 
 #include "internal/events/event_types.h"
 #include "tests/support/test_db.h"
@@ -92,8 +92,10 @@ TEST_F(QueueTest, CompletionWritesThePairTheReplyAndEventsTogether) {
   EXPECT_EQ(status_of(t->id), "done");
   EXPECT_EQ(t_.db().execAndGet("SELECT reply FROM tasks").getString(), "hi there");
   EXPECT_EQ(count("SELECT count(*) FROM history WHERE task_id = 1"), 2);
-  EXPECT_EQ(t_.db().execAndGet("SELECT group_concat(role || ':' || text, '|') FROM "
-                               "(SELECT * FROM history ORDER BY id)").getString(),
+  EXPECT_EQ(t_.db()
+                .execAndGet("SELECT group_concat(role || ':' || text, '|') FROM "
+                            "(SELECT * FROM history ORDER BY id)")
+                .getString(),
             "user:hello|assistant:hi there");
   EXPECT_EQ(count("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 1);
   EXPECT_EQ(count("SELECT count(*) FROM chat_heads"), 0);

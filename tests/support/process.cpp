@@ -1,9 +1,5 @@
 #include "tests/support/process.h"
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <csignal>
 #include <cstring>
@@ -11,6 +7,10 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 extern char** environ;
 
@@ -20,10 +20,22 @@ namespace {
 std::atomic<int> g_counter{0};
 
 bool autonous_variable(const std::string& name) {
-  static const char* kNames[] = {
-      "DB_PATH", "OPENAI_", "SYSTEM_PROMPT", "HISTORY_WINDOW", "MAX_CONTEXT_TOKENS",
-      "MAX_CHARS_PER_MESSAGE", "WORKER_", "POLL_INTERVAL_MS", "TASK_", "LLM_TIMEOUT_SECONDS",
-      "LOG_LEVEL", "LOG_FORMAT", "SQLITE_", "RETRY_", "SHUTDOWN_GRACE_SECONDS", "TOKEN"};
+  static const char* kNames[] = {"DB_PATH",
+                                 "OPENAI_",
+                                 "SYSTEM_PROMPT",
+                                 "HISTORY_WINDOW",
+                                 "MAX_CONTEXT_TOKENS",
+                                 "MAX_CHARS_PER_MESSAGE",
+                                 "WORKER_",
+                                 "POLL_INTERVAL_MS",
+                                 "TASK_",
+                                 "LLM_TIMEOUT_SECONDS",
+                                 "LOG_LEVEL",
+                                 "LOG_FORMAT",
+                                 "SQLITE_",
+                                 "RETRY_",
+                                 "SHUTDOWN_GRACE_SECONDS",
+                                 "TOKEN"};
   for (const char* n : kNames) {
     if (name.rfind(n, 0) == 0) return true;
   }
@@ -50,8 +62,9 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-Process::Process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                 const std::string& dir, const std::string& stdin_text) {
+Process::Process(const std::vector<std::string>& argv,
+                 const std::map<std::string, std::string>& env, const std::string& dir,
+                 const std::string& stdin_text) {
   const int n = g_counter++;
   out_path_ = dir + "/proc" + std::to_string(n) + ".out";
   err_path_ = dir + "/proc" + std::to_string(n) + ".err";
@@ -119,9 +132,9 @@ std::optional<ProcessResult> Process::wait(std::chrono::milliseconds timeout) {
 std::string Process::stdout_text() const { return read_file(out_path_); }
 std::string Process::stderr_text() const { return read_file(err_path_); }
 
-ProcessResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                  const std::string& dir, const std::string& stdin_text,
-                  std::chrono::milliseconds timeout) {
+ProcessResult run(const std::vector<std::string>& argv,
+                  const std::map<std::string, std::string>& env, const std::string& dir,
+                  const std::string& stdin_text, std::chrono::milliseconds timeout) {
   Process p(argv, env, dir, stdin_text);
   if (auto r = p.wait(timeout)) return *r;
   p.signal(SIGKILL);

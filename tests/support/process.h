@@ -2,18 +2,18 @@
 // Running the real binaries from tests: fork/exec with a controlled environment, stdin text,
 // captured stdout/stderr (to files, so nothing blocks), timeouts and signals.
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <sys/types.h>
+
 namespace autonous::testing {
 
 struct ProcessResult {
-  int exit_code = -1;   // -1 when killed by a signal
+  int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;
   std::string out;
   std::string err;
@@ -48,8 +48,9 @@ class Process {
 
 // Runs to completion (killing it after `timeout`, which fails the calling test's expectations
 // through exit_code -1).
-ProcessResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                  const std::string& dir, const std::string& stdin_text = "",
+ProcessResult run(const std::vector<std::string>& argv,
+                  const std::map<std::string, std::string>& env, const std::string& dir,
+                  const std::string& stdin_text = "",
                   std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
 std::string read_file(const std::string& path);

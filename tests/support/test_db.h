@@ -1,9 +1,10 @@
 #pragma once
 // TestDb: a fresh, migrated SQLite file in a temp directory, opened the production way.
 
-#include <SQLiteCpp/Database.h>
 #include <memory>
 #include <string>
+
+#include <SQLiteCpp/Database.h>
 
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"

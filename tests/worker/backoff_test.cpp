@@ -12,7 +12,8 @@ TEST(BackoffTest, DoublesFromBaseWithAtMostAQuarterOfJitter) {
   for (int attempt = 1; attempt <= 5; ++attempt) {
     const int64_t ideal = 1000LL << (attempt - 1);
     for (int i = 0; i < 50; ++i) {
-      const auto d = backoff_delay(attempt, milliseconds(1000), milliseconds(60000), std::nullopt, rng);
+      const auto d =
+          backoff_delay(attempt, milliseconds(1000), milliseconds(60000), std::nullopt, rng);
       EXPECT_LE(d.count(), ideal);
       EXPECT_GE(d.count(), ideal * 3 / 4);
     }
@@ -22,7 +23,8 @@ TEST(BackoffTest, DoublesFromBaseWithAtMostAQuarterOfJitter) {
 TEST(BackoffTest, IsCappedAtMax) {
   std::mt19937_64 rng(2);
   for (int attempt : {7, 20, 1000}) {
-    const auto d = backoff_delay(attempt, milliseconds(1000), milliseconds(60000), std::nullopt, rng);
+    const auto d =
+        backoff_delay(attempt, milliseconds(1000), milliseconds(60000), std::nullopt, rng);
     EXPECT_LE(d.count(), 60000);
     EXPECT_GE(d.count(), 45000);
   }

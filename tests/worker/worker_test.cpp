@@ -1,10 +1,10 @@
 #include "internal/worker/worker.h"
 
-#include <curl/curl.h>
-#include <gtest/gtest.h>
+#include <mutex>
 
 #include <SQLiteCpp/Statement.h>
-#include <mutex>
+#include <curl/curl.h>
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "internal/common/clock.h"
@@ -81,12 +81,14 @@ TEST_F(WorkerTest, CompletesATaskWithThePairAndTheFullEventTrail) {
   EXPECT_EQ(col("SELECT status || ':' || reply FROM tasks"), "done:pong");
   EXPECT_EQ(col("SELECT group_concat(role, ',') FROM (SELECT role FROM history ORDER BY id)"),
             "user,assistant");
-  EXPECT_EQ(col("SELECT group_concat(type, ',') FROM (SELECT type FROM events ORDER BY id)"),
-            "agent.started,turn.started,context.compressed,llm.request,llm.response,turn.completed");
+  EXPECT_EQ(
+      col("SELECT group_concat(type, ',') FROM (SELECT type FROM events ORDER BY id)"),
+      "agent.started,turn.started,context.compressed,llm.request,llm.response,turn.completed");
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE parent_id = (SELECT id FROM events WHERE "
                 "type = 'agent.started')"),
             5);
-  const auto response = nlohmann::json::parse(col("SELECT payload FROM events WHERE type = 'llm.response'"));
+  const auto response =
+      nlohmann::json::parse(col("SELECT payload FROM events WHERE type = 'llm.response'"));
   EXPECT_EQ(response["usage"]["prompt_tokens"], 20);
   EXPECT_EQ(response["status"], 200);
   EXPECT_TRUE(response.contains("latency_ms"));
