@@ -105,10 +105,17 @@ std::optional<Task> Queue::claim(const std::string& worker_id, common::TimePoint
   }
   const std::lock_guard gate(db::write_gate());
   SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+  std::optional<Task> task = claim_in_transaction(worker_id, now_ms, lease);
+  if (task) tx.commit();
+  return task;
+}
+
+std::optional<Task> Queue::claim_in_transaction(const std::string& worker_id, int64_t now_ms,
+                                                std::chrono::seconds lease) {
   int64_t id = 0;
   bool reclaimed = false;
   {
-    // Again inside the write transaction: another worker may have taken it since the peek.
+    // Inside the write transaction: another worker may have taken it since any earlier look.
     const db::CachedStatement pick = cache_.get(kCandidate);
     pick->bind(1, now_ms);
     if (!pick->executeStep()) return std::nullopt;
@@ -142,7 +149,6 @@ std::optional<Task> Queue::claim(const std::string& worker_id, common::TimePoint
       {"priority",
        task.priority}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   task.agent_event_id = events::append(cache_, started);
-  tx.commit();
   return task;
 }
 
@@ -155,16 +161,15 @@ bool Queue::renew_lease(const Task& task, common::TimePoint now, std::chrono::se
   return upd->exec() == 1;
 }
 
-bool Queue::complete(const Task& task, const std::string& user_text, const std::string& reply,
-                     const std::vector<events::Event>& list) {
-  const std::lock_guard gate(db::write_gate());
-  SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+bool Queue::complete_in_transaction(const Task& task, const std::string& user_text,
+                                    const std::string& reply,
+                                    const std::vector<events::Event>& list) {
   {
     const db::CachedStatement upd = cache_.get(kComplete);
     upd->bind(1, reply);
     upd->bind(2, task.id);
     upd->bind(3, task.lease_token);
-    if (upd->exec() != 1) return false;  // lease taken over: roll back, write nothing
+    if (upd->exec() != 1) return false;  // lease taken over: the caller rolls back
   }
   {
     const db::CachedStatement hist = cache_.get(kHistory);
@@ -179,8 +184,32 @@ bool Queue::complete(const Task& task, const std::string& user_text, const std::
     hist->exec();
   }
   for (const auto& e : list) events::append(cache_, e);
+  return true;
+}
+
+bool Queue::complete(const Task& task, const std::string& user_text, const std::string& reply,
+                     const std::vector<events::Event>& list) {
+  const std::lock_guard gate(db::write_gate());
+  SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+  if (!complete_in_transaction(task, user_text, reply, list)) return false;
   tx.commit();
   return true;
+}
+
+Queue::CompleteAndClaim Queue::complete_and_claim(const Task& task, const std::string& user_text,
+                                                  const std::string& reply,
+                                                  const std::vector<events::Event>& list,
+                                                  const std::string& worker_id,
+                                                  common::TimePoint now,
+                                                  std::chrono::seconds lease) {
+  CompleteAndClaim out;
+  const std::lock_guard gate(db::write_gate());
+  SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+  if (!complete_in_transaction(task, user_text, reply, list)) return out;
+  out.completed = true;
+  out.next = claim_in_transaction(worker_id, common::to_unix_ms(now), lease);
+  tx.commit();
+  return out;
 }
 
 bool Queue::retry_later(const Task& task, common::TimePoint run_after, const std::string& error,

@@ -62,6 +62,20 @@ class Queue {
   bool complete(const Task& task, const std::string& user_text, const std::string& reply,
                 const std::vector<events::Event>& events);
 
+  // complete(), and in the same transaction claim() the next runnable task for `worker_id`:
+  // one commit (one fsync under synchronous=FULL) per task instead of two while work is
+  // waiting. Returns {completed, next}; next is nullopt when nothing is runnable or the
+  // completion was refused (lease lost: nothing is written).
+  struct CompleteAndClaim {
+    bool completed = false;
+    std::optional<Task> next;
+  };
+  CompleteAndClaim complete_and_claim(const Task& task, const std::string& user_text,
+                                      const std::string& reply,
+                                      const std::vector<events::Event>& events,
+                                      const std::string& worker_id, common::TimePoint now,
+                                      std::chrono::seconds lease);
+
   // Puts the task back to run at `run_after`, keeping `error` as the last error.
   bool retry_later(const Task& task, common::TimePoint run_after, const std::string& error,
                    const std::vector<events::Event>& events);
@@ -85,6 +99,13 @@ class Queue {
  private:
   // Runs `update` (bound, fenced on id + lease token) and `events` in one IMMEDIATE
   // transaction; false, writing nothing, when the fence matched no row.
+  // The claim's statements; REQUIRES an open IMMEDIATE transaction and the write gate.
+  std::optional<Task> claim_in_transaction(const std::string& worker_id, int64_t now_ms,
+                                           std::chrono::seconds lease);
+  // The completion's statements; same requirements. False when the fence matched no row.
+  bool complete_in_transaction(const Task& task, const std::string& user_text,
+                               const std::string& reply, const std::vector<events::Event>& events);
+
   bool fenced(const std::string& update_sql, const std::function<void(SQLite::Statement&)>& bind,
               const std::vector<events::Event>& events);
 

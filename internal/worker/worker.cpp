@@ -73,12 +73,14 @@ class Slot {
 
   void loop(bool drain) {
     const std::stop_token stop = run_.stop.get_token();
+    std::optional<queue::Task> task;
     while (!stop.stop_requested()) {
-      std::optional<queue::Task> task = queue_.claim(worker_id_, now(), config_.task_lease);
+      if (!task) task = queue_.claim(worker_id_, now(), config_.task_lease);
       if (task) {
         ++run_.busy;
         ++stats_.claimed;
-        process(*task);
+        // A successful turn may hand back the next task, claimed in its completion transaction.
+        task = process(*task);
         --run_.busy;
         continue;  // the chat's next task may be runnable now: no idle wait
       }
@@ -90,6 +92,8 @@ class Slot {
       std::unique_lock lock(run_.mu);
       run_.cv.wait_for(lock, stop, config_.poll_interval, [] { return false; });
     }
+    // Stopping with a task claimed but not started: give it back at once.
+    if (task && queue_.release(*task, {})) ++stats_.released;
   }
 
  private:
@@ -106,7 +110,8 @@ class Slot {
     return e;
   }
 
-  void process(const queue::Task& task) {
+  // Runs one turn of `task`. Returns the next task when the completion transaction claimed one.
+  std::optional<queue::Task> process(const queue::Task& task) {
     spdlog::info("task claimed task_id={} chat_id={} attempt={} reclaimed={}", task.id,
                  task.chat_id, task.attempts, task.reclaimed);
     std::vector<events::Event> turn;
@@ -118,7 +123,7 @@ class Slot {
           turn_event(task, events::kTurnFailed,
                      {{"attempt", task.attempts}, {"reason", "lease_expired"}, {"error", error}}));
       finish_failed(task, error, turn);
-      return;
+      return std::nullopt;
     }
     turn.push_back(turn_event(task, events::kTurnStarted,
                               {{"attempt", task.attempts}, {"reclaimed", task.reclaimed}}));
@@ -156,13 +161,22 @@ class Slot {
                                  {"reply_chars", common::count_code_points(result.content)},
                                  {"finish_reason", result.finish_reason}}));
       const std::string user_text = common::sanitize_utf8(task.text);
-      if (queue_.complete(task, user_text, result.content, turn)) {
-        ++stats_.completed;
-        spdlog::info("task done task_id={} chat_id={} latency_ms={} reply_chars={}", task.id,
-                     task.chat_id, result.latency.count(), result.content.size());
-      } else {
-        spdlog::warn("lease lost before completion; nothing committed task_id={}", task.id);
+      if (run_.stop.stop_requested()) {
+        if (!queue_.complete(task, user_text, result.content, turn)) {
+          spdlog::warn("lease lost before completion; nothing committed task_id={}", task.id);
+          return std::nullopt;
+        }
+        log_done(task, result);
+        return std::nullopt;
       }
+      auto done = queue_.complete_and_claim(task, user_text, result.content, turn, worker_id_,
+                                            now(), config_.task_lease);
+      if (!done.completed) {
+        spdlog::warn("lease lost before completion; nothing committed task_id={}", task.id);
+        return std::nullopt;
+      }
+      log_done(task, result);
+      return std::move(done.next);
     } catch (const openai::Error& e) {
       const auto latency =
           std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - call_started);
@@ -173,6 +187,13 @@ class Slot {
       spdlog::error("task error task_id={} error={}", task.id, e.what());
       retry_or_fail(task, "internal", e.what(), std::nullopt, json(nullptr), milliseconds(0), turn);
     }
+    return std::nullopt;
+  }
+
+  void log_done(const queue::Task& task, const openai::ChatResult& result) {
+    ++stats_.completed;
+    spdlog::info("task done task_id={} chat_id={} latency_ms={} reply_chars={}", task.id,
+                 task.chat_id, result.latency.count(), result.content.size());
   }
 
   openai::ChatResult call(const queue::Task& task, const context::BuiltContext& built) {

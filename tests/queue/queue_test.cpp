@@ -132,6 +132,40 @@ TEST_F(QueueTest, RenewedLeaseIsNotReclaimed) {
   EXPECT_TRUE(q_.claim("w2", kT0 + seconds(56), seconds(30)));
 }
 
+TEST_F(QueueTest, CompleteAndClaimTakesTheNextTaskInTheSameTransaction) {
+  const int64_t a1 = q_.enqueue("a", "first");
+  const int64_t a2 = q_.enqueue("a", "second");
+  const auto t = q_.claim("w", kT0, seconds(30));
+  ASSERT_EQ(t->id, a1);
+  const int64_t commits_before = count("SELECT count(*) FROM events");
+  const auto r = q_.complete_and_claim(*t, "first", "reply", {}, "w", kT0, seconds(30));
+  EXPECT_TRUE(r.completed);
+  ASSERT_TRUE(r.next);
+  EXPECT_EQ(r.next->id, a2);  // the chat's head moved inside the same transaction
+  EXPECT_EQ(r.next->attempts, 1);
+  EXPECT_EQ(status_of(a1), "done");
+  EXPECT_EQ(status_of(a2), "running");
+  EXPECT_EQ(count("SELECT count(*) FROM events"), commits_before + 1);  // its agent.started
+  // Nothing left: completed, no next.
+  const auto last = q_.complete_and_claim(*r.next, "second", "reply 2", {}, "w", kT0, seconds(30));
+  EXPECT_TRUE(last.completed);
+  EXPECT_FALSE(last.next);
+}
+
+TEST_F(QueueTest, CompleteAndClaimWithALostLeaseWritesAndClaimsNothing) {
+  q_.enqueue("a", "x");
+  q_.enqueue("b", "y");
+  const auto stale = q_.claim("w1", kT0, seconds(30));
+  const auto fresh = q_.claim("w2", kT0 + seconds(31), seconds(30));  // takes "a" over
+  ASSERT_EQ(fresh->id, stale->id);
+  const auto r =
+      q_.complete_and_claim(*stale, "x", "stale", {}, "w1", kT0 + seconds(31), seconds(30));
+  EXPECT_FALSE(r.completed);
+  EXPECT_FALSE(r.next);
+  EXPECT_EQ(status_of(2), "queued");  // "b" was not claimed by the refused transaction
+  EXPECT_EQ(count("SELECT count(*) FROM history"), 0);
+}
+
 TEST_F(QueueTest, ReleaseRequeuesAtOnceWithoutCountingTheAttempt) {
   q_.enqueue("a", "x");
   const auto t = q_.claim("w1", kT0, seconds(300));
