@@ -11,6 +11,7 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <benchmark/benchmark.h>
+#include <spdlog/spdlog.h>
 
 #include "internal/context/assembler.h"
 #include "internal/context/context_builder.h"
@@ -89,4 +90,11 @@ BENCHMARK(BM_Compress)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::warn);  // no "migration applied" lines in the tables
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -13,6 +13,7 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <benchmark/benchmark.h>
+#include <spdlog/spdlog.h>
 
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"
@@ -107,4 +108,11 @@ BENCHMARK(BM_ClaimWithBacklog)->UseManualTime()->Iterations(5000)->Unit(benchmar
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::warn);  // no "migration applied" lines in the tables
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
