@@ -331,6 +331,15 @@ void Worker::run(std::stop_token stop) {
                config_.worker_concurrency, drain_);
 
   std::atomic<int> running{config_.worker_concurrency};
+  std::mutex failure_mu;
+  std::exception_ptr failure;  // the first slot error; run() rethrows it after the others stop
+  auto record_failure = [&](std::exception_ptr e) {
+    {
+      const std::lock_guard lock(failure_mu);
+      if (!failure) failure = std::move(e);
+    }
+    state.stop.request_stop();
+  };
   std::vector<std::jthread> threads;
   threads.reserve(slots.size());
   for (auto& slot : slots) {
@@ -339,10 +348,10 @@ void Worker::run(std::stop_token stop) {
         s->loop(drain_);
       } catch (const std::exception& e) {
         spdlog::error("worker slot stopped by an error; shutting down error={}", e.what());
-        state.stop.request_stop();
+        record_failure(std::current_exception());
       } catch (...) {
         spdlog::error("worker slot stopped by an unknown error; shutting down");
-        state.stop.request_stop();
+        record_failure(std::current_exception());
       }
       {
         // Under the mutex, so run() cannot miss this between its check and its wait.
@@ -374,6 +383,7 @@ void Worker::run(std::stop_token stop) {
   spdlog::info("worker stopped claimed={} completed={} retried={} failed={} released={}",
                stats_.claimed.load(), stats_.completed.load(), stats_.retried.load(),
                stats_.failed.load(), stats_.released.load());
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace autonous::worker

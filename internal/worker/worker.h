@@ -48,7 +48,9 @@ class Worker {
   Worker(config::Config config, WorkerDeps deps, bool drain);
 
   // Runs the slots until `stop` fires or, with drain, until no task is queued or running.
-  // Throws only when a slot cannot start (the database cannot be opened).
+  // Throws when a slot cannot start (the database cannot be opened) or when a slot died of an
+  // error outside any task (the database stayed locked past its busy timeout, say): the other
+  // slots are stopped gracefully first, then the first such error is rethrown (exit code 1).
   void run(std::stop_token stop);
 
   const WorkerStats& stats() const noexcept { return stats_; }

@@ -168,5 +168,17 @@ TEST_F(WorkerTest, InvalidUtf8InATaskNeverCrashesAndIsStoredRepaired) {
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE NOT json_valid(payload)"), 0);
 }
 
+TEST_F(WorkerTest, ASlotErrorOutsideATaskStopsTheWorkerAndIsRethrown) {
+  q_.enqueue("c", "ping");
+  // Another connection holds the write lock longer than the busy timeout: the claim fails.
+  auto holder = t_.open_connection();
+  holder->exec("BEGIN IMMEDIATE");
+  auto c = config();
+  c.sqlite_busy_timeout = std::chrono::milliseconds(200);
+  EXPECT_THROW(run(c), SQLite::Exception);
+  holder->exec("ROLLBACK");
+  EXPECT_EQ(col("SELECT status FROM tasks"), "queued");  // untouched, ready for a restart
+}
+
 }  // namespace
 }  // namespace autonous::worker
