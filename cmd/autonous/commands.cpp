@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <stop_token>
@@ -12,8 +13,10 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/common/clock.h"
+#include "internal/common/utf8.h"
 #include "internal/context/assembler.h"
 #include "internal/context/context_builder.h"
+#include "internal/context/counter_factory.h"
 #include "internal/context/simple_compressor.h"
 #include "internal/context/sqlite_provider.h"
 #include "internal/context/token_counter.h"
@@ -42,16 +45,30 @@ context::ContextSettings context_settings(const config::Config& config) {
           config.max_chars_per_message};
 }
 
-// The token counter of this build; the tokens issue makes it configurable.
-const context::TokenCounter& token_counter() {
-  static const context::CharsOver4Counter kCounter;
-  return kCounter;
+// Builds the counter TOKEN_COUNTER asks for (once per process); a fallback of `auto` is
+// logged once as a warning, an explicit encoding that cannot load is a configuration error.
+std::unique_ptr<context::TokenCounter> make_counter(const config::Config& config,
+                                                    const std::string& setting) {
+  try {
+    auto choice =
+        context::make_token_counter(setting, config.openai_model, config.tokenizer_data_dir);
+    if (!choice.warning.empty()) spdlog::warn("token counter: {}", choice.warning);
+    return std::move(choice.counter);
+  } catch (const std::exception& e) {
+    throw config::ConfigError("TOKEN_COUNTER", e.what());
+  }
+}
+
+const context::TokenCounter& token_counter(const config::Config& config) {
+  static const std::unique_ptr<context::TokenCounter> kCounter =
+      make_counter(config, config.token_counter);
+  return *kCounter;
 }
 
 // A budget that cannot hold the system prompt is a configuration error, refused at start.
 void check_budget(const config::Config& config) {
   try {
-    context::check_budget(context_settings(config), token_counter());
+    context::check_budget(context_settings(config), token_counter(config));
   } catch (const std::invalid_argument& e) {
     throw config::ConfigError("MAX_CONTEXT_TOKENS", e.what());
   }
@@ -146,10 +163,10 @@ int run_context(const config::Config& config, const ContextOptions& options) {
   check_budget(config);
   auto db = open_db(config);
   context::SQLiteProvider provider(*db);
-  const context::SimpleCompressor compressor(token_counter());
+  const context::SimpleCompressor compressor(token_counter(config));
   const context::StandardAssembler assembler;
   const context::ContextBuilder builder(context_settings(config), provider, compressor, assembler,
-                                        token_counter());
+                                        token_counter(config));
   std::cout << context::dry_run_json(builder.build(options.chat_id, options.text)) << "\n";
   return 0;
 }
@@ -171,6 +188,26 @@ int run_requeue(const config::Config& config, const RequeueOptions& options) {
   return 0;
 }
 
+int run_tokens(const config::Config& config, const TokensOptions& options) {
+  std::string text;
+  if (options.file == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream in(options.file, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + options.file);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const auto counter = make_counter(config, options.encoding.value_or(config.token_counter));
+  nlohmann::ordered_json j;
+  j["encoding"] = std::string(counter->name());
+  // Text only, no chat framing: what tiktoken's encode_ordinary returns. Invalid UTF-8 counts
+  // as U+FFFD, one per maximal invalid sequence.
+  j["tokens"] = counter->count_text(common::sanitize_utf8(text));
+  j["bytes"] = text.size();
+  std::cout << j.dump() << "\n";
+  return 0;
+}
+
 int run_worker(const config::Config& config, bool drain) {
   config::require_llm_endpoint(config);
   check_budget(config);
@@ -187,7 +224,7 @@ int run_worker(const config::Config& config, bool drain) {
   const common::SystemClock clock;
   worker::WorkerDeps deps;
   deps.make_transport = [] { return std::make_unique<openai::CurlTransport>(); };
-  deps.counter = &token_counter();
+  deps.counter = &token_counter(config);
   deps.clock = &clock;
   worker::Worker w(config, deps, drain);
 

@@ -33,6 +33,11 @@ struct ContextOptions {
   std::string text;
 };
 
+struct TokensOptions {
+  std::optional<std::string> encoding;  // a TOKEN_COUNTER value; nullopt: the configured one
+  std::string file = "-";               // "-": stdin
+};
+
 struct RequeueOptions {
   std::optional<int64_t> task_id;
   bool failed = false;
@@ -45,5 +50,6 @@ int run_events(const config::Config& config, const EventsOptions& options);
 int run_context(const config::Config& config, const ContextOptions& options);
 int run_requeue(const config::Config& config, const RequeueOptions& options);
 int run_worker(const config::Config& config, bool drain);
+int run_tokens(const config::Config& config, const TokensOptions& options);
 
 }  // namespace autonous::cmd

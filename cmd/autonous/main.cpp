@@ -95,6 +95,21 @@ int main(int argc, char** argv) {
     action = [&](const config::Config& c) { return cmd::run_requeue(c, rq); };
   });
 
+  cmd::TokensOptions tok;
+  std::string tok_encoding;
+  auto* tokens = app.add_subcommand(
+      "tokens", "Count the tokens of a text: prints {\"encoding\", \"tokens\", \"bytes\"}");
+  auto* enc_opt =
+      tokens
+          ->add_option("--encoding", tok_encoding,
+                       "auto, cl100k_base, o200k_base or chars4 (default: TOKEN_COUNTER)")
+          ->check(CLI::IsMember({"auto", "cl100k_base", "o200k_base", "chars4"}));
+  tokens->add_option("FILE", tok.file, "file to count, or - for stdin (default)");
+  tokens->callback([&] {
+    if (enc_opt->count() > 0) tok.encoding = tok_encoding;
+    action = [&](const config::Config& c) { return cmd::run_tokens(c, tok); };
+  });
+
   for (auto* sub : app.get_subcommands({})) sub->footer(kFooter);
 
   try {

@@ -20,8 +20,8 @@ class BpeCounter final : public TokenCounter {
   // REQUIRES: valid UTF-8 (sanitize_utf8 first: invalid bytes count as U+FFFD, as WHATWG
   // decoding does).
   int64_t count_text(std::string_view text) const override;
-  int64_t per_message() const noexcept override { return 3; }
-  int64_t per_request() const noexcept override { return 3; }
+  int64_t per_message() const noexcept override { return kFramingPerMessage; }
+  int64_t per_request() const noexcept override { return kFramingPerRequest; }
   std::string_view name() const noexcept override { return name_; }
   const BpeRanks& ranks() const noexcept { return ranks_; }
 

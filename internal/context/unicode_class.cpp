@@ -1,8 +1,8 @@
 #include "internal/context/unicode_class.h"
 
-#include <unicode/uchar.h>
-
 #include <vector>
+
+#include <unicode/uchar.h>
 
 namespace autonous::context {
 namespace {

@@ -7,12 +7,12 @@
 namespace autonous::context {
 
 enum UnicodeClass : uint8_t {
-  kClassLetter = 1 << 0,     // \p{L}
-  kClassUpperSet = 1 << 1,   // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
-  kClassLowerSet = 1 << 2,   // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
-  kClassNumber = 1 << 3,     // \p{N}
-  kClassSpace = 1 << 4,      // \s (White_Space)
-  kClassCrLf = 1 << 5,       // \r or \n
+  kClassLetter = 1 << 0,    // \p{L}
+  kClassUpperSet = 1 << 1,  // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+  kClassLowerSet = 1 << 2,  // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+  kClassNumber = 1 << 3,    // \p{N}
+  kClassSpace = 1 << 4,     // \s (White_Space)
+  kClassCrLf = 1 << 5,      // \r or \n
 };
 
 // The classes of code point `cp` (0 for anything above U+10FFFF).

@@ -128,6 +128,15 @@ TEST(ConfigTest, RefusesUnknownEnumValues) {
   expect_refused("OPENAI_BASE_URL", "127.0.0.1:8080/v1");
 }
 
+TEST(ConfigTest, TokenCounterChoicesAndDataDir) {
+  EXPECT_EQ(load_config(env_of({})).token_counter, "auto");
+  for (const char* v : {"auto", "cl100k_base", "o200k_base", "chars4", "O200K_BASE"})
+    EXPECT_NO_THROW(load_config(env_of({{"TOKEN_COUNTER", v}}))) << v;
+  expect_refused("TOKEN_COUNTER", "p50k_base");
+  expect_refused("TOKEN_COUNTER", "exact");
+  EXPECT_EQ(load_config(env_of({{"TOKENIZER_DATA_DIR", "/opt/t"}})).tokenizer_data_dir, "/opt/t");
+}
+
 TEST(ConfigTest, RetryMaxMustNotBeBelowBase) {
   EXPECT_NO_THROW(load_config(env_of({{"RETRY_MAX_SECONDS", "1"}})));  // equal to the 1 s base
   try {

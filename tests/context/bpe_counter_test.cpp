@@ -1,14 +1,14 @@
 #include "internal/context/bpe_counter.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "internal/common/utf8.h"
 
@@ -92,7 +92,7 @@ TEST(PretokenizerTest, SplitsLikeTheCl100kPattern) {
   using V = std::vector<std::string>;
   const auto p = SplitPattern::kCl100k;
   EXPECT_EQ(pieces("Hello world", p), (V{"Hello", " world"}));
-  EXPECT_EQ(pieces("  hello", p), (V{" ", " hello"}));               // \s+(?!\S) leaves one space
+  EXPECT_EQ(pieces("  hello", p), (V{" ", " hello"}));  // \s+(?!\S) leaves one space
   EXPECT_EQ(pieces("don't", p), (V{"don", "'t"}));
   EXPECT_EQ(pieces("12345", p), (V{"123", "45"}));
   EXPECT_EQ(pieces("a\n\n  b", p), (V{"a", "\n\n", " ", " b"}));

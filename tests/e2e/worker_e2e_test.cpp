@@ -161,12 +161,13 @@ TEST_F(WorkerE2eTest, EveryFaultKindIsRetriedOrFailedAsSpecified) {
     std::string text;
     std::string status;
     int attempts;
+    int min_attempts = 0;  // when set, attempts may be anywhere in [min_attempts, attempts]
   };
   const std::vector<Case> cases = {
       {"[[stub:500*2]]", "done", 3},       {"[[stub:502*1]]", "done", 2},
       {"[[stub:503*1]]", "done", 2},       {"[[stub:html502*1]]", "done", 2},
       {"[[stub:empty500*1]]", "done", 2},  {"[[stub:malformed*1]]", "done", 2},
-      {"[[stub:truncated*1]]", "done", 2}, {"[[stub:drop*1]]", "done", 2},
+      {"[[stub:truncated*1]]", "done", 2}, {"[[stub:drop*1]]", "done", 2, 1},
       {"[[stub:hang*1]]", "done", 2},      {"[[stub:429ms:100*1]]", "done", 2},
       {"[[stub:408*1]]", "done", 2},       {"[[stub:overflow*1]]", "done", 2},
       {"[[stub:null]]", "done", 1},        {"[[stub:length]]", "done", 1},
@@ -179,14 +180,22 @@ TEST_F(WorkerE2eTest, EveryFaultKindIsRetriedOrFailedAsSpecified) {
   const auto r = autonous(
       dir_, {"worker", "--drain"},
       env(stub,
-          {{"WORKER_CONCURRENCY", "8"}, {"LLM_TIMEOUT_SECONDS", "1"}, {"TASK_MAX_ATTEMPTS", "3"}}),
+          {{"WORKER_CONCURRENCY", "8"}, {"LLM_TIMEOUT_SECONDS", "3"}, {"TASK_MAX_ATTEMPTS", "3"}}),
       "", seconds(90));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(cases[i].text);
     const std::string id = std::to_string(i + 1);
     EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + id), cases[i].status);
-    EXPECT_EQ(num("SELECT attempts FROM tasks WHERE id = " + id), cases[i].attempts);
+    const int64_t attempts = num("SELECT attempts FROM tasks WHERE id = " + id);
+    if (cases[i].min_attempts > 0) {
+      // A connection dropped before any response: on a reused keep-alive connection libcurl
+      // retries once by itself (attempt 1 succeeds); on a fresh one the queue retries.
+      EXPECT_GE(attempts, cases[i].min_attempts);
+      EXPECT_LE(attempts, cases[i].attempts);
+    } else {
+      EXPECT_EQ(attempts, cases[i].attempts);
+    }
     if (cases[i].status == "failed") {
       EXPECT_FALSE(str("SELECT error FROM tasks WHERE id = " + id).empty());
       EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.failed' AND task_id = " + id),
@@ -196,7 +205,7 @@ TEST_F(WorkerE2eTest, EveryFaultKindIsRetriedOrFailedAsSpecified) {
       EXPECT_EQ(num("SELECT count(*) FROM history WHERE task_id = " + id), 2);
     }
     EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.retry' AND task_id = " + id),
-              cases[i].status == "done" ? cases[i].attempts - 1 : (cases[i].attempts - 1));
+              attempts - 1);
   }
   EXPECT_EQ(str("SELECT json_extract(payload, '$.finish_reason') FROM events WHERE type = "
                 "'llm.response' AND task_id = 14"),

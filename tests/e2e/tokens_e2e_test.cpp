@@ -1,0 +1,102 @@
+// Token counting through the real binary: `autonous tokens`, and the promise of issue 5 that
+// with OPENAI_MODEL=gpt-4o-mini a Chinese chat's prompt never exceeds MAX_CONTEXT_TOKENS by
+// the exact o200k count (chars4 would overflow it).
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "internal/context/bpe_counter.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace autonous::testing {
+namespace {
+
+std::string data_dir() {
+  const char* dir = std::getenv("TOKENIZER_DATA_DIR");  // NOLINT(concurrency-mt-unsafe)
+  return dir != nullptr ? dir : context::kDefaultTokenizerDataDir;
+}
+
+class TokensE2eTest : public ::testing::Test {
+ protected:
+  TempDir dir_;
+  std::string db_ = dir_.file("tokens.db");
+};
+
+TEST_F(TokensE2eTest, TokensCommandCountsFilesAndStdin) {
+  const std::string file = dir_.file("t.txt");
+  std::ofstream(file) << "你好，世界！Hello world\n";
+  auto r = autonous(dir_, {"tokens", "--encoding", "o200k_base", file}, {{"DB_PATH", db_}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto o200k = context::load_bpe_counter("o200k_base", data_dir());
+  EXPECT_EQ(j["encoding"], "o200k_base");
+  EXPECT_EQ(j["tokens"], o200k->count_text("你好，世界！Hello world\n"));
+  EXPECT_EQ(j["bytes"], 30);
+  // Default: what auto picks for the model.
+  r = autonous(dir_, {"tokens"}, {{"DB_PATH", db_}, {"OPENAI_MODEL", "gpt-3.5-turbo"}}, "hello");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["encoding"], "cl100k_base");
+  // Unknown model: the fallback, with a warning.
+  r = autonous(dir_, {"tokens"}, {{"DB_PATH", db_}, {"OPENAI_MODEL", "llama3"}}, "hello");
+  EXPECT_EQ(nlohmann::json::parse(r.out)["encoding"], "chars4");
+  EXPECT_NE(r.err.find("llama3"), std::string::npos) << r.err;
+}
+
+TEST_F(TokensE2eTest, MissingRanksForAnExplicitEncodingIsAConfigurationError) {
+  const auto r = autonous(dir_, {"tokens"},
+                          {{"DB_PATH", db_}, {"TOKEN_COUNTER", "o200k_base"},
+                           {"TOKENIZER_DATA_DIR", dir_.file("none")}},
+                          "x");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("TOKEN_COUNTER"), std::string::npos) << r.err;
+  EXPECT_EQ(autonous(dir_, {"tokens", "--encoding", "p50k_base"}, {{"DB_PATH", db_}}, "x").exit_code, 2);
+}
+
+TEST_F(TokensE2eTest, ChineseChatPromptFitsTheBudgetByTheExactO200kCount) {
+  autonous(dir_, {"migrate"}, {{"DB_PATH", db_}});
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    SQLite::Statement ins(db, "INSERT INTO history(chat_id, role, text) VALUES ('zh', ?, ?)");
+    for (int i = 0; i < 120; ++i) {
+      ins.bind(1, i % 2 == 0 ? "user" : "assistant");
+      ins.bind(2, "第" + std::to_string(i) +
+                      "条消息：我们的面包店每天早上七点开门，顾客从黎明就开始排队。酸面团面包需要发酵三十六个小时，"
+                      "订单超过五十元免运费。请问周六能预留两根法棍吗？当然可以！");
+      ins.exec();
+      ins.reset();
+    }
+  }
+  const auto o200k = context::load_bpe_counter("o200k_base", data_dir());
+  auto exact_prompt_tokens = [&](const nlohmann::json& out) {
+    std::vector<common::Message> messages;
+    for (const auto& m : out["messages"])
+      messages.push_back({*common::parse_role(m["role"].get<std::string>()),
+                          m["content"].get<std::string>(), 0});
+    return o200k->count_prompt(messages);
+  };
+  const Env env = {{"DB_PATH", db_}, {"OPENAI_MODEL", "gpt-4o-mini"}, {"MAX_CONTEXT_TOKENS", "1000"},
+                   {"HISTORY_WINDOW", "120"}, {"SYSTEM_PROMPT", "你是一个乐于助人的面包店助手。"}};
+  auto r = autonous(dir_, {"context", "--chat", "zh", "--text", "我的订单什么时候到？"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto exact = nlohmann::json::parse(r.out);
+  EXPECT_EQ(exact["token_counter"], "o200k_base");
+  EXPECT_EQ(exact["estimated_tokens"].get<int64_t>(), exact_prompt_tokens(exact));
+  EXPECT_LE(exact_prompt_tokens(exact), 1000);
+  EXPECT_GT(exact_prompt_tokens(exact), 900);  // and the budget is used, not wasted
+  EXPECT_GT(exact["dropped_count"].get<int>(), 0);
+
+  // The seed's chars/4 believes the same budget holds far more: by the real count it overflows.
+  Env chars4 = env;
+  chars4["TOKEN_COUNTER"] = "chars4";
+  r = autonous(dir_, {"context", "--chat", "zh", "--text", "我的订单什么时候到？"}, chars4);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto naive = nlohmann::json::parse(r.out);
+  EXPECT_LE(naive["estimated_tokens"].get<int64_t>(), 1000);
+  EXPECT_GT(exact_prompt_tokens(naive), 1000);
+}
+
+}  // namespace
+}  // namespace autonous::testing
