@@ -14,11 +14,12 @@ bool starts_with(const std::string& s, const char* prefix) { return s.rfind(pref
 std::optional<std::string> encoding_for_model(const std::string& model) {
   // Prefixes as OpenAI's tiktoken model table has them (fine-tunes start with "ft:").
   std::string m = starts_with(model, "ft:") ? model.substr(3) : model;
-  for (const char* p : {"gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4",
-                        "gpt-oss"}) {
+  for (const char* p :
+       {"gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "gpt-oss"}) {
     if (starts_with(m, p)) return "o200k_base";
   }
-  for (const char* p : {"gpt-4", "gpt-3.5", "gpt-35", "text-embedding-3", "text-embedding-ada-002"}) {
+  for (const char* p :
+       {"gpt-4", "gpt-3.5", "gpt-35", "text-embedding-3", "text-embedding-ada-002"}) {
     if (starts_with(m, p)) return "cl100k_base";
   }
   return std::nullopt;
@@ -38,8 +39,8 @@ CounterChoice make_token_counter(const std::string& setting, const std::string& 
   if (setting != "auto") throw std::invalid_argument("unknown token counter '" + setting + "'");
   const std::optional<std::string> encoding = encoding_for_model(model);
   if (!encoding) {
-    out.warning = "no exact encoding is known for model '" + model +
-                  "'; estimating tokens with chars4";
+    out.warning =
+        "no exact encoding is known for model '" + model + "'; estimating tokens with chars4";
   } else {
     try {
       out.counter = load_bpe_counter(*encoding, data_dir);

@@ -1,8 +1,8 @@
 #include "internal/context/counter_factory.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
+
+#include <gtest/gtest.h>
 
 #include "internal/context/bpe_counter.h"
 
@@ -15,9 +15,9 @@ std::string data_dir() {
 }
 
 TEST(CounterFactoryTest, MapsModelsToTheirEncodings) {
-  for (const char* m : {"gpt-4o", "gpt-4o-mini", "gpt-4o-2024-08-06", "chatgpt-4o-latest", "gpt-4.1",
-                        "gpt-4.1-nano", "o1", "o1-mini", "o3-mini", "o4-mini", "gpt-5",
-                        "ft:gpt-4o-mini:acme::abc"})
+  for (const char* m :
+       {"gpt-4o", "gpt-4o-mini", "gpt-4o-2024-08-06", "chatgpt-4o-latest", "gpt-4.1",
+        "gpt-4.1-nano", "o1", "o1-mini", "o3-mini", "o4-mini", "gpt-5", "ft:gpt-4o-mini:acme::abc"})
     EXPECT_EQ(encoding_for_model(m), "o200k_base") << m;
   for (const char* m : {"gpt-4", "gpt-4-turbo", "gpt-4-0613", "gpt-3.5-turbo", "gpt-35-turbo"})
     EXPECT_EQ(encoding_for_model(m), "cl100k_base") << m;

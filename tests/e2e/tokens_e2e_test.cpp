@@ -2,10 +2,10 @@
 // with OPENAI_MODEL=gpt-4o-mini a Chinese chat's prompt never exceeds MAX_CONTEXT_TOKENS by
 // the exact o200k count (chars4 would overflow it).
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <fstream>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "internal/context/bpe_counter.h"
@@ -47,12 +47,14 @@ TEST_F(TokensE2eTest, TokensCommandCountsFilesAndStdin) {
 
 TEST_F(TokensE2eTest, MissingRanksForAnExplicitEncodingIsAConfigurationError) {
   const auto r = autonous(dir_, {"tokens"},
-                          {{"DB_PATH", db_}, {"TOKEN_COUNTER", "o200k_base"},
+                          {{"DB_PATH", db_},
+                           {"TOKEN_COUNTER", "o200k_base"},
                            {"TOKENIZER_DATA_DIR", dir_.file("none")}},
                           "x");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("TOKEN_COUNTER"), std::string::npos) << r.err;
-  EXPECT_EQ(autonous(dir_, {"tokens", "--encoding", "p50k_base"}, {{"DB_PATH", db_}}, "x").exit_code, 2);
+  EXPECT_EQ(
+      autonous(dir_, {"tokens", "--encoding", "p50k_base"}, {{"DB_PATH", db_}}, "x").exit_code, 2);
 }
 
 TEST_F(TokensE2eTest, ChineseChatPromptFitsTheBudgetByTheExactO200kCount) {
@@ -63,7 +65,8 @@ TEST_F(TokensE2eTest, ChineseChatPromptFitsTheBudgetByTheExactO200kCount) {
     for (int i = 0; i < 120; ++i) {
       ins.bind(1, i % 2 == 0 ? "user" : "assistant");
       ins.bind(2, "第" + std::to_string(i) +
-                      "条消息：我们的面包店每天早上七点开门，顾客从黎明就开始排队。酸面团面包需要发酵三十六个小时，"
+                      "条消息：我们的面包店每天早上七点开门，顾客从黎明就开始排队。酸面团面包需要发"
+                      "酵三十六个小时，"
                       "订单超过五十元免运费。请问周六能预留两根法棍吗？当然可以！");
       ins.exec();
       ins.reset();
@@ -73,12 +76,15 @@ TEST_F(TokensE2eTest, ChineseChatPromptFitsTheBudgetByTheExactO200kCount) {
   auto exact_prompt_tokens = [&](const nlohmann::json& out) {
     std::vector<common::Message> messages;
     for (const auto& m : out["messages"])
-      messages.push_back({*common::parse_role(m["role"].get<std::string>()),
-                          m["content"].get<std::string>(), 0});
+      messages.push_back(
+          {*common::parse_role(m["role"].get<std::string>()), m["content"].get<std::string>(), 0});
     return o200k->count_prompt(messages);
   };
-  const Env env = {{"DB_PATH", db_}, {"OPENAI_MODEL", "gpt-4o-mini"}, {"MAX_CONTEXT_TOKENS", "1000"},
-                   {"HISTORY_WINDOW", "120"}, {"SYSTEM_PROMPT", "你是一个乐于助人的面包店助手。"}};
+  const Env env = {{"DB_PATH", db_},
+                   {"OPENAI_MODEL", "gpt-4o-mini"},
+                   {"MAX_CONTEXT_TOKENS", "1000"},
+                   {"HISTORY_WINDOW", "120"},
+                   {"SYSTEM_PROMPT", "你是一个乐于助人的面包店助手。"}};
   auto r = autonous(dir_, {"context", "--chat", "zh", "--text", "我的订单什么时候到？"}, env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto exact = nlohmann::json::parse(r.out);
