@@ -2,13 +2,13 @@
 // names their folder), and the pathological case: 1 MiB of one letter, a single pre-token piece.
 // Reports bytes/s; bench/tokens compares them with the tiktoken npm package on the same files.
 
-#include <benchmark/benchmark.h>
-#include <spdlog/spdlog.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <sstream>
+
+#include <benchmark/benchmark.h>
+#include <spdlog/spdlog.h>
 
 #include "internal/common/utf8.h"
 #include "internal/context/bpe_counter.h"
@@ -23,15 +23,16 @@ std::string env_or(const char* name, const char* fallback) {
 }
 
 const context::BpeCounter& counter(const std::string& encoding) {
-  static const auto cl100k =
-      context::load_bpe_counter("cl100k_base", env_or("TOKENIZER_DATA_DIR", context::kDefaultTokenizerDataDir));
-  static const auto o200k =
-      context::load_bpe_counter("o200k_base", env_or("TOKENIZER_DATA_DIR", context::kDefaultTokenizerDataDir));
+  static const auto cl100k = context::load_bpe_counter(
+      "cl100k_base", env_or("TOKENIZER_DATA_DIR", context::kDefaultTokenizerDataDir));
+  static const auto o200k = context::load_bpe_counter(
+      "o200k_base", env_or("TOKENIZER_DATA_DIR", context::kDefaultTokenizerDataDir));
   return encoding == "cl100k_base" ? *cl100k : *o200k;
 }
 
 std::string sample(const std::string& name) {
-  std::ifstream in(env_or("AUTONOUS_TOKEN_SAMPLES", "build/bench-data") + "/" + name, std::ios::binary);
+  std::ifstream in(env_or("AUTONOUS_TOKEN_SAMPLES", "build/bench-data") + "/" + name,
+                   std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return common::sanitize_utf8(ss.str());
@@ -63,12 +64,14 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
   for (const char* encoding : {"cl100k_base", "o200k_base"}) {
     for (const char* file : {"english.txt", "chinese.txt", "code.txt", "json.txt"}) {
-      benchmark::RegisterBenchmark((std::string("BM_Count/") + encoding + "/" + file).c_str(),
-                                   [encoding, file](benchmark::State& s) { count_file(s, encoding, file); })
+      benchmark::RegisterBenchmark(
+          (std::string("BM_Count/") + encoding + "/" + file).c_str(),
+          [encoding, file](benchmark::State& s) { count_file(s, encoding, file); })
           ->Unit(benchmark::kMillisecond);
     }
-    benchmark::RegisterBenchmark((std::string("BM_OneMebibyteRun/") + encoding).c_str(),
-                                 [encoding](benchmark::State& s) { BM_OneMebibyteRun(s, encoding); })
+    benchmark::RegisterBenchmark(
+        (std::string("BM_OneMebibyteRun/") + encoding).c_str(),
+        [encoding](benchmark::State& s) { BM_OneMebibyteRun(s, encoding); })
         ->Unit(benchmark::kMillisecond);
   }
   benchmark::Initialize(&argc, argv);

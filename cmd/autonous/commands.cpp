@@ -17,6 +17,7 @@
 #include "internal/context/assembler.h"
 #include "internal/context/context_builder.h"
 #include "internal/context/counter_factory.h"
+#include "internal/context/estimate_stats.h"
 #include "internal/context/simple_compressor.h"
 #include "internal/context/sqlite_provider.h"
 #include "internal/context/token_counter.h"
@@ -168,6 +169,14 @@ int run_context(const config::Config& config, const ContextOptions& options) {
   const context::ContextBuilder builder(context_settings(config), provider, compressor, assembler,
                                         token_counter(config));
   std::cout << context::dry_run_json(builder.build(options.chat_id, options.text)) << "\n";
+  return 0;
+}
+
+int run_context_stats(const config::Config& config, const ContextStatsOptions& options) {
+  auto db = open_db(config);
+  std::cout << context::estimate_stats_json(
+                   context::estimate_stats(*db, {options.chat_id, options.since}))
+            << "\n";
   return 0;
 }
 

@@ -48,6 +48,12 @@ int run_enqueue(const config::Config& config, const EnqueueOptions& options);
 int run_status(const config::Config& config, bool json);
 int run_events(const config::Config& config, const EventsOptions& options);
 int run_context(const config::Config& config, const ContextOptions& options);
+
+struct ContextStatsOptions {
+  std::optional<std::string> chat_id;
+  std::optional<std::string> since;
+};
+int run_context_stats(const config::Config& config, const ContextStatsOptions& options);
 int run_requeue(const config::Config& config, const RequeueOptions& options);
 int run_worker(const config::Config& config, bool drain);
 int run_tokens(const config::Config& config, const TokensOptions& options);

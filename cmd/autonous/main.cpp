@@ -60,10 +60,26 @@ int main(int argc, char** argv) {
   cmd::ContextOptions ctx;
   auto* context = app.add_subcommand(
       "context", "Dry run: print as JSON the messages the worker would send now, and the figures");
-  context->add_option("--chat", ctx.chat_id, "chat id")->required();
+  auto* ctx_chat = context->add_option("--chat", ctx.chat_id, "chat id (required without stats)");
   context->add_option("--text", ctx.text, "the user message to assume (default: none)");
-  context->callback(
-      [&] { action = [&](const config::Config& c) { return cmd::run_context(c, ctx); }; });
+  cmd::ContextStatsOptions stats_opts;
+  std::string stats_chat;
+  std::string stats_since;
+  auto* stats = context->add_subcommand(
+      "stats", "Token estimate vs the API's prompt_tokens, per model and counter, from events");
+  auto* stats_chat_opt = stats->add_option("--chat", stats_chat, "only this chat");
+  auto* stats_since_opt = stats->add_option(
+      "--since", stats_since, "only events at or after this UTC time, e.g. 2026-11-01");
+  stats->callback([&] {
+    if (stats_chat_opt->count() > 0) stats_opts.chat_id = stats_chat;
+    if (stats_since_opt->count() > 0) stats_opts.since = stats_since;
+    action = [&](const config::Config& c) { return cmd::run_context_stats(c, stats_opts); };
+  });
+  context->callback([&] {
+    if (stats->parsed()) return;
+    if (ctx_chat->count() == 0) throw CLI::RequiredError("--chat");
+    action = [&](const config::Config& c) { return cmd::run_context(c, ctx); };
+  });
 
   cmd::EventsOptions ev;
   int64_t ev_task = 0;

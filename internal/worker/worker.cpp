@@ -134,6 +134,7 @@ class Slot {
           turn_event(task, events::kContextCompressed, json::parse(context::figures_json(built))));
       turn.push_back(turn_event(task, events::kLlmRequest,
                                 {{"model", client_.model()},
+                                 {"token_counter", built.counter},
                                  {"message_count", built.messages.size()},
                                  {"estimated_tokens", built.estimated_tokens},
                                  {"budget_tokens", built.budget_tokens}}));

@@ -104,5 +104,38 @@ TEST_F(TokensE2eTest, ChineseChatPromptFitsTheBudgetByTheExactO200kCount) {
   EXPECT_GT(exact_prompt_tokens(naive), 1000);
 }
 
+TEST_F(TokensE2eTest, ContextStatsReportsEstimateErrorPerModelAndCounter) {
+  StubServer stub(dir_.path().string());
+  const Env env = {{"DB_PATH", db_},
+                   {"OPENAI_BASE_URL", stub.base_url()},
+                   {"OPENAI_MODEL", "gpt-4o-mini"},
+                   {"POLL_INTERVAL_MS", "20"},
+                   {"SQLITE_SYNCHRONOUS", "NORMAL"}};
+  for (const char* chat : {"a", "b", "a"})
+    ASSERT_EQ(
+        autonous(dir_, {"enqueue", "--chat", chat, "你好，请介绍一下你们的面包。"}, env).exit_code,
+        0);
+  ASSERT_EQ(autonous(dir_, {"worker", "--drain"}, env).exit_code, 0);
+
+  auto r = autonous(dir_, {"context", "stats"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["models"].size(), 1u);
+  const auto& m = j["models"][0];
+  EXPECT_EQ(m["model"], "gpt-4o-mini");
+  EXPECT_EQ(m["token_counter"], "o200k_base");
+  EXPECT_EQ(m["calls"], 3);
+  // The stub counts chars/4 + 1: it reports fewer tokens than o200k counts for Chinese.
+  EXPECT_LT(m["actual_over_estimate"]["p50"].get<double>(), 1.0);
+  EXPECT_GT(m["actual_over_estimate"]["p50"].get<double>(), 0.0);
+  EXPECT_EQ(m["share_underestimated"], 0.0);
+
+  r = autonous(dir_, {"context", "stats", "--chat", "b"}, env);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["models"][0]["calls"], 1);
+  r = autonous(dir_, {"context", "stats", "--since", "2999-01-01"}, env);
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["models"].empty());
+  EXPECT_EQ(autonous(dir_, {"context"}, env).exit_code, 2);  // --chat still required without stats
+}
+
 }  // namespace
 }  // namespace autonous::testing

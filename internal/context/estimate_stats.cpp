@@ -1,0 +1,87 @@
+#include "internal/context/estimate_stats.h"
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace autonous::context {
+namespace {
+
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const auto i = static_cast<size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(i, sorted.size() - 1)];
+}
+
+}  // namespace
+
+std::vector<EstimateStats> estimate_stats(SQLite::Database& db, const StatsFilter& filter) {
+  // Each response pairs with the request of the same turn (same parent agent.started event).
+  std::string sql =
+      "SELECT json_extract(q.payload, '$.model'), "
+      "       coalesce(json_extract(q.payload, '$.token_counter'), 'unknown'), "
+      "       json_extract(r.payload, '$.estimated_tokens'), "
+      "       json_extract(r.payload, '$.usage.prompt_tokens') "
+      "FROM events r JOIN events q ON q.parent_id = r.parent_id AND q.type = 'llm.request' "
+      "WHERE r.type = 'llm.response' AND json_extract(r.payload, '$.usage.prompt_tokens') > 0 "
+      "  AND json_extract(r.payload, '$.estimated_tokens') > 0";
+  if (filter.chat_id) sql += " AND r.chat_id = :chat";
+  if (filter.since) sql += " AND r.created_at >= :since";
+  SQLite::Statement q(db, sql);
+  if (filter.chat_id) q.bind(":chat", *filter.chat_id);
+  if (filter.since) q.bind(":since", *filter.since);
+  std::map<std::pair<std::string, std::string>, std::vector<double>> ratios;
+  while (q.executeStep()) {
+    const double estimated = q.getColumn(2).getDouble();
+    const double actual = q.getColumn(3).getDouble();
+    ratios[{q.getColumn(0).getString(), q.getColumn(1).getString()}].push_back(actual / estimated);
+  }
+  std::vector<EstimateStats> out;
+  for (auto& [key, r] : ratios) {
+    std::sort(r.begin(), r.end());
+    EstimateStats s;
+    s.model = key.first;
+    s.token_counter = key.second;
+    s.calls = static_cast<int64_t>(r.size());
+    double sum = 0;
+    int64_t under = 0;
+    for (const double x : r) {
+      sum += x;
+      under += x > 1.0 ? 1 : 0;
+    }
+    s.mean_ratio = sum / static_cast<double>(r.size());
+    s.p50_ratio = percentile(r, 0.50);
+    s.p90_ratio = percentile(r, 0.90);
+    s.p99_ratio = percentile(r, 0.99);
+    s.min_ratio = r.front();
+    s.max_ratio = r.back();
+    s.share_under = static_cast<double>(under) / static_cast<double>(r.size());
+    out.push_back(s);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.calls > b.calls; });
+  return out;
+}
+
+std::string estimate_stats_json(const std::vector<EstimateStats>& stats) {
+  nlohmann::ordered_json models = nlohmann::ordered_json::array();
+  for (const auto& s : stats) {
+    models.push_back({{"model", s.model},
+                      {"token_counter", s.token_counter},
+                      {"calls", s.calls},
+                      {"actual_over_estimate",
+                       {{"mean", s.mean_ratio},
+                        {"p50", s.p50_ratio},
+                        {"p90", s.p90_ratio},
+                        {"p99", s.p99_ratio},
+                        {"min", s.min_ratio},
+                        {"max", s.max_ratio}}},
+                      {"share_underestimated", s.share_under}});
+  }
+  nlohmann::ordered_json j;
+  j["models"] = std::move(models);
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace autonous::context
