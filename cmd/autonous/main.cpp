@@ -118,8 +118,8 @@ int main(int argc, char** argv) {
   auto* enc_opt =
       tokens
           ->add_option("--encoding", tok_encoding,
-                       "auto, cl100k_base, o200k_base or chars4 (default: TOKEN_COUNTER)")
-          ->check(CLI::IsMember({"auto", "cl100k_base", "o200k_base", "chars4"}));
+                       "auto, cl100k_base, o200k_base, estimate or chars4 (default: TOKEN_COUNTER)")
+          ->check(CLI::IsMember({"auto", "cl100k_base", "o200k_base", "estimate", "chars4"}));
   tokens->add_option("FILE", tok.file, "file to count, or - for stdin (default)");
   tokens->callback([&] {
     if (enc_opt->count() > 0) tok.encoding = tok_encoding;

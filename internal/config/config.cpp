@@ -132,10 +132,12 @@ Config load_config(const EnvLookup& env) {
   c.worker_id = trim(read_string(env, "WORKER_ID", ""));
 
   c.token_counter = lower(trim(read_string(env, "TOKEN_COUNTER", c.token_counter)));
-  static constexpr std::string_view kCounters[] = {"auto", "cl100k_base", "o200k_base", "chars4"};
+  static constexpr std::string_view kCounters[] = {"auto", "cl100k_base", "o200k_base", "estimate",
+                                                   "chars4"};
   if (std::find(std::begin(kCounters), std::end(kCounters), c.token_counter) == std::end(kCounters))
-    throw ConfigError("TOKEN_COUNTER", "'" + c.token_counter +
-                                           "' is not one of auto, cl100k_base, o200k_base, chars4");
+    throw ConfigError(
+        "TOKEN_COUNTER",
+        "'" + c.token_counter + "' is not one of auto, cl100k_base, o200k_base, estimate, chars4");
   c.tokenizer_data_dir = read_string(env, "TOKENIZER_DATA_DIR", c.tokenizer_data_dir);
   return c;
 }

@@ -52,7 +52,7 @@ struct Config {
   std::chrono::milliseconds retry_max{60000};
   std::chrono::seconds shutdown_grace{30};
   std::string worker_id;  // empty: hostname:pid, chosen by the worker
-  // Token counting (issue 5): auto | cl100k_base | o200k_base | chars4.
+  // Token counting: auto | cl100k_base | o200k_base | estimate | chars4.
   std::string token_counter = "auto";
   std::string tokenizer_data_dir = "/usr/local/share/autonous/tokenizer";
 };

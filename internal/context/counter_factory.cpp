@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "internal/context/bpe_counter.h"
+#include "internal/context/estimator.h"
 
 namespace autonous::context {
 namespace {
@@ -32,6 +33,10 @@ CounterChoice make_token_counter(const std::string& setting, const std::string& 
     out.counter = std::make_unique<CharsOver4Counter>(kFramingPerMessage, kFramingPerRequest);
     return out;
   }
+  if (setting == "estimate") {
+    out.counter = std::make_unique<EstimateCounter>();
+    return out;
+  }
   if (setting == "cl100k_base" || setting == "o200k_base") {
     out.counter = load_bpe_counter(setting, data_dir);
     return out;
@@ -46,10 +51,10 @@ CounterChoice make_token_counter(const std::string& setting, const std::string& 
       out.counter = load_bpe_counter(*encoding, data_dir);
       return out;
     } catch (const std::runtime_error& e) {
-      out.warning = std::string(e.what()) + "; estimating tokens with chars4";
+      out.warning = std::string(e.what()) + "; using the script-aware estimate";
     }
   }
-  out.counter = std::make_unique<CharsOver4Counter>(kFramingPerMessage, kFramingPerRequest);
+  out.counter = std::make_unique<EstimateCounter>();
   return out;
 }
 

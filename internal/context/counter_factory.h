@@ -1,8 +1,8 @@
 #pragma once
 // Chooses the TokenCounter from TOKEN_COUNTER and OPENAI_MODEL: `auto` maps the model to its
 // encoding (gpt-4o / 4.1 / 4.5 / 5 / o-series → o200k_base; gpt-4 / gpt-3.5 → cl100k_base) and
-// falls back to the chars4 estimate for other models or when rank files are missing, saying so
-// in `warning`. An explicit encoding whose rank files are missing is an error.
+// falls back to the script-aware estimate for other models or when rank files are missing,
+// saying so in `warning`. An explicit encoding whose rank files are missing is an error.
 
 #include <memory>
 #include <optional>
@@ -21,7 +21,7 @@ struct CounterChoice {
   std::string warning;  // non-empty when `auto` fell back
 };
 
-// `setting` is auto, cl100k_base, o200k_base or chars4. Throws std::invalid_argument for
+// `setting` is auto, cl100k_base, o200k_base, estimate or chars4. Throws std::invalid_argument for
 // another value, std::runtime_error when an explicitly chosen encoding cannot be loaded.
 CounterChoice make_token_counter(const std::string& setting, const std::string& model,
                                  const std::string& data_dir);

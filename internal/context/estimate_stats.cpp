@@ -1,9 +1,10 @@
 #include "internal/context/estimate_stats.h"
 
-#include <SQLiteCpp/Database.h>
-#include <SQLiteCpp/Statement.h>
 #include <algorithm>
 #include <map>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
 #include <nlohmann/json.hpp>
 
 namespace autonous::context {

@@ -130,7 +130,7 @@ TEST(ConfigTest, RefusesUnknownEnumValues) {
 
 TEST(ConfigTest, TokenCounterChoicesAndDataDir) {
   EXPECT_EQ(load_config(env_of({})).token_counter, "auto");
-  for (const char* v : {"auto", "cl100k_base", "o200k_base", "chars4", "O200K_BASE"})
+  for (const char* v : {"auto", "cl100k_base", "o200k_base", "estimate", "chars4", "O200K_BASE"})
     EXPECT_NO_THROW(load_config(env_of({{"TOKEN_COUNTER", v}}))) << v;
   expect_refused("TOKEN_COUNTER", "p50k_base");
   expect_refused("TOKEN_COUNTER", "exact");

@@ -35,10 +35,10 @@ TEST(CounterFactoryTest, AutoPicksTheModelsEncoding) {
 
 TEST(CounterFactoryTest, AutoFallsBackWithAWarning) {
   auto c = make_token_counter("auto", "llama3", data_dir());
-  EXPECT_EQ(c.counter->name(), "chars4");
+  EXPECT_EQ(c.counter->name(), "estimate");
   EXPECT_NE(c.warning.find("llama3"), std::string::npos);
   c = make_token_counter("auto", "gpt-4o", "/nonexistent");
-  EXPECT_EQ(c.counter->name(), "chars4");
+  EXPECT_EQ(c.counter->name(), "estimate");
   EXPECT_NE(c.warning.find("missing"), std::string::npos);
 }
 
@@ -48,6 +48,9 @@ TEST(CounterFactoryTest, ExplicitChoicesAndErrors) {
   EXPECT_EQ(chars4.counter->name(), "chars4");
   EXPECT_EQ(chars4.counter->per_message(), 3);  // chat framing in every counter
   EXPECT_EQ(chars4.counter->per_request(), 3);
+  const auto estimate = make_token_counter("estimate", "gpt-4o", "/nonexistent");
+  EXPECT_EQ(estimate.counter->name(), "estimate");  // needs no rank files
+  EXPECT_EQ(estimate.counter->per_message(), 3);
   EXPECT_THROW(make_token_counter("o200k_base", "gpt-4o", "/nonexistent"), std::runtime_error);
   EXPECT_THROW(make_token_counter("bogus", "gpt-4o", data_dir()), std::invalid_argument);
 }

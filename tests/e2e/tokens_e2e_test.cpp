@@ -41,7 +41,7 @@ TEST_F(TokensE2eTest, TokensCommandCountsFilesAndStdin) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["encoding"], "cl100k_base");
   // Unknown model: the fallback, with a warning.
   r = autonous(dir_, {"tokens"}, {{"DB_PATH", db_}, {"OPENAI_MODEL", "llama3"}}, "hello");
-  EXPECT_EQ(nlohmann::json::parse(r.out)["encoding"], "chars4");
+  EXPECT_EQ(nlohmann::json::parse(r.out)["encoding"], "estimate");
   EXPECT_NE(r.err.find("llama3"), std::string::npos) << r.err;
 }
 

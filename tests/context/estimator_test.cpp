@@ -1,0 +1,83 @@
+#include "internal/context/estimator.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "internal/common/utf8.h"
+#include "internal/context/bpe_counter.h"
+
+namespace autonous::context {
+namespace {
+
+std::string data_dir() {
+  const char* dir = std::getenv("TOKENIZER_DATA_DIR");  // NOLINT(concurrency-mt-unsafe)
+  return dir != nullptr ? dir : kDefaultTokenizerDataDir;
+}
+
+std::string read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(EstimateCounterTest, NeverUnderCountsTheCorpusByMoreThanTenPercentInEitherEncoding) {
+  const auto cl = load_bpe_counter("cl100k_base", data_dir());
+  const auto o2 = load_bpe_counter("o200k_base", data_dir());
+  const EstimateCounter est;
+  const std::filesystem::path corpus = std::string(AUTONOUS_SOURCE_DIR) + "/tests/data/tokens/corpus";
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(corpus)) {
+    const std::string text = common::sanitize_utf8(read_bytes(e.path()));
+    // The whole file and message-sized slices of it.
+    std::vector<std::string> samples = {text};
+    for (size_t at = 0; at + 400 < text.size(); at += 400)
+      samples.push_back(text.substr(at, common::prefix_bytes(text.substr(at), 120)));
+    for (const auto& s : samples) {
+      const int64_t e1 = est.count_text(s);
+      EXPECT_GE(static_cast<double>(e1), 0.9 * static_cast<double>(cl->count_text(s)))
+          << e.path().filename() << " cl100k";
+      EXPECT_GE(static_cast<double>(e1), 0.9 * static_cast<double>(o2->count_text(s)))
+          << e.path().filename() << " o200k";
+    }
+    ++files;
+  }
+  EXPECT_GE(files, 30);
+}
+
+TEST(EstimateCounterTest, IsFarCloserThanCharsOver4OnChinese) {
+  const auto o2 = load_bpe_counter("o200k_base", data_dir());
+  const std::string zh = "我们的面包店每天早上七点开门，顾客从黎明就开始排队。";
+  const int64_t exact = o2->count_text(zh);
+  EXPECT_GE(EstimateCounter().count_text(zh), exact);
+  EXPECT_LT(CharsOver4Counter().count_text(zh), exact / 2);  // the seed's 3x under-count
+}
+
+TEST(EstimateCounterTest, EmptyTextIsFreeAndFramingIsOpenAIs) {
+  const EstimateCounter est;
+  EXPECT_EQ(est.count_text(""), 0);
+  EXPECT_EQ(est.per_message(), 3);
+  EXPECT_EQ(est.per_request(), 3);
+  EXPECT_EQ(est.name(), "estimate");
+}
+
+TEST(EstimateCounterTest, FeaturesCountClassesRunsAndCaseChanges) {
+  const auto f = estimator_features("camelCase 123 你好 😀!!");
+  EXPECT_EQ(f[kFeatAsciiLetter], 9);
+  EXPECT_EQ(f[kFeatAsciiDigit], 3);
+  EXPECT_EQ(f[kFeatHan], 2);
+  EXPECT_EQ(f[kFeatOther], 1);
+  EXPECT_EQ(f[kFeatAsciiPunct], 2);
+  EXPECT_EQ(f[kFeatSpace], 3);
+  EXPECT_EQ(f[kFeatCaseChange], 1);
+  EXPECT_EQ(f[kFeatLetterRun], 2);  // "camelCase" and "你好"
+  EXPECT_EQ(f[kFeatDigitRun], 1);
+  EXPECT_EQ(f[kFeatPunctRun], 1);
+}
+
+}  // namespace
+}  // namespace autonous::context
