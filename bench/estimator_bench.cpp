@@ -6,9 +6,6 @@
 //   estimator_bench [benchmark flags] throughput on the bench/tokens samples
 // The corpus is tests/data/tokens/corpus; rank files as for the exact counter.
 
-#include <benchmark/benchmark.h>
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +13,9 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+
+#include <benchmark/benchmark.h>
+#include <spdlog/spdlog.h>
 
 #include "internal/common/utf8.h"
 #include "internal/context/bpe_counter.h"
@@ -100,7 +100,8 @@ int report() {
   double worst_over = 0;
   for (const auto& [name, text] : load_corpus().files) {
     auto ratio = [&](const context::TokenCounter& c, const std::string& t) {
-      return static_cast<double>(est.count_text(t)) / static_cast<double>(std::max<int64_t>(1, c.count_text(t)));
+      return static_cast<double>(est.count_text(t)) /
+             static_cast<double>(std::max<int64_t>(1, c.count_text(t)));
     };
     double wc = 10;
     double wo = 10;
@@ -112,8 +113,9 @@ int report() {
     const double ro = ratio(*o2, text);
     worst_under = std::min({worst_under, rc, ro, wc, wo});
     worst_over = std::max({worst_over, rc, ro});
-    std::printf("%-30s %9.3f %9.3f %9.3f %9.3f %9.3f\n", name.c_str(), rc, ro, wc, wo,
-                static_cast<double>(chars4.count_text(text)) / static_cast<double>(o2->count_text(text)));
+    std::printf(
+        "%-30s %9.3f %9.3f %9.3f %9.3f %9.3f\n", name.c_str(), rc, ro, wc, wo,
+        static_cast<double>(chars4.count_text(text)) / static_cast<double>(o2->count_text(text)));
   }
   std::printf("lowest estimate/exact (any file or chunk, either encoding): %.3f\n", worst_under);
   std::printf("highest estimate/exact (whole files, either encoding): %.3f\n", worst_over);
@@ -121,8 +123,8 @@ int report() {
 }
 
 void BM_Estimate(benchmark::State& state, const std::string& file) {
-  const std::string text =
-      common::sanitize_utf8(read_bytes(env_or("AUTONOUS_TOKEN_SAMPLES", "build/bench-data") + "/" + file));
+  const std::string text = common::sanitize_utf8(
+      read_bytes(env_or("AUTONOUS_TOKEN_SAMPLES", "build/bench-data") + "/" + file));
   if (text.empty()) {
     state.SkipWithError("sample missing: run bench/tokens");
     return;

@@ -111,7 +111,63 @@ BpeRanks BpeRanks::load(const std::string& path) {
   r.slots_.assign(capacity, Slot{});
   r.mask_ = capacity - 1;
   for (const auto& [b, rank] : entries) r.insert(b, rank);
+  r.build_pairs();
   return r;
+}
+
+namespace {
+
+uint64_t pair_hash(uint64_t key) noexcept {
+  key ^= key >> 31;
+  key *= 0x7fb5d329728ea185ULL;
+  key ^= key >> 27;
+  return key;
+}
+
+}  // namespace
+
+void BpeRanks::build_pairs() {
+  byte_rank_.assign(256, kNoRank);
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    byte_rank_[static_cast<size_t>(b)] = rank(std::string_view(&c, 1));
+    if (byte_rank_[static_cast<size_t>(b)] == kNoRank)
+      throw std::runtime_error("rank file lacks the single byte " + std::to_string(b));
+  }
+  // Every way of writing each token as two tokens: (left, right) -> token.
+  std::vector<std::pair<uint64_t, uint32_t>> found;
+  const std::string_view arena(arena_);
+  for (const Slot& s : slots_) {
+    if (s.length < 2) continue;
+    const std::string_view token = arena.substr(s.offset, s.length);
+    for (size_t k = 1; k < token.size(); ++k) {
+      const uint32_t left = rank(token.substr(0, k));
+      if (left == kNoRank) continue;
+      const uint32_t right = rank(token.substr(k));
+      if (right == kNoRank) continue;
+      found.emplace_back(uint64_t{left} << 32 | right, s.rank);
+    }
+  }
+  size_t capacity = 1;
+  while (capacity < found.size() * 2) capacity <<= 1;
+  pairs_.assign(capacity, PairSlot{});
+  pair_mask_ = capacity - 1;
+  for (const auto& [key, token] : found) {
+    size_t i = pair_hash(key) & pair_mask_;
+    while (pairs_[i].key != UINT64_MAX && pairs_[i].key != key) i = (i + 1) & pair_mask_;
+    pairs_[i] = PairSlot{key, token};
+  }
+}
+
+uint32_t BpeRanks::pair_rank(uint32_t left, uint32_t right) const noexcept {
+  if (left == kNoRank || right == kNoRank) return kNoRank;
+  const uint64_t key = uint64_t{left} << 32 | right;
+  size_t i = pair_hash(key) & pair_mask_;
+  while (pairs_[i].key != UINT64_MAX) {
+    if (pairs_[i].key == key) return pairs_[i].rank;
+    i = (i + 1) & pair_mask_;
+  }
+  return kNoRank;
 }
 
 int64_t BpeRanks::count_piece(std::string_view piece) const {
@@ -120,36 +176,38 @@ int64_t BpeRanks::count_piece(std::string_view piece) const {
   return piece.size() < kHeapThreshold ? count_scan(piece) : count_heap(piece);
 }
 
-// tiktoken's merge loop: parts[i] is a boundary; pair_rank[i] the rank of bytes from parts[i]
-// to parts[i + 2]. Join the lowest (leftmost on ties) until no pair has a rank.
+// tiktoken's merge loop over the parts' tokens: tok[i] is part i's token, ranks[i] the rank of
+// joining parts i and i + 1. Join the lowest (leftmost on ties) until no pair has a rank.
 int64_t BpeRanks::count_scan(std::string_view piece) const {
-  thread_local std::vector<uint32_t> parts;
+  thread_local std::vector<uint32_t> tok;
   thread_local std::vector<uint32_t> ranks;
-  const auto n = static_cast<uint32_t>(piece.size());
-  parts.resize(n + 1);
-  for (uint32_t i = 0; i <= n; ++i) parts[i] = i;
-  auto pair_rank = [&](size_t i) {
-    if (i + 2 >= parts.size()) return kNoRank;
-    return rank(piece.substr(parts[i], parts[i + 2] - parts[i]));
-  };
-  ranks.resize(n + 1);
-  for (size_t i = 0; i < parts.size(); ++i) ranks[i] = pair_rank(i);
+  const size_t n = piece.size();
+  tok.resize(n);
+  for (size_t i = 0; i < n; ++i) tok[i] = byte_rank_[static_cast<unsigned char>(piece[i])];
+  ranks.resize(n);
+  for (size_t i = 0; i + 1 < n; ++i) ranks[i] = pair_rank(tok[i], tok[i + 1]);
+  ranks[n - 1] = kNoRank;
+  size_t parts = n;
   for (;;) {
     uint32_t best = kNoRank;
     size_t at = 0;
-    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    for (size_t i = 0; i + 1 < parts; ++i) {
       if (ranks[i] < best) {
         best = ranks[i];
         at = i;
       }
     }
     if (best == kNoRank) break;
-    parts.erase(parts.begin() + static_cast<ptrdiff_t>(at) + 1);
+    tok[at] = best;
+    tok.erase(tok.begin() + static_cast<ptrdiff_t>(at) + 1);
     ranks.erase(ranks.begin() + static_cast<ptrdiff_t>(at) + 1);
-    ranks[at] = pair_rank(at);
-    if (at > 0) ranks[at - 1] = pair_rank(at - 1);
+    --parts;
+    ranks[at] = at + 1 < parts ? pair_rank(tok[at], tok[at + 1]) : kNoRank;
+    if (at > 0) ranks[at - 1] = pair_rank(tok[at - 1], tok[at]);
   }
-  return static_cast<int64_t>(parts.size()) - 1;
+  tok.resize(n);
+  ranks.resize(n);
+  return static_cast<int64_t>(parts);
 }
 
 // The same merge order with a heap of candidate pairs over a linked list of parts. Entries
@@ -159,10 +217,12 @@ int64_t BpeRanks::count_heap(std::string_view piece) const {
   const auto n = static_cast<uint32_t>(piece.size());
   std::vector<uint32_t> next(n);  // next part start (n = end), per part start
   std::vector<uint32_t> prev(n);
+  std::vector<uint32_t> tok(n);  // the token of the part starting there
   std::vector<bool> alive(n, true);
   for (uint32_t i = 0; i < n; ++i) {
     next[i] = i + 1;
     prev[i] = i == 0 ? UINT32_MAX : i - 1;
+    tok[i] = byte_rank_[static_cast<unsigned char>(piece[i])];
   }
   struct Candidate {
     uint32_t rank;
@@ -178,7 +238,7 @@ int64_t BpeRanks::count_heap(std::string_view piece) const {
     const uint32_t mid = next[left];
     if (mid >= n) return;
     const uint32_t end = next[mid];
-    const uint32_t r = rank(piece.substr(left, end - left));
+    const uint32_t r = pair_rank(tok[left], tok[mid]);
     if (r != kNoRank) heap.push({r, left, end});
   };
   for (uint32_t i = 0; i + 1 < n; ++i) push(i);
@@ -190,6 +250,7 @@ int64_t BpeRanks::count_heap(std::string_view piece) const {
     const uint32_t mid = next[c.left];
     if (mid >= n || next[mid] != c.end) continue;  // stale
     alive[mid] = false;
+    tok[c.left] = c.rank;
     next[c.left] = c.end;
     if (c.end < n) prev[c.end] = c.left;
     --parts;

@@ -36,10 +36,22 @@ class BpeRanks {
     uint32_t rank = kNoRank;
   };
   void insert(std::string_view bytes, uint32_t rank);
+  // The rank of the token made of tokens `left` and `right` side by side, or kNoRank. During a
+  // merge every part is a token, so this answers "rank of the joined bytes" with one integer
+  // probe instead of hashing and comparing bytes.
+  uint32_t pair_rank(uint32_t left, uint32_t right) const noexcept;
+  void build_pairs();
   static uint64_t hash(std::string_view bytes) noexcept;
 
   std::string arena_;
   std::vector<Slot> slots_;
+  struct PairSlot {
+    uint64_t key = UINT64_MAX;  // left << 32 | right; UINT64_MAX: empty
+    uint32_t rank = kNoRank;
+  };
+  std::vector<PairSlot> pairs_;
+  size_t pair_mask_ = 0;
+  std::vector<uint32_t> byte_rank_;  // the token of each single byte
   size_t mask_ = 0;
   size_t count_ = 0;
 };

@@ -23,10 +23,11 @@ enum EstimatorFeature : int {
   kFeatHan,
   kFeatKana,
   kFeatHangul,
-  kFeatLetter2,  // other letters encoded in 2 bytes (Latin extended, Greek, Cyrillic, Hebrew, Arabic)
+  kFeatLetter2,  // other letters encoded in 2 bytes (Latin extended, Greek, Cyrillic, Hebrew,
+                 // Arabic)
   kFeatLetter3,  // other letters of 3+ bytes (Indic, Thai, Georgian, Ethiopic, …)
   kFeatMark,
-  kFeatOther,    // non-ASCII symbols, punctuation and digits; emoji and their joiners
+  kFeatOther,  // non-ASCII symbols, punctuation and digits; emoji and their joiners
   kFeatLetterRun,
   kFeatDigitRun,
   kFeatPunctRun,

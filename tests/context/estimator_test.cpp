@@ -1,11 +1,11 @@
 #include "internal/context/estimator.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "internal/common/utf8.h"
 #include "internal/context/bpe_counter.h"
@@ -29,7 +29,8 @@ TEST(EstimateCounterTest, NeverUnderCountsTheCorpusByMoreThanTenPercentInEitherE
   const auto cl = load_bpe_counter("cl100k_base", data_dir());
   const auto o2 = load_bpe_counter("o200k_base", data_dir());
   const EstimateCounter est;
-  const std::filesystem::path corpus = std::string(AUTONOUS_SOURCE_DIR) + "/tests/data/tokens/corpus";
+  const std::filesystem::path corpus =
+      std::string(AUTONOUS_SOURCE_DIR) + "/tests/data/tokens/corpus";
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(corpus)) {
     const std::string text = common::sanitize_utf8(read_bytes(e.path()));
