@@ -16,6 +16,9 @@ import csv
 import math
 
 import numpy as np
+
+NFEAT = 17
+RARE_BYTES = 16  # kFeatRareBytes: fixed at 1 per byte (a token is at least one byte)
 from scipy.optimize import linprog
 
 
@@ -23,19 +26,21 @@ def load(path):
     rows = []
     with open(path) as f:
         for r in csv.DictReader(f):
-            feats = [float(r[f"f{k}"]) for k in range(16)]
+            feats = [float(r[f"f{k}"]) for k in range(NFEAT)]
             rows.append((r["file"], r["sample"], np.array(feats), int(r["cl100k"]), int(r["o200k"])))
     return rows
 
 
 def fit(rows, margin):
-    a_ub, b_ub, objective = [], [], np.zeros(16)
+    a_ub, b_ub, objective = [], [], np.zeros(NFEAT)
     for _, _, f, cl, o2 in rows:
         real = max(cl, o2, 1)
         a_ub.append(-f)               # -w.f <= -margin * real
         b_ub.append(-margin * real)
         objective += f / real         # sum of estimate / real
-    res = linprog(objective, A_ub=np.array(a_ub), b_ub=np.array(b_ub), bounds=[(0, None)] * 16,
+    bounds = [(0, None)] * NFEAT
+    bounds[RARE_BYTES] = (1.0, 1.0)
+    res = linprog(objective, A_ub=np.array(a_ub), b_ub=np.array(b_ub), bounds=bounds,
                   method="highs")
     if not res.success:
         raise SystemExit(f"fit failed: {res.message}")

@@ -34,7 +34,7 @@ constexpr std::array<AsciiClass, 128> make_ascii() {
 }
 constexpr std::array<AsciiClass, 128> kAscii = make_ascii();
 
-AsciiClass classify(uint32_t cp, size_t utf8_length) noexcept {
+AsciiClass classify(uint32_t cp) noexcept {
   if ((cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
       (cp >= 0x20000 && cp <= 0x3FFFF) || (cp >= 0xF900 && cp <= 0xFAFF))
     return {kFeatHan, kKindLetter};
@@ -45,8 +45,16 @@ AsciiClass classify(uint32_t cp, size_t utf8_length) noexcept {
       (cp >= 0x3130 && cp <= 0x318F))
     return {kFeatHangul, kKindLetter};
   const uint8_t cls = unicode_class(cp);
-  if ((cls & kClassLetter) != 0)
-    return {static_cast<uint8_t>(utf8_length == 2 ? kFeatLetter2 : kFeatLetter3), kKindLetter};
+  if ((cls & kClassLetter) != 0) {
+    // Scripts the fitting corpus covers; everything else is charged per byte (kFeatRareBytes).
+    if ((cp >= 0x0080 && cp <= 0x052F) || (cp >= 0x0590 && cp <= 0x06FF) ||
+        (cp >= 0x0750 && cp <= 0x077F))
+      return {kFeatLetter2, kKindLetter};
+    if ((cp >= 0x0900 && cp <= 0x097F) || (cp >= 0x0E00 && cp <= 0x0E7F) ||
+        (cp >= 0x1E00 && cp <= 0x1FFF))
+      return {kFeatLetter3, kKindLetter};
+    return {kFeatRareBytes, kKindLetter};
+  }
   if ((cls & kClassUpperSet) != 0) return {kFeatMark, kKindLetter};  // marks continue a word
   if ((cls & kClassSpace) != 0) return {kFeatSpace, kKindSpace};
   return {kFeatOther, kKindOther};
@@ -91,7 +99,9 @@ EstimatorFeatures estimator_features(std::string_view text) noexcept {
     for (size_t k = 1; k < len && p + k < end; ++k) cp = (cp << 6) | (p[k] & 0x3Fu);
     p += len;
     prev_lower = false;
-    count(classify(cp, len));
+    const AsciiClass c = classify(cp);
+    count(c);
+    if (c.feature == kFeatRareBytes) n[kFeatRareBytes] += len - 1;  // count() added one
   }
   EstimatorFeatures f{};
   for (int k = 0; k < kFeatureCount; ++k) f[k] = static_cast<double>(n[k]);
@@ -112,10 +122,10 @@ const EstimatorFeatures& EstimateCounter::weights() noexcept {
   // tests/data/tokens/corpus (estimate >= 1.05 x max(cl100k, o200k) on every sample), in
   // EstimatorFeature order: ASCII letter, digit, punctuation, space, newline, Han, kana,
   // hangul, 2-byte letter, 3-byte letter, mark, other; letter, digit and punctuation runs;
-  // case changes.
-  static constexpr EstimatorFeatures kWeights = {0.5251, 0.4545, 0.1312, 0.5840, 0.4465, 1.5935,
-                                                 0.7182, 1.1023, 1.2028, 0.8290, 2.1529, 2.4495,
-                                                 0.0000, 0.2454, 0.5092, 1.5141};
+  // case changes; bytes of rare-script letters (fixed at 1: a token is at least one byte).
+  static constexpr EstimatorFeatures kWeights = {0.5251, 0.4428, 0.1312, 0.6892, 0.4324, 1.5941,
+                                                 0.7187, 1.0750, 1.1794, 0.8479, 2.0389, 2.4453,
+                                                 0.0000, 0.2089, 0.4114, 1.5869, 1.0000};
   return kWeights;
 }
 

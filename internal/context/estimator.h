@@ -32,6 +32,9 @@ enum EstimatorFeature : int {
   kFeatDigitRun,
   kFeatPunctRun,
   kFeatCaseChange,
+  kFeatRareBytes,  // UTF-8 bytes of letters of every other script: its weight is 1, because a
+                   // token is at least one byte, so this bounds them from above whatever the
+                   // tokenizer (Armenian, Georgian, Ethiopic, Tamil, … in cl100k are near bytes)
   kFeatureCount
 };
 
