@@ -41,6 +41,7 @@ using Clock = std::chrono::system_clock;
 struct Options {
   int port = 0;
   int latency_ms = 0;
+  double usage_scale = 1.0;  // multiplies reported prompt_tokens (to test calibration)
   std::string log_path;
   std::string port_file;
 };
@@ -322,7 +323,8 @@ bool handle(int fd, const Request& req) {
                                 {"message", {{"role", "assistant"}, {"content", content}}},
                                 {"finish_reason", finish}}})}};
   if (usage) {
-    const int64_t prompt = static_cast<int64_t>(prompt_chars / 4 + 1);
+    const auto prompt =
+        static_cast<int64_t>(static_cast<double>(prompt_chars / 4 + 1) * g_options.usage_scale);
     const int64_t completion =
         content.is_string() ? static_cast<int64_t>(content.get<std::string>().size() / 4 + 1) : 0;
     reply["usage"] = {{"prompt_tokens", prompt},
@@ -360,9 +362,9 @@ void serve(int fd) {
 }
 
 int usage(const char* why) {
-  std::cerr
-      << "autonous-stub: " << why
-      << "\nusage: autonous-stub [--port N] [--latency-ms N] [--log FILE] [--port-file FILE]\n";
+  std::cerr << "autonous-stub: " << why
+            << "\nusage: autonous-stub [--port N] [--latency-ms N] [--log FILE] [--port-file FILE] "
+               "[--usage-scale X]\n";
   return 2;
 }
 
@@ -379,7 +381,8 @@ int main(int argc, char** argv) {
       if (a == "--help" || a == "-h") {
         std::cout
             << "autonous-stub: loopback OpenAI-compatible server (127.0.0.1 only)\n"
-               "usage: autonous-stub [--port N] [--latency-ms N] [--log FILE] [--port-file FILE]\n"
+               "usage: autonous-stub [--port N] [--latency-ms N] [--log FILE] [--port-file FILE] "
+               "[--usage-scale X]\n"
                "Prints 127.0.0.1:PORT on stdout once listening. See the source header for the\n"
                "[[stub:KIND[:ARG][*N]]] fault directives.\n";
         return 0;
@@ -394,6 +397,8 @@ int main(int argc, char** argv) {
         g_options.log_path = *v;
       else if (a == "--port-file")
         g_options.port_file = *v;
+      else if (a == "--usage-scale")
+        g_options.usage_scale = std::stod(*v);
       else
         return usage(("unknown option " + a).c_str());
     } catch (const std::exception&) {

@@ -139,6 +139,12 @@ Config load_config(const EnvLookup& env) {
         "TOKEN_COUNTER",
         "'" + c.token_counter + "' is not one of auto, cl100k_base, o200k_base, estimate, chars4");
   c.tokenizer_data_dir = read_string(env, "TOKENIZER_DATA_DIR", c.tokenizer_data_dir);
+  const std::string calibration = lower(trim(read_string(env, "TOKEN_CALIBRATION", "off")));
+  if (calibration == "on") {
+    c.token_calibration = true;
+  } else if (calibration != "off") {
+    throw ConfigError("TOKEN_CALIBRATION", "'" + calibration + "' is not one of on, off");
+  }
   return c;
 }
 

@@ -55,6 +55,7 @@ struct Config {
   // Token counting: auto | cl100k_base | o200k_base | estimate | chars4.
   std::string token_counter = "auto";
   std::string tokenizer_data_dir = "/usr/local/share/autonous/tokenizer";
+  bool token_calibration = false;  // TOKEN_CALIBRATION=on: per-model estimator scale
 };
 
 // Returns the value of an environment variable, or nullopt when it is unset.

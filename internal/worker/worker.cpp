@@ -14,6 +14,7 @@
 #include "internal/common/clock.h"
 #include "internal/common/utf8.h"
 #include "internal/context/assembler.h"
+#include "internal/context/calibration.h"
 #include "internal/context/context_builder.h"
 #include "internal/context/simple_compressor.h"
 #include "internal/context/sqlite_provider.h"
@@ -62,10 +63,12 @@ class Slot {
                                      config.sqlite_busy_timeout})),
         queue_(*db_),
         provider_(*db_),
-        compressor_(*deps.counter),
+        counter_(*deps.counter),
+        calibrate_(config.token_calibration && deps.counter->name() == "estimate"),
+        compressor_(counter_),
         builder_(context::ContextSettings{config.system_prompt, config.history_window,
                                           config.max_context_tokens, config.max_chars_per_message},
-                 provider_, compressor_, assembler_, *deps.counter),
+                 provider_, compressor_, assembler_, counter_),
         transport_(deps.make_transport()),
         client_(*transport_, openai::ClientOptions{config.openai_base_url, config.openai_api_key,
                                                    config.openai_model, config.llm_timeout}),
@@ -129,12 +132,14 @@ class Slot {
                               {{"attempt", task.attempts}, {"reclaimed", task.reclaimed}}));
     const auto call_started = std::chrono::steady_clock::now();
     try {
+      if (calibrate_) counter_.set_scale(context::calibration_scale(*db_, client_.model()));
       const context::BuiltContext built = builder_.build(task.chat_id, task.text);
       turn.push_back(
           turn_event(task, events::kContextCompressed, json::parse(context::figures_json(built))));
       turn.push_back(turn_event(task, events::kLlmRequest,
                                 {{"model", client_.model()},
                                  {"token_counter", built.counter},
+                                 {"calibration_scale", counter_.scale()},
                                  {"message_count", built.messages.size()},
                                  {"estimated_tokens", built.estimated_tokens},
                                  {"budget_tokens", built.budget_tokens}}));
@@ -156,6 +161,12 @@ class Slot {
       if (result.usage && built.estimated_tokens > 0)
         response["prompt_tokens_per_estimated"] = static_cast<double>(result.usage->prompt_tokens) /
                                                   static_cast<double>(built.estimated_tokens);
+      if (calibrate_ && result.usage) {
+        const double scale =
+            context::raise_calibration(*db_, client_.model(), counter_.scale(),
+                                       built.estimated_tokens, result.usage->prompt_tokens);
+        response["calibration_scale"] = scale;
+      }
       turn.push_back(turn_event(task, events::kLlmResponse, response));
       turn.push_back(turn_event(task, events::kTurnCompleted,
                                 {{"attempt", task.attempts},
@@ -303,6 +314,10 @@ class Slot {
   std::unique_ptr<SQLite::Database> db_;
   queue::Queue queue_;
   context::SQLiteProvider provider_;
+  // The configured counter, scaled by the model's calibration when TOKEN_CALIBRATION=on and the
+  // counter is the estimator (scale 1 otherwise).
+  context::ScaledCounter counter_;
+  bool calibrate_;
   context::SimpleCompressor compressor_;
   context::StandardAssembler assembler_;
   context::ContextBuilder builder_;

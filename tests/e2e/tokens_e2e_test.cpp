@@ -137,5 +137,46 @@ TEST_F(TokensE2eTest, ContextStatsReportsEstimateErrorPerModelAndCounter) {
   EXPECT_EQ(autonous(dir_, {"context"}, env).exit_code, 2);  // --chat still required without stats
 }
 
+TEST_F(TokensE2eTest, CalibrationRaisesTheEstimatorScaleWhenTheApiCountsMore) {
+  StubServer stub(dir_.path().string(), 0, {"--usage-scale", "5"});  // the API counts 5x more
+  const Env env = {{"DB_PATH", db_},
+                   {"OPENAI_BASE_URL", stub.base_url()},
+                   {"OPENAI_MODEL", "local-llama"},
+                   {"TOKEN_COUNTER", "estimate"},
+                   {"TOKEN_CALIBRATION", "on"},
+                   {"POLL_INTERVAL_MS", "20"},
+                   {"SQLITE_SYNCHRONOUS", "NORMAL"}};
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(
+        autonous(dir_, {"enqueue", "--chat", "c", "Tell me about sourdough bread."}, env).exit_code,
+        0);
+  const auto r = autonous(dir_, {"worker", "--drain"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double scale = std::stod(
+      query_string(db_, "SELECT scale FROM token_calibration WHERE model = 'local-llama'"));
+  EXPECT_GT(scale, 1.0);
+  // The first turn ran at scale 1; later turns used the raised scale (the same process).
+  EXPECT_EQ(query_string(db_,
+                         "SELECT json_extract(payload, '$.calibration_scale') FROM events "
+                         "WHERE type = 'llm.request' ORDER BY id LIMIT 1"),
+            "1.0");
+  EXPECT_GT(std::stod(query_string(db_,
+                                   "SELECT json_extract(payload, '$.calibration_scale') FROM "
+                                   "events WHERE type = 'llm.request' ORDER BY id DESC LIMIT 1")),
+            1.0);
+  // An API that counts less never lowers it, and a new process starts from the stored scale.
+  StubServer low(dir_.path().string(), 0, {"--usage-scale", "0.1"});
+  Env env2 = env;
+  env2["OPENAI_BASE_URL"] = low.base_url();
+  ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "c", "And rye?"}, env2).exit_code, 0);
+  ASSERT_EQ(autonous(dir_, {"worker", "--drain"}, env2).exit_code, 0);
+  EXPECT_DOUBLE_EQ(std::stod(query_string(db_, "SELECT scale FROM token_calibration")), scale);
+  EXPECT_DOUBLE_EQ(std::stod(query_string(db_,
+                                          "SELECT json_extract(payload, '$.calibration_scale') "
+                                          "FROM events WHERE type = 'llm.request' ORDER BY id "
+                                          "DESC LIMIT 1")),
+                   scale);
+}
+
 }  // namespace
 }  // namespace autonous::testing

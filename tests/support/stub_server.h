@@ -14,7 +14,8 @@ class StubServer {
  public:
   // Starts the stub with `latency_ms`, logging requests into `dir`. Throws if it does not
   // come up within 10 s.
-  explicit StubServer(const std::string& dir, int latency_ms = 0);
+  explicit StubServer(const std::string& dir, int latency_ms = 0,
+                      const std::vector<std::string>& extra_args = {});
 
   int port() const noexcept { return port_; }
   // The value for OPENAI_BASE_URL.
