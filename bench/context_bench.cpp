@@ -11,7 +11,6 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <benchmark/benchmark.h>
-#include <spdlog/spdlog.h>
 
 #include "internal/context/assembler.h"
 #include "internal/context/context_builder.h"
@@ -90,11 +89,4 @@ BENCHMARK(BM_Compress)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  spdlog::set_level(spdlog::level::warn);  // no "migration applied" lines in the tables
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+// main(): bench/bench_main.cpp

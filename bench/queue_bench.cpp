@@ -13,7 +13,6 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <benchmark/benchmark.h>
-#include <spdlog/spdlog.h>
 
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"
@@ -108,11 +107,4 @@ BENCHMARK(BM_ClaimWithBacklog)->UseManualTime()->Iterations(5000)->Unit(benchmar
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  spdlog::set_level(spdlog::level::warn);  // no "migration applied" lines in the tables
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+// main(): bench/bench_main.cpp

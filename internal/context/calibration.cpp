@@ -1,9 +1,10 @@
 #include "internal/context/calibration.h"
 
-#include <SQLiteCpp/Database.h>
-#include <SQLiteCpp/Statement.h>
 #include <cmath>
 #include <mutex>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
 
 #include "internal/db/write_gate.h"
 
@@ -18,8 +19,8 @@ double calibration_scale(SQLite::Database& db, const std::string& model) {
 double raise_calibration(SQLite::Database& db, const std::string& model, double scale_used,
                          int64_t estimated, int64_t actual) {
   if (estimated <= 0 || actual <= estimated) return calibration_scale(db, model);
-  const double wanted = std::max(1.0, scale_used) * static_cast<double>(actual) /
-                        static_cast<double>(estimated);
+  const double wanted =
+      std::max(1.0, scale_used) * static_cast<double>(actual) / static_cast<double>(estimated);
   const std::lock_guard gate(db::write_gate());
   // max(): another worker may have raised it further meanwhile; it never goes down.
   SQLite::Statement up(db,

@@ -11,27 +11,16 @@
 #include <nlohmann/json.hpp>
 
 #include "internal/common/utf8.h"
+#include "tests/support/token_data.h"
 
 namespace autonous::context {
 namespace {
 
 const std::string kCorpus = std::string(AUTONOUS_SOURCE_DIR) + "/tests/data/tokens";
 
-std::string data_dir() {
-  const char* dir = std::getenv("TOKENIZER_DATA_DIR");  // NOLINT(concurrency-mt-unsafe)
-  return dir != nullptr ? dir : kDefaultTokenizerDataDir;
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 const BpeCounter& counter(const std::string& encoding) {
-  static const auto cl100k = load_bpe_counter("cl100k_base", data_dir());
-  static const auto o200k = load_bpe_counter("o200k_base", data_dir());
+  static const auto cl100k = load_bpe_counter("cl100k_base", testing::tokenizer_data_dir());
+  static const auto o200k = load_bpe_counter("o200k_base", testing::tokenizer_data_dir());
   return encoding == "cl100k_base" ? *cl100k : *o200k;
 }
 
@@ -42,10 +31,10 @@ std::vector<std::string> pieces(std::string_view text, SplitPattern p) {
 }
 
 TEST(BpeCounterTest, MatchesTiktokenOnEveryCorpusAndHoldoutFileForBothEncodings) {
-  const auto expected = nlohmann::json::parse(read_bytes(kCorpus + "/expected.json"));
+  const auto expected = nlohmann::json::parse(testing::read_bytes(kCorpus + "/expected.json"));
   ASSERT_GE(expected["files"].size(), 40u);
   for (const auto& [file, counts] : expected["files"].items()) {
-    const std::string text = common::sanitize_utf8(read_bytes(kCorpus + "/" + file));
+    const std::string text = common::sanitize_utf8(testing::read_bytes(kCorpus + "/" + file));
     for (const std::string encoding : {"cl100k_base", "o200k_base"}) {
       EXPECT_EQ(counter(encoding).count_text(text), counts[encoding].get<int64_t>())
           << file << " " << encoding;
@@ -85,7 +74,7 @@ TEST(BpeCounterTest, ChatFramingIsThreePerMessageAndThreePerRequest) {
 
 TEST(BpeCounterTest, MissingRankFilesAndUnknownEncodingsAreErrors) {
   EXPECT_THROW(load_bpe_counter("cl100k_base", "/nonexistent"), std::runtime_error);
-  EXPECT_THROW(load_bpe_counter("p50k_base", data_dir()), std::invalid_argument);
+  EXPECT_THROW(load_bpe_counter("p50k_base", testing::tokenizer_data_dir()), std::invalid_argument);
 }
 
 TEST(PretokenizerTest, SplitsLikeTheCl100kPattern) {
@@ -110,7 +99,8 @@ TEST(PretokenizerTest, SplitsLikeTheO200kPattern) {
 }
 
 TEST(PretokenizerTest, PiecesAlwaysConcatenateToTheInput) {
-  const std::string text = common::sanitize_utf8(read_bytes(kCorpus + "/corpus/mixed_chat.txt"));
+  const std::string text =
+      common::sanitize_utf8(testing::read_bytes(kCorpus + "/corpus/mixed_chat.txt"));
   for (const auto p : {SplitPattern::kCl100k, SplitPattern::kO200k}) {
     std::string joined;
     for (const auto& s : pieces(text, p)) joined += s;

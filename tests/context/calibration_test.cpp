@@ -19,7 +19,8 @@ TEST(CalibrationTest, ScaleStartsAtOneRisesToCoverTheApiAndNeverFalls) {
   // A smaller raise computed elsewhere (a stale scale) does not lower it either.
   EXPECT_NEAR(raise_calibration(t.db(), "llama3", 1.0, 100, 110), 1.56, 1e-9);
   EXPECT_EQ(calibration_scale(t.db(), "other-model"), 1.0);  // per model
-  EXPECT_EQ(t.db().execAndGet("SELECT raised FROM token_calibration WHERE model = 'llama3'").getInt(), 2);
+  EXPECT_EQ(
+      t.db().execAndGet("SELECT raised FROM token_calibration WHERE model = 'llama3'").getInt(), 2);
 }
 
 TEST(CalibrationTest, ScaledCounterMultipliesTextNotFramingAndNeverGoesBelowOne) {

@@ -5,14 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "internal/context/bpe_counter.h"
+#include "tests/support/token_data.h"
 
 namespace autonous::context {
 namespace {
-
-std::string data_dir() {
-  const char* dir = std::getenv("TOKENIZER_DATA_DIR");  // NOLINT(concurrency-mt-unsafe)
-  return dir != nullptr ? dir : kDefaultTokenizerDataDir;
-}
 
 TEST(CounterFactoryTest, MapsModelsToTheirEncodings) {
   for (const char* m :
@@ -26,15 +22,15 @@ TEST(CounterFactoryTest, MapsModelsToTheirEncodings) {
 }
 
 TEST(CounterFactoryTest, AutoPicksTheModelsEncoding) {
-  auto c = make_token_counter("auto", "gpt-4o-mini", data_dir());
+  auto c = make_token_counter("auto", "gpt-4o-mini", testing::tokenizer_data_dir());
   EXPECT_EQ(c.counter->name(), "o200k_base");
   EXPECT_TRUE(c.warning.empty());
-  c = make_token_counter("auto", "gpt-3.5-turbo", data_dir());
+  c = make_token_counter("auto", "gpt-3.5-turbo", testing::tokenizer_data_dir());
   EXPECT_EQ(c.counter->name(), "cl100k_base");
 }
 
 TEST(CounterFactoryTest, AutoFallsBackWithAWarning) {
-  auto c = make_token_counter("auto", "llama3", data_dir());
+  auto c = make_token_counter("auto", "llama3", testing::tokenizer_data_dir());
   EXPECT_EQ(c.counter->name(), "estimate");
   EXPECT_NE(c.warning.find("llama3"), std::string::npos);
   c = make_token_counter("auto", "gpt-4o", "/nonexistent");
@@ -43,8 +39,10 @@ TEST(CounterFactoryTest, AutoFallsBackWithAWarning) {
 }
 
 TEST(CounterFactoryTest, ExplicitChoicesAndErrors) {
-  EXPECT_EQ(make_token_counter("cl100k_base", "llama3", data_dir()).counter->name(), "cl100k_base");
-  const auto chars4 = make_token_counter("chars4", "gpt-4o", data_dir());
+  EXPECT_EQ(
+      make_token_counter("cl100k_base", "llama3", testing::tokenizer_data_dir()).counter->name(),
+      "cl100k_base");
+  const auto chars4 = make_token_counter("chars4", "gpt-4o", testing::tokenizer_data_dir());
   EXPECT_EQ(chars4.counter->name(), "chars4");
   EXPECT_EQ(chars4.counter->per_message(), 3);  // chat framing in every counter
   EXPECT_EQ(chars4.counter->per_request(), 3);
@@ -52,7 +50,8 @@ TEST(CounterFactoryTest, ExplicitChoicesAndErrors) {
   EXPECT_EQ(estimate.counter->name(), "estimate");  // needs no rank files
   EXPECT_EQ(estimate.counter->per_message(), 3);
   EXPECT_THROW(make_token_counter("o200k_base", "gpt-4o", "/nonexistent"), std::runtime_error);
-  EXPECT_THROW(make_token_counter("bogus", "gpt-4o", data_dir()), std::invalid_argument);
+  EXPECT_THROW(make_token_counter("bogus", "gpt-4o", testing::tokenizer_data_dir()),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -9,35 +9,24 @@
 
 #include "internal/common/utf8.h"
 #include "internal/context/bpe_counter.h"
+#include "tests/support/token_data.h"
 
 namespace autonous::context {
 namespace {
-
-std::string data_dir() {
-  const char* dir = std::getenv("TOKENIZER_DATA_DIR");  // NOLINT(concurrency-mt-unsafe)
-  return dir != nullptr ? dir : kDefaultTokenizerDataDir;
-}
-
-std::string read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // corpus/ is what the weights were fitted on; holdout/ (other scripts and shapes: Armenian,
 // Georgian, Amharic, Tamil, Bengali, Ukrainian, Turkish, Polish, Persian, tracebacks, YAML,
 // paths) never was.
 TEST(EstimateCounterTest, NeverUnderCountsByMoreThanTenPercentInEitherEncodingFittedOrNot) {
-  const auto cl = load_bpe_counter("cl100k_base", data_dir());
-  const auto o2 = load_bpe_counter("o200k_base", data_dir());
+  const auto cl = load_bpe_counter("cl100k_base", testing::tokenizer_data_dir());
+  const auto o2 = load_bpe_counter("o200k_base", testing::tokenizer_data_dir());
   const EstimateCounter est;
   int files = 0;
   for (const char* folder : {"corpus", "holdout"}) {
     const std::filesystem::path dir =
         std::string(AUTONOUS_SOURCE_DIR) + "/tests/data/tokens/" + folder;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
-      const std::string text = common::sanitize_utf8(read_bytes(e.path()));
+      const std::string text = common::sanitize_utf8(testing::read_bytes(e.path()));
       // The whole file and message-sized slices of it.
       std::vector<std::string> samples = {text};
       for (size_t at = 0; at + 400 < text.size(); at += 400)
@@ -54,7 +43,7 @@ TEST(EstimateCounterTest, NeverUnderCountsByMoreThanTenPercentInEitherEncodingFi
 }
 
 TEST(EstimateCounterTest, IsFarCloserThanCharsOver4OnChinese) {
-  const auto o2 = load_bpe_counter("o200k_base", data_dir());
+  const auto o2 = load_bpe_counter("o200k_base", testing::tokenizer_data_dir());
   const std::string zh = "我们的面包店每天早上七点开门，顾客从黎明就开始排队。";
   const int64_t exact = o2->count_text(zh);
   EXPECT_GE(EstimateCounter().count_text(zh), exact);

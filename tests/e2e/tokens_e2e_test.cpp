@@ -10,14 +10,10 @@
 
 #include "internal/context/bpe_counter.h"
 #include "tests/e2e/e2e_support.h"
+#include "tests/support/token_data.h"
 
 namespace autonous::testing {
 namespace {
-
-std::string data_dir() {
-  const char* dir = std::getenv("TOKENIZER_DATA_DIR");  // NOLINT(concurrency-mt-unsafe)
-  return dir != nullptr ? dir : context::kDefaultTokenizerDataDir;
-}
 
 class TokensE2eTest : public ::testing::Test {
  protected:
@@ -31,7 +27,7 @@ TEST_F(TokensE2eTest, TokensCommandCountsFilesAndStdin) {
   auto r = autonous(dir_, {"tokens", "--encoding", "o200k_base", file}, {{"DB_PATH", db_}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  const auto o200k = context::load_bpe_counter("o200k_base", data_dir());
+  const auto o200k = context::load_bpe_counter("o200k_base", tokenizer_data_dir());
   EXPECT_EQ(j["encoding"], "o200k_base");
   EXPECT_EQ(j["tokens"], o200k->count_text("你好，世界！Hello world\n"));
   EXPECT_EQ(j["bytes"], 30);
@@ -72,7 +68,7 @@ TEST_F(TokensE2eTest, ChineseChatPromptFitsTheBudgetByTheExactO200kCount) {
       ins.reset();
     }
   }
-  const auto o200k = context::load_bpe_counter("o200k_base", data_dir());
+  const auto o200k = context::load_bpe_counter("o200k_base", tokenizer_data_dir());
   auto exact_prompt_tokens = [&](const nlohmann::json& out) {
     std::vector<common::Message> messages;
     for (const auto& m : out["messages"])
