@@ -134,8 +134,10 @@ class Slot {
     try {
       if (calibrate_) counter_.set_scale(context::calibration_scale(*db_, client_.model()));
       const context::BuiltContext built = builder_.build(task.chat_id, task.text);
-      turn.push_back(
-          turn_event(task, events::kContextCompressed, json::parse(context::figures_json(built))));
+      // The figures are already a JSON object: no parse and dump again on the hot path.
+      events::Event compressed = turn_event(task, events::kContextCompressed, json::object());
+      compressed.payload = context::figures_json(built);
+      turn.push_back(std::move(compressed));
       turn.push_back(turn_event(task, events::kLlmRequest,
                                 {{"model", client_.model()},
                                  {"token_counter", built.counter},
