@@ -19,9 +19,8 @@ constexpr const char* kFooter =
     "README). --env-file fills in variables the environment does not set.\n"
     "Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.";
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Parses argv and runs the subcommand; main() only guards it.
+int run(int argc, char** argv) {
   using namespace autonous;  // NOLINT(google-build-using-namespace): main only
   CLI::App app{
       "autonous: a chat-bot backend worker. Front ends queue messages in SQLite; the\n"
@@ -153,6 +152,19 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "autonous: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // setting up the command line itself failed
+    std::cerr << "autonous: error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
     return 1;
   }
 }

@@ -1,6 +1,7 @@
 #include "internal/context/estimate_stats.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <SQLiteCpp/Database.h>
@@ -12,7 +13,7 @@ namespace {
 
 double percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
-  const auto i = static_cast<size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
+  const auto i = static_cast<size_t>(std::lround(p * static_cast<double>(sorted.size() - 1)));
   return sorted[std::min(i, sorted.size() - 1)];
 }
 

@@ -57,10 +57,10 @@ class Queue {
   bool renew_lease(const Task& task, common::TimePoint now, std::chrono::seconds lease);
 
   // One transaction: the user/assistant pair into history, the task done with `reply`, and
-  // `events`. False (and nothing written) when this worker no longer holds the lease.
-  // `user_text` is what goes into history as the user's message.
+  // the turn's events (`list`). False (and nothing written) when this worker no longer holds the
+  // lease. `user_text` is what goes into history as the user's message.
   bool complete(const Task& task, const std::string& user_text, const std::string& reply,
-                const std::vector<events::Event>& events);
+                const std::vector<events::Event>& list);
 
   // complete(), and in the same transaction claim() the next runnable task for `worker_id`:
   // one commit (one fsync under synchronous=FULL) per task instead of two while work is
@@ -72,19 +72,19 @@ class Queue {
   };
   CompleteAndClaim complete_and_claim(const Task& task, const std::string& user_text,
                                       const std::string& reply,
-                                      const std::vector<events::Event>& events,
+                                      const std::vector<events::Event>& list,
                                       const std::string& worker_id, common::TimePoint now,
                                       std::chrono::seconds lease);
 
   // Puts the task back to run at `run_after`, keeping `error` as the last error.
   bool retry_later(const Task& task, common::TimePoint run_after, const std::string& error,
-                   const std::vector<events::Event>& events);
+                   const std::vector<events::Event>& list);
 
   // Fails the task for good with `error`.
-  bool fail(const Task& task, const std::string& error, const std::vector<events::Event>& events);
+  bool fail(const Task& task, const std::string& error, const std::vector<events::Event>& list);
 
   // Gives the lease back (shutdown): queued again at once, the attempt not counted.
-  bool release(const Task& task, const std::vector<events::Event>& events);
+  bool release(const Task& task, const std::vector<events::Event>& list);
 
   // Puts one failed task back in the queue with its attempts reset. False if it is not failed.
   bool requeue(int64_t task_id);
@@ -104,10 +104,10 @@ class Queue {
                                            std::chrono::seconds lease);
   // The completion's statements; same requirements. False when the fence matched no row.
   bool complete_in_transaction(const Task& task, const std::string& user_text,
-                               const std::string& reply, const std::vector<events::Event>& events);
+                               const std::string& reply, const std::vector<events::Event>& list);
 
   bool fenced(const std::string& update_sql, const std::function<void(SQLite::Statement&)>& bind,
-              const std::vector<events::Event>& events);
+              const std::vector<events::Event>& list);
 
   SQLite::Database& db_;
   db::StatementCache cache_;

@@ -336,7 +336,7 @@ Worker::Worker(config::Config config, WorkerDeps deps, bool drain)
   if (config_.worker_id.empty()) config_.worker_id = default_worker_id();
 }
 
-void Worker::run(std::stop_token stop) {
+void Worker::run(const std::stop_token& stop) {
   RunState state;
   const std::stop_callback forward(stop, [&state] { state.stop.request_stop(); });
 
