@@ -13,6 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include "internal/context/assembler.h"
+#include "internal/context/bpe_counter.h"
 #include "internal/context/context_builder.h"
 #include "internal/context/simple_compressor.h"
 #include "internal/context/sqlite_provider.h"
@@ -25,9 +26,18 @@ namespace {
 using namespace autonous;  // NOLINT(google-build-using-namespace): benchmark file
 
 std::string text_of(int64_t i) {
-  // Chat-sized messages of varying length (40–400 characters).
-  return "message " + std::to_string(i) + " " +
-         std::string(static_cast<size_t>(40 + (i * 37) % 360), 'w');
+  // Chat-sized messages of varying length (about 40-400 characters) made of ordinary words;
+  // a run of one repeated letter would be a single pathological BPE piece instead.
+  static constexpr const char* kWords[] = {"the",   "bread", "order",  "Saturday", "chocolate",
+                                           "cake",  "we",    "deliver", "fresh",   "sourdough",
+                                           "thank", "you",   "what",   "time",     "open?"};
+  std::string out = "message " + std::to_string(i);
+  const auto target = static_cast<size_t>(40 + (i * 37) % 360);
+  for (int64_t k = i; out.size() < target; ++k) {
+    out += ' ';
+    out += kWords[static_cast<size_t>(k * 7 + i) % std::size(kWords)];
+  }
+  return out;
 }
 
 // One database per size, built once and kept for the whole run.
@@ -52,10 +62,16 @@ SQLite::Database& db_with_rows(int64_t rows) {
   return *slot;
 }
 
-void BM_BuildContext(benchmark::State& state) {
+// The same build with the exact o200k counter, as `TOKEN_COUNTER=auto` uses for gpt-4o-mini.
+const context::TokenCounter& exact_counter() {
+  static const auto kCounter =
+      context::load_bpe_counter("o200k_base", context::kDefaultTokenizerDataDir);
+  return *kCounter;
+}
+
+void build_context(benchmark::State& state, const context::TokenCounter& counter) {
   SQLite::Database& db = db_with_rows(state.range(0));
   context::SQLiteProvider provider(db);
-  const context::CharsOver4Counter counter;
   const context::SimpleCompressor compressor(counter);
   const context::StandardAssembler assembler;
   // Defaults from DESIGN.md: window 50, 8000-token budget, 4000 characters per message.
@@ -69,7 +85,15 @@ void BM_BuildContext(benchmark::State& state) {
   }
   state.counters["kept_messages"] = static_cast<double>(kept);
 }
+
+void BM_BuildContext(benchmark::State& state) {
+  const context::CharsOver4Counter counter;
+  build_context(state, counter);
+}
 BENCHMARK(BM_BuildContext)->Arg(1000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMicrosecond);
+
+void BM_BuildContextExactO200k(benchmark::State& state) { build_context(state, exact_counter()); }
+BENCHMARK(BM_BuildContextExactO200k)->Arg(1000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMicrosecond);
 
 void BM_Compress(benchmark::State& state) {
   std::vector<common::Message> messages;
