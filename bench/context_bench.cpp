@@ -28,9 +28,9 @@ using namespace autonous;  // NOLINT(google-build-using-namespace): benchmark fi
 std::string text_of(int64_t i) {
   // Chat-sized messages of varying length (about 40-400 characters) made of ordinary words;
   // a run of one repeated letter would be a single pathological BPE piece instead.
-  static constexpr const char* kWords[] = {"the",   "bread", "order",  "Saturday", "chocolate",
-                                           "cake",  "we",    "deliver", "fresh",   "sourdough",
-                                           "thank", "you",   "what",   "time",     "open?"};
+  static constexpr const char* kWords[] = {"the",   "bread", "order",   "Saturday", "chocolate",
+                                           "cake",  "we",    "deliver", "fresh",    "sourdough",
+                                           "thank", "you",   "what",    "time",     "open?"};
   std::string out = "message " + std::to_string(i);
   const auto target = static_cast<size_t>(40 + (i * 37) % 360);
   for (int64_t k = i; out.size() < target; ++k) {
@@ -93,7 +93,11 @@ void BM_BuildContext(benchmark::State& state) {
 BENCHMARK(BM_BuildContext)->Arg(1000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMicrosecond);
 
 void BM_BuildContextExactO200k(benchmark::State& state) { build_context(state, exact_counter()); }
-BENCHMARK(BM_BuildContextExactO200k)->Arg(1000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_BuildContextExactO200k)
+    ->Arg(1000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_Compress(benchmark::State& state) {
   std::vector<common::Message> messages;

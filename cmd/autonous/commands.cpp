@@ -75,6 +75,11 @@ void check_budget(const config::Config& config) {
   }
 }
 
+// All of `in`, bytes as they are.
+std::string read_all(std::istream& in) {
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return {};
@@ -95,7 +100,7 @@ int run_enqueue(const config::Config& config, const EnqueueOptions& options) {
   if (options.text) {
     text = *options.text;
   } else {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    text = read_all(std::cin);
   }
   if (trim(text).empty()) throw UsageError("TEXT: empty message (give TEXT or pipe it on stdin)");
   auto db = open_db(config);
@@ -200,11 +205,11 @@ int run_requeue(const config::Config& config, const RequeueOptions& options) {
 int run_tokens(const config::Config& config, const TokensOptions& options) {
   std::string text;
   if (options.file == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    text = read_all(std::cin);
   } else {
     std::ifstream in(options.file, std::ios::binary);
     if (!in) throw std::runtime_error("cannot read " + options.file);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    text = read_all(in);
   }
   const auto counter = make_counter(config, options.encoding.value_or(config.token_counter));
   nlohmann::ordered_json j;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "internal/common/utf8.h"
 #include "internal/context/unicode_class.h"
 
 namespace autonous::context {
@@ -87,16 +88,8 @@ EstimatorFeatures estimator_features(std::string_view text) noexcept {
       count(kAscii[b]);
       continue;
     }
-    size_t len = 2;
-    uint32_t cp = *p & 0x1Fu;
-    if (*p >= 0xF0) {
-      len = 4;
-      cp = *p & 0x07u;
-    } else if (*p >= 0xE0) {
-      len = 3;
-      cp = *p & 0x0Fu;
-    }
-    for (size_t k = 1; k < len && p + k < end; ++k) cp = (cp << 6) | (p[k] & 0x3Fu);
+    uint32_t cp = 0;
+    const size_t len = common::decode_at(p, end, &cp);
     p += len;
     prev_lower = false;
     const AsciiClass c = classify(cp);

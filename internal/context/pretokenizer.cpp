@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "internal/common/utf8.h"
 #include "internal/context/unicode_class.h"
 
 namespace autonous::context {
@@ -20,23 +21,11 @@ void decode(std::string_view s, Decoded& d) {
   d.cp.clear();
   d.offset.clear();
   d.cls.clear();
+  const auto* bytes = reinterpret_cast<const unsigned char*>(s.data());
   size_t i = 0;
   while (i < s.size()) {
-    const auto b0 = static_cast<unsigned char>(s[i]);
-    uint32_t cp = b0;
-    size_t len = 1;
-    if (b0 >= 0xF0) {
-      len = 4;
-      cp = b0 & 0x07u;
-    } else if (b0 >= 0xE0) {
-      len = 3;
-      cp = b0 & 0x0Fu;
-    } else if (b0 >= 0xC0) {
-      len = 2;
-      cp = b0 & 0x1Fu;
-    }
-    for (size_t k = 1; k < len && i + k < s.size(); ++k)
-      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
+    uint32_t cp = bytes[i];
+    const size_t len = cp < 0x80 ? 1 : common::decode_at(bytes + i, bytes + s.size(), &cp);
     d.cp.push_back(cp);
     d.offset.push_back(static_cast<uint32_t>(i));
     d.cls.push_back(unicode_class(cp));
