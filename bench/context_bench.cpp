@@ -15,7 +15,7 @@
 #include "internal/context/assembler.h"
 #include "internal/context/bpe_counter.h"
 #include "internal/context/context_builder.h"
-#include "internal/context/simple_compressor.h"
+#include "internal/context/level_compressor.h"
 #include "internal/context/sqlite_provider.h"
 #include "internal/context/token_counter.h"
 #include "internal/db/database.h"
@@ -72,11 +72,13 @@ const context::TokenCounter& exact_counter() {
 void build_context(benchmark::State& state, const context::TokenCounter& counter) {
   SQLite::Database& db = db_with_rows(state.range(0));
   context::SQLiteProvider provider(db);
-  const context::SimpleCompressor compressor(counter);
+  const context::LevelCompressor compressor(counter);
   const context::StandardAssembler assembler;
   // Defaults from DESIGN.md: window 50, 8000-token budget, 4000 characters per message.
-  const context::ContextBuilder builder({"You are a helpful assistant.", 50, 8000, 4000}, provider,
-                                        compressor, assembler, counter);
+  context::ContextSettings settings;
+  settings.system_prompt = "You are a helpful assistant.";
+  settings.policy.max_tokens = 8000;
+  const context::ContextBuilder builder(settings, provider, compressor, assembler, counter);
   int64_t kept = 0;
   for (auto _ : state) {
     const auto built = builder.build("big", "What did we talk about?");
@@ -105,10 +107,10 @@ void BM_Compress(benchmark::State& state) {
     messages.push_back(
         {i % 2 == 0 ? common::Role::kUser : common::Role::kAssistant, text_of(i), i + 1});
   const context::CharsOver4Counter counter;
-  const context::SimpleCompressor compressor(counter);
+  const context::LevelCompressor compressor(counter);
   for (auto _ : state) {
     // A budget that holds everything: the compressor touches all 10 000 messages.
-    auto out = compressor.compress(messages, context::TokenBudget{100'000'000, 4000});
+    auto out = compressor.compress(messages, context::TokenBudget{100'000'000, 4000, 0, {}, context::Level::kNone});
     benchmark::DoNotOptimize(out.messages.data());
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));

@@ -1,5 +1,7 @@
 #include "cmd/autonous/commands.h"
 
+#include "cmd/autonous/command_support.h"
+
 #include <csignal>
 #include <ctime>
 #include <fstream>
@@ -17,8 +19,8 @@
 #include "internal/context/assembler.h"
 #include "internal/context/context_builder.h"
 #include "internal/context/counter_factory.h"
-#include "internal/context/estimate_stats.h"
-#include "internal/context/simple_compressor.h"
+#include "internal/context/context_stats.h"
+#include "internal/context/level_compressor.h"
 #include "internal/context/sqlite_provider.h"
 #include "internal/context/token_counter.h"
 #include "internal/db/database.h"
@@ -29,64 +31,6 @@
 #include "internal/worker/worker.h"
 
 namespace autonous::cmd {
-namespace {
-
-// Every command that touches the database opens it here and migrates it when needed, so a
-// fresh DB_PATH just works.
-std::unique_ptr<SQLite::Database> open_db(const config::Config& config) {
-  auto db = db::open(config.db_path,
-                     db::OpenOptions{config.sqlite_synchronous == config::Synchronous::kFull,
-                                     config.sqlite_busy_timeout});
-  db::migrate(*db);
-  return db;
-}
-
-context::ContextSettings context_settings(const config::Config& config) {
-  return {config.system_prompt, config.history_window, config.max_context_tokens,
-          config.max_chars_per_message};
-}
-
-// Builds the counter TOKEN_COUNTER asks for (once per process); a fallback of `auto` is
-// logged once as a warning, an explicit encoding that cannot load is a configuration error.
-std::unique_ptr<context::TokenCounter> make_counter(const config::Config& config,
-                                                    const std::string& setting) {
-  try {
-    auto choice =
-        context::make_token_counter(setting, config.openai_model, config.tokenizer_data_dir);
-    if (!choice.warning.empty()) spdlog::warn("token counter: {}", choice.warning);
-    return std::move(choice.counter);
-  } catch (const std::exception& e) {
-    throw config::ConfigError("TOKEN_COUNTER", e.what());
-  }
-}
-
-const context::TokenCounter& token_counter(const config::Config& config) {
-  static const std::unique_ptr<context::TokenCounter> kCounter =
-      make_counter(config, config.token_counter);
-  return *kCounter;
-}
-
-// A budget that cannot hold the system prompt is a configuration error, refused at start.
-void check_budget(const config::Config& config) {
-  try {
-    context::check_budget(context_settings(config), token_counter(config));
-  } catch (const std::invalid_argument& e) {
-    throw config::ConfigError("MAX_CONTEXT_TOKENS", e.what());
-  }
-}
-
-// All of `in`, bytes as they are.
-std::string read_all(std::istream& in) {
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
-}  // namespace
 
 int run_migrate(const config::Config& config) {
   auto db = open_db(config);
@@ -166,12 +110,12 @@ int run_events(const config::Config& config, const EventsOptions& options) {
 
 int run_context(const config::Config& config, const ContextOptions& options) {
   if (trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
-  check_budget(config);
+  const worker::EngineConfig settings = engine(config);
   auto db = open_db(config);
   context::SQLiteProvider provider(*db);
-  const context::SimpleCompressor compressor(token_counter(config));
+  const context::LevelCompressor compressor(token_counter(config));
   const context::StandardAssembler assembler;
-  const context::ContextBuilder builder(context_settings(config), provider, compressor, assembler,
+  const context::ContextBuilder builder(settings.settings, provider, compressor, assembler,
                                         token_counter(config));
   std::cout << context::dry_run_json(builder.build(options.chat_id, options.text)) << "\n";
   return 0;
@@ -179,8 +123,9 @@ int run_context(const config::Config& config, const ContextOptions& options) {
 
 int run_context_stats(const config::Config& config, const ContextStatsOptions& options) {
   auto db = open_db(config);
-  std::cout << context::estimate_stats_json(
-                   context::estimate_stats(*db, {options.chat_id, options.since}))
+  const context::StatsFilter filter{options.chat_id, options.since};
+  std::cout << context::context_stats_json(context::compression_stats(*db, filter),
+                                           context::estimate_stats(*db, filter))
             << "\n";
   return 0;
 }
@@ -224,7 +169,9 @@ int run_tokens(const config::Config& config, const TokensOptions& options) {
 
 int run_worker(const config::Config& config, bool drain) {
   config::require_llm_endpoint(config);
-  check_budget(config);
+  const worker::EngineConfig settings = engine(config);
+  spdlog::info("context budget tokens={} source=\"{}\" strategy={}", settings.budget.tokens,
+               settings.budget.source, context::to_string(settings.settings.policy.strategy));
   open_db(config);  // migrate once, before the slots open their own connections
 
   // SIGTERM/SIGINT are taken by one thread with sigwait; every other thread blocks them.

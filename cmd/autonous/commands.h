@@ -54,6 +54,22 @@ struct ContextStatsOptions {
   std::optional<std::string> since;
 };
 int run_context_stats(const config::Config& config, const ContextStatsOptions& options);
+// `autonous chat show|set|reset|clear ID` (chat_commands.cpp).
+struct ChatOptions {
+  std::string chat_id;
+  std::optional<std::string> strategy;
+  std::optional<int64_t> max_tokens;
+  std::optional<int> recent;
+  std::optional<double> soft;
+  std::optional<double> warn;
+  std::optional<double> hard;
+  std::optional<double> target;
+};
+int run_chat_show(const config::Config& config, const ChatOptions& options);
+int run_chat_set(const config::Config& config, const ChatOptions& options);
+int run_chat_reset(const config::Config& config, const ChatOptions& options);
+int run_chat_clear(const config::Config& config, const ChatOptions& options);
+
 int run_requeue(const config::Config& config, const RequeueOptions& options);
 int run_worker(const config::Config& config, bool drain);
 int run_tokens(const config::Config& config, const TokensOptions& options);

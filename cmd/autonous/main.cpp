@@ -125,6 +125,59 @@ int run(int argc, char** argv) {
     action = [&](const config::Config& c) { return cmd::run_tokens(c, tok); };
   });
 
+  cmd::ChatOptions chat_opts;
+  auto* chat = app.add_subcommand(
+      "chat", "A chat's own context settings (over the environment's) and its clear point");
+  chat->require_subcommand(1);
+  auto* chat_show = chat->add_subcommand("show", "Print the chat's settings, effective values and "
+                                                 "where each comes from (JSON)");
+  auto* chat_set = chat->add_subcommand(
+      "set", "Set the chat's own settings (validated; nothing is written when one is bad)");
+  auto* chat_reset =
+      chat->add_subcommand("reset", "Drop the chat's own settings: back to the environment's");
+  auto* chat_clear = chat->add_subcommand(
+      "clear", "Start the chat's context fresh after this point; stored history is kept");
+  for (auto* sub : {chat_show, chat_set, chat_reset, chat_clear})
+    sub->add_option("ID", chat_opts.chat_id, "chat id")->required();
+  std::string set_strategy;
+  int64_t set_max_tokens = 0;
+  int set_recent = 0;
+  double set_soft = 0;
+  double set_warn = 0;
+  double set_hard = 0;
+  double set_target = 0;
+  auto* o_strategy = chat_set->add_option("--strategy", set_strategy,
+                                          "sliding_window, token_budget or summarize");
+  auto* o_max = chat_set->add_option("--max-tokens", set_max_tokens,
+                                     "whole-prompt budget in tokens (at most window - reserve)");
+  auto* o_recent =
+      chat_set->add_option("--recent", set_recent, "sliding_window's newest-message count");
+  auto* o_soft = chat_set->add_option("--soft", set_soft, "usage share where Normal starts");
+  auto* o_warn = chat_set->add_option("--warn", set_warn, "usage share where Aggressive starts");
+  auto* o_hard = chat_set->add_option("--hard", set_hard, "usage share where Emergency starts");
+  auto* o_target =
+      chat_set->add_option("--target", set_target, "usage share compression aims at");
+  chat_show->callback([&] {
+    action = [&](const config::Config& c) { return cmd::run_chat_show(c, chat_opts); };
+  });
+  chat_set->callback([&] {
+    if (o_strategy->count() > 0) chat_opts.strategy = set_strategy;
+    if (o_max->count() > 0) chat_opts.max_tokens = set_max_tokens;
+    if (o_recent->count() > 0) chat_opts.recent = set_recent;
+    if (o_soft->count() > 0) chat_opts.soft = set_soft;
+    if (o_warn->count() > 0) chat_opts.warn = set_warn;
+    if (o_hard->count() > 0) chat_opts.hard = set_hard;
+    if (o_target->count() > 0) chat_opts.target = set_target;
+    action = [&](const config::Config& c) { return cmd::run_chat_set(c, chat_opts); };
+  });
+  chat_reset->callback([&] {
+    action = [&](const config::Config& c) { return cmd::run_chat_reset(c, chat_opts); };
+  });
+  chat_clear->callback([&] {
+    action = [&](const config::Config& c) { return cmd::run_chat_clear(c, chat_opts); };
+  });
+  for (auto* sub : {chat_show, chat_set, chat_reset, chat_clear}) sub->footer(kFooter);
+
   for (auto* sub : app.get_subcommands({})) sub->footer(kFooter);
 
   try {

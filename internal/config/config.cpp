@@ -42,6 +42,26 @@ int64_t read_int(const EnvLookup& env, std::string_view name, int64_t fallback, 
   return out;
 }
 
+std::optional<int64_t> read_optional_int(const EnvLookup& env, std::string_view name, int64_t lo,
+                                         int64_t hi) {
+  const auto raw = env(name);
+  if (!raw || trim(*raw).empty()) return std::nullopt;
+  return read_int(env, name, 0, lo, hi);
+}
+
+// Reads a share in (0, 1]; unset or empty keeps `fallback`.
+double read_share(const EnvLookup& env, std::string_view name, double fallback) {
+  const auto raw = env(name);
+  if (!raw) return fallback;
+  const std::string v = trim(*raw);
+  if (v.empty()) return fallback;
+  double out = 0;
+  const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || ptr != v.data() + v.size() || !(out > 0.0 && out <= 1.0))
+    throw ConfigError(std::string(name), "'" + v + "' is not a number in (0, 1], e.g. 0.85");
+  return out;
+}
+
 std::string read_string(const EnvLookup& env, std::string_view name, std::string fallback) {
   const auto raw = env(name);
   if (!raw || raw->empty()) return fallback;
@@ -79,7 +99,7 @@ Config load_config(const EnvLookup& env) {
   c.system_prompt = read_string(env, "SYSTEM_PROMPT", c.system_prompt);
 
   c.history_window = static_cast<int>(read_int(env, "HISTORY_WINDOW", c.history_window, 0, 100000));
-  c.max_context_tokens = read_int(env, "MAX_CONTEXT_TOKENS", c.max_context_tokens, 1, 100'000'000);
+  c.max_context_tokens = read_optional_int(env, "MAX_CONTEXT_TOKENS", 1, 100'000'000);
   c.max_chars_per_message =
       read_int(env, "MAX_CHARS_PER_MESSAGE", c.max_chars_per_message, 1, 100'000'000);
   c.worker_concurrency =
@@ -145,6 +165,23 @@ Config load_config(const EnvLookup& env) {
   } else if (calibration != "off") {
     throw ConfigError("TOKEN_CALIBRATION", "'" + calibration + "' is not one of on, off");
   }
+
+  c.context_strategy = lower(trim(read_string(env, "CONTEXT_STRATEGY", c.context_strategy)));
+  static constexpr std::string_view kStrategies[] = {"sliding_window", "token_budget",
+                                                     "summarize"};
+  if (std::find(std::begin(kStrategies), std::end(kStrategies), c.context_strategy) ==
+      std::end(kStrategies))
+    throw ConfigError("CONTEXT_STRATEGY", "'" + c.context_strategy +
+                                              "' is not one of sliding_window, token_budget, "
+                                              "summarize");
+  c.recent_message_count =
+      static_cast<int>(read_int(env, "RECENT_MESSAGE_COUNT", c.recent_message_count, 1, 100000));
+  c.soft_threshold = read_share(env, "CONTEXT_SOFT_THRESHOLD", c.soft_threshold);
+  c.warn_threshold = read_share(env, "CONTEXT_WARN_THRESHOLD", c.warn_threshold);
+  c.hard_threshold = read_share(env, "CONTEXT_HARD_THRESHOLD", c.hard_threshold);
+  c.target_usage = read_share(env, "CONTEXT_TARGET", c.target_usage);
+  c.context_window = read_optional_int(env, "CONTEXT_WINDOW", 16, 100'000'000);
+  c.reserve_output_tokens = read_optional_int(env, "RESERVE_OUTPUT_TOKENS", 0, 100'000'000);
   return c;
 }
 

@@ -36,7 +36,8 @@ struct Config {
   std::string openai_model = "gpt-4o-mini";
   std::string system_prompt = std::string(kDefaultSystemPrompt);
   int history_window = 50;
-  int64_t max_context_tokens = 8000;
+  // MAX_CONTEXT_TOKENS when set; unset: the model preset decides (context/model_presets.h).
+  std::optional<int64_t> max_context_tokens;
   int64_t max_chars_per_message = 4000;
   int worker_concurrency = 4;
   std::chrono::milliseconds poll_interval{500};
@@ -56,6 +57,15 @@ struct Config {
   std::string token_counter = "auto";
   std::string tokenizer_data_dir = "/usr/local/share/autonous/tokenizer";
   bool token_calibration = false;  // TOKEN_CALIBRATION=on: per-model estimator scale
+  // The context engine (its validation of the whole policy is context::validate, at start).
+  std::string context_strategy = "token_budget";  // sliding_window | token_budget | summarize
+  int recent_message_count = 20;
+  double soft_threshold = 0.70;
+  double warn_threshold = 0.85;
+  double hard_threshold = 0.95;
+  double target_usage = 0.60;
+  std::optional<int64_t> context_window;         // CONTEXT_WINDOW: overrides the preset
+  std::optional<int64_t> reserve_output_tokens;  // RESERVE_OUTPUT_TOKENS: overrides the preset
 };
 
 // Returns the value of an environment variable, or nullopt when it is unset.

@@ -1,9 +1,11 @@
 #pragma once
-// ContextBuilder: runs Provider → Compressor → Assembler for one turn and reports the figures
-// the context.compressed event carries. The budget bounds the whole prompt: history gets what
-// is left after the system prompt, the user message and the request framing; a user message too
-// long for even that is cut (marker) so the prompt never exceeds the budget.
-// Not thread-safe (the provider holds a connection); cheap to construct.
+// ContextBuilder: the context engine for one turn. Reads the chat's stored state (its own
+// settings over the environment's, its clear point), picks the strategy, reads history through
+// the Provider, fits it with the Compressor's levels and orders the prompt with the Assembler.
+// The budget bounds the whole prompt: history gets what is left after the system prompt, the
+// user message and the request framing; a user message too long for even that is cut (marker),
+// so the prompt never exceeds the budget (MustFit). Reports the figures the context.compressed
+// event carries. Not thread-safe (the provider holds a connection); cheap to construct.
 
 #include <chrono>
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "internal/common/message.h"
+#include "internal/context/policy.h"
 
 namespace autonous::context {
 
@@ -26,8 +29,15 @@ inline constexpr int64_t kMinUserTokens = 16;
 struct ContextSettings {
   std::string system_prompt;
   int history_window = 50;
-  int64_t max_context_tokens = 8000;
   int64_t max_chars_per_message = 4000;
+  ContextPolicy policy;  // the environment's defaults; a chat's overrides go on top
+  int64_t ceiling = 0;   // window − reserve when the model's window is known; 0: none
+};
+
+// Something the operator should know about a turn (a context.warning event).
+struct ContextWarning {
+  std::string reason;  // summarize_unavailable | bad_chat_settings
+  std::string message;
 };
 
 struct BuiltContext {
@@ -36,18 +46,40 @@ struct BuiltContext {
   int64_t compressed_count = 0;           // history messages kept
   int64_t dropped_count = 0;
   int64_t truncated_count = 0;   // kept history messages that were cut
+  int64_t cut_messages = 0;      // of those, cut by a compression level
   bool user_truncated = false;   // the user message itself was cut to fit
-  int64_t estimated_tokens = 0;  // the whole prompt, by the counter
+  int64_t estimated_tokens = 0;  // the whole prompt, by the counter (tokens_after)
+  int64_t tokens_before = 0;     // the whole prompt before the levels compressed it
   int64_t budget_tokens = 0;
   int64_t system_tokens = 0;
   int64_t user_tokens = 0;
   int64_t history_budget_tokens = 0;
+  Level level = Level::kNone;
+  int rounds = 0;
+  bool hard_truncated = false;
+  bool summary_used = false;
+  Strategy strategy = Strategy::kTokenBudget;            // what ran
+  Strategy requested_strategy = Strategy::kTokenBudget;  // what the settings asked for
+  ContextPolicy policy;                                  // the chat's effective policy
+  bool chat_settings = false;  // the chat has its own settings in effect
+  int64_t cleared_through = 0;
+  std::vector<ContextWarning> warnings;
   std::string counter;  // the TokenCounter's name
   std::chrono::microseconds build_time{0};
 };
 
-// Throws std::invalid_argument (message says why) when `settings` leave less than
-// kMinUserTokens for the user message after the system prompt and framing.
+// How a rebuild after a provider's "context length exceeded" compresses harder.
+struct BuildOptions {
+  Level min_level = Level::kNone;  // compress at least at this level
+  double budget_scale = 1.0;       // of the policy's budget, in (0, 1]
+};
+
+// The least whole-prompt budget that holds `system_prompt`, the framing and kMinUserTokens.
+int64_t min_budget(const std::string& system_prompt, const TokenCounter& counter);
+
+// Throws PolicyError (field "max_tokens", message says why) when `settings` leave less than
+// kMinUserTokens for the user message after the system prompt and framing, and PolicyError for
+// a policy that fails validate().
 void check_budget(const ContextSettings& settings, const TokenCounter& counter);
 
 class ContextBuilder {
@@ -57,7 +89,10 @@ class ContextBuilder {
                  const Assembler& assembler, const TokenCounter& counter);
 
   // The prompt for `user_text` in `chat_id`. Throws what the provider throws.
-  BuiltContext build(const std::string& chat_id, const std::string& user_text) const;
+  BuiltContext build(const std::string& chat_id, const std::string& user_text,
+                     const BuildOptions& options = {}) const;
+
+  const ContextSettings& settings() const noexcept { return settings_; }
 
  private:
   ContextSettings settings_;
@@ -67,10 +102,13 @@ class ContextBuilder {
   const TokenCounter& counter_;
 };
 
+// What the engine decided, in one line: "aggressive: dropped 12 oldest messages …".
+std::string describe_decision(const BuiltContext& built);
+
 // The context.compressed event payload (and `autonous context` figures): a JSON object.
 std::string figures_json(const BuiltContext& built);
 
-// `autonous context` output: {"messages": [{role, content}…], figures…}.
+// `autonous context` output: {"messages": [{role, content}…], figures…, decision, warnings}.
 std::string dry_run_json(const BuiltContext& built);
 
 }  // namespace autonous::context

@@ -1,5 +1,7 @@
 #include "internal/context/sqlite_provider.h"
 
+#include "internal/context/chat_settings_store.h"
+
 #include <algorithm>
 
 #include <SQLiteCpp/Database.h>
@@ -7,15 +9,17 @@
 
 namespace autonous::context {
 
-std::vector<common::Message> SQLiteProvider::get_history(const std::string& chat_id, int limit) {
+std::vector<common::Message> SQLiteProvider::get_history(const std::string& chat_id, int limit,
+                                                         int64_t after_id) {
   std::vector<common::Message> out;
   if (limit <= 0) return out;
   // Newest first through the (chat_id, id) index, then reversed: a seek plus `limit` steps.
   SQLite::Statement q(db_,
                       "SELECT id, role, text FROM history INDEXED BY history_by_chat "
-                      "WHERE chat_id = ? ORDER BY id DESC LIMIT ?");
+                      "WHERE chat_id = ? AND id > ? ORDER BY id DESC LIMIT ?");
   q.bind(1, chat_id);
-  q.bind(2, limit);
+  q.bind(2, after_id);
+  q.bind(3, limit);
   out.reserve(static_cast<size_t>(limit));
   while (q.executeStep()) {
     common::Message m;
@@ -31,6 +35,10 @@ std::vector<common::Message> SQLiteProvider::get_history(const std::string& chat
   }
   std::reverse(out.begin(), out.end());
   return out;
+}
+
+ChatState SQLiteProvider::chat_state(const std::string& chat_id) {
+  return load_chat_state(db_, chat_id);
 }
 
 }  // namespace autonous::context

@@ -15,7 +15,9 @@ class SQLiteProvider final : public Provider {
  public:
   // `db` must outlive the provider.
   explicit SQLiteProvider(SQLite::Database& db) : db_(db) {}
-  std::vector<common::Message> get_history(const std::string& chat_id, int limit) override;
+  std::vector<common::Message> get_history(const std::string& chat_id, int limit,
+                                           int64_t after_id) override;
+  ChatState chat_state(const std::string& chat_id) override;
 
  private:
   SQLite::Database& db_;

@@ -1,14 +1,24 @@
 #pragma once
-// TokenBudget: what a compressor may spend. `max_tokens` bounds the messages it returns, as
-// counted by the pipeline's TokenCounter; `max_chars` bounds each message, in code points.
+// TokenBudget: what a compressor may spend. `max_tokens` bounds the history messages it
+// returns, as counted by the pipeline's TokenCounter; `max_chars` bounds each message, in code
+// points. `fixed_tokens` is the rest of the prompt (system, user message, framing): usage, the
+// share the compression levels look at, is (fixed + history) / (fixed + max_tokens).
 
 #include <cstdint>
+
+#include "internal/context/policy.h"
 
 namespace autonous::context {
 
 struct TokenBudget {
   int64_t max_tokens = 0;
   int64_t max_chars = 0;
+  int64_t fixed_tokens = 0;
+  Thresholds thresholds;
+  // Compress at least at this level (a provider said the context was too long). kNone: by usage.
+  Level min_level = Level::kNone;
+
+  int64_t prompt_tokens() const noexcept { return fixed_tokens + max_tokens; }
 };
 
 }  // namespace autonous::context

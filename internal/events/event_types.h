@@ -9,11 +9,16 @@ inline constexpr std::string_view kAgentStarted = "agent.started";    // task cl
 inline constexpr std::string_view kAgentReleased = "agent.released";  // lease given back (shutdown)
 inline constexpr std::string_view kTurnStarted = "turn.started";
 inline constexpr std::string_view kContextCompressed = "context.compressed";
+// Something about the context the operator should know: a strategy that fell back, chat
+// settings that were ignored. Recorded before the turn's context.compressed.
+inline constexpr std::string_view kContextWarning = "context.warning";
 inline constexpr std::string_view kLlmRequest = "llm.request";
 inline constexpr std::string_view kLlmResponse = "llm.response";
 inline constexpr std::string_view kLlmRetry = "llm.retry";
 inline constexpr std::string_view kTurnCompleted = "turn.completed";
 inline constexpr std::string_view kTurnFailed = "turn.failed";
 inline constexpr std::string_view kTaskRequeued = "task.requeued";  // `autonous requeue`
+inline constexpr std::string_view kChatSettings = "chat.settings";  // `autonous chat set|reset`
+inline constexpr std::string_view kChatCleared = "chat.cleared";    // `autonous chat clear`
 
 }  // namespace autonous::events

@@ -51,8 +51,8 @@ bool ApiError::context_overflow() const noexcept {
 bool ApiError::retryable() const noexcept {
   if (should_retry_) return *should_retry_;  // the server's own word (x-should-retry)
   // As the official client: 408, 409, 429 and 5xx are worth another try. A context overflow
-  // is too: the next attempt rebuilds the context (a smaller window, or after a summary).
-  return status_ == 408 || status_ == 409 || status_ == 429 || status_ >= 500 || context_overflow();
+  // is not retried as it is: the worker recompresses harder and retries once itself.
+  return status_ == 408 || status_ == 409 || status_ == 429 || status_ >= 500;
 }
 
 std::string ApiError::reason() const {

@@ -16,7 +16,7 @@
 #include "internal/context/assembler.h"
 #include "internal/context/calibration.h"
 #include "internal/context/context_builder.h"
-#include "internal/context/simple_compressor.h"
+#include "internal/context/level_compressor.h"
 #include "internal/context/sqlite_provider.h"
 #include "internal/db/database.h"
 #include "internal/events/event_types.h"
@@ -25,6 +25,7 @@
 #include "internal/openai/http_transport.h"
 #include "internal/queue/queue.h"
 #include "internal/worker/backoff.h"
+#include "internal/worker/engine_config.h"
 
 namespace autonous::worker {
 namespace {
@@ -51,8 +52,8 @@ struct RunState {
 
 class Slot {
  public:
-  Slot(const config::Config& config, const WorkerDeps& deps, WorkerStats& stats, RunState& run,
-       const std::string& worker_id)
+  Slot(const config::Config& config, const context::ContextSettings& engine, const WorkerDeps& deps,
+       WorkerStats& stats, RunState& run, const std::string& worker_id)
       : config_(config),
         deps_(deps),
         stats_(stats),
@@ -66,9 +67,7 @@ class Slot {
         counter_(*deps.counter),
         calibrate_(config.token_calibration && deps.counter->name() == "estimate"),
         compressor_(counter_),
-        builder_(context::ContextSettings{config.system_prompt, config.history_window,
-                                          config.max_context_tokens, config.max_chars_per_message},
-                 provider_, compressor_, assembler_, counter_),
+        builder_(engine, provider_, compressor_, assembler_, counter_),
         transport_(deps.make_transport()),
         client_(*transport_, openai::ClientOptions{config.openai_base_url, config.openai_api_key,
                                                    config.openai_model, config.llm_timeout}),
@@ -133,19 +132,34 @@ class Slot {
     const auto call_started = std::chrono::steady_clock::now();
     try {
       if (calibrate_) counter_.set_scale(context::calibration_scale(*db_, client_.model()));
-      const context::BuiltContext built = builder_.build(task.chat_id, task.text);
-      // The figures are already a JSON object: no parse and dump again on the hot path.
-      events::Event compressed = turn_event(task, events::kContextCompressed, json::object());
-      compressed.payload = context::figures_json(built);
-      turn.push_back(std::move(compressed));
-      turn.push_back(turn_event(task, events::kLlmRequest,
-                                {{"model", client_.model()},
-                                 {"token_counter", built.counter},
-                                 {"calibration_scale", counter_.scale()},
-                                 {"message_count", built.messages.size()},
-                                 {"estimated_tokens", built.estimated_tokens},
-                                 {"budget_tokens", built.budget_tokens}}));
-      const openai::ChatResult result = call(task, built);
+      context::BuiltContext built = builder_.build(task.chat_id, task.text);
+      record_context(task, built, false, turn);
+      std::optional<openai::ChatResult> answer;
+      try {
+        answer = call(task, built);
+      } catch (const openai::ApiError& e) {
+        if (!e.context_overflow()) throw;
+        // The provider counts more than we did: recompress at the next level, with the budget
+        // cut to the target share, and retry once. A second overflow fails the turn.
+        const auto latency = std::chrono::duration_cast<milliseconds>(
+            std::chrono::steady_clock::now() - call_started);
+        turn.push_back(turn_event(task, events::kLlmRetry,
+                                  {{"attempt", task.attempts},
+                                   {"reason", e.reason()},
+                                   {"status", e.status()},
+                                   {"latency_ms", latency.count()},
+                                   {"delay_ms", 0},
+                                   {"retry_after_ms", nullptr},
+                                   {"recompress", true},
+                                   {"error", e.what()}}));
+        context::BuildOptions harder;
+        harder.min_level = next_level(built.level);
+        harder.budget_scale = built.policy.thresholds.target;
+        built = builder_.build(task.chat_id, task.text, harder);
+        record_context(task, built, true, turn);
+        answer = call(task, built);
+      }
+      const openai::ChatResult& result = *answer;
       json usage = nullptr;
       if (result.usage) {
         usage = {{"prompt_tokens", result.usage->prompt_tokens},
@@ -202,6 +216,40 @@ class Slot {
       retry_or_fail(task, "internal", e.what(), std::nullopt, json(nullptr), milliseconds(0), turn);
     }
     return std::nullopt;
+  }
+
+  static context::Level next_level(context::Level level) {
+    using context::Level;
+    if (level == Level::kNone) return Level::kNormal;
+    if (level == Level::kNormal) return Level::kAggressive;
+    return Level::kEmergency;
+  }
+
+  // context.compressed (and a context.warning per warning), then llm.request.
+  void record_context(const queue::Task& task, const context::BuiltContext& built,
+                      bool after_overflow, std::vector<events::Event>& turn) {
+    for (const auto& w : built.warnings) {
+      turn.push_back(turn_event(task, events::kContextWarning,
+                                {{"reason", w.reason}, {"message", w.message}}));
+      spdlog::warn("context warning task_id={} chat_id={} reason={}", task.id, task.chat_id,
+                   w.reason);
+    }
+    // The figures are already a JSON object: no parse and dump again on the hot path.
+    events::Event compressed = turn_event(task, events::kContextCompressed, json::object());
+    compressed.payload = context::figures_json(built);
+    if (after_overflow) {
+      compressed.payload.pop_back();
+      compressed.payload += ",\"after_overflow\":true}";
+    }
+    turn.push_back(std::move(compressed));
+    turn.push_back(turn_event(task, events::kLlmRequest,
+                              {{"model", client_.model()},
+                               {"token_counter", built.counter},
+                               {"calibration_scale", counter_.scale()},
+                               {"message_count", built.messages.size()},
+                               {"estimated_tokens", built.estimated_tokens},
+                               {"budget_tokens", built.budget_tokens},
+                               {"level", context::to_string(built.level)}}));
   }
 
   void log_done(const queue::Task& task, const openai::ChatResult& result) {
@@ -320,7 +368,7 @@ class Slot {
   // counter is the estimator (scale 1 otherwise).
   context::ScaledCounter counter_;
   bool calibrate_;
-  context::SimpleCompressor compressor_;
+  context::LevelCompressor compressor_;
   context::StandardAssembler assembler_;
   context::ContextBuilder builder_;
   std::unique_ptr<openai::HttpTransport> transport_;
@@ -332,7 +380,10 @@ class Slot {
 }  // namespace
 
 Worker::Worker(config::Config config, WorkerDeps deps, bool drain)
-    : config_(std::move(config)), deps_(std::move(deps)), drain_(drain) {
+    : config_(std::move(config)),
+      deps_(std::move(deps)),
+      engine_(engine_config(config_, *deps_.counter).settings),
+      drain_(drain) {
   if (config_.worker_id.empty()) config_.worker_id = default_worker_id();
 }
 
@@ -344,7 +395,7 @@ void Worker::run(const std::stop_token& stop) {
   std::vector<std::unique_ptr<Slot>> slots;
   slots.reserve(static_cast<size_t>(config_.worker_concurrency));
   for (int i = 0; i < config_.worker_concurrency; ++i)
-    slots.push_back(std::make_unique<Slot>(config_, deps_, stats_, state, config_.worker_id));
+    slots.push_back(std::make_unique<Slot>(config_, engine_, deps_, stats_, state, config_.worker_id));
   spdlog::info("worker started worker_id={} concurrency={} drain={}", config_.worker_id,
                config_.worker_concurrency, drain_);
 

@@ -14,6 +14,7 @@
 #include <stop_token>
 
 #include "internal/config/config.h"
+#include "internal/context/context_builder.h"
 
 namespace autonous::common {
 class Clock;
@@ -45,6 +46,7 @@ struct WorkerDeps {
 class Worker {
  public:
   // REQUIRES: config passed load_config and require_llm_endpoint; the schema is migrated.
+  // Throws config::ConfigError when the context settings are bad (engine_config.h).
   Worker(config::Config config, WorkerDeps deps, bool drain);
 
   // Runs the slots until `stop` fires or, with drain, until no task is queued or running.
@@ -58,6 +60,7 @@ class Worker {
  private:
   config::Config config_;
   WorkerDeps deps_;
+  context::ContextSettings engine_;
   bool drain_;
   WorkerStats stats_;
 };

@@ -34,7 +34,7 @@ TEST(ConfigTest, DefaultsMatchDesign) {
   EXPECT_EQ(c.openai_model, "gpt-4o-mini");
   EXPECT_FALSE(c.system_prompt.empty());
   EXPECT_EQ(c.history_window, 50);
-  EXPECT_EQ(c.max_context_tokens, 8000);
+  EXPECT_FALSE(c.max_context_tokens.has_value());  // unset: the model preset decides
   EXPECT_EQ(c.max_chars_per_message, 4000);
   EXPECT_EQ(c.worker_concurrency, 4);
   EXPECT_EQ(c.poll_interval.count(), 500);

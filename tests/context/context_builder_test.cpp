@@ -8,8 +8,9 @@
 #include "internal/common/utf8.h"
 #include "internal/context/assembler.h"
 #include "internal/context/provider.h"
-#include "internal/context/simple_compressor.h"
+#include "internal/context/level_compressor.h"
 #include "internal/context/token_counter.h"
+#include "tests/context/vector_provider.h"
 
 namespace autonous::context {
 namespace {
@@ -17,21 +18,14 @@ namespace {
 using common::Message;
 using common::Role;
 
-// An in-memory history: the builder's logic is pure, so it is tested without storage here
-// (the SQLite provider has its own tests against a real file).
-class VectorProvider final : public Provider {
- public:
-  std::vector<Message> get_history(const std::string& chat_id, int limit) override {
-    last_chat = chat_id;
-    last_limit = limit;
-    std::vector<Message> out = history;
-    if (static_cast<int>(out.size()) > limit) out.erase(out.begin(), out.end() - limit);
-    return out;
-  }
-  std::vector<Message> history;
-  std::string last_chat;
-  int last_limit = -1;
-};
+ContextSettings S(std::string system, int window, int64_t max_tokens, int64_t max_chars) {
+  ContextSettings s;
+  s.system_prompt = std::move(system);
+  s.history_window = window;
+  s.max_chars_per_message = max_chars;
+  s.policy.max_tokens = max_tokens;
+  return s;
+}
 
 class ContextBuilderTest : public ::testing::Test {
  protected:
@@ -40,13 +34,13 @@ class ContextBuilderTest : public ::testing::Test {
   }
   VectorProvider provider_;
   CharsOver4Counter counter_;
-  SimpleCompressor compressor_{counter_};
+  LevelCompressor compressor_{counter_};
   StandardAssembler assembler_;
 };
 
 TEST_F(ContextBuilderTest, AssemblesSystemHistoryAndUser) {
   provider_.history = {{Role::kUser, "q1", 1}, {Role::kAssistant, "a1", 2}};
-  const auto b = builder({"sys prompt", 50, 1000, 4000}).build("chat-9", "q2");
+  const auto b = builder(S("sys prompt", 50, 1000, 4000)).build("chat-9", "q2");
   ASSERT_EQ(b.messages.size(), 4u);
   EXPECT_EQ(b.messages[0].content, "sys prompt");
   EXPECT_EQ(b.messages[3].content, "q2");
@@ -64,7 +58,7 @@ TEST_F(ContextBuilderTest, BudgetBoundsTheWholePromptNotJustHistory) {
     provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
   const std::string system(200, 's');  // 50 tokens
   const std::string user(120, 'u');    // 30 tokens
-  const auto b = builder({system, 50, 200, 4000}).build("c", user);
+  const auto b = builder(S(system, 50, 200, 4000)).build("c", user);
   EXPECT_LE(b.estimated_tokens, 200);
   EXPECT_EQ(b.system_tokens, 50);
   EXPECT_EQ(b.user_tokens, 30);
@@ -76,7 +70,7 @@ TEST_F(ContextBuilderTest, BudgetBoundsTheWholePromptNotJustHistory) {
 TEST_F(ContextBuilderTest, CutsTheUserMessageWhenSystemAndUserAloneDoNotFit) {
   provider_.history = {{Role::kUser, "old", 1}};
   const std::string user(2000, 'u');  // 500 tokens
-  const auto b = builder({std::string(200, 's'), 50, 100, 4000}).build("c", user);
+  const auto b = builder(S(std::string(200, 's'), 50, 100, 4000)).build("c", user);
   EXPECT_TRUE(b.user_truncated);
   EXPECT_LE(b.estimated_tokens, 100);
   EXPECT_EQ(b.compressed_count, 0);
@@ -87,22 +81,22 @@ TEST_F(ContextBuilderTest, CutsTheUserMessageWhenSystemAndUserAloneDoNotFit) {
 }
 
 TEST_F(ContextBuilderTest, RefusesABudgetTooSmallForTheSystemPrompt) {
-  EXPECT_THROW(builder({std::string(400, 's'), 50, 100, 4000}), std::invalid_argument);
-  EXPECT_THROW(check_budget({std::string(400, 's'), 50, 110, 4000}, counter_),
+  EXPECT_THROW(builder(S(std::string(400, 's'), 50, 100, 4000)), PolicyError);
+  EXPECT_THROW(check_budget(S(std::string(400, 's'), 50, 110, 4000), counter_),
                std::invalid_argument);
-  EXPECT_NO_THROW(check_budget({std::string(400, 's'), 50, 100 + kMinUserTokens, 4000}, counter_));
+  EXPECT_NO_THROW(check_budget(S(std::string(400, 's'), 50, 100 + kMinUserTokens, 4000), counter_));
 }
 
 TEST_F(ContextBuilderTest, HistoryWindowZeroReadsNothing) {
   provider_.history = {{Role::kUser, "old", 1}};
-  const auto b = builder({"sys", 0, 1000, 4000}).build("c", "hi");
+  const auto b = builder(S("sys", 0, 1000, 4000)).build("c", "hi");
   EXPECT_EQ(provider_.last_limit, -1);  // never asked
   EXPECT_EQ(b.messages.size(), 2u);
 }
 
 TEST_F(ContextBuilderTest, FiguresJsonCarriesTheEventFields) {
   provider_.history = {{Role::kUser, std::string(100, 'x'), 1}};
-  const auto b = builder({"sys", 50, 1000, 10}).build("c", "hi");
+  const auto b = builder(S("sys", 50, 1000, 10)).build("c", "hi");
   const auto j = nlohmann::json::parse(figures_json(b));
   for (const char* key : {"original_count", "compressed_count", "estimated_tokens", "budget_tokens",
                           "dropped_count", "truncated_count"}) {
@@ -114,32 +108,99 @@ TEST_F(ContextBuilderTest, FiguresJsonCarriesTheEventFields) {
   EXPECT_EQ(dry["messages"][0]["role"], "system");
 }
 
-TEST_F(ContextBuilderTest, NeverExceedsTheBudgetOnRandomConversations) {
-  std::mt19937 rng(42);
-  const std::vector<std::string> alphabet = {
-      "a", " ", "\xE4\xBD\xA0", "\xF0\x9F\x98\x80", "e\xCC\x81", "\xFF", "\n"};
-  auto random_text = [&](size_t max_units) {
-    std::string s;
-    const size_t n = std::uniform_int_distribution<size_t>(0, max_units)(rng);
-    for (size_t i = 0; i < n; ++i) s += alphabet[rng() % alphabet.size()];
-    return s;
-  };
-  for (int round = 0; round < 300; ++round) {
-    provider_.history.clear();
-    const int n = static_cast<int>(rng() % 60);
-    for (int i = 0; i < n; ++i)
-      provider_.history.push_back(
-          {i % 2 ? Role::kAssistant : Role::kUser, random_text(3000), i + 1});
-    const std::string system = random_text(200);
-    const std::string sys_valid = common::sanitize_utf8(system);
-    const int64_t budget = static_cast<int64_t>(counter_.count_text(sys_valid)) + kMinUserTokens +
-                           static_cast<int64_t>(rng() % 3000);
-    const auto b = builder({system, 50, budget, 1 + static_cast<int64_t>(rng() % 2000)})
-                       .build("c", random_text(8000));
-    EXPECT_LE(b.estimated_tokens, budget) << "round " << round;
-    for (const auto& m : b.messages) EXPECT_TRUE(common::is_valid_utf8(m.content));
-    EXPECT_EQ(b.compressed_count + b.dropped_count, b.original_count);
+TEST_F(ContextBuilderTest, ChatSettingsOverrideTheEnvironment) {
+  for (int i = 0; i < 40; ++i) provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
+  provider_.state.settings_json = R"({"strategy":"sliding_window","recent_messages":5,"max_tokens":900})";
+  const auto b = builder(S("sys", 50, 5000, 4000)).build("c", "hi");
+  EXPECT_TRUE(b.chat_settings);
+  EXPECT_EQ(b.strategy, Strategy::kSlidingWindow);
+  EXPECT_EQ(provider_.last_limit, 5);  // sliding_window reads only the newest N
+  EXPECT_EQ(b.budget_tokens, 900);
+  EXPECT_EQ(b.compressed_count, 5);
+  const auto j = nlohmann::json::parse(figures_json(b));
+  EXPECT_EQ(j["settings"], "chat");
+  EXPECT_EQ(j["strategy"], "sliding_window");
+}
+
+TEST_F(ContextBuilderTest, SlidingWindowStillRespectsTheTokenBudget) {
+  for (int i = 0; i < 30; ++i) provider_.history.push_back({Role::kUser, std::string(400, 'h'), i + 1});
+  ContextSettings s = S("sys", 50, 600, 4000);
+  s.policy.strategy = Strategy::kSlidingWindow;
+  s.policy.recent_messages = 20;
+  const auto b = builder(s).build("c", "hi");
+  EXPECT_EQ(b.original_count, 20);
+  EXPECT_LE(b.estimated_tokens, 600);
+  EXPECT_GT(b.dropped_count, 0);
+}
+
+TEST_F(ContextBuilderTest, BadStoredSettingsFallBackToTheEnvironmentWithAWarning) {
+  provider_.history = {{Role::kUser, "q", 1}};
+  for (const char* bad : {"not json", R"({"strategy":"magic"})", R"({"soft":0.9,"warn":0.5})",
+                          R"({"max_tokens":3})", R"({"colour":"blue"})"}) {
+    SCOPED_TRACE(bad);
+    provider_.state.settings_json = bad;
+    const auto b = builder(S("sys", 50, 1000, 4000)).build("c", "hi");
+    EXPECT_FALSE(b.chat_settings);
+    EXPECT_EQ(b.budget_tokens, 1000);
+    ASSERT_EQ(b.warnings.size(), 1u);
+    EXPECT_EQ(b.warnings[0].reason, "bad_chat_settings");
   }
+}
+
+TEST_F(ContextBuilderTest, SummarizeFallsBackToTokenBudgetWithAWarning) {
+  provider_.history = {{Role::kUser, "q", 1}};
+  ContextSettings s = S("sys", 50, 1000, 4000);
+  s.policy.strategy = Strategy::kSummarize;
+  const auto b = builder(s).build("c", "hi");
+  EXPECT_EQ(b.requested_strategy, Strategy::kSummarize);
+  EXPECT_EQ(b.strategy, Strategy::kTokenBudget);
+  ASSERT_EQ(b.warnings.size(), 1u);
+  EXPECT_EQ(b.warnings[0].reason, "summarize_unavailable");
+  EXPECT_EQ(b.messages.size(), 3u);
+}
+
+TEST_F(ContextBuilderTest, ClearedHistoryIsLeftOut) {
+  provider_.history = {{Role::kUser, "before", 1}, {Role::kAssistant, "before too", 2},
+                       {Role::kUser, "after", 3}};
+  provider_.state.cleared_through = 2;
+  const auto b = builder(S("sys", 50, 1000, 4000)).build("c", "hi");
+  EXPECT_EQ(provider_.last_after, 2);
+  ASSERT_EQ(b.messages.size(), 3u);
+  EXPECT_EQ(b.messages[1].content, "after");
+  EXPECT_EQ(b.cleared_through, 2);
+}
+
+TEST_F(ContextBuilderTest, ChatBudgetIsNeverAboveTheModelCeiling) {
+  provider_.state.settings_json = R"({"max_tokens":50000})";
+  ContextSettings s = S("sys", 50, 1000, 4000);
+  s.ceiling = 2000;
+  const auto b = builder(s).build("c", "hi");
+  EXPECT_EQ(b.budget_tokens, 2000);
+}
+
+TEST_F(ContextBuilderTest, HarderRebuildScalesTheBudgetAndRaisesTheLevel) {
+  for (int i = 0; i < 10; ++i) provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
+  const auto normal = builder(S("sys", 50, 1000, 4000)).build("c", "hi");
+  EXPECT_EQ(normal.level, Level::kNone);
+  const auto harder =
+      builder(S("sys", 50, 1000, 4000)).build("c", "hi", BuildOptions{Level::kAggressive, 0.1});
+  EXPECT_EQ(harder.budget_tokens, 100);
+  EXPECT_GE(harder.level, Level::kAggressive);
+  EXPECT_LE(harder.estimated_tokens, 100);
+}
+
+TEST_F(ContextBuilderTest, DecisionNamesTheLevelAndWhatWasDone) {
+  for (int i = 0; i < 40; ++i) provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
+  const auto b = builder(S("sys", 50, 200, 4000)).build("c", "hi");
+  EXPECT_EQ(b.level, Level::kEmergency);
+  const std::string d = describe_decision(b);
+  EXPECT_EQ(d.rfind("emergency:", 0), 0u) << d;
+  EXPECT_NE(d.find("dropped " + std::to_string(b.dropped_count)), std::string::npos) << d;
+  const auto dry = nlohmann::json::parse(dry_run_json(b));
+  EXPECT_EQ(dry["level"], "emergency");
+  EXPECT_EQ(dry["decision"], d);
+  EXPECT_EQ(dry["tokens_after"], b.estimated_tokens);
+  EXPECT_GT(dry["tokens_before"].get<int64_t>(), 200);
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ TEST(SQLiteProviderTest, ReturnsNewestRowsOldestFirst) {
   for (int i = 0; i < 10; ++i)
     add(t.db(), "a", i % 2 ? "assistant" : "user", "m" + std::to_string(i));
   SQLiteProvider p(t.db());
-  const auto got = p.get_history("a", 3);
+  const auto got = p.get_history("a", 3, 0);
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0].content, "m7");
   EXPECT_EQ(got[1].content, "m8");
@@ -38,12 +38,12 @@ TEST(SQLiteProviderTest, LeavesOtherChatsOut) {
   add(t.db(), "a", "assistant", "a2");
   add(t.db(), "ab", "user", "not a");
   SQLiteProvider p(t.db());
-  const auto got = p.get_history("a", 50);
+  const auto got = p.get_history("a", 50, 0);
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].content, "a1");
   EXPECT_EQ(got[1].content, "a2");
-  EXPECT_TRUE(p.get_history("nobody", 50).empty());
-  EXPECT_TRUE(p.get_history("a", 0).empty());
+  EXPECT_TRUE(p.get_history("nobody", 50, 0).empty());
+  EXPECT_TRUE(p.get_history("a", 0, 0).empty());
 }
 
 TEST(SQLiteProviderTest, ReturnsStoredBytesEvenWhenInvalidUtf8) {
@@ -54,7 +54,7 @@ TEST(SQLiteProviderTest, ReturnsStoredBytesEvenWhenInvalidUtf8) {
            static_cast<int>(raw.size()));  // as a BLOB, as a careless front end might
   ins.exec();
   SQLiteProvider p(t.db());
-  EXPECT_EQ(p.get_history("a", 5)[0].content, raw);
+  EXPECT_EQ(p.get_history("a", 5, 0)[0].content, raw);
 }
 
 TEST(SQLiteProviderTest, QueryUsesTheChatIndex) {

@@ -80,11 +80,11 @@ TEST_F(CliTest, WorkerRequiresTheBaseUrlAndABudgetThatHoldsTheSystemPrompt) {
 TEST_F(CliTest, MigrateIsIdempotentAndPrintsTheVersion) {
   auto r = autonous(dir_, {"migrate"}, env());
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "schema version 2\n");
+  EXPECT_EQ(r.out, "schema version 3\n");
   r = autonous(dir_, {"migrate"}, env());
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "schema version 2\n");
-  EXPECT_EQ(query_int(db_, "SELECT count(*) FROM schema_migrations"), 2);
+  EXPECT_EQ(r.out, "schema version 3\n");
+  EXPECT_EQ(query_int(db_, "SELECT count(*) FROM schema_migrations"), 3);
 }
 
 TEST_F(CliTest, ADatabaseFromANewerVersionIsRefused) {
@@ -209,7 +209,11 @@ TEST_F(CliTest, ContextDryRunPrintsMessagesAndFiguresAndWritesNothing) {
   EXPECT_EQ(j["messages"][3]["content"], "what is my name?");
   EXPECT_EQ(j["original_count"], 2);
   EXPECT_EQ(j["dropped_count"], 0);
-  EXPECT_EQ(j["budget_tokens"], 8000);
+  // MAX_CONTEXT_TOKENS unset: gpt-4o-mini's preset, 128 000 − 16 384.
+  EXPECT_EQ(j["budget_tokens"], 111616);
+  EXPECT_EQ(j["level"], "none");
+  EXPECT_EQ(j["strategy"], "token_budget");
+  EXPECT_EQ(j["decision"].get<std::string>().rfind("none:", 0), 0u);
   EXPECT_EQ(query_int(db_, "SELECT count(*) FROM events"), 0);
   EXPECT_EQ(query_int(db_, "SELECT count(*) FROM tasks"), 0);
 }

@@ -169,7 +169,7 @@ TEST_F(WorkerE2eTest, EveryFaultKindIsRetriedOrFailedAsSpecified) {
       {"[[stub:empty500*1]]", "done", 2},  {"[[stub:malformed*1]]", "done", 2},
       {"[[stub:truncated*1]]", "done", 2}, {"[[stub:drop*1]]", "done", 2, 1},
       {"[[stub:hang*1]]", "done", 2},      {"[[stub:429ms:100*1]]", "done", 2},
-      {"[[stub:408*1]]", "done", 2},       {"[[stub:overflow*1]]", "done", 2},
+      {"[[stub:408*1]]", "done", 2},
       {"[[stub:null]]", "done", 1},        {"[[stub:length]]", "done", 1},
       {"[[stub:nousage]]", "done", 1},     {"[[stub:chunked]]", "done", 1},
       {"[[stub:401]]", "failed", 1},       {"[[stub:403]]", "failed", 1},
@@ -208,16 +208,16 @@ TEST_F(WorkerE2eTest, EveryFaultKindIsRetriedOrFailedAsSpecified) {
               attempts - 1);
   }
   EXPECT_EQ(str("SELECT json_extract(payload, '$.finish_reason') FROM events WHERE type = "
-                "'llm.response' AND task_id = 14"),
+                "'llm.response' AND task_id = 13"),
             "length");
-  EXPECT_EQ(str("SELECT reply FROM tasks WHERE id = 13"), "");  // content null → empty reply
+  EXPECT_EQ(str("SELECT reply FROM tasks WHERE id = 12"), "");  // content null → empty reply
   EXPECT_EQ(str("SELECT json_extract(payload, '$.reason') FROM events WHERE type = 'llm.retry' "
                 "AND task_id = 9"),
             "timeout");
   EXPECT_EQ(str("SELECT json_extract(payload, '$.reason') FROM events WHERE type = 'llm.retry' "
                 "AND task_id = 12"),
             "context_length_exceeded");
-  EXPECT_NE(str("SELECT error FROM tasks WHERE id = 21").find("llama says no"), std::string::npos);
+  EXPECT_NE(str("SELECT error FROM tasks WHERE id = 20").find("llama says no"), std::string::npos);
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE NOT json_valid(payload)"), 0);
 }
 

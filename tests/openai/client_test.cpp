@@ -135,7 +135,7 @@ TEST_F(ClientTest, ContextOverflowIsRecognisedInBothDialects) {
        R"({"error":{"message":"too long","type":"invalid_request_error","code":"context_length_exceeded"}})"});
   auto e = expect_throw<ApiError>(client(), messages_);
   EXPECT_TRUE(e.context_overflow());
-  EXPECT_TRUE(e.retryable());
+  EXPECT_FALSE(e.retryable());  // the worker recompresses and retries once itself
   EXPECT_EQ(e.reason(), "context_length_exceeded");
   transport_.push(
       {400,

@@ -1,4 +1,4 @@
-#include "internal/context/estimate_stats.h"
+#include "internal/context/context_stats.h"
 
 #include <algorithm>
 #include <cmath>
@@ -66,7 +66,57 @@ std::vector<EstimateStats> estimate_stats(SQLite::Database& db, const StatsFilte
   return out;
 }
 
-std::string estimate_stats_json(const std::vector<EstimateStats>& stats) {
+CompressionStats compression_stats(SQLite::Database& db, const StatsFilter& filter) {
+  std::string where;
+  if (filter.chat_id) where += " AND chat_id = :chat";
+  if (filter.since) where += " AND created_at >= :since";
+  SQLite::Statement q(db,
+                      "SELECT coalesce(json_extract(payload, '$.level'), 'unknown'), "
+                      "       json_extract(payload, '$.tokens_before'), "
+                      "       json_extract(payload, '$.tokens_after'), "
+                      "       coalesce(json_extract(payload, '$.after_overflow'), 0) "
+                      "FROM events WHERE type = 'context.compressed'" +
+                          where);
+  if (filter.chat_id) q.bind(":chat", *filter.chat_id);
+  if (filter.since) q.bind(":since", *filter.since);
+  CompressionStats s;
+  for (const char* level : {"none", "normal", "aggressive", "emergency"}) s.by_level[level] = 0;
+  double ratio_sum = 0;
+  while (q.executeStep()) {
+    ++s.turns;
+    const std::string level = q.getColumn(0).getString();
+    ++s.by_level[level];
+    if (q.getColumn(3).getInt() != 0) ++s.overflow_rebuilds;
+    if (level == "none" || level == "unknown") continue;
+    ++s.compressed_turns;
+    const int64_t before = q.getColumn(1).getInt64();
+    const int64_t after = q.getColumn(2).getInt64();
+    if (before > 0) ratio_sum += static_cast<double>(after) / static_cast<double>(before);
+    s.tokens_saved += std::max<int64_t>(0, before - after);
+  }
+  if (s.compressed_turns > 0) s.mean_ratio = ratio_sum / static_cast<double>(s.compressed_turns);
+  SQLite::Statement w(db, "SELECT count(*) FROM events WHERE type = 'context.warning'" + where);
+  if (filter.chat_id) w.bind(":chat", *filter.chat_id);
+  if (filter.since) w.bind(":since", *filter.since);
+  if (w.executeStep()) s.warnings = w.getColumn(0).getInt64();
+  return s;
+}
+
+std::string context_stats_json(const CompressionStats& c, const std::vector<EstimateStats>& stats) {
+  nlohmann::ordered_json j;
+  j["turns"] = c.turns;
+  nlohmann::ordered_json levels = nlohmann::ordered_json::object();
+  for (const char* level : {"none", "normal", "aggressive", "emergency"})
+    levels[level] = c.by_level.at(level);
+  if (const auto it = c.by_level.find("unknown"); it != c.by_level.end())
+    levels["unknown"] = it->second;
+  j["compressions"] = std::move(levels);
+  j["emergency"] = c.by_level.at("emergency");
+  j["compressed_turns"] = c.compressed_turns;
+  j["average_compression_ratio"] = c.mean_ratio;
+  j["tokens_saved"] = c.tokens_saved;
+  j["overflow_rebuilds"] = c.overflow_rebuilds;
+  j["warnings"] = c.warnings;
   nlohmann::ordered_json models = nlohmann::ordered_json::array();
   for (const auto& s : stats) {
     models.push_back({{"model", s.model},
@@ -81,7 +131,6 @@ std::string estimate_stats_json(const std::vector<EstimateStats>& stats) {
                         {"max", s.max_ratio}}},
                       {"share_underestimated", s.share_under}});
   }
-  nlohmann::ordered_json j;
   j["models"] = std::move(models);
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

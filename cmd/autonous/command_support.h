@@ -1,0 +1,38 @@
+#pragma once
+// What several subcommands share: opening (and migrating) the database, the configured token
+// counter, the context engine's settings, reading stdin.
+
+#include <istream>
+#include <memory>
+#include <string>
+
+#include "internal/config/config.h"
+#include "internal/worker/engine_config.h"
+
+namespace SQLite {
+class Database;
+}
+namespace autonous::context {
+class TokenCounter;
+}
+
+namespace autonous::cmd {
+
+// Opens DB_PATH and migrates it when needed, so a fresh DB_PATH just works.
+std::unique_ptr<SQLite::Database> open_db(const config::Config& config);
+
+// Builds the counter `setting` (a TOKEN_COUNTER value) names. A fallback of `auto` is logged as
+// a warning; an explicit encoding that cannot load is a ConfigError.
+std::unique_ptr<context::TokenCounter> make_counter(const config::Config& config,
+                                                    const std::string& setting);
+
+// The configured counter, built once per process.
+const context::TokenCounter& token_counter(const config::Config& config);
+
+// The engine's settings from the environment; throws ConfigError naming the variable.
+worker::EngineConfig engine(const config::Config& config);
+
+std::string read_all(std::istream& in);
+std::string trim(const std::string& s);
+
+}  // namespace autonous::cmd

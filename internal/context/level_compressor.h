@@ -1,0 +1,40 @@
+#pragma once
+// LevelCompressor: the context engine's compression levels over a chat's history.
+// Always: invalid UTF-8 is repaired and each message is cut to budget.max_chars code points.
+// Then usage u = (fixed + history) / prompt budget picks a level (policy.h thresholds):
+//   none        u < soft         nothing more
+//   normal      soft <= u < warn cut oversized messages (over 1/16 of the prompt budget) to
+//                                that size, head and tail kept, oldest first, until u <= target
+//   aggressive  warn <= u < hard normal, then drop the oldest history until u <= target
+//   emergency   u >= hard        normal, then drop the oldest history until it fits: the newest
+//                                contiguous run that fills the budget (token_budget's meaning)
+// A pass that leaves the history over budget escalates to the next level (at most kMaxRounds
+// passes); then the last resort drops history until it fits, which cannot fail. The result's
+// tokens never exceed budget.max_tokens.
+
+#include "internal/context/compressor.h"
+
+namespace autonous::context {
+
+class TokenCounter;
+
+inline constexpr int kMaxRounds = 5;
+// A history message is oversized when it costs more than this share of the prompt budget
+// (and at least kMinOversizedTokens): normal compression cuts it to that size.
+inline constexpr int64_t kOversizedDivisor = 16;
+inline constexpr int64_t kMinOversizedTokens = 32;
+
+int64_t oversized_tokens(int64_t prompt_budget) noexcept;
+
+class LevelCompressor final : public Compressor {
+ public:
+  // `counter` must outlive the compressor.
+  explicit LevelCompressor(const TokenCounter& counter) : counter_(counter) {}
+  Compression compress(std::vector<common::Message> messages,
+                       const TokenBudget& budget) const override;
+
+ private:
+  const TokenCounter& counter_;
+};
+
+}  // namespace autonous::context
