@@ -38,4 +38,32 @@ inline int64_t query_int(const std::string& db_path, const std::string& sql) {
   return db.execAndGet(sql).getInt64();
 }
 
+inline const std::string kKey = "sk-e2e-SECRET-7f3a9c";
+
+// A temp dir with a database path, the worker's environment against a stub, and queries.
+class E2eTest : public ::testing::Test {
+ protected:
+  Env env(const StubServer& stub, Env extra = {}) {
+    Env e = {{"DB_PATH", db_},
+             {"OPENAI_BASE_URL", stub.base_url()},
+             {"OPENAI_API_KEY", kKey},
+             {"POLL_INTERVAL_MS", "20"},
+             {"RETRY_BASE_MS", "50"},
+             {"RETRY_MAX_SECONDS", "1"},
+             {"SQLITE_SYNCHRONOUS", "NORMAL"}};
+    for (auto& [k, v] : extra) e[k] = v;
+    return e;
+  }
+  int64_t enqueue(const std::string& chat, const std::string& text) {
+    const auto r = autonous(dir_, {"enqueue", "--chat", chat, text}, {{"DB_PATH", db_}});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return std::stoll(r.out);
+  }
+  std::string str(const std::string& sql) { return query_string(db_, sql); }
+  int64_t num(const std::string& sql) { return query_int(db_, sql); }
+
+  TempDir dir_;
+  std::string db_ = dir_.file("e2e.db");
+};
+
 }  // namespace autonous::testing
