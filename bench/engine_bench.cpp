@@ -1,0 +1,201 @@
+// The context engine's cost per turn, by compression level and chat size, and MustFit's worst
+// case. Ratios within one run are what to read (bench/README.md).
+//
+// BM_EngineTurn/<level>/<N>: one whole build (SQLiteProvider on a real file → LevelCompressor →
+//   StandardAssembler) with the exact o200k counter, for a chat of N stored messages, with the
+//   budget set so the usage of what is read lands in the level's band (none 0.5, normal 0.78,
+//   aggressive 0.9, emergency 2.0). HISTORY_WINDOW 50, the default: what is read is bounded.
+// BM_EngineCompress/<level>/<N>: the compressor alone over N in-memory messages (what a turn
+//   costs when HISTORY_WINDOW reaches back over the whole chat), chars4 counter.
+// BM_MustFitWorstCase: everything oversized at once with the exact counter: 50 messages at the
+//   4 000-character cap, a 1 MB user message, a budget that barely holds the system prompt.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+#include <benchmark/benchmark.h>
+
+#include "internal/context/assembler.h"
+#include "internal/context/bpe_counter.h"
+#include "internal/context/context_builder.h"
+#include "internal/context/level_compressor.h"
+#include "internal/context/sqlite_provider.h"
+#include "internal/context/token_counter.h"
+#include "internal/db/database.h"
+#include "internal/db/migrator.h"
+
+namespace {
+
+using namespace autonous;  // NOLINT(google-build-using-namespace): benchmark file
+
+constexpr const char* kSystem = "You are a helpful assistant.";
+constexpr const char* kUser = "What did we talk about?";
+constexpr double kUsage[] = {0.5, 0.78, 0.9, 2.0};  // one per context::Level
+
+// Chat-sized word messages (40-400 characters); every fifth one is long (4 000 characters, the default per-message cap),
+// so the normal level has oversized messages to cut.
+std::string text_of(int64_t i) {
+  static constexpr const char* kWords[] = {"the",   "bread", "order",   "Saturday", "chocolate",
+                                           "cake",  "we",    "deliver", "fresh",    "sourdough",
+                                           "thank", "you",   "what",    "time",     "open?"};
+  std::string out = "message " + std::to_string(i);
+  const auto target = static_cast<size_t>(i % 5 == 4 ? 4000 : 40 + (i * 37) % 360);
+  for (int64_t k = i; out.size() < target; ++k) {
+    out += ' ';
+    out += kWords[static_cast<size_t>(k * 7 + i) % std::size(kWords)];
+  }
+  return out;
+}
+
+const context::TokenCounter& exact_counter() {
+  static const auto kCounter =
+      context::load_bpe_counter("o200k_base", context::kDefaultTokenizerDataDir);
+  return *kCounter;
+}
+
+SQLite::Database& db_with_rows(int64_t rows) {
+  static std::map<int64_t, std::unique_ptr<SQLite::Database>> dbs;
+  auto& slot = dbs[rows];
+  if (slot) return *slot;
+  const std::string path = "/tmp/autonous-engine-bench-" + std::to_string(rows) + ".db";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  slot = db::open(path, db::OpenOptions{false, std::chrono::milliseconds(5000)});
+  db::migrate(*slot);
+  SQLite::Transaction tx(*slot);
+  SQLite::Statement ins(*slot, "INSERT INTO history(chat_id, role, text) VALUES ('c', ?, ?)");
+  for (int64_t i = 0; i < rows; ++i) {
+    ins.bind(1, i % 2 == 0 ? "user" : "assistant");
+    ins.bind(2, text_of(i));
+    ins.exec();
+    ins.reset();
+  }
+  tx.commit();
+  slot->exec("ANALYZE");
+  return *slot;
+}
+
+// The prompt's cost with everything the builder reads kept whole.
+int64_t uncompressed_cost(context::Provider& provider, const context::TokenCounter& counter,
+                          int window) {
+  std::vector<common::Message> prompt = {{common::Role::kSystem, kSystem, 0}};
+  for (auto& m : provider.get_history("c", window, 0)) prompt.push_back(std::move(m));
+  prompt.push_back({common::Role::kUser, kUser, 0});
+  return counter.count_prompt(prompt);
+}
+
+void BM_EngineTurn(benchmark::State& state) {
+  const auto level = static_cast<context::Level>(state.range(0));
+  SQLite::Database& db = db_with_rows(state.range(1));
+  context::SQLiteProvider provider(db);
+  const context::TokenCounter& counter = exact_counter();
+  const context::LevelCompressor compressor(counter);
+  const context::StandardAssembler assembler;
+  context::ContextSettings settings;
+  settings.system_prompt = kSystem;
+  settings.history_window = 50;
+  settings.policy.max_tokens = static_cast<int64_t>(
+      static_cast<double>(uncompressed_cost(provider, counter, 50)) / kUsage[state.range(0)]);
+  const context::ContextBuilder builder(settings, provider, compressor, assembler, counter);
+  context::BuiltContext built;
+  for (auto _ : state) {
+    built = builder.build("c", kUser);
+    benchmark::DoNotOptimize(built.messages.data());
+  }
+  if (built.level != level) state.SkipWithError("the budget did not land in the level's band");
+  state.SetLabel(std::string(context::to_string(built.level)));
+  state.counters["kept"] = static_cast<double>(built.compressed_count);
+  state.counters["cut"] = static_cast<double>(built.cut_messages);
+  state.counters["usage_after"] =
+      static_cast<double>(built.estimated_tokens) / static_cast<double>(built.budget_tokens);
+}
+BENCHMARK(BM_EngineTurn)
+    ->ArgsProduct({{0, 1, 2, 3}, {10, 1000, 100000}})
+    ->ArgNames({"level", "messages"})
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_EngineCompress(benchmark::State& state) {
+  const auto level = static_cast<context::Level>(state.range(0));
+  std::vector<common::Message> messages;
+  for (int64_t i = 0; i < state.range(1); ++i)
+    messages.push_back(
+        {i % 2 == 0 ? common::Role::kUser : common::Role::kAssistant, text_of(i), i + 1});
+  const context::CharsOver4Counter counter(context::kFramingPerMessage,
+                                           context::kFramingPerRequest);
+  int64_t total = 0;
+  for (const auto& m : messages) total += counter.count_message(m);
+  const context::LevelCompressor compressor(counter);
+  context::TokenBudget budget;
+  budget.max_tokens = static_cast<int64_t>(static_cast<double>(total) / kUsage[state.range(0)]);
+  budget.max_chars = 4000;
+  context::Compression out;
+  for (auto _ : state) {
+    out = compressor.compress(messages, budget);
+    benchmark::DoNotOptimize(out.messages.data());
+  }
+  if (out.level != level) state.SkipWithError("the budget did not land in the level's band");
+  state.SetLabel(std::string(context::to_string(out.level)));
+  state.counters["kept"] = static_cast<double>(out.messages.size());
+  state.SetItemsProcessed(state.iterations() * state.range(1));
+}
+BENCHMARK(BM_EngineCompress)
+    ->ArgsProduct({{0, 1, 2, 3}, {10, 1000, 100000}})
+    ->ArgNames({"level", "messages"})
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_MustFitWorstCase(benchmark::State& state) {
+  // 50 messages at the 4 000-character cap, all oversized for a budget this small.
+  static SQLite::Database& db = [] () -> SQLite::Database& {
+    SQLite::Database& d = db_with_rows(0);
+    SQLite::Transaction tx(d);
+    SQLite::Statement ins(d, "INSERT INTO history(chat_id, role, text) VALUES ('w', 'user', ?)");
+    for (int64_t i = 0; i < 50; ++i) {
+      std::string t;
+      for (int64_t k = 0; t.size() < 4000; ++k) t += text_of(i * 100 + k * 5 + 1) + " ";
+      ins.bind(1, t);
+      ins.exec();
+      ins.reset();
+    }
+    tx.commit();
+    return d;
+  }();
+  context::SQLiteProvider provider(db);
+  const context::TokenCounter& counter = exact_counter();
+  const context::LevelCompressor compressor(counter);
+  const context::StandardAssembler assembler;
+  context::ContextSettings settings;
+  settings.system_prompt = kSystem;
+  settings.policy.max_tokens = state.range(0);
+  const context::ContextBuilder builder(settings, provider, compressor, assembler, counter);
+  std::string user;
+  if (state.range(1) != 0)
+    for (int64_t k = 0; user.size() < 1'000'000; ++k) user += text_of(k * 5 + 1) + " ";
+  else
+    user = kUser;
+  context::BuiltContext built;
+  for (auto _ : state) {
+    built = builder.build("w", user);
+    benchmark::DoNotOptimize(built.messages.data());
+  }
+  if (built.estimated_tokens > built.budget_tokens) state.SkipWithError("MustFit broken");
+  state.SetLabel(std::string(context::to_string(built.level)));
+  state.counters["kept"] = static_cast<double>(built.compressed_count);
+  state.counters["cut"] = static_cast<double>(built.cut_messages);
+  state.counters["user_cut"] = built.user_truncated ? 1 : 0;
+}
+// budget tokens, 1 MB user message or not
+BENCHMARK(BM_MustFitWorstCase)
+    ->Args({8000, 0})
+    ->Args({2000, 0})
+    ->Args({600, 0})
+    ->Args({8000, 1})
+    ->Args({600, 1})
+    ->ArgNames({"budget", "mb_user"})
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+// main(): bench/bench_main.cpp
