@@ -68,8 +68,10 @@ SQLite::Database& db_with_rows(int64_t rows) {
   SQLite::Transaction tx(*slot);
   SQLite::Statement ins(*slot, "INSERT INTO history(chat_id, role, text) VALUES ('c', ?, ?)");
   for (int64_t i = 0; i < rows; ++i) {
+    // Numbered from the newest, so the newest messages are the same texts whatever the size:
+    // chats of different sizes differ only in how much older history they hold.
     ins.bind(1, i % 2 == 0 ? "user" : "assistant");
-    ins.bind(2, text_of(i));
+    ins.bind(2, text_of(rows - 1 - i));
     ins.exec();
     ins.reset();
   }
