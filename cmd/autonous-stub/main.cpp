@@ -10,18 +10,26 @@
 //   truncated (Content-Length larger than the body, then close) · drop (close, no response)
 //   hang[:S] (no answer for S seconds, default forever) · slow:MS · null (content null)
 //   length (finish_reason length) · nousage · chunked (Transfer-Encoding: chunked)
+// Summary requests (autonous's summarizer: the system message starts "You maintain a running
+// summary") get a deterministic summary: the input lines holding a digit or "name". Faults for
+// them only, counted by directive: sum500 · sumgarbage (blank content) · sumhang (no answer).
+// usage.prompt_tokens_details.cached_tokens: the prompt's prefix shared with a recent request.
 // --log FILE appends one JSON line per request: time, path, authorization, fault, body.
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <ctime>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -185,6 +193,50 @@ std::optional<Fault> find_fault(const std::string& text) {
   return f;
 }
 
+// The deterministic "summary" of a summarizer request: every line of its input that holds a
+// digit or the word "name" (the facts a test or bench plants), without list markers, each once,
+// the newest 40 kept. It checks autonous's plumbing, not a model's quality.
+std::string stub_summary(const std::string& input) {
+  std::vector<std::string> lines;
+  std::set<std::string> seen;
+  size_t pos = 0;
+  while (pos <= input.size()) {
+    size_t end = input.find('\n', pos);
+    if (end == std::string::npos) end = input.size();
+    std::string line = input.substr(pos, end - pos);
+    pos = end + 1;
+    while (!line.empty() && (line[0] == '-' || line[0] == ' ')) line.erase(0, 1);
+    std::string lower = line;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const bool fact = lower.find("name") != std::string::npos ||
+                      std::any_of(line.begin(), line.end(),
+                                  [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (!fact || line.rfind("Previous summary", 0) == 0 || !seen.insert(line).second) continue;
+    lines.push_back(line);
+  }
+  if (lines.size() > 40) lines.erase(lines.begin(), lines.end() - 40);
+  std::string out = "Facts stated:";
+  for (const auto& l : lines) out += "\n- " + l;
+  return out;
+}
+
+// A provider-style prefix cache: how many characters of `prompt` repeat the start of a recent
+// request's prompt. Remembers the last 256 prompts.
+int64_t remember_prompt(const std::string& prompt) {
+  static std::deque<std::string> recent;
+  const std::lock_guard lock(g_mu);
+  size_t best = 0;
+  for (const auto& p : recent) {
+    const size_t n = std::min(p.size(), prompt.size());
+    size_t i = 0;
+    while (i < n && p[i] == prompt[i]) ++i;
+    best = std::max(best, i);
+  }
+  recent.push_back(prompt);
+  if (recent.size() > 256) recent.pop_front();
+  return static_cast<int64_t>(best);
+}
+
 std::string http_date(Clock::time_point t) {
   const std::time_t tt = Clock::to_time_t(t);
   std::tm tm{};
@@ -236,19 +288,31 @@ bool handle(int fd, const Request& req) {
   }
   std::string last_user;
   size_t prompt_chars = 0;
+  std::string prompt_text;  // the messages as one string, for the prefix cache
   for (const auto& m : body["messages"]) {
     const std::string content = m.value("content", "");
     prompt_chars += content.size();
+    prompt_text += m.value("role", "") + '\x1f' + content + '\x1e';
     if (m.value("role", "") == "user") last_user = content;
   }
-  const std::optional<Fault> fault = find_fault(last_user);
+  // autonous's summarizer requests start with this system text (worker/llm_summarizer.cpp).
+  const auto& first = body["messages"].empty() ? json() : body["messages"][0];
+  const bool summary_request =
+      first.is_object() && first.value("role", "") == "system" &&
+      first.value("content", "").rfind("You maintain a running summary", 0) == 0;
+  std::optional<Fault> fault = find_fault(last_user);
+  // sum* faults hit summary requests only; other faults never do.
+  if (fault && (fault->kind.rfind("sum", 0) == 0) != summary_request) fault.reset();
   bool faulted = false;
   if (fault) {
     const std::lock_guard lock(g_mu);
-    int& count = g_fault_counts[fault->directive + "|" + last_user];
+    // A summary request's text changes each time: count its faults by directive alone.
+    int& count =
+        g_fault_counts[fault->directive + "|" + (summary_request ? std::string() : last_user)];
     faulted = !fault->times || count < *fault->times;
     ++count;
   }
+  const int64_t cached_chars = remember_prompt(prompt_text);
   log_request(req, body, fault, faulted);
 
   int latency = g_options.latency_ms;
@@ -256,7 +320,10 @@ bool handle(int fd, const Request& req) {
   if (latency > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latency));
 
   json content =
-      "reply to: " + last_user + " (saw " + std::to_string(body["messages"].size()) + " messages)";
+      summary_request
+          ? json(stub_summary(last_user))
+          : json("reply to: " + last_user + " (saw " + std::to_string(body["messages"].size()) +
+                 " messages)");
   std::string finish = "stop";
   bool usage = true;
   bool chunked = false;
@@ -303,6 +370,12 @@ bool handle(int fd, const Request& req) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
       if (Clock::now() < until) return false;
     }
+    if (k == "sumgarbage") content = "   ";
+    if (k == "sumhang") {
+      while (!peer_closed(fd)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      return false;
+    }
+    if (k == "sum500") return send_all(fd, response(500, openai_error("stub fault", "server_error", nullptr)));
     if (k == "null") content = nullptr;
     if (k == "length") finish = "length";
     if (k == "nousage") usage = false;
@@ -330,7 +403,8 @@ bool handle(int fd, const Request& req) {
     reply["usage"] = {{"prompt_tokens", prompt},
                       {"completion_tokens", completion},
                       {"total_tokens", prompt + completion},
-                      {"prompt_tokens_details", {{"cached_tokens", 0}}}};
+                      {"prompt_tokens_details",
+                       {{"cached_tokens", std::min<int64_t>(prompt, cached_chars / 4)}}}};
   }
   const std::string text = reply.dump(-1, ' ', false, json::error_handler_t::replace);
   if (chunked) {

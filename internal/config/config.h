@@ -66,6 +66,10 @@ struct Config {
   double target_usage = 0.60;
   std::optional<int64_t> context_window;         // CONTEXT_WINDOW: overrides the preset
   std::optional<int64_t> reserve_output_tokens;  // RESERVE_OUTPUT_TOKENS: overrides the preset
+  // The summarize strategy.
+  std::string summary_model;  // SUMMARY_MODEL; empty: OPENAI_MODEL
+  int64_t summary_max_tokens = 1024;
+  std::optional<int64_t> keep_recent_tokens;  // unset: a quarter of the prompt budget
 };
 
 // Returns the value of an environment variable, or nullopt when it is unset.

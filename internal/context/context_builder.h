@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,18 @@ class Provider;
 class Compressor;
 class Assembler;
 class TokenCounter;
+class SummaryStore;
+class Summarizer;
 
 // Tokens always left for the user message: a budget that cannot hold the system prompt plus
 // this much is refused as configuration.
 inline constexpr int64_t kMinUserTokens = 16;
+
+// The summarize strategy's knobs.
+struct SummarySettings {
+  int64_t keep_recent_tokens = 0;  // verbatim tail kept at a compaction; 0: a quarter of the budget
+  int64_t max_tokens = 1024;       // SUMMARY_MAX_TOKENS: the summary's reply cap
+};
 
 struct ContextSettings {
   std::string system_prompt;
@@ -32,11 +41,28 @@ struct ContextSettings {
   int64_t max_chars_per_message = 4000;
   ContextPolicy policy;  // the environment's defaults; a chat's overrides go on top
   int64_t ceiling = 0;   // window − reserve when the model's window is known; 0: none
+  SummarySettings summary;
+};
+
+// The header of the summary message that follows the system prompt.
+inline constexpr std::string_view kSummaryHeader =
+    "Summary of the earlier conversation (older messages are replaced by it):\n";
+
+// What one compaction did (the context.summarized event).
+struct SummaryOutcome {
+  int64_t summary_id = 0;
+  int64_t messages_covered = 0;  // folded in by this compaction
+  int64_t covers_through = 0;
+  int64_t summary_tokens = 0;
+  int64_t calls = 0;  // summarizer calls (more than one when the span was chunked)
+  std::string model;
+  std::string usage_json = "[]";  // the usage of each call, a JSON array
+  std::chrono::milliseconds latency{0};
 };
 
 // Something the operator should know about a turn (a context.warning event).
 struct ContextWarning {
-  std::string reason;  // summarize_unavailable | bad_chat_settings
+  std::string reason;  // summarize_unavailable | bad_chat_settings | summary_failed
   std::string message;
 };
 
@@ -57,7 +83,11 @@ struct BuiltContext {
   Level level = Level::kNone;
   int rounds = 0;
   bool hard_truncated = false;
-  bool summary_used = false;
+  bool summary_used = false;    // a summary message is in the prompt
+  int64_t summary_id = 0;       // which one (context_summaries.id)
+  int64_t summary_tokens = 0;
+  std::optional<SummaryOutcome> summarized;  // this turn compacted history into a new summary
+  int64_t summary_pending = 0;  // dry run: messages a compaction would fold in now
   Strategy strategy = Strategy::kTokenBudget;            // what ran
   Strategy requested_strategy = Strategy::kTokenBudget;  // what the settings asked for
   ContextPolicy policy;                                  // the chat's effective policy
@@ -94,12 +124,31 @@ class ContextBuilder {
 
   const ContextSettings& settings() const noexcept { return settings_; }
 
+  // Enables the summarize strategy: `store` holds the chats' summaries; `summarizer` writes new
+  // ones (nullptr: a dry run, which reports what it would fold in but calls nothing). Without
+  // a store, `summarize` falls back to token_budget with a warning. Both must outlive the builder.
+  void enable_summaries(SummaryStore& store, Summarizer* summarizer) {
+    store_ = &store;
+    summarizer_ = summarizer;
+  }
+
  private:
+  // The summarize strategy's history: the chat's summary plus the verbatim tail, compacting
+  // when needed. Fills `out`'s summary fields; returns the verbatim candidates.
+  std::vector<common::Message> summarized_history(const std::string& chat_id, int64_t chain_start,
+                                                  int64_t fixed_without_summary,
+                                                  const ContextPolicy& policy,
+                                                  const BuildOptions& options,
+                                                  std::optional<common::Message>& summary_message,
+                                                  BuiltContext& out) const;
+
   ContextSettings settings_;
   Provider& provider_;
   const Compressor& compressor_;
   const Assembler& assembler_;
   const TokenCounter& counter_;
+  SummaryStore* store_ = nullptr;
+  Summarizer* summarizer_ = nullptr;
 };
 
 // What the engine decided, in one line: "aggressive: dropped 12 oldest messages …".

@@ -12,6 +12,10 @@ inline constexpr std::string_view kContextCompressed = "context.compressed";
 // Something about the context the operator should know: a strategy that fell back, chat
 // settings that were ignored. Recorded before the turn's context.compressed.
 inline constexpr std::string_view kContextWarning = "context.warning";
+// The summarize strategy: a compaction folded older history into a new summary, or failed (the
+// turn then runs token_budget and the next compaction tries again).
+inline constexpr std::string_view kContextSummarized = "context.summarized";
+inline constexpr std::string_view kContextSummaryFailed = "context.summary_failed";
 inline constexpr std::string_view kLlmRequest = "llm.request";
 inline constexpr std::string_view kLlmResponse = "llm.response";
 inline constexpr std::string_view kLlmRetry = "llm.retry";

@@ -98,11 +98,14 @@ ChatResult parse_success(const HttpResponse& r) {
 
 }  // namespace
 
-std::string request_body(const std::string& model, const std::vector<common::Message>& messages) {
+std::string request_body(const std::string& model, const std::vector<common::Message>& messages,
+                         const CallOptions& call) {
   json msgs = json::array();
   for (const auto& m : messages)
     msgs.push_back({{"role", common::to_string(m.role)}, {"content", m.content}});
-  const json body = {{"model", model}, {"messages", std::move(msgs)}};
+  json body = {{"model", call.model.empty() ? model : call.model}, {"messages", std::move(msgs)}};
+  if (call.temperature) body["temperature"] = *call.temperature;
+  if (call.max_tokens) body["max_tokens"] = *call.max_tokens;
   // Content is valid UTF-8 by the time it gets here; `replace` keeps a bug from becoming a crash.
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -113,13 +116,13 @@ Client::Client(HttpTransport& transport, ClientOptions options)
       url_(options_.base_url + "/chat/completions") {}
 
 ChatResult Client::chat(const std::vector<common::Message>& messages,
-                        const std::function<bool()>& keep_going) {
+                        const std::function<bool()>& keep_going, const CallOptions& call) {
   HttpRequest req;
   req.url = url_;
   req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
   if (!options_.api_key.empty())
     req.headers.emplace_back("Authorization", "Bearer " + options_.api_key);
-  req.body = request_body(options_.model, messages);
+  req.body = request_body(options_.model, messages, call);
   req.timeout = options_.timeout;
   req.keep_going = keep_going;
 

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,13 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{120000};
 };
 
+// Per-call overrides of the request (the summarizer's model, a low temperature, a reply cap).
+struct CallOptions {
+  std::string model;                  // empty: the client's model
+  std::optional<double> temperature;  // unset: the server's default
+  std::optional<int64_t> max_tokens;  // unset: no cap
+};
+
 class Client {
  public:
   // `transport` must outlive the client.
@@ -32,7 +40,7 @@ class Client {
   // Sends `messages` and returns the first choice. Throws TransportError, ApiError or
   // ResponseError (all openai::Error). `keep_going` is polled during the call; false aborts.
   ChatResult chat(const std::vector<common::Message>& messages,
-                  const std::function<bool()>& keep_going = {});
+                  const std::function<bool()>& keep_going = {}, const CallOptions& call = {});
 
   const std::string& model() const noexcept { return options_.model; }
 
@@ -43,6 +51,7 @@ class Client {
 };
 
 // The request body for `messages` (exposed for tests and the stub).
-std::string request_body(const std::string& model, const std::vector<common::Message>& messages);
+std::string request_body(const std::string& model, const std::vector<common::Message>& messages,
+                         const CallOptions& call = {});
 
 }  // namespace autonous::openai

@@ -40,6 +40,28 @@ EngineConfig engine_config(const config::Config& config, const context::TokenCou
   } catch (const context::PolicyError& e) {
     throw config::ConfigError(variable_for(e.field(), config), e.what());
   }
+  s.summary.keep_recent_tokens = config.keep_recent_tokens.value_or(0);
+  s.summary.max_tokens = config.summary_max_tokens;
+  if (s.policy.strategy == context::Strategy::kSummarize &&
+      config.summary_max_tokens * 2 > out.budget.tokens)
+    throw config::ConfigError("SUMMARY_MAX_TOKENS",
+                              std::to_string(config.summary_max_tokens) +
+                                  " leaves too little of the " +
+                                  std::to_string(out.budget.tokens) +
+                                  "-token prompt budget: a summary may take at most half of it");
+  out.summary_model = config.summary_model.empty() ? config.openai_model : config.summary_model;
+  try {
+    // The summary model's own window, its reply room being SUMMARY_MAX_TOKENS. The chat model's
+    // CONTEXT_WINDOW applies to it too when it is the same model.
+    const bool same = config.summary_model.empty() || config.summary_model == config.openai_model;
+    out.summary_window_budget =
+        context::resolve_prompt_budget({out.summary_model, std::nullopt,
+                                        same ? config.context_window : std::nullopt,
+                                        config.summary_max_tokens})
+            .tokens;
+  } catch (const std::invalid_argument& e) {
+    throw config::ConfigError("SUMMARY_MAX_TOKENS", e.what());
+  }
   return out;
 }
 

@@ -12,6 +12,8 @@ namespace autonous::worker {
 struct EngineConfig {
   context::ContextSettings settings;
   context::PromptBudget budget;
+  std::string summary_model;         // SUMMARY_MODEL, or OPENAI_MODEL
+  int64_t summary_window_budget = 0;  // the summary model's window − SUMMARY_MAX_TOKENS
 };
 
 // Throws config::ConfigError naming the variable: thresholds out of order, a reserve that

@@ -18,6 +18,7 @@
 #include "internal/context/context_builder.h"
 #include "internal/context/level_compressor.h"
 #include "internal/context/sqlite_provider.h"
+#include "internal/context/sqlite_summary_store.h"
 #include "internal/db/database.h"
 #include "internal/events/event_types.h"
 #include "internal/openai/client.h"
@@ -26,6 +27,7 @@
 #include "internal/queue/queue.h"
 #include "internal/worker/backoff.h"
 #include "internal/worker/engine_config.h"
+#include "internal/worker/llm_summarizer.h"
 
 namespace autonous::worker {
 namespace {
@@ -52,7 +54,7 @@ struct RunState {
 
 class Slot {
  public:
-  Slot(const config::Config& config, const context::ContextSettings& engine, const WorkerDeps& deps,
+  Slot(const config::Config& config, const EngineConfig& engine, const WorkerDeps& deps,
        WorkerStats& stats, RunState& run, const std::string& worker_id)
       : config_(config),
         deps_(deps),
@@ -67,11 +69,17 @@ class Slot {
         counter_(*deps.counter),
         calibrate_(config.token_calibration && deps.counter->name() == "estimate"),
         compressor_(counter_),
-        builder_(engine, provider_, compressor_, assembler_, counter_),
+        summaries_(*db_),
+        builder_(engine.settings, provider_, compressor_, assembler_, counter_),
         transport_(deps.make_transport()),
         client_(*transport_, openai::ClientOptions{config.openai_base_url, config.openai_api_key,
                                                    config.openai_model, config.llm_timeout}),
-        rng_(std::random_device{}()) {}
+        summarizer_(client_, counter_,
+                    SummarizerOptions{engine.summary_model, config.summary_max_tokens,
+                                      engine.summary_window_budget, config.retry_base}),
+        rng_(std::random_device{}()) {
+    builder_.enable_summaries(summaries_, &summarizer_);
+  }
 
   void loop(bool drain) {
     const std::stop_token stop = run_.stop.get_token();
@@ -132,6 +140,7 @@ class Slot {
     const auto call_started = std::chrono::steady_clock::now();
     try {
       if (calibrate_) counter_.set_scale(context::calibration_scale(*db_, client_.model()));
+      summarizer_.set_keep_going(keep_going_for(task));
       context::BuiltContext built = builder_.build(task.chat_id, task.text);
       record_context(task, built, false, turn);
       std::optional<openai::ChatResult> answer;
@@ -228,8 +237,30 @@ class Slot {
   // context.compressed (and a context.warning per warning), then llm.request.
   void record_context(const queue::Task& task, const context::BuiltContext& built,
                       bool after_overflow, std::vector<events::Event>& turn) {
+    if (built.summarized) {
+      const context::SummaryOutcome& s = *built.summarized;
+      turn.push_back(turn_event(
+          task, events::kContextSummarized,
+          {{"summary_id", s.summary_id},
+           {"messages_covered", s.messages_covered},
+           {"covers_through", s.covers_through},
+           {"tokens_before", built.tokens_before},
+           {"tokens_after", built.estimated_tokens},
+           {"summary_tokens", s.summary_tokens},
+           {"calls", s.calls},
+           {"latency_ms", s.latency.count()},
+           {"model", s.model},
+           {"usage", json::parse(s.usage_json, nullptr, false).is_discarded()
+                         ? json(nullptr)
+                         : json::parse(s.usage_json)}}));
+      spdlog::info("context summarized task_id={} chat_id={} messages={} summary_tokens={}",
+                   task.id, task.chat_id, s.messages_covered, s.summary_tokens);
+    }
     for (const auto& w : built.warnings) {
-      turn.push_back(turn_event(task, events::kContextWarning,
+      const bool summary_failed = w.reason == "summary_failed";
+      turn.push_back(turn_event(task,
+                                summary_failed ? events::kContextSummaryFailed
+                                               : events::kContextWarning,
                                 {{"reason", w.reason}, {"message", w.message}}));
       spdlog::warn("context warning task_id={} chat_id={} reason={}", task.id, task.chat_id,
                    w.reason);
@@ -258,12 +289,12 @@ class Slot {
                  task.chat_id, result.latency.count(), result.content.size());
   }
 
-  openai::ChatResult call(const queue::Task& task, const context::BuiltContext& built) {
-    // Renew the lease at a third of its length, so one missed renewal is not fatal.
+  // Polled during every HTTP call of a task: renews the lease at a third of its length (one
+  // missed renewal is not fatal) and aborts on a hard stop or a lost lease.
+  std::function<bool()> keep_going_for(const queue::Task& task) {
     const auto renew_every = std::chrono::duration_cast<milliseconds>(config_.task_lease) / 3;
-    auto last_renew = std::chrono::steady_clock::now();
     lease_lost_ = false;
-    const std::function<bool()> keep_going = [&]() {
+    return [this, &task, renew_every, last_renew = std::chrono::steady_clock::now()]() mutable {
       if (run_.hard_stop.load()) return false;
       const auto t = std::chrono::steady_clock::now();
       if (t - last_renew < renew_every) return true;
@@ -274,7 +305,10 @@ class Slot {
       }
       return true;
     };
-    return client_.chat(built.messages, keep_going);
+  }
+
+  openai::ChatResult call(const queue::Task& task, const context::BuiltContext& built) {
+    return client_.chat(built.messages, keep_going_for(task));
   }
 
   void on_llm_error(const queue::Task& task, const openai::Error& e, milliseconds latency,
@@ -370,9 +404,11 @@ class Slot {
   bool calibrate_;
   context::LevelCompressor compressor_;
   context::StandardAssembler assembler_;
+  context::SQLiteSummaryStore summaries_;
   context::ContextBuilder builder_;
   std::unique_ptr<openai::HttpTransport> transport_;
   openai::Client client_;
+  LlmSummarizer summarizer_;
   std::mt19937_64 rng_;
   bool lease_lost_ = false;
 };
@@ -382,7 +418,7 @@ class Slot {
 Worker::Worker(config::Config config, WorkerDeps deps, bool drain)
     : config_(std::move(config)),
       deps_(std::move(deps)),
-      engine_(engine_config(config_, *deps_.counter).settings),
+      engine_(engine_config(config_, *deps_.counter)),
       drain_(drain) {
   if (config_.worker_id.empty()) config_.worker_id = default_worker_id();
 }

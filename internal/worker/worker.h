@@ -14,7 +14,7 @@
 #include <stop_token>
 
 #include "internal/config/config.h"
-#include "internal/context/context_builder.h"
+#include "internal/worker/engine_config.h"
 
 namespace autonous::common {
 class Clock;
@@ -60,7 +60,7 @@ class Worker {
  private:
   config::Config config_;
   WorkerDeps deps_;
-  context::ContextSettings engine_;
+  EngineConfig engine_;
   bool drain_;
   WorkerStats stats_;
 };

@@ -1,0 +1,70 @@
+#include "internal/context/sqlite_summary_store.h"
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+namespace autonous::context {
+
+std::optional<Summary> SQLiteSummaryStore::latest(const std::string& chat_id,
+                                                  int64_t chain_start) {
+  SQLite::Statement q(db_,
+                      "SELECT id, covers_through, text, tokens, model FROM context_summaries "
+                      "WHERE chat_id = ? AND chain_start = ? ORDER BY id DESC LIMIT 1");
+  q.bind(1, chat_id);
+  q.bind(2, chain_start);
+  if (!q.executeStep()) return std::nullopt;
+  Summary s;
+  s.id = q.getColumn(0).getInt64();
+  s.covers_through = q.getColumn(1).getInt64();
+  s.chain_start = chain_start;
+  s.text = q.getColumn(2).getString();
+  s.tokens = q.getColumn(3).getInt64();
+  s.model = q.getColumn(4).getString();
+  return s;
+}
+
+std::vector<common::Message> SQLiteSummaryStore::between(const std::string& chat_id,
+                                                         int64_t after_id, int64_t before_id) {
+  SQLite::Statement q(db_,
+                      "SELECT id, role, text FROM history INDEXED BY history_by_chat "
+                      "WHERE chat_id = ? AND id > ? AND id < ? ORDER BY id");
+  q.bind(1, chat_id);
+  q.bind(2, after_id);
+  q.bind(3, before_id);
+  std::vector<common::Message> out;
+  while (q.executeStep()) {
+    common::Message m;
+    m.history_id = q.getColumn(0).getInt64();
+    m.role = common::parse_role(q.getColumn(1).getString()).value_or(common::Role::kUser);
+    const SQLite::Column text = q.getColumn(2);
+    const auto* bytes = static_cast<const char*>(text.getBlob());
+    if (bytes != nullptr) m.content.assign(bytes, static_cast<size_t>(text.getBytes()));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+int64_t SQLiteSummaryStore::save(const std::string& chat_id, const Summary& summary,
+                                 const std::string& usage_json, int64_t messages_covered) {
+  SQLite::Statement q(db_,
+                      "INSERT INTO context_summaries(chat_id, chain_start, covers_through, "
+                      "previous_id, messages_covered, text, tokens, model, usage) "
+                      "VALUES (?, ?, ?, (SELECT max(id) FROM context_summaries WHERE chat_id = ?1 "
+                      "AND chain_start = ?2), ?, ?, ?, ?, ?)");
+  q.bind(1, chat_id);
+  q.bind(2, summary.chain_start);
+  q.bind(3, summary.covers_through);
+  q.bind(4, messages_covered);
+  q.bind(5, summary.text);
+  q.bind(6, summary.tokens);
+  q.bind(7, summary.model);
+  if (usage_json == "null" || usage_json.empty()) {
+    q.bind(8);
+  } else {
+    q.bind(8, usage_json);
+  }
+  q.exec();
+  return db_.getLastInsertRowid();
+}
+
+}  // namespace autonous::context

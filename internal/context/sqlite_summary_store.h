@@ -1,0 +1,27 @@
+#pragma once
+// SQLiteSummaryStore: the context_summaries table (migration 0004). Not thread-safe: one per
+// connection.
+
+#include "internal/context/summary.h"
+
+namespace SQLite {
+class Database;
+}
+
+namespace autonous::context {
+
+class SQLiteSummaryStore final : public SummaryStore {
+ public:
+  // `db` must outlive the store.
+  explicit SQLiteSummaryStore(SQLite::Database& db) : db_(db) {}
+  std::optional<Summary> latest(const std::string& chat_id, int64_t chain_start) override;
+  std::vector<common::Message> between(const std::string& chat_id, int64_t after_id,
+                                       int64_t before_id) override;
+  int64_t save(const std::string& chat_id, const Summary& summary, const std::string& usage_json,
+               int64_t messages_covered) override;
+
+ private:
+  SQLite::Database& db_;
+};
+
+}  // namespace autonous::context

@@ -1,0 +1,61 @@
+#pragma once
+// Summaries for the `summarize` strategy: a chat's older history folded by an LLM into one
+// structured text that rides right after the system prompt. Rolling: a new summary is written
+// from the previous one plus only the newly evicted messages. Persisted per chat in chains: a
+// chain starts at the chat's clear point, so `chat clear` starts a new one.
+// This header holds the values and the two seams: Summarizer (the LLM call; the worker
+// implements it with openai::Client) and SummaryStore (SQLite in production).
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "internal/common/message.h"
+
+namespace autonous::context {
+
+struct Summary {
+  int64_t id = 0;
+  int64_t covers_through = 0;  // every message of the chain up to this history id is folded in
+  int64_t chain_start = 0;     // the clear point the chain started from
+  std::string text;
+  int64_t tokens = 0;  // of the summary message, by the engine's counter
+  std::string model;
+};
+
+// One summarizer call's outcome.
+struct SummaryCall {
+  std::string text;
+  std::string model;
+  std::string usage_json = "null";  // the API's usage object, as JSON
+  std::chrono::milliseconds latency{0};
+};
+
+class Summarizer {
+ public:
+  virtual ~Summarizer() = default;
+  // Folds `evicted` (oldest first) into `previous` (may be empty). Throws std::exception on any
+  // failure (the call failed, timed out or answered nothing usable).
+  virtual SummaryCall summarize(const std::string& previous,
+                                const std::vector<common::Message>& evicted) = 0;
+  // The summarizer's own input budget in the engine's tokens (its window − its reply room).
+  virtual int64_t input_budget() const = 0;
+};
+
+class SummaryStore {
+ public:
+  virtual ~SummaryStore() = default;
+  // The newest summary of the chain that starts at `chain_start`, if any.
+  virtual std::optional<Summary> latest(const std::string& chat_id, int64_t chain_start) = 0;
+  // History of `chat_id` with ids in (after_id, before_id), oldest first: what fell out of the
+  // window without being summarized.
+  virtual std::vector<common::Message> between(const std::string& chat_id, int64_t after_id,
+                                               int64_t before_id) = 0;
+  // Stores `summary` (with the call's figures) and returns its id.
+  virtual int64_t save(const std::string& chat_id, const Summary& summary,
+                       const std::string& usage_json, int64_t messages_covered) = 0;
+};
+
+}  // namespace autonous::context
