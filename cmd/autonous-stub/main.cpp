@@ -11,7 +11,7 @@
 //   hang[:S] (no answer for S seconds, default forever) · slow:MS · null (content null)
 //   length (finish_reason length) · nousage · chunked (Transfer-Encoding: chunked)
 // Summary requests (autonous's summarizer: the system message starts "You maintain a running
-// summary") get a deterministic summary: the input lines holding a digit or "name". Faults for
+// summary") get a deterministic summary: the user lines holding a digit or "name". Faults for
 // them only, counted by directive: sum500 · sumgarbage (blank content) · sumhang (no answer).
 // usage.prompt_tokens_details.cached_tokens: the prompt's prefix shared with a recent request.
 // --log FILE appends one JSON line per request: time, path, authorization, fault, body.
@@ -193,9 +193,10 @@ std::optional<Fault> find_fault(const std::string& text) {
   return f;
 }
 
-// The deterministic "summary" of a summarizer request: every line of its input that holds a
-// digit or the word "name" (the facts a test or bench plants), without list markers, each once,
-// the newest 40 kept. It checks autonous's plumbing, not a model's quality.
+// The deterministic "summary" of a summarizer request: every "user:" line of its input (the new
+// messages, or the previous summary's list) that holds a digit or the word "name" (the facts a
+// test or bench plants), without list markers, at most 200 bytes each, each once, the newest 40
+// kept. It checks autonous's plumbing, not a model's quality.
 std::string stub_summary(const std::string& input) {
   std::vector<std::string> lines;
   std::set<std::string> seen;
@@ -211,7 +212,8 @@ std::string stub_summary(const std::string& input) {
     const bool fact = lower.find("name") != std::string::npos ||
                       std::any_of(line.begin(), line.end(),
                                   [](char ch) { return ch >= '0' && ch <= '9'; });
-    if (!fact || line.rfind("Previous summary", 0) == 0 || !seen.insert(line).second) continue;
+    if (line.size() > 200) line.resize(200);
+    if (!fact || line.rfind("user:", 0) != 0 || !seen.insert(line).second) continue;
     lines.push_back(line);
   }
   if (lines.size() > 40) lines.erase(lines.begin(), lines.end() - 40);

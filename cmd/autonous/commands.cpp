@@ -22,6 +22,7 @@
 #include "internal/context/context_stats.h"
 #include "internal/context/level_compressor.h"
 #include "internal/context/sqlite_provider.h"
+#include "internal/context/sqlite_summary_store.h"
 #include "internal/context/token_counter.h"
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"
@@ -115,8 +116,10 @@ int run_context(const config::Config& config, const ContextOptions& options) {
   context::SQLiteProvider provider(*db);
   const context::LevelCompressor compressor(token_counter(config));
   const context::StandardAssembler assembler;
-  const context::ContextBuilder builder(settings.settings, provider, compressor, assembler,
-                                        token_counter(config));
+  context::SQLiteSummaryStore summaries(*db);
+  context::ContextBuilder builder(settings.settings, provider, compressor, assembler,
+                                  token_counter(config));
+  builder.enable_summaries(summaries, nullptr);  // shows the summary in use; calls nothing
   std::cout << context::dry_run_json(builder.build(options.chat_id, options.text)) << "\n";
   return 0;
 }

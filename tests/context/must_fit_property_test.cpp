@@ -15,6 +15,7 @@
 #include "internal/context/context_builder.h"
 #include "internal/context/estimator.h"
 #include "internal/context/level_compressor.h"
+#include "internal/context/summary.h"
 #include "internal/context/token_counter.h"
 #include "tests/context/vector_provider.h"
 #include "tests/support/token_data.h"
@@ -210,6 +211,89 @@ TEST(MustFitProperty, ExactO200k) {
   Outcome o;
   check_must_fit(*counter, 99, 300, false, o);
   EXPECT_EQ(o.cases, 300);
+}
+
+// The summarize strategy with a store and a summarizer whose answers are random in size
+// (including over-long and empty) and that sometimes fails: MustFit holds all the same.
+class RandomSummarizer final : public Summarizer {
+ public:
+  explicit RandomSummarizer(Generator& g) : g_(g) {}
+  SummaryCall summarize(const std::string& /*previous*/,
+                        const std::vector<Message>& /*evicted*/) override {
+    if (g_.between(0, 9) == 0) throw std::runtime_error("down");
+    return {g_.text(static_cast<size_t>(g_.between(0, 6000))), "m", "null", {}};
+  }
+  int64_t input_budget() const override { return 2000; }
+
+ private:
+  Generator& g_;
+};
+
+class MemorySummaries final : public SummaryStore {
+ public:
+  explicit MemorySummaries(VectorProvider& p) : p_(p) {}
+  std::optional<Summary> latest(const std::string&, int64_t chain_start) override {
+    for (auto it = rows.rbegin(); it != rows.rend(); ++it)
+      if (it->chain_start == chain_start) return *it;
+    return std::nullopt;
+  }
+  std::vector<Message> between(const std::string&, int64_t after, int64_t before) override {
+    std::vector<Message> out;
+    for (const auto& m : p_.history)
+      if (m.history_id > after && m.history_id < before) out.push_back(m);
+    return out;
+  }
+  int64_t save(const std::string&, const Summary& s, const std::string&, int64_t) override {
+    rows.push_back(s);
+    return static_cast<int64_t>(rows.size());
+  }
+  std::vector<Summary> rows;
+
+ private:
+  VectorProvider& p_;
+};
+
+TEST(MustFitProperty, SummarizeWithRandomSummariesAndFailures) {
+  const CharsOver4Counter counter(kFramingPerMessage, kFramingPerRequest);
+  Generator g(314);
+  VectorProvider provider;
+  MemorySummaries store(provider);
+  RandomSummarizer summarizer(g);
+  const LevelCompressor compressor(counter);
+  const StandardAssembler assembler;
+  int summarized = 0;
+  for (int round = 0; round < 1000; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    if (g.between(0, 4) == 0) {  // a new conversation now and then; otherwise it grows
+      provider.history.clear();
+      store.rows.clear();
+    }
+    const int64_t n = g.between(0, 30);
+    for (int64_t i = 0; i < n; ++i) {
+      const auto id = static_cast<int64_t>(provider.history.size()) + 1;
+      provider.history.push_back({id % 2 ? Role::kUser : Role::kAssistant,
+                                  g.text(g.size(false) / 4), id});
+    }
+    ContextSettings s;
+    s.system_prompt = g.text(static_cast<size_t>(g.between(0, 400)));
+    s.history_window = static_cast<int>(g.between(1, 80));
+    s.max_chars_per_message = g.between(100, 8000);
+    s.policy = random_policy(g, min_budget(s.system_prompt, counter));
+    s.policy.strategy = Strategy::kSummarize;
+    s.summary.max_tokens = g.between(64, 1000);
+    ContextBuilder builder(s, provider, compressor, assembler, counter);
+    builder.enable_summaries(store, &summarizer);
+    const BuiltContext b = builder.build("chat", g.text(g.size(false) / 2));
+    ASSERT_LE(b.estimated_tokens, b.budget_tokens);
+    ASSERT_EQ(b.estimated_tokens, counter.count_prompt(b.messages));
+    for (const auto& m : b.messages) ASSERT_TRUE(common::is_valid_utf8(m.content));
+    const std::string system = common::sanitize_utf8(s.system_prompt);
+    if (!system.empty()) {
+      ASSERT_EQ(b.messages[0].content, system);
+    }
+    summarized += b.summarized ? 1 : 0;
+  }
+  EXPECT_GT(summarized, 20);
 }
 
 TEST(MustFitProperty, ABudgetTooSmallForTheSystemPromptIsRefusedNotBuilt) {

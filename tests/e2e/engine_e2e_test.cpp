@@ -228,19 +228,6 @@ TEST_F(EngineE2eTest, LevelsShowInEventsAndContextStats) {
   EXPECT_EQ(d["decision"].get<std::string>().rfind("emergency: usage", 0), 0u) << d["decision"];
 }
 
-TEST_F(EngineE2eTest, SummarizeFallsBackToTokenBudgetWithAWarningEvent) {
-  StubServer stub(dir_.path().string());
-  const int64_t t = enqueue("s", "hello");
-  drain(stub, {{"CONTEXT_STRATEGY", "summarize"}});
-  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
-  EXPECT_EQ(compressed(t)["strategy"], "token_budget");
-  EXPECT_EQ(compressed(t)["requested_strategy"], "summarize");
-  EXPECT_EQ(str("SELECT json_extract(payload, '$.reason') FROM events WHERE type = "
-                "'context.warning' AND task_id = " +
-                std::to_string(t)),
-            "summarize_unavailable");
-}
-
 TEST_F(EngineE2eTest, BadEngineEnvironmentIsRefusedAtStartNamingTheVariable) {
   StubServer stub(dir_.path().string());
   const std::vector<std::pair<Env, std::string>> bad = {

@@ -1,0 +1,294 @@
+// The summarize strategy in the builder, with an in-memory store and a scripted summarizer:
+// compaction only when needed, rolling input, nothing leaves unsummarized, failures fall back,
+// chunking to the summarizer's window, a stable prompt prefix between compactions, new chains
+// after a clear, and a dry run that calls nothing.
+
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "internal/context/assembler.h"
+#include "internal/context/context_builder.h"
+#include "internal/context/level_compressor.h"
+#include "internal/context/summary.h"
+#include "internal/context/token_counter.h"
+#include "tests/context/vector_provider.h"
+
+namespace autonous::context {
+namespace {
+
+using common::Message;
+using common::Role;
+
+class MemoryStore final : public SummaryStore {
+ public:
+  explicit MemoryStore(VectorProvider& provider) : provider_(provider) {}
+  std::optional<Summary> latest(const std::string& /*chat*/, int64_t chain_start) override {
+    ++latest_calls;
+    for (auto it = rows.rbegin(); it != rows.rend(); ++it)
+      if (it->chain_start == chain_start) return *it;
+    return std::nullopt;
+  }
+  std::vector<Message> between(const std::string& /*chat*/, int64_t after, int64_t before) override {
+    std::vector<Message> out;
+    for (const auto& m : provider_.history)
+      if (m.history_id > after && m.history_id < before) out.push_back(m);
+    return out;
+  }
+  int64_t save(const std::string& /*chat*/, const Summary& s, const std::string& /*usage*/,
+               int64_t /*covered*/) override {
+    rows.push_back(s);
+    rows.back().id = static_cast<int64_t>(rows.size());
+    return rows.back().id;
+  }
+  std::vector<Summary> rows;
+  int latest_calls = 0;
+
+ private:
+  VectorProvider& provider_;
+};
+
+// Returns "S<n>: <ids folded>"; records every call's input; can fail on demand.
+class ScriptedSummarizer final : public Summarizer {
+ public:
+  SummaryCall summarize(const std::string& previous, const std::vector<Message>& evicted) override {
+    inputs.push_back({previous, evicted});
+    if (fail) throw std::runtime_error("summarizer down");
+    std::string text = answer_override.empty() ? "S" + std::to_string(inputs.size()) + ":" : answer_override;
+    if (answer_override.empty())
+      for (const auto& m : evicted) text += " " + std::to_string(m.history_id);
+    return {text, "sum-model", R"({"prompt_tokens":10})", std::chrono::milliseconds(3)};
+  }
+  int64_t input_budget() const override { return budget; }
+  std::vector<std::pair<std::string, std::vector<Message>>> inputs;
+  bool fail = false;
+  std::string answer_override;
+  int64_t budget = 100'000;
+};
+
+class SummariesTest : public ::testing::Test {
+ protected:
+  ContextBuilder builder(int window = 50, int64_t max_tokens = 1000) {
+    ContextSettings s;
+    s.system_prompt = "sys";
+    s.history_window = window;
+    s.policy.max_tokens = max_tokens;
+    s.policy.strategy = Strategy::kSummarize;
+    s.summary.max_tokens = 100;
+    ContextBuilder b(s, provider_, compressor_, assembler_, counter_);
+    b.enable_summaries(store_, dry_run_ ? nullptr : &summarizer_);
+    return b;
+  }
+  // n messages of `tokens` tokens each (chars/4, no framing), ids continuing the history.
+  void add(int n, int64_t tokens) {
+    for (int i = 0; i < n; ++i) {
+      const auto id = static_cast<int64_t>(provider_.history.size()) + 1;
+      provider_.history.push_back({id % 2 ? Role::kUser : Role::kAssistant,
+                                   "m" + std::to_string(id) + std::string(static_cast<size_t>(tokens * 4) - 1 - std::to_string(id).size(), '.'),
+                                   id});
+    }
+  }
+  VectorProvider provider_;
+  MemoryStore store_{provider_};
+  ScriptedSummarizer summarizer_;
+  CharsOver4Counter counter_;
+  LevelCompressor compressor_{counter_};
+  StandardAssembler assembler_;
+  bool dry_run_ = false;
+};
+
+TEST_F(SummariesTest, NoSummaryCallWhileUsageIsUnderWarn) {
+  add(8, 50);  // 400 of 1000
+  const auto b = builder().build("c", "hi");
+  EXPECT_TRUE(summarizer_.inputs.empty());
+  EXPECT_FALSE(b.summary_used);
+  EXPECT_EQ(b.strategy, Strategy::kSummarize);
+  EXPECT_EQ(b.compressed_count, 8);
+  EXPECT_TRUE(b.warnings.empty());
+}
+
+TEST_F(SummariesTest, CompactionFoldsTheOldestIntoASummaryRightAfterTheSystemPrompt) {
+  add(18, 50);  // 900 + fixed: aggressive
+  const auto b = builder().build("c", "hi");
+  ASSERT_EQ(summarizer_.inputs.size(), 1u);
+  EXPECT_EQ(summarizer_.inputs[0].first, "");  // no previous summary
+  ASSERT_TRUE(b.summarized.has_value());
+  ASSERT_EQ(store_.rows.size(), 1u);
+  const Summary& s = store_.rows[0];
+  EXPECT_EQ(s.covers_through, summarizer_.inputs[0].second.back().history_id);
+  EXPECT_EQ(b.summarized->messages_covered, static_cast<int64_t>(summarizer_.inputs[0].second.size()));
+  ASSERT_GE(b.messages.size(), 3u);
+  EXPECT_EQ(b.messages[0].content, "sys");
+  EXPECT_EQ(b.messages[1].role, Role::kSystem);
+  EXPECT_EQ(b.messages[1].content.rfind(std::string(kSummaryHeader), 0), 0u);
+  EXPECT_NE(b.messages[1].content.find(s.text), std::string::npos);
+  // The verbatim tail starts right after what the summary covers: nothing is lost or repeated.
+  EXPECT_EQ(b.messages[2].history_id, s.covers_through + 1);
+  EXPECT_EQ(b.messages.back().content, "hi");
+  EXPECT_TRUE(b.summary_used);
+  EXPECT_GE(b.level, Level::kAggressive);
+  // Down to the target (0.60 of 1000), not just under the limit.
+  EXPECT_LE(b.estimated_tokens, 600);
+  const auto j = nlohmann::json::parse(figures_json(b));
+  EXPECT_EQ(j["summary_used"], true);
+  EXPECT_EQ(j["summarized"], true);
+}
+
+TEST_F(SummariesTest, TheNextTurnReusesTheStoredSummaryWithoutACall) {
+  add(18, 50);
+  builder().build("c", "hi");
+  ASSERT_EQ(summarizer_.inputs.size(), 1u);
+  add(2, 20);  // the turn's pair
+  const auto b = builder().build("c", "again");  // a new builder: as after a restart
+  EXPECT_EQ(summarizer_.inputs.size(), 1u);
+  EXPECT_TRUE(b.summary_used);
+  EXPECT_FALSE(b.summarized.has_value());
+  EXPECT_EQ(b.summary_id, 1);
+}
+
+TEST_F(SummariesTest, RollingTheNextSummaryReadsThePreviousOneAndOnlyNewMessages) {
+  add(18, 50);
+  builder().build("c", "hi");
+  const int64_t covered = store_.rows.back().covers_through;
+  add(12, 50);  // pressure again
+  builder().build("c", "more");
+  ASSERT_EQ(summarizer_.inputs.size(), 2u);
+  EXPECT_EQ(summarizer_.inputs[1].first, store_.rows[0].text);
+  for (const auto& m : summarizer_.inputs[1].second) EXPECT_GT(m.history_id, covered);
+  EXPECT_EQ(store_.rows.size(), 2u);
+  EXPECT_GT(store_.rows[1].covers_through, covered);
+}
+
+TEST_F(SummariesTest, NothingLeavesUnsummarizedWhenItFallsOutOfTheWindow) {
+  add(12, 5);  // tiny: usage is low, but the window holds only 5
+  const auto b = builder(/*window=*/5).build("c", "hi");
+  ASSERT_EQ(summarizer_.inputs.size(), 1u);
+  const auto& folded = summarizer_.inputs[0].second;
+  ASSERT_FALSE(folded.empty());
+  EXPECT_EQ(folded.front().history_id, 1);  // from the very first message
+  // Every message is either in the summary or in the verbatim tail.
+  EXPECT_EQ(folded.back().history_id + 1, b.messages[2].history_id);
+  EXPECT_EQ(b.messages[b.messages.size() - 2].history_id, 12);
+}
+
+TEST_F(SummariesTest, AFailedSummaryFallsBackLosesNothingAndIsRetriedNextTime) {
+  add(30, 50);  // 1500 of 1000: emergency
+  summarizer_.fail = true;
+  auto b = builder().build("c", "hi");
+  ASSERT_EQ(b.warnings.size(), 1u);
+  EXPECT_EQ(b.warnings[0].reason, "summary_failed");
+  EXPECT_TRUE(store_.rows.empty());
+  EXPECT_FALSE(b.summary_used);
+  EXPECT_LE(b.estimated_tokens, 1000);  // token_budget fit for this turn
+  EXPECT_GT(b.compressed_count, 0);
+  EXPECT_EQ(provider_.history.size(), 30u);  // history untouched
+  summarizer_.fail = false;
+  b = builder().build("c", "hi");
+  EXPECT_EQ(summarizer_.inputs.size(), 2u);
+  EXPECT_TRUE(b.summarized.has_value());
+  EXPECT_TRUE(b.warnings.empty());
+}
+
+TEST_F(SummariesTest, AnOverLongOrEmptySummaryIsAFailure) {
+  add(30, 50);
+  summarizer_.answer_override = std::string(2000, 'x');  // 500 tokens, cap 100
+  auto b = builder().build("c", "hi");
+  ASSERT_EQ(b.warnings.size(), 1u);
+  EXPECT_NE(b.warnings[0].message.find("SUMMARY_MAX_TOKENS"), std::string::npos);
+  EXPECT_TRUE(store_.rows.empty());
+  summarizer_.answer_override = "  \n ";
+  b = builder().build("c", "hi");
+  ASSERT_EQ(b.warnings.size(), 1u);
+  EXPECT_TRUE(store_.rows.empty());
+}
+
+TEST_F(SummariesTest, ASpanLongerThanTheSummarizersWindowIsFoldedInChunks) {
+  add(40, 50);
+  summarizer_.budget = 300;  // about 6 messages a call
+  const auto b = builder(/*window=*/50, /*max_tokens=*/1200).build("c", "hi");
+  ASSERT_TRUE(b.summarized.has_value());
+  EXPECT_GT(b.summarized->calls, 1);
+  ASSERT_EQ(summarizer_.inputs.size(), static_cast<size_t>(b.summarized->calls));
+  int64_t last_id = 0;
+  for (size_t i = 0; i < summarizer_.inputs.size(); ++i) {
+    const auto& [previous, chunk] = summarizer_.inputs[i];
+    int64_t tokens = counter_.count_text(previous);
+    for (const auto& m : chunk) {
+      tokens += counter_.count_message(m);
+      EXPECT_EQ(m.history_id, last_id + 1);  // in order, nothing skipped
+      last_id = m.history_id;
+    }
+    EXPECT_LE(tokens, 300);
+    if (i > 0) {
+      EXPECT_EQ(previous.rfind("S" + std::to_string(i) + ":", 0), 0u);  // rolling
+    }
+  }
+  EXPECT_EQ(store_.rows.size(), 1u);  // one summary for the whole compaction
+}
+
+TEST_F(SummariesTest, BetweenCompactionsThePromptOnlyGrowsAtTheEnd) {
+  ContextBuilder b = builder(/*window=*/50, /*max_tokens=*/2000);
+  std::vector<Message> previous;
+  int compactions = 0;
+  int stable = 0;
+  for (int turn = 0; turn < 80; ++turn) {
+    const auto built = b.build("c", "question " + std::to_string(turn));
+    if (built.summarized) {
+      ++compactions;
+    } else if (!previous.empty()) {
+      // Everything but the last (user) message of the previous prompt is a prefix of this one.
+      ASSERT_LT(previous.size(), built.messages.size());
+      for (size_t i = 0; i + 1 < previous.size(); ++i)
+        ASSERT_EQ(built.messages[i].content, previous[i].content) << "turn " << turn;
+      ++stable;
+    }
+    previous = built.messages;
+    add(2, 40);  // the turn's user message and reply
+  }
+  EXPECT_GE(compactions, 2);
+  EXPECT_LT(compactions, 20);
+  EXPECT_GT(stable, 50);
+}
+
+TEST_F(SummariesTest, ClearStartsANewChain) {
+  add(18, 50);
+  builder().build("c", "hi");
+  ASSERT_EQ(store_.rows.size(), 1u);
+  provider_.state.cleared_through = 18;
+  add(2, 10);
+  const auto b = builder().build("c", "fresh");
+  EXPECT_FALSE(b.summary_used);  // the old chain's summary is not this chain's
+  EXPECT_EQ(b.compressed_count, 2);
+  add(20, 50);
+  const auto c = builder().build("c", "fresh again");
+  ASSERT_TRUE(c.summarized.has_value());
+  EXPECT_EQ(store_.rows.back().chain_start, 18);
+  for (const auto& m : summarizer_.inputs.back().second) EXPECT_GT(m.history_id, 18);
+}
+
+TEST_F(SummariesTest, ADryRunReportsWhatItWouldFoldAndCallsNothing) {
+  add(18, 50);
+  dry_run_ = true;
+  const auto b = builder().build("c", "hi");
+  EXPECT_TRUE(summarizer_.inputs.empty());
+  EXPECT_TRUE(store_.rows.empty());
+  EXPECT_GT(b.summary_pending, 0);
+  EXPECT_NE(describe_decision(b).find("would summarize"), std::string::npos);
+  EXPECT_LE(b.estimated_tokens, 1000);
+}
+
+TEST_F(SummariesTest, WithoutAStoreSummarizeFallsBackWithAWarning) {
+  add(4, 10);
+  ContextSettings s;
+  s.system_prompt = "sys";
+  s.policy.strategy = Strategy::kSummarize;
+  const ContextBuilder b(s, provider_, compressor_, assembler_, counter_);
+  const auto built = b.build("c", "hi");
+  EXPECT_EQ(built.strategy, Strategy::kTokenBudget);
+  ASSERT_EQ(built.warnings.size(), 1u);
+  EXPECT_EQ(built.warnings[0].reason, "summarize_unavailable");
+}
+
+}  // namespace
+}  // namespace autonous::context
