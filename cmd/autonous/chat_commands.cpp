@@ -136,6 +136,14 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
                                      std::to_string(env.settings.ceiling) + " for " +
                                      config.openai_model + ")");
     context::check_budget(own, token_counter(config));
+    if (own.policy.strategy == context::Strategy::kSummarize &&
+        own.summary.max_tokens * 2 > std::min(own.policy.max_tokens,
+                                              env.settings.ceiling > 0 ? env.settings.ceiling
+                                                                       : own.policy.max_tokens))
+      throw context::PolicyError(
+          std::string(context::kKeyMaxTokens),
+          "summarize needs a budget of at least twice SUMMARY_MAX_TOKENS (" +
+              std::to_string(own.summary.max_tokens * 2) + ")");
   } catch (const context::PolicyError& e) {
     throw UsageError(std::string(flag_for(e.field())) + ": " + e.what() + "; nothing written");
   }
