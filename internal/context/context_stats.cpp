@@ -95,10 +95,20 @@ CompressionStats compression_stats(SQLite::Database& db, const StatsFilter& filt
     s.tokens_saved += std::max<int64_t>(0, before - after);
   }
   if (s.compressed_turns > 0) s.mean_ratio = ratio_sum / static_cast<double>(s.compressed_turns);
-  SQLite::Statement w(db, "SELECT count(*) FROM events WHERE type = 'context.warning'" + where);
+  SQLite::Statement w(db,
+                      "SELECT coalesce(sum(type = 'context.warning'), 0), "
+                      "coalesce(sum(type = 'context.summarized'), 0), "
+                      "coalesce(sum(type = 'context.summary_failed'), 0) FROM events "
+                      "WHERE type IN ('context.warning', 'context.summarized', "
+                      "'context.summary_failed')" +
+                          where);
   if (filter.chat_id) w.bind(":chat", *filter.chat_id);
   if (filter.since) w.bind(":since", *filter.since);
-  if (w.executeStep()) s.warnings = w.getColumn(0).getInt64();
+  if (w.executeStep()) {
+    s.warnings = w.getColumn(0).getInt64();
+    s.summaries = w.getColumn(1).getInt64();
+    s.summary_failures = w.getColumn(2).getInt64();
+  }
   return s;
 }
 
@@ -117,6 +127,8 @@ std::string context_stats_json(const CompressionStats& c, const std::vector<Esti
   j["tokens_saved"] = c.tokens_saved;
   j["overflow_rebuilds"] = c.overflow_rebuilds;
   j["warnings"] = c.warnings;
+  j["summaries"] = c.summaries;
+  j["summary_failures"] = c.summary_failures;
   nlohmann::ordered_json models = nlohmann::ordered_json::array();
   for (const auto& s : stats) {
     models.push_back({{"model", s.model},

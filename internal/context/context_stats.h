@@ -43,6 +43,8 @@ struct CompressionStats {
   int64_t tokens_saved = 0;   // sum of tokens_before − tokens_after
   int64_t overflow_rebuilds = 0;  // rebuilt after a provider's "context length exceeded"
   int64_t warnings = 0;           // context.warning events
+  int64_t summaries = 0;          // context.summarized events (summarize compactions)
+  int64_t summary_failures = 0;   // context.summary_failed events
 };
 
 // One row per (model, token_counter), most calls first.

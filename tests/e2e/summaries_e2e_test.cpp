@@ -122,6 +122,9 @@ TEST_F(SummariesE2eTest, AFailingBlankOrHangingSummaryCallNeverLosesHistoryOrBlo
     EXPECT_EQ(num("SELECT count(*) FROM history WHERE chat_id = 'f-" + fault + "'"), 18);
   }
   EXPECT_EQ(num("SELECT count(*) FROM context_compressions WHERE tokens_after > budget_tokens"), 0);
+  const json stats = json::parse(autonous(dir_, {"context", "stats"}, {{"DB_PATH", db_}}).out);
+  EXPECT_GE(stats["summary_failures"].get<int64_t>(), 3);
+  EXPECT_EQ(stats["summaries"], 0);
 }
 
 TEST_F(SummariesE2eTest, AFailureIsRetriedAtTheNextCompaction) {
