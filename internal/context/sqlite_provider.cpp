@@ -1,18 +1,17 @@
 #include "internal/context/sqlite_provider.h"
 
-#include "internal/context/chat_settings_store.h"
-
 #include <algorithm>
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
+#include "internal/context/chat_settings_store.h"
+
 namespace autonous::context {
 
 std::vector<common::Message> SQLiteProvider::get_history(const std::string& chat_id, int limit,
                                                          int64_t after_id) {
-  std::vector<common::Message> out;
-  if (limit <= 0) return out;
+  if (limit <= 0) return {};
   // Newest first through the (chat_id, id) index, then reversed: a seek plus `limit` steps.
   SQLite::Statement q(db_,
                       "SELECT id, role, text FROM history INDEXED BY history_by_chat "
@@ -20,20 +19,24 @@ std::vector<common::Message> SQLiteProvider::get_history(const std::string& chat
   q.bind(1, chat_id);
   q.bind(2, after_id);
   q.bind(3, limit);
-  out.reserve(static_cast<size_t>(limit));
+  std::vector<common::Message> out = read_messages(q);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::vector<common::Message> read_messages(SQLite::Statement& q) {
+  std::vector<common::Message> out;
   while (q.executeStep()) {
     common::Message m;
     m.history_id = q.getColumn(0).getInt64();
     m.role = common::parse_role(q.getColumn(1).getString()).value_or(common::Role::kUser);
     const SQLite::Column text = q.getColumn(2);
-    // Raw bytes, so a BLOB or text with NULs survives intact.
     // sqlite3_column_blob before sqlite3_column_bytes, as SQLite's documentation asks.
     const auto* bytes = static_cast<const char*>(text.getBlob());
     const auto size = static_cast<size_t>(text.getBytes());
     if (bytes != nullptr) m.content.assign(bytes, size);
     out.push_back(std::move(m));
   }
-  std::reverse(out.begin(), out.end());
   return out;
 }
 

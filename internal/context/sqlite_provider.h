@@ -7,6 +7,7 @@
 
 namespace SQLite {
 class Database;
+class Statement;
 }
 
 namespace autonous::context {
@@ -22,5 +23,9 @@ class SQLiteProvider final : public Provider {
  private:
   SQLite::Database& db_;
 };
+
+// Steps `q`, whose columns are history's (id, role, text), into messages in row order. Text
+// comes back byte for byte (a BLOB or text with NULs survives).
+std::vector<common::Message> read_messages(SQLite::Statement& q);
 
 }  // namespace autonous::context

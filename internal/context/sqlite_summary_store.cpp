@@ -1,5 +1,7 @@
 #include "internal/context/sqlite_summary_store.h"
 
+#include "internal/context/sqlite_provider.h"
+
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
@@ -31,17 +33,7 @@ std::vector<common::Message> SQLiteSummaryStore::between(const std::string& chat
   q.bind(1, chat_id);
   q.bind(2, after_id);
   q.bind(3, before_id);
-  std::vector<common::Message> out;
-  while (q.executeStep()) {
-    common::Message m;
-    m.history_id = q.getColumn(0).getInt64();
-    m.role = common::parse_role(q.getColumn(1).getString()).value_or(common::Role::kUser);
-    const SQLite::Column text = q.getColumn(2);
-    const auto* bytes = static_cast<const char*>(text.getBlob());
-    if (bytes != nullptr) m.content.assign(bytes, static_cast<size_t>(text.getBytes()));
-    out.push_back(std::move(m));
-  }
-  return out;
+  return read_messages(q);
 }
 
 int64_t SQLiteSummaryStore::save(const std::string& chat_id, const Summary& summary,
