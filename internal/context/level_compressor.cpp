@@ -92,8 +92,9 @@ Compression LevelCompressor::compress(std::vector<common::Message> messages,
     while (w.first < n && w.tokens > goal) w.tokens -= w.cost[w.first++];
   };
   // Before cutting, drop what no cut could save: messages older than the newest run whose
-  // least possible cost (a cut message keeps at least half the cap) already exceeds `goal`.
-  // Only saves work; the result is what cutting everything first would give.
+  // least likely cost (a cut message keeps about the cap, surely more than half of it) already
+  // exceeds `goal`. It saves cutting messages that the drop would remove anyway; the fit never
+  // depends on it.
   const auto drop_hopeless = [&](int64_t goal) {
     int64_t least = 0;
     for (size_t i = n; i-- > w.first;) {
