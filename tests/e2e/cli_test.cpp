@@ -23,10 +23,15 @@ class CliTest : public ::testing::Test {
 };
 
 TEST_F(CliTest, EverySubcommandHasHelp) {
-  for (const char* cmd :
-       {"migrate", "enqueue", "worker", "context", "events", "status", "requeue"}) {
-    SCOPED_TRACE(cmd);
-    const auto r = autonous(dir_, {cmd, "--help"}, env());
+  const std::vector<std::vector<std::string>> commands = {
+      {"migrate"},        {"enqueue"},       {"worker"},        {"context"},
+      {"context", "stats"}, {"events"},      {"status"},        {"requeue"},
+      {"tokens"},         {"chat"},          {"chat", "show"},  {"chat", "set"},
+      {"chat", "reset"},  {"chat", "clear"}};
+  for (auto cmd : commands) {
+    SCOPED_TRACE(cmd.back());
+    cmd.push_back("--help");
+    const auto r = autonous(dir_, cmd, env());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("Usage:"), std::string::npos) << r.out;
   }
