@@ -22,7 +22,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -30,6 +29,8 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <unordered_set>
+#include <vector>
 #include <string>
 #include <thread>
 
@@ -222,21 +223,27 @@ std::string stub_summary(const std::string& input) {
   return out;
 }
 
-// A provider-style prefix cache: how many characters of `prompt` repeat the start of a recent
-// request's prompt. Remembers the last 256 prompts.
-int64_t remember_prompt(const std::string& prompt) {
-  static std::deque<std::string> recent;
-  const std::lock_guard lock(g_mu);
-  size_t best = 0;
-  for (const auto& p : recent) {
-    const size_t n = std::min(p.size(), prompt.size());
-    size_t i = 0;
-    while (i < n && p[i] == prompt[i]) ++i;
-    best = std::max(best, i);
+// A provider-style prefix cache: how many characters of the prompt repeat, message for message,
+// the start of an earlier request's prompt. It remembers a hash of every message-boundary prefix
+// seen (forgotten all at once past a million), so a request costs one pass over its own text.
+int64_t remember_prompt(const std::vector<std::string>& messages) {
+  static std::unordered_set<uint64_t> seen;
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a over the messages, boundaries included
+  std::vector<std::pair<uint64_t, size_t>> prefixes;
+  size_t length = 0;
+  for (const auto& m : messages) {
+    for (const unsigned char ch : m) h = (h ^ ch) * 1099511628211ULL;
+    h = (h ^ 0x1eU) * 1099511628211ULL;
+    length += m.size();
+    prefixes.emplace_back(h, length);
   }
-  recent.push_back(prompt);
-  if (recent.size() > 256) recent.pop_front();
-  return static_cast<int64_t>(best);
+  const std::lock_guard lock(g_mu);
+  size_t cached = 0;
+  for (const auto& [hash, len] : prefixes)
+    if (seen.count(hash) != 0) cached = len;
+  if (seen.size() > 1'000'000) seen.clear();
+  for (const auto& p : prefixes) seen.insert(p.first);
+  return static_cast<int64_t>(cached);
 }
 
 std::string http_date(Clock::time_point t) {
@@ -290,11 +297,11 @@ bool handle(int fd, const Request& req) {
   }
   std::string last_user;
   size_t prompt_chars = 0;
-  std::string prompt_text;  // the messages as one string, for the prefix cache
+  std::vector<std::string> prompt_messages;  // role + content of each, for the prefix cache
   for (const auto& m : body["messages"]) {
     const std::string content = m.value("content", "");
     prompt_chars += content.size();
-    prompt_text += m.value("role", "") + '\x1f' + content + '\x1e';
+    prompt_messages.push_back(m.value("role", "") + '\x1f' + content);
     if (m.value("role", "") == "user") last_user = content;
   }
   // autonous's summarizer requests start with this system text (worker/llm_summarizer.cpp).
@@ -314,7 +321,7 @@ bool handle(int fd, const Request& req) {
     faulted = !fault->times || count < *fault->times;
     ++count;
   }
-  const int64_t cached_chars = remember_prompt(prompt_text);
+  const int64_t cached_chars = remember_prompt(prompt_messages);
   log_request(req, body, fault, faulted);
 
   int latency = g_options.latency_ms;

@@ -13,6 +13,7 @@
 #include "cmd/autonous/commands.h"
 #include "internal/context/chat_settings_store.h"
 #include "internal/context/policy.h"
+#include "internal/context/sqlite_provider.h"
 #include "internal/context/token_counter.h"
 #include "internal/events/event_log.h"
 #include "internal/events/event_types.h"
@@ -27,6 +28,10 @@ std::string require_chat(const ChatOptions& options) {
   if (id.empty()) throw UsageError("ID: the chat id must not be empty");
   if (options.chat_id.size() > 256) throw UsageError("ID: a chat id has at most 256 bytes");
   return options.chat_id;
+}
+
+context::ChatState state_of(SQLite::Database& db, const std::string& chat) {
+  return context::SQLiteProvider(db).chat_state(chat);
 }
 
 const char* flag_for(const std::string& field) {
@@ -94,7 +99,7 @@ void record(SQLite::Database& db, std::string_view type, const std::string& chat
 int run_chat_show(const config::Config& config, const ChatOptions& options) {
   const std::string chat = require_chat(options);
   auto db = open_db(config);
-  const context::ChatState state = context::load_chat_state(*db, chat);
+  const context::ChatState state = state_of(*db, chat);
   std::cout << describe(config, chat, state, stored_overrides(state, chat)).dump(2) << "\n";
   return 0;
 }
@@ -121,7 +126,7 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
 
   const worker::EngineConfig env = engine(config);
   auto db = open_db(config);
-  const context::ChatState state = context::load_chat_state(*db, chat);
+  const context::ChatState state = state_of(*db, chat);
   const context::ChatOverrides merged = context::merge(stored_overrides(state, chat), given);
   // Validate exactly what the worker will use: the environment's defaults under these.
   context::ContextSettings own = env.settings;
@@ -157,7 +162,7 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
             {"previous", ordered_json::parse(context::overrides_json(stored_overrides(state, chat)))}});
     tx.commit();
   }
-  const context::ChatState now = context::load_chat_state(*db, chat);
+  const context::ChatState now = state_of(*db, chat);
   std::cout << describe(config, chat, now, merged).dump(2) << "\n";
   return 0;
 }
@@ -166,7 +171,7 @@ int run_chat_reset(const config::Config& config, const ChatOptions& options) {
   const std::string chat = require_chat(options);
   auto db = open_db(config);
   SQLite::Transaction tx(*db, SQLite::TransactionBehavior::IMMEDIATE);
-  const context::ChatState state = context::load_chat_state(*db, chat);
+  const context::ChatState state = state_of(*db, chat);
   const bool had = context::reset_overrides(*db, chat);
   if (had) {
     ordered_json previous = ordered_json::parse(state.settings_json, nullptr, false);

@@ -182,6 +182,7 @@ int run_worker(const config::Config& config, bool drain) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);  // only wakes the signal thread when the worker is done
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const openai::CurlGlobal curl;
@@ -204,7 +205,9 @@ int run_worker(const config::Config& config, bool drain) {
     }
   });
   w.run(stop.get_token());
+  // Wake the signal thread now rather than at its next tick: `--drain` exits at once.
   signal_thread.request_stop();
+  pthread_kill(signal_thread.native_handle(), SIGUSR1);
   return 0;
 }
 

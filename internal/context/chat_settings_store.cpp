@@ -4,16 +4,17 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
+#include "internal/db/statement_cache.h"
+
 namespace autonous::context {
 
-ChatState load_chat_state(SQLite::Database& db, const std::string& chat_id) {
-  SQLite::Statement q(db,
-                      "SELECT settings, cleared_through FROM chat_settings WHERE chat_id = ?");
-  q.bind(1, chat_id);
+ChatState load_chat_state(db::StatementCache& cache, const std::string& chat_id) {
+  auto q = cache.get("SELECT settings, cleared_through FROM chat_settings WHERE chat_id = ?");
+  q->bind(1, chat_id);
   ChatState out;
-  if (q.executeStep()) {
-    out.settings_json = q.getColumn(0).getString();
-    out.cleared_through = q.getColumn(1).getInt64();
+  if (q->executeStep()) {
+    out.settings_json = q->getColumn(0).getString();
+    out.cleared_through = q->getColumn(1).getInt64();
   }
   return out;
 }

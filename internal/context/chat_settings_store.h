@@ -11,11 +11,15 @@
 namespace SQLite {
 class Database;
 }
+namespace autonous::db {
+class StatementCache;
+}
 
 namespace autonous::context {
 
-// The stored state of `chat_id`; defaults when it has no row.
-ChatState load_chat_state(SQLite::Database& db, const std::string& chat_id);
+// The stored state of `chat_id`; defaults when it has no row. Every turn reads it: through the
+// connection's statement cache.
+ChatState load_chat_state(db::StatementCache& cache, const std::string& chat_id);
 
 // Replaces the chat's overrides with `settings_json` (a JSON object), keeping its clear point.
 void save_overrides(SQLite::Database& db, const std::string& chat_id,

@@ -105,7 +105,9 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   out.cleared_through = state.cleared_through;
   ContextPolicy policy = settings_.policy;
   try {
-    const ChatOverrides overrides = parse_overrides(state.settings_json);
+    // Most chats have no settings of their own: no JSON parse on that path.
+    const ChatOverrides overrides =
+        state.settings_json == "{}" ? ChatOverrides{} : parse_overrides(state.settings_json);
     if (!overrides.empty()) {
       ContextSettings own = settings_;
       own.policy = apply(settings_.policy, overrides);

@@ -6,20 +6,26 @@
 #include <SQLiteCpp/Statement.h>
 
 #include "internal/context/chat_settings_store.h"
+#include "internal/db/statement_cache.h"
 
 namespace autonous::context {
+
+SQLiteProvider::SQLiteProvider(SQLite::Database& db)
+    : cache_(std::make_unique<db::StatementCache>(db)) {}
+
+SQLiteProvider::~SQLiteProvider() = default;
 
 std::vector<common::Message> SQLiteProvider::get_history(const std::string& chat_id, int limit,
                                                          int64_t after_id) {
   if (limit <= 0) return {};
   // Newest first through the (chat_id, id) index, then reversed: a seek plus `limit` steps.
-  SQLite::Statement q(db_,
-                      "SELECT id, role, text FROM history INDEXED BY history_by_chat "
-                      "WHERE chat_id = ? AND id > ? ORDER BY id DESC LIMIT ?");
-  q.bind(1, chat_id);
-  q.bind(2, after_id);
-  q.bind(3, limit);
-  std::vector<common::Message> out = read_messages(q);
+  auto q = cache_->get(
+      "SELECT id, role, text FROM history INDEXED BY history_by_chat "
+      "WHERE chat_id = ? AND id > ? ORDER BY id DESC LIMIT ?");
+  q->bind(1, chat_id);
+  q->bind(2, after_id);
+  q->bind(3, limit);
+  std::vector<common::Message> out = read_messages(*q);
   std::reverse(out.begin(), out.end());
   return out;
 }
@@ -41,7 +47,7 @@ std::vector<common::Message> read_messages(SQLite::Statement& q) {
 }
 
 ChatState SQLiteProvider::chat_state(const std::string& chat_id) {
-  return load_chat_state(db_, chat_id);
+  return load_chat_state(*cache_, chat_id);
 }
 
 }  // namespace autonous::context

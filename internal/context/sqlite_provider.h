@@ -3,11 +3,16 @@
 // `limit`, not on the table's or the chat's size. Text comes back as stored (it may hold invalid
 // UTF-8; the compressor repairs it). Not thread-safe: one per connection.
 
+#include <memory>
+
 #include "internal/context/provider.h"
 
 namespace SQLite {
 class Database;
 class Statement;
+}
+namespace autonous::db {
+class StatementCache;
 }
 
 namespace autonous::context {
@@ -15,13 +20,14 @@ namespace autonous::context {
 class SQLiteProvider final : public Provider {
  public:
   // `db` must outlive the provider.
-  explicit SQLiteProvider(SQLite::Database& db) : db_(db) {}
+  explicit SQLiteProvider(SQLite::Database& db);
+  ~SQLiteProvider() override;
   std::vector<common::Message> get_history(const std::string& chat_id, int limit,
                                            int64_t after_id) override;
   ChatState chat_state(const std::string& chat_id) override;
 
  private:
-  SQLite::Database& db_;
+  std::unique_ptr<db::StatementCache> cache_;  // both reads run on every turn
 };
 
 // Steps `q`, whose columns are history's (id, role, text), into messages in row order. Text

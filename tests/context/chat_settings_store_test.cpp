@@ -22,7 +22,7 @@ class ChatSettingsStoreTest : public ::testing::Test {
 };
 
 TEST_F(ChatSettingsStoreTest, DefaultsWithoutARow) {
-  const ChatState s = load_chat_state(db_.db(), "nobody");
+  const ChatState s = SQLiteProvider(db_.db()).chat_state("nobody");
   EXPECT_EQ(s.settings_json, "{}");
   EXPECT_EQ(s.cleared_through, 0);
 }
@@ -32,12 +32,12 @@ TEST_F(ChatSettingsStoreTest, SaveResetAndSurviveReopening) {
   save_overrides(db_.db(), "c", R"({"recent_messages":3})");  // replaces
   {
     auto other = db_.open_connection();  // another process's view
-    EXPECT_EQ(load_chat_state(*other, "c").settings_json, R"({"recent_messages":3})");
+    EXPECT_EQ(SQLiteProvider(*other).chat_state("c").settings_json, R"({"recent_messages":3})");
   }
   EXPECT_TRUE(reset_overrides(db_.db(), "c"));
   EXPECT_FALSE(reset_overrides(db_.db(), "c"));
   EXPECT_FALSE(reset_overrides(db_.db(), "never-set"));
-  EXPECT_EQ(load_chat_state(db_.db(), "c").settings_json, "{}");
+  EXPECT_EQ(SQLiteProvider(db_.db()).chat_state("c").settings_json, "{}");
 }
 
 TEST_F(ChatSettingsStoreTest, TheTableRefusesNonObjects) {
@@ -52,7 +52,7 @@ TEST_F(ChatSettingsStoreTest, ClearHidesOlderHistoryAndKeepsTheRows) {
   save_overrides(db_.db(), "c", R"({"recent_messages":3})");
   const int64_t through = clear_context(db_.db(), "c");
   EXPECT_EQ(through, 3);
-  EXPECT_EQ(load_chat_state(db_.db(), "c").settings_json, R"({"recent_messages":3})");  // kept
+  EXPECT_EQ(SQLiteProvider(db_.db()).chat_state("c").settings_json, R"({"recent_messages":3})");  // kept
   SQLiteProvider provider(db_.db());
   EXPECT_TRUE(provider.get_history("c", 50, provider.chat_state("c").cleared_through).empty());
   add_history("c", "three");
