@@ -1,39 +1,45 @@
 #include "internal/context/sqlite_summary_store.h"
 
 #include "internal/context/sqlite_provider.h"
+#include "internal/db/statement_cache.h"
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
 namespace autonous::context {
 
+SQLiteSummaryStore::SQLiteSummaryStore(SQLite::Database& db)
+    : db_(db), cache_(std::make_unique<db::StatementCache>(db)) {}
+
+SQLiteSummaryStore::~SQLiteSummaryStore() = default;
+
 std::optional<Summary> SQLiteSummaryStore::latest(const std::string& chat_id,
                                                   int64_t chain_start) {
-  SQLite::Statement q(db_,
-                      "SELECT id, covers_through, text, tokens, model FROM context_summaries "
-                      "WHERE chat_id = ? AND chain_start = ? ORDER BY id DESC LIMIT 1");
-  q.bind(1, chat_id);
-  q.bind(2, chain_start);
-  if (!q.executeStep()) return std::nullopt;
+  auto q = cache_->get(
+      "SELECT id, covers_through, text, tokens, model FROM context_summaries "
+      "WHERE chat_id = ? AND chain_start = ? ORDER BY id DESC LIMIT 1");
+  q->bind(1, chat_id);
+  q->bind(2, chain_start);
+  if (!q->executeStep()) return std::nullopt;
   Summary s;
-  s.id = q.getColumn(0).getInt64();
-  s.covers_through = q.getColumn(1).getInt64();
+  s.id = q->getColumn(0).getInt64();
+  s.covers_through = q->getColumn(1).getInt64();
   s.chain_start = chain_start;
-  s.text = q.getColumn(2).getString();
-  s.tokens = q.getColumn(3).getInt64();
-  s.model = q.getColumn(4).getString();
+  s.text = q->getColumn(2).getString();
+  s.tokens = q->getColumn(3).getInt64();
+  s.model = q->getColumn(4).getString();
   return s;
 }
 
 std::vector<common::Message> SQLiteSummaryStore::between(const std::string& chat_id,
                                                          int64_t after_id, int64_t before_id) {
-  SQLite::Statement q(db_,
-                      "SELECT id, role, text FROM history INDEXED BY history_by_chat "
-                      "WHERE chat_id = ? AND id > ? AND id < ? ORDER BY id");
-  q.bind(1, chat_id);
-  q.bind(2, after_id);
-  q.bind(3, before_id);
-  return read_messages(q);
+  auto q = cache_->get(
+      "SELECT id, role, text FROM history INDEXED BY history_by_chat "
+      "WHERE chat_id = ? AND id > ? AND id < ? ORDER BY id");
+  q->bind(1, chat_id);
+  q->bind(2, after_id);
+  q->bind(3, before_id);
+  return read_messages(*q);
 }
 
 int64_t SQLiteSummaryStore::save(const std::string& chat_id, const Summary& summary,

@@ -1,11 +1,16 @@
 #pragma once
-// SQLiteSummaryStore: the context_summaries table (migration 0004). Not thread-safe: one per
-// connection.
+// SQLiteSummaryStore: the context_summaries table (migration 0004), with its statements
+// prepared once. Not thread-safe: one per connection.
+
+#include <memory>
 
 #include "internal/context/summary.h"
 
 namespace SQLite {
 class Database;
+}
+namespace autonous::db {
+class StatementCache;
 }
 
 namespace autonous::context {
@@ -13,7 +18,8 @@ namespace autonous::context {
 class SQLiteSummaryStore final : public SummaryStore {
  public:
   // `db` must outlive the store.
-  explicit SQLiteSummaryStore(SQLite::Database& db) : db_(db) {}
+  explicit SQLiteSummaryStore(SQLite::Database& db);
+  ~SQLiteSummaryStore() override;
   std::optional<Summary> latest(const std::string& chat_id, int64_t chain_start) override;
   std::vector<common::Message> between(const std::string& chat_id, int64_t after_id,
                                        int64_t before_id) override;
@@ -22,6 +28,7 @@ class SQLiteSummaryStore final : public SummaryStore {
 
  private:
   SQLite::Database& db_;
+  std::unique_ptr<db::StatementCache> cache_;  // latest() runs on every summarize turn
 };
 
 }  // namespace autonous::context
