@@ -106,19 +106,13 @@ int run_chat_show(const config::Config& config, const ChatOptions& options) {
 
 int run_chat_set(const config::Config& config, const ChatOptions& options) {
   const std::string chat = require_chat(options);
-  context::ChatOverrides given;
+  context::ChatOverrides given = options.values;
   if (options.strategy) {
     given.strategy = context::parse_strategy(*options.strategy);
     if (!given.strategy)
       throw UsageError("--strategy: '" + *options.strategy +
                        "' is not one of sliding_window, token_budget, summarize");
   }
-  given.max_tokens = options.max_tokens;
-  given.recent_messages = options.recent;
-  given.soft = options.soft;
-  given.warn = options.warn;
-  given.hard = options.hard;
-  given.target = options.target;
   if (given.empty())
     throw UsageError(
         "chat set: give at least one of --strategy, --max-tokens, --recent, --soft, --warn, "

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "internal/config/config.h"
+#include "internal/context/policy.h"
 
 namespace autonous::cmd {
 
@@ -57,13 +58,8 @@ int run_context_stats(const config::Config& config, const ContextStatsOptions& o
 // `autonous chat show|set|reset|clear ID` (chat_commands.cpp).
 struct ChatOptions {
   std::string chat_id;
-  std::optional<std::string> strategy;
-  std::optional<int64_t> max_tokens;
-  std::optional<int> recent;
-  std::optional<double> soft;
-  std::optional<double> warn;
-  std::optional<double> hard;
-  std::optional<double> target;
+  std::optional<std::string> strategy;  // parsed (and refused when unknown) by `chat set`
+  context::ChatOverrides values;        // --max-tokens, --recent, --soft, --warn, --hard, --target
 };
 int run_chat_show(const config::Config& config, const ChatOptions& options);
 int run_chat_set(const config::Config& config, const ChatOptions& options);

@@ -139,35 +139,20 @@ int run(int argc, char** argv) {
       "clear", "Start the chat's context fresh after this point; stored history is kept");
   for (auto* sub : {chat_show, chat_set, chat_reset, chat_clear})
     sub->add_option("ID", chat_opts.chat_id, "chat id")->required();
-  std::string set_strategy;
-  int64_t set_max_tokens = 0;
-  int set_recent = 0;
-  double set_soft = 0;
-  double set_warn = 0;
-  double set_hard = 0;
-  double set_target = 0;
-  auto* o_strategy = chat_set->add_option("--strategy", set_strategy,
-                                          "sliding_window, token_budget or summarize");
-  auto* o_max = chat_set->add_option("--max-tokens", set_max_tokens,
-                                     "whole-prompt budget in tokens (at most window - reserve)");
-  auto* o_recent =
-      chat_set->add_option("--recent", set_recent, "sliding_window's newest-message count");
-  auto* o_soft = chat_set->add_option("--soft", set_soft, "usage share where Normal starts");
-  auto* o_warn = chat_set->add_option("--warn", set_warn, "usage share where Aggressive starts");
-  auto* o_hard = chat_set->add_option("--hard", set_hard, "usage share where Emergency starts");
-  auto* o_target =
-      chat_set->add_option("--target", set_target, "usage share compression aims at");
+  context::ChatOverrides& set = chat_opts.values;
+  chat_set->add_option("--strategy", chat_opts.strategy,
+                       "sliding_window, token_budget or summarize");
+  chat_set->add_option("--max-tokens", set.max_tokens,
+                       "whole-prompt budget in tokens (at most window - reserve)");
+  chat_set->add_option("--recent", set.recent_messages, "sliding_window's newest-message count");
+  chat_set->add_option("--soft", set.soft, "usage share where Normal starts");
+  chat_set->add_option("--warn", set.warn, "usage share where Aggressive starts");
+  chat_set->add_option("--hard", set.hard, "usage share where Emergency starts");
+  chat_set->add_option("--target", set.target, "usage share compression aims at");
   chat_show->callback([&] {
     action = [&](const config::Config& c) { return cmd::run_chat_show(c, chat_opts); };
   });
   chat_set->callback([&] {
-    if (o_strategy->count() > 0) chat_opts.strategy = set_strategy;
-    if (o_max->count() > 0) chat_opts.max_tokens = set_max_tokens;
-    if (o_recent->count() > 0) chat_opts.recent = set_recent;
-    if (o_soft->count() > 0) chat_opts.soft = set_soft;
-    if (o_warn->count() > 0) chat_opts.warn = set_warn;
-    if (o_hard->count() > 0) chat_opts.hard = set_hard;
-    if (o_target->count() > 0) chat_opts.target = set_target;
     action = [&](const config::Config& c) { return cmd::run_chat_set(c, chat_opts); };
   });
   chat_reset->callback([&] {
