@@ -11,6 +11,7 @@
 //   4 000-character cap, a 1 MB user message, a budget that barely holds the system prompt.
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -57,6 +58,21 @@ const context::TokenCounter& exact_counter() {
   return *kCounter;
 }
 
+// Appends `rows` messages to `chat` in one transaction, user and assistant in turn.
+void insert_history(SQLite::Database& db, const std::string& chat, int64_t rows,
+                    const std::function<std::string(int64_t)>& text) {
+  SQLite::Transaction tx(db);
+  SQLite::Statement ins(db, "INSERT INTO history(chat_id, role, text) VALUES (?, ?, ?)");
+  for (int64_t i = 0; i < rows; ++i) {
+    ins.bind(1, chat);
+    ins.bind(2, i % 2 == 0 ? "user" : "assistant");
+    ins.bind(3, text(i));
+    ins.exec();
+    ins.reset();
+  }
+  tx.commit();
+}
+
 SQLite::Database& db_with_rows(int64_t rows) {
   static std::map<int64_t, std::unique_ptr<SQLite::Database>> dbs;
   auto& slot = dbs[rows];
@@ -65,17 +81,9 @@ SQLite::Database& db_with_rows(int64_t rows) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
   slot = db::open(path, db::OpenOptions{false, std::chrono::milliseconds(5000)});
   db::migrate(*slot);
-  SQLite::Transaction tx(*slot);
-  SQLite::Statement ins(*slot, "INSERT INTO history(chat_id, role, text) VALUES ('c', ?, ?)");
-  for (int64_t i = 0; i < rows; ++i) {
-    // Numbered from the newest, so the newest messages are the same texts whatever the size:
-    // chats of different sizes differ only in how much older history they hold.
-    ins.bind(1, i % 2 == 0 ? "user" : "assistant");
-    ins.bind(2, text_of(rows - 1 - i));
-    ins.exec();
-    ins.reset();
-  }
-  tx.commit();
+  // Numbered from the newest, so the newest messages are the same texts whatever the size:
+  // chats of different sizes differ only in how much older history they hold.
+  insert_history(*slot, "c", rows, [rows](int64_t i) { return text_of(rows - 1 - i); });
   slot->exec("ANALYZE");
   return *slot;
 }
@@ -152,16 +160,11 @@ void BM_MustFitWorstCase(benchmark::State& state) {
   // 50 messages at the 4 000-character cap, all oversized for a budget this small.
   static SQLite::Database& db = [] () -> SQLite::Database& {
     SQLite::Database& d = db_with_rows(0);
-    SQLite::Transaction tx(d);
-    SQLite::Statement ins(d, "INSERT INTO history(chat_id, role, text) VALUES ('w', 'user', ?)");
-    for (int64_t i = 0; i < 50; ++i) {
+    insert_history(d, "w", 50, [](int64_t i) {
       std::string t;
       for (int64_t k = 0; t.size() < 4000; ++k) t += text_of(i * 100 + k * 5 + 1) + " ";
-      ins.bind(1, t);
-      ins.exec();
-      ins.reset();
-    }
-    tx.commit();
+      return t;
+    });
     return d;
   }();
   context::SQLiteProvider provider(db);
