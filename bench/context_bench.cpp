@@ -13,11 +13,11 @@
 #include <benchmark/benchmark.h>
 
 #include "internal/context/assembler.h"
-#include "internal/context/bpe_counter.h"
+#include "internal/tokens/bpe_counter.h"
 #include "internal/context/context_builder.h"
 #include "internal/context/level_compressor.h"
-#include "internal/context/sqlite_provider.h"
-#include "internal/context/token_counter.h"
+#include "internal/store/sqlite_provider.h"
+#include "internal/tokens/token_counter.h"
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"
 
@@ -63,15 +63,15 @@ SQLite::Database& db_with_rows(int64_t rows) {
 }
 
 // The same build with the exact o200k counter, as `TOKEN_COUNTER=auto` uses for gpt-4o-mini.
-const context::TokenCounter& exact_counter() {
+const tokens::TokenCounter& exact_counter() {
   static const auto kCounter =
-      context::load_bpe_counter("o200k_base", context::kDefaultTokenizerDataDir);
+      tokens::load_bpe_counter("o200k_base", tokens::kDefaultTokenizerDataDir);
   return *kCounter;
 }
 
-void build_context(benchmark::State& state, const context::TokenCounter& counter) {
+void build_context(benchmark::State& state, const tokens::TokenCounter& counter) {
   SQLite::Database& db = db_with_rows(state.range(0));
-  context::SQLiteProvider provider(db);
+  store::SQLiteProvider provider(db);
   const context::LevelCompressor compressor(counter);
   const context::StandardAssembler assembler;
   // Defaults from DESIGN.md: window 50, 8000-token budget, 4000 characters per message.
@@ -89,7 +89,7 @@ void build_context(benchmark::State& state, const context::TokenCounter& counter
 }
 
 void BM_BuildContext(benchmark::State& state) {
-  const context::CharsOver4Counter counter;
+  const tokens::CharsOver4Counter counter;
   build_context(state, counter);
 }
 BENCHMARK(BM_BuildContext)->Arg(1000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMicrosecond);
@@ -106,7 +106,7 @@ void BM_Compress(benchmark::State& state) {
   for (int64_t i = 0; i < state.range(0); ++i)
     messages.push_back(
         {i % 2 == 0 ? common::Role::kUser : common::Role::kAssistant, text_of(i), i + 1});
-  const context::CharsOver4Counter counter;
+  const tokens::CharsOver4Counter counter;
   const context::LevelCompressor compressor(counter);
   for (auto _ : state) {
     // A budget that holds everything: the compressor touches all 10 000 messages.

@@ -21,11 +21,11 @@
 #include <benchmark/benchmark.h>
 
 #include "internal/context/assembler.h"
-#include "internal/context/bpe_counter.h"
+#include "internal/tokens/bpe_counter.h"
 #include "internal/context/context_builder.h"
 #include "internal/context/level_compressor.h"
-#include "internal/context/sqlite_provider.h"
-#include "internal/context/token_counter.h"
+#include "internal/store/sqlite_provider.h"
+#include "internal/tokens/token_counter.h"
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"
 
@@ -52,9 +52,9 @@ std::string text_of(int64_t i) {
   return out;
 }
 
-const context::TokenCounter& exact_counter() {
+const tokens::TokenCounter& exact_counter() {
   static const auto kCounter =
-      context::load_bpe_counter("o200k_base", context::kDefaultTokenizerDataDir);
+      tokens::load_bpe_counter("o200k_base", tokens::kDefaultTokenizerDataDir);
   return *kCounter;
 }
 
@@ -89,7 +89,7 @@ SQLite::Database& db_with_rows(int64_t rows) {
 }
 
 // The prompt's cost with everything the builder reads kept whole.
-int64_t uncompressed_cost(context::Provider& provider, const context::TokenCounter& counter,
+int64_t uncompressed_cost(context::Provider& provider, const tokens::TokenCounter& counter,
                           int window) {
   std::vector<common::Message> prompt = {{common::Role::kSystem, kSystem, 0}};
   for (auto& m : provider.get_history("c", window, 0)) prompt.push_back(std::move(m));
@@ -100,8 +100,8 @@ int64_t uncompressed_cost(context::Provider& provider, const context::TokenCount
 void BM_EngineTurn(benchmark::State& state) {
   const auto level = static_cast<context::Level>(state.range(0));
   SQLite::Database& db = db_with_rows(state.range(1));
-  context::SQLiteProvider provider(db);
-  const context::TokenCounter& counter = exact_counter();
+  store::SQLiteProvider provider(db);
+  const tokens::TokenCounter& counter = exact_counter();
   const context::LevelCompressor compressor(counter);
   const context::StandardAssembler assembler;
   context::ContextSettings settings;
@@ -133,8 +133,8 @@ void BM_EngineCompress(benchmark::State& state) {
   for (int64_t i = 0; i < state.range(1); ++i)
     messages.push_back(
         {i % 2 == 0 ? common::Role::kUser : common::Role::kAssistant, text_of(i), i + 1});
-  const context::CharsOver4Counter counter(context::kFramingPerMessage,
-                                           context::kFramingPerRequest);
+  const tokens::CharsOver4Counter counter(tokens::kFramingPerMessage,
+                                           tokens::kFramingPerRequest);
   int64_t total = 0;
   for (const auto& m : messages) total += counter.count_message(m);
   const context::LevelCompressor compressor(counter);
@@ -167,8 +167,8 @@ void BM_MustFitWorstCase(benchmark::State& state) {
     });
     return d;
   }();
-  context::SQLiteProvider provider(db);
-  const context::TokenCounter& counter = exact_counter();
+  store::SQLiteProvider provider(db);
+  const tokens::TokenCounter& counter = exact_counter();
   const context::LevelCompressor compressor(counter);
   const context::StandardAssembler assembler;
   context::ContextSettings settings;

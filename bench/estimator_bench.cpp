@@ -18,8 +18,8 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/common/utf8.h"
-#include "internal/context/bpe_counter.h"
-#include "internal/context/estimator.h"
+#include "internal/tokens/bpe_counter.h"
+#include "internal/tokens/estimator.h"
 
 namespace {
 
@@ -68,18 +68,18 @@ Corpus load_corpus() {
 }
 
 int dump(const std::string& path) {
-  const auto dir = env_or("TOKENIZER_DATA_DIR", context::kDefaultTokenizerDataDir);
-  const auto cl = context::load_bpe_counter("cl100k_base", dir);
-  const auto o2 = context::load_bpe_counter("o200k_base", dir);
+  const auto dir = env_or("TOKENIZER_DATA_DIR", tokens::kDefaultTokenizerDataDir);
+  const auto cl = tokens::load_bpe_counter("cl100k_base", dir);
+  const auto o2 = tokens::load_bpe_counter("o200k_base", dir);
   std::ofstream out(path);
   out << "file,sample";
-  for (int k = 0; k < context::kFeatureCount; ++k) out << ",f" << k;
+  for (int k = 0; k < tokens::kFeatureCount; ++k) out << ",f" << k;
   out << ",cl100k,o200k\n";
   for (const auto& [name, text] : load_corpus().files) {
     std::vector<std::string> samples = chunks(text, 300);
     samples.push_back(text);
     for (size_t i = 0; i < samples.size(); ++i) {
-      const auto f = context::estimator_features(samples[i]);
+      const auto f = tokens::estimator_features(samples[i]);
       out << name << "," << (i + 1 == samples.size() ? "file" : "chunk");
       for (const double x : f) out << "," << x;
       out << "," << cl->count_text(samples[i]) << "," << o2->count_text(samples[i]) << "\n";
@@ -89,17 +89,17 @@ int dump(const std::string& path) {
 }
 
 int report() {
-  const auto dir = env_or("TOKENIZER_DATA_DIR", context::kDefaultTokenizerDataDir);
-  const auto cl = context::load_bpe_counter("cl100k_base", dir);
-  const auto o2 = context::load_bpe_counter("o200k_base", dir);
-  const context::EstimateCounter est;
-  const context::CharsOver4Counter chars4;
+  const auto dir = env_or("TOKENIZER_DATA_DIR", tokens::kDefaultTokenizerDataDir);
+  const auto cl = tokens::load_bpe_counter("cl100k_base", dir);
+  const auto o2 = tokens::load_bpe_counter("o200k_base", dir);
+  const tokens::EstimateCounter est;
+  const tokens::CharsOver4Counter chars4;
   std::printf("%-30s %9s %9s %9s %9s %9s   (estimate / exact; chars4 / exact for comparison)\n",
               "file", "cl100k", "o200k", "worst cl", "worst o2", "chars4 o2");
   double worst_under = 10;
   double worst_over = 0;
   for (const auto& [name, text] : load_corpus().files) {
-    auto ratio = [&](const context::TokenCounter& c, const std::string& t) {
+    auto ratio = [&](const tokens::TokenCounter& c, const std::string& t) {
       return static_cast<double>(est.count_text(t)) /
              static_cast<double>(std::max<int64_t>(1, c.count_text(t)));
     };
@@ -129,7 +129,7 @@ void BM_Estimate(benchmark::State& state, const std::string& file) {
     state.SkipWithError("sample missing: run bench/tokens");
     return;
   }
-  const context::EstimateCounter est;
+  const tokens::EstimateCounter est;
   for (auto _ : state) benchmark::DoNotOptimize(est.count_text(text));
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(text.size()));
 }

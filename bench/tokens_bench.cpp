@@ -11,7 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/common/utf8.h"
-#include "internal/context/bpe_counter.h"
+#include "internal/tokens/bpe_counter.h"
 
 namespace {
 
@@ -22,11 +22,11 @@ std::string env_or(const char* name, const char* fallback) {
   return v != nullptr ? v : fallback;
 }
 
-const context::BpeCounter& counter(const std::string& encoding) {
-  static const auto cl100k = context::load_bpe_counter(
-      "cl100k_base", env_or("TOKENIZER_DATA_DIR", context::kDefaultTokenizerDataDir));
-  static const auto o200k = context::load_bpe_counter(
-      "o200k_base", env_or("TOKENIZER_DATA_DIR", context::kDefaultTokenizerDataDir));
+const tokens::BpeCounter& counter(const std::string& encoding) {
+  static const auto cl100k = tokens::load_bpe_counter(
+      "cl100k_base", env_or("TOKENIZER_DATA_DIR", tokens::kDefaultTokenizerDataDir));
+  static const auto o200k = tokens::load_bpe_counter(
+      "o200k_base", env_or("TOKENIZER_DATA_DIR", tokens::kDefaultTokenizerDataDir));
   return encoding == "cl100k_base" ? *cl100k : *o200k;
 }
 

@@ -6,15 +6,16 @@
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
-#include <SQLiteCpp/Transaction.h>
+#include "internal/common/text.h"
+#include "internal/db/write_transaction.h"
 #include <nlohmann/json.hpp>
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
-#include "internal/context/chat_settings_store.h"
+#include "internal/store/chat_settings_store.h"
 #include "internal/context/policy.h"
-#include "internal/context/sqlite_provider.h"
-#include "internal/context/token_counter.h"
+#include "internal/store/sqlite_provider.h"
+#include "internal/tokens/token_counter.h"
 #include "internal/events/event_log.h"
 #include "internal/events/event_types.h"
 
@@ -24,14 +25,14 @@ namespace {
 using nlohmann::ordered_json;
 
 std::string require_chat(const ChatOptions& options) {
-  const std::string id = trim(options.chat_id);
+  const std::string id = common::trim(options.chat_id);
   if (id.empty()) throw UsageError("ID: the chat id must not be empty");
   if (options.chat_id.size() > 256) throw UsageError("ID: a chat id has at most 256 bytes");
   return options.chat_id;
 }
 
 context::ChatState state_of(SQLite::Database& db, const std::string& chat) {
-  return context::SQLiteProvider(db).chat_state(chat);
+  return store::SQLiteProvider(db).chat_state(chat);
 }
 
 const char* flag_for(const std::string& field) {
@@ -148,8 +149,8 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
   }
   const std::string json = context::overrides_json(merged);
   {
-    SQLite::Transaction tx(*db, SQLite::TransactionBehavior::IMMEDIATE);
-    context::save_overrides(*db, chat, json);
+    db::WriteTransaction tx(*db);
+    store::save_overrides(*db, chat, json);
     record(*db, events::kChatSettings, chat,
            {{"action", "set"},
             {"settings", ordered_json::parse(json)},
@@ -164,9 +165,9 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
 int run_chat_reset(const config::Config& config, const ChatOptions& options) {
   const std::string chat = require_chat(options);
   auto db = open_db(config);
-  SQLite::Transaction tx(*db, SQLite::TransactionBehavior::IMMEDIATE);
+  db::WriteTransaction tx(*db);
   const context::ChatState state = state_of(*db, chat);
-  const bool had = context::reset_overrides(*db, chat);
+  const bool had = store::reset_overrides(*db, chat);
   if (had) {
     ordered_json previous = ordered_json::parse(state.settings_json, nullptr, false);
     if (previous.is_discarded()) previous = state.settings_json;  // a hand-written bad row
@@ -183,8 +184,8 @@ int run_chat_reset(const config::Config& config, const ChatOptions& options) {
 int run_chat_clear(const config::Config& config, const ChatOptions& options) {
   const std::string chat = require_chat(options);
   auto db = open_db(config);
-  SQLite::Transaction tx(*db, SQLite::TransactionBehavior::IMMEDIATE);
-  const int64_t through = context::clear_context(*db, chat);
+  db::WriteTransaction tx(*db);
+  const int64_t through = store::clear_context(*db, chat);
   record(*db, events::kChatCleared, chat, {{"cleared_through", through}});
   tx.commit();
   std::cout << "chat " << chat << ": the context starts fresh after history id " << through

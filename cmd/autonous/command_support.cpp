@@ -5,8 +5,8 @@
 #include <SQLiteCpp/Database.h>
 #include <spdlog/spdlog.h>
 
-#include "internal/context/counter_factory.h"
-#include "internal/context/token_counter.h"
+#include "internal/tokens/counter_factory.h"
+#include "internal/tokens/token_counter.h"
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"
 
@@ -20,11 +20,11 @@ std::unique_ptr<SQLite::Database> open_db(const config::Config& config) {
   return db;
 }
 
-std::unique_ptr<context::TokenCounter> make_counter(const config::Config& config,
+std::unique_ptr<tokens::TokenCounter> make_counter(const config::Config& config,
                                                     const std::string& setting) {
   try {
     auto choice =
-        context::make_token_counter(setting, config.openai_model, config.tokenizer_data_dir);
+        tokens::make_token_counter(setting, config.openai_model, config.tokenizer_data_dir);
     if (!choice.warning.empty()) spdlog::warn("token counter: {}", choice.warning);
     return std::move(choice.counter);
   } catch (const std::exception& e) {
@@ -32,8 +32,8 @@ std::unique_ptr<context::TokenCounter> make_counter(const config::Config& config
   }
 }
 
-const context::TokenCounter& token_counter(const config::Config& config) {
-  static const std::unique_ptr<context::TokenCounter> kCounter =
+const tokens::TokenCounter& token_counter(const config::Config& config) {
+  static const std::unique_ptr<tokens::TokenCounter> kCounter =
       make_counter(config, config.token_counter);
   return *kCounter;
 }
@@ -46,10 +46,5 @@ std::string read_all(std::istream& in) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
 
 }  // namespace autonous::cmd

@@ -12,7 +12,7 @@
 namespace SQLite {
 class Database;
 }
-namespace autonous::context {
+namespace autonous::tokens {
 class TokenCounter;
 }
 
@@ -23,16 +23,15 @@ std::unique_ptr<SQLite::Database> open_db(const config::Config& config);
 
 // Builds the counter `setting` (a TOKEN_COUNTER value) names. A fallback of `auto` is logged as
 // a warning; an explicit encoding that cannot load is a ConfigError.
-std::unique_ptr<context::TokenCounter> make_counter(const config::Config& config,
+std::unique_ptr<tokens::TokenCounter> make_counter(const config::Config& config,
                                                     const std::string& setting);
 
 // The configured counter, built once per process.
-const context::TokenCounter& token_counter(const config::Config& config);
+const tokens::TokenCounter& token_counter(const config::Config& config);
 
 // The engine's settings from the environment; throws ConfigError naming the variable.
 worker::EngineConfig engine(const config::Config& config);
 
 std::string read_all(std::istream& in);
-std::string trim(const std::string& s);
 
 }  // namespace autonous::cmd

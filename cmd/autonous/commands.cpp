@@ -14,16 +14,17 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "internal/common/text.h"
 #include "internal/common/clock.h"
 #include "internal/common/utf8.h"
 #include "internal/context/assembler.h"
 #include "internal/context/context_builder.h"
-#include "internal/context/counter_factory.h"
-#include "internal/context/context_stats.h"
+#include "internal/tokens/counter_factory.h"
+#include "internal/events/event_stats.h"
 #include "internal/context/level_compressor.h"
-#include "internal/context/sqlite_provider.h"
-#include "internal/context/sqlite_summary_store.h"
-#include "internal/context/token_counter.h"
+#include "internal/store/sqlite_provider.h"
+#include "internal/store/sqlite_summary_store.h"
+#include "internal/tokens/token_counter.h"
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"
 #include "internal/events/event_log.h"
@@ -40,14 +41,14 @@ int run_migrate(const config::Config& config) {
 }
 
 int run_enqueue(const config::Config& config, const EnqueueOptions& options) {
-  if (trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
+  if (common::trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
   std::string text;
   if (options.text) {
     text = *options.text;
   } else {
     text = read_all(std::cin);
   }
-  if (trim(text).empty()) throw UsageError("TEXT: empty message (give TEXT or pipe it on stdin)");
+  if (common::trim(text).empty()) throw UsageError("TEXT: empty message (give TEXT or pipe it on stdin)");
   auto db = open_db(config);
   queue::Queue q(*db);
   std::cout << q.enqueue(options.chat_id, text, options.priority) << "\n";
@@ -110,13 +111,13 @@ int run_events(const config::Config& config, const EventsOptions& options) {
 }
 
 int run_context(const config::Config& config, const ContextOptions& options) {
-  if (trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
+  if (common::trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
   const worker::EngineConfig settings = engine(config);
   auto db = open_db(config);
-  context::SQLiteProvider provider(*db);
+  store::SQLiteProvider provider(*db);
   const context::LevelCompressor compressor(token_counter(config));
   const context::StandardAssembler assembler;
-  context::SQLiteSummaryStore summaries(*db);
+  store::SQLiteSummaryStore summaries(*db);
   context::ContextBuilder builder(settings.settings, provider, compressor, assembler,
                                   token_counter(config));
   builder.enable_summaries(summaries, nullptr);  // shows the summary in use; calls nothing
@@ -126,9 +127,9 @@ int run_context(const config::Config& config, const ContextOptions& options) {
 
 int run_context_stats(const config::Config& config, const ContextStatsOptions& options) {
   auto db = open_db(config);
-  const context::StatsFilter filter{options.chat_id, options.since};
-  std::cout << context::context_stats_json(context::compression_stats(*db, filter),
-                                           context::estimate_stats(*db, filter))
+  const events::StatsFilter filter{options.chat_id, options.since};
+  std::cout << events::context_stats_json(events::compression_stats(*db, filter),
+                                           events::estimate_stats(*db, filter))
             << "\n";
   return 0;
 }

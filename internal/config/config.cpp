@@ -4,23 +4,13 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include "internal/common/text.h"
 
 namespace autonous::config {
 namespace {
 
-std::string trim(std::string_view s) {
-  const auto* b = s.begin();
-  const auto* e = s.end();
-  while (b != e && std::isspace(static_cast<unsigned char>(*b))) ++b;
-  while (e != b && std::isspace(static_cast<unsigned char>(*(e - 1)))) --e;
-  return {b, e};
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
+using common::trim;
+std::string lower(std::string s) { return common::to_lower_ascii(std::move(s)); }
 
 // Reads an integer variable in [lo, hi]; unset or empty keeps `fallback`.
 int64_t read_int(const EnvLookup& env, std::string_view name, int64_t fallback, int64_t lo,

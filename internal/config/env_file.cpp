@@ -2,16 +2,12 @@
 
 #include <fstream>
 #include <utility>
+#include "internal/common/text.h"
 
 namespace autonous::config {
 namespace {
 
-std::string strip(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return {};
-  const auto e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
+std::string strip(const std::string& s) { return common::trim(s); }
 
 bool valid_key(const std::string& key) {
   if (key.empty()) return false;

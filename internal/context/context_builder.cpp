@@ -13,13 +13,14 @@
 #include "internal/context/provider.h"
 #include "internal/context/summary.h"
 #include "internal/context/token_budget.h"
-#include "internal/context/token_counter.h"
+#include "internal/tokens/token_counter.h"
 #include "internal/context/truncate.h"
+#include "internal/common/text.h"
 
 namespace autonous::context {
 namespace {
 
-int64_t system_cost(const std::string& system_prompt, const TokenCounter& counter) {
+int64_t system_cost(const std::string& system_prompt, const tokens::TokenCounter& counter) {
   if (system_prompt.empty()) return 0;
   const common::Message system{common::Role::kSystem, common::sanitize_utf8(system_prompt), 0};
   return counter.count_message(system);
@@ -67,12 +68,12 @@ nlohmann::ordered_json figures(const BuiltContext& b) {
 
 }  // namespace
 
-int64_t min_budget(const std::string& system_prompt, const TokenCounter& counter) {
+int64_t min_budget(const std::string& system_prompt, const tokens::TokenCounter& counter) {
   return counter.per_request() + system_cost(system_prompt, counter) + counter.per_message() +
          kMinUserTokens;
 }
 
-void check_budget(const ContextSettings& settings, const TokenCounter& counter) {
+void check_budget(const ContextSettings& settings, const tokens::TokenCounter& counter) {
   validate(settings.policy);
   const int64_t fixed = min_budget(settings.system_prompt, counter);
   if (settings.policy.max_tokens < fixed)
@@ -85,7 +86,7 @@ void check_budget(const ContextSettings& settings, const TokenCounter& counter) 
 
 ContextBuilder::ContextBuilder(ContextSettings settings, Provider& provider,
                                const Compressor& compressor, const Assembler& assembler,
-                               const TokenCounter& counter)
+                               const tokens::TokenCounter& counter)
     : settings_(std::move(settings)),
       provider_(provider),
       compressor_(compressor),
@@ -224,11 +225,6 @@ common::Message prepared(common::Message m, int64_t max_chars) {
   return m;
 }
 
-std::string trimmed(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
 
 }  // namespace
 
@@ -302,8 +298,8 @@ std::vector<common::Message> ContextBuilder::summarized_history(
     nlohmann::json usage = nlohmann::json::array();
     auto flush = [&] {
       SummaryCall call = summarizer_->summarize(text, chunk);
-      if (trimmed(call.text).empty()) throw std::runtime_error("the summarizer answered nothing");
-      text = common::sanitize_utf8(trimmed(call.text));
+      if (common::trim(call.text).empty()) throw std::runtime_error("the summarizer answered nothing");
+      text = common::sanitize_utf8(common::trim(call.text));
       done.model = call.model;
       usage.push_back(nlohmann::json::parse(call.usage_json, nullptr, false));
       if (usage.back().is_discarded()) usage.back() = nullptr;

@@ -16,12 +16,15 @@
 #include "internal/common/message.h"
 #include "internal/context/policy.h"
 
+namespace autonous::tokens {
+class TokenCounter;
+}
+
 namespace autonous::context {
 
 class Provider;
 class Compressor;
 class Assembler;
-class TokenCounter;
 class SummaryStore;
 class Summarizer;
 
@@ -94,7 +97,7 @@ struct BuiltContext {
   bool chat_settings = false;  // the chat has its own settings in effect
   int64_t cleared_through = 0;
   std::vector<ContextWarning> warnings;
-  std::string counter;  // the TokenCounter's name
+  std::string counter;  // the tokens::TokenCounter's name
   std::chrono::microseconds build_time{0};
 };
 
@@ -105,18 +108,18 @@ struct BuildOptions {
 };
 
 // The least whole-prompt budget that holds `system_prompt`, the framing and kMinUserTokens.
-int64_t min_budget(const std::string& system_prompt, const TokenCounter& counter);
+int64_t min_budget(const std::string& system_prompt, const tokens::TokenCounter& counter);
 
 // Throws PolicyError (field "max_tokens", message says why) when `settings` leave less than
 // kMinUserTokens for the user message after the system prompt and framing, and PolicyError for
 // a policy that fails validate().
-void check_budget(const ContextSettings& settings, const TokenCounter& counter);
+void check_budget(const ContextSettings& settings, const tokens::TokenCounter& counter);
 
 class ContextBuilder {
  public:
   // All references must outlive the builder. Throws like check_budget().
   ContextBuilder(ContextSettings settings, Provider& provider, const Compressor& compressor,
-                 const Assembler& assembler, const TokenCounter& counter);
+                 const Assembler& assembler, const tokens::TokenCounter& counter);
 
   // The prompt for `user_text` in `chat_id`. Throws what the provider throws.
   BuiltContext build(const std::string& chat_id, const std::string& user_text,
@@ -146,7 +149,7 @@ class ContextBuilder {
   Provider& provider_;
   const Compressor& compressor_;
   const Assembler& assembler_;
-  const TokenCounter& counter_;
+  const tokens::TokenCounter& counter_;
   SummaryStore* store_ = nullptr;
   Summarizer* summarizer_ = nullptr;
 };

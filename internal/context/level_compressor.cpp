@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "internal/common/utf8.h"
-#include "internal/context/token_counter.h"
+#include "internal/tokens/token_counter.h"
 #include "internal/context/truncate.h"
 
 namespace autonous::context {

@@ -14,9 +14,11 @@
 
 #include "internal/context/compressor.h"
 
-namespace autonous::context {
-
+namespace autonous::tokens {
 class TokenCounter;
+}
+
+namespace autonous::context {
 
 inline constexpr int kMaxRounds = 5;
 // A history message is oversized when it costs more than this share of the prompt budget
@@ -29,12 +31,12 @@ int64_t oversized_tokens(int64_t prompt_budget) noexcept;
 class LevelCompressor final : public Compressor {
  public:
   // `counter` must outlive the compressor.
-  explicit LevelCompressor(const TokenCounter& counter) : counter_(counter) {}
+  explicit LevelCompressor(const tokens::TokenCounter& counter) : counter_(counter) {}
   Compression compress(std::vector<common::Message> messages,
                        const TokenBudget& budget) const override;
 
  private:
-  const TokenCounter& counter_;
+  const tokens::TokenCounter& counter_;
 };
 
 }  // namespace autonous::context

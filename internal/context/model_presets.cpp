@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <stdexcept>
+#include "internal/common/text.h"
 
 namespace autonous::context {
 namespace {
@@ -65,9 +66,7 @@ constexpr std::array kPresets = {
 };
 
 std::string normalise(std::string_view model) {
-  std::string s(model);
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string s = common::to_lower_ascii(std::string(model));
   if (const auto slash = s.rfind('/'); slash != std::string::npos) s.erase(0, slash + 1);
   if (s.rfind("meta-", 0) == 0) s.erase(0, 5);
   return s;

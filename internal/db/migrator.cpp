@@ -4,7 +4,7 @@
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
-#include <SQLiteCpp/Transaction.h>
+#include "internal/db/write_transaction.h"
 #include <spdlog/spdlog.h>
 
 namespace autonous::db {
@@ -45,7 +45,7 @@ int migrate(SQLite::Database& db, const std::vector<Migration>& migrations) {
   for (const Migration& m : migrations) {
     // The version is read again inside the write transaction: another process may have
     // applied this migration since we looked.
-    SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+    WriteTransaction tx(db);
     ensure_table(db);
     const int current = read_version(db);
     if (current > known)

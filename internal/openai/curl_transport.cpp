@@ -8,6 +8,7 @@
 #include <curl/curl.h>
 
 #include "internal/openai/errors.h"
+#include "internal/common/text.h"
 
 namespace autonous::openai {
 namespace {
@@ -47,14 +48,8 @@ size_t on_header(char* data, size_t size, size_t count, void* user) noexcept {
     if (line.rfind("HTTP/", 0) == 0) t->response.headers.clear();
     const auto colon = line.find(':');
     if (colon == std::string::npos) return n;
-    std::string name = line.substr(0, colon);
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    std::string value = line.substr(colon + 1);
-    const auto b = value.find_first_not_of(" \t");
-    const auto e = value.find_last_not_of(" \t\r\n");
-    value = b == std::string::npos ? std::string() : value.substr(b, e - b + 1);
-    t->response.headers[name] = value;
+    t->response.headers[common::to_lower_ascii(line.substr(0, colon))] =
+        common::trim(std::string_view(line).substr(colon + 1));
     return n;
   } catch (...) {
     t->error = std::current_exception();

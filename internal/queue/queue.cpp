@@ -5,10 +5,9 @@
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
-#include <SQLiteCpp/Transaction.h>
 #include <nlohmann/json.hpp>
 
-#include "internal/db/write_gate.h"
+#include "internal/db/write_transaction.h"
 #include "internal/events/event_types.h"
 
 namespace autonous::queue {
@@ -71,8 +70,7 @@ std::string new_lease_token() {
 bool Queue::fenced(const std::string& update_sql,
                    const std::function<void(SQLite::Statement&)>& bind,
                    const std::vector<events::Event>& list) {
-  const std::lock_guard gate(db::write_gate());
-  SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+  db::WriteTransaction tx(db_);
   {
     const db::CachedStatement update = cache_.get(update_sql);
     bind(*update);
@@ -84,14 +82,16 @@ bool Queue::fenced(const std::string& update_sql,
 }
 
 int64_t Queue::enqueue(const std::string& chat_id, const std::string& text, int priority) {
-  const std::lock_guard gate(db::write_gate());
+  db::WriteTransaction tx(db_);
   const db::CachedStatement ins =
       cache_.get("INSERT INTO tasks(chat_id, text, priority) VALUES (?, ?, ?)");
   ins->bind(1, chat_id);
   ins->bind(2, text);
   ins->bind(3, priority);
   ins->exec();
-  return db_.getLastInsertRowid();
+  const int64_t id = db_.getLastInsertRowid();
+  tx.commit();
+  return id;
 }
 
 std::optional<Task> Queue::claim(const std::string& worker_id, common::TimePoint now,
@@ -103,8 +103,7 @@ std::optional<Task> Queue::claim(const std::string& worker_id, common::TimePoint
     peek->bind(1, now_ms);
     if (!peek->executeStep()) return std::nullopt;
   }
-  const std::lock_guard gate(db::write_gate());
-  SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+  db::WriteTransaction tx(db_);
   std::optional<Task> task = claim_in_transaction(worker_id, now_ms, lease);
   if (task) tx.commit();
   return task;
@@ -153,12 +152,17 @@ std::optional<Task> Queue::claim_in_transaction(const std::string& worker_id, in
 }
 
 bool Queue::renew_lease(const Task& task, common::TimePoint now, std::chrono::seconds lease) {
-  const std::lock_guard gate(db::write_gate());
-  const db::CachedStatement upd = cache_.get(kRenew);
-  upd->bind(1, common::to_unix_ms(now) + std::chrono::milliseconds(lease).count());
-  upd->bind(2, task.id);
-  upd->bind(3, task.lease_token);
-  return upd->exec() == 1;
+  db::WriteTransaction tx(db_);
+  bool renewed = false;
+  {
+    const db::CachedStatement upd = cache_.get(kRenew);
+    upd->bind(1, common::to_unix_ms(now) + std::chrono::milliseconds(lease).count());
+    upd->bind(2, task.id);
+    upd->bind(3, task.lease_token);
+    renewed = upd->exec() == 1;
+  }
+  tx.commit();
+  return renewed;
 }
 
 bool Queue::complete_in_transaction(const Task& task, const std::string& user_text,
@@ -189,8 +193,7 @@ bool Queue::complete_in_transaction(const Task& task, const std::string& user_te
 
 bool Queue::complete(const Task& task, const std::string& user_text, const std::string& reply,
                      const std::vector<events::Event>& list) {
-  const std::lock_guard gate(db::write_gate());
-  SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+  db::WriteTransaction tx(db_);
   if (!complete_in_transaction(task, user_text, reply, list)) return false;
   tx.commit();
   return true;
@@ -203,8 +206,7 @@ Queue::CompleteAndClaim Queue::complete_and_claim(const Task& task, const std::s
                                                   common::TimePoint now,
                                                   std::chrono::seconds lease) {
   CompleteAndClaim out;
-  const std::lock_guard gate(db::write_gate());
-  SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+  db::WriteTransaction tx(db_);
   if (!complete_in_transaction(task, user_text, reply, list)) return out;
   out.completed = true;
   out.next = claim_in_transaction(worker_id, common::to_unix_ms(now), lease);
@@ -248,8 +250,7 @@ bool Queue::release(const Task& task, const std::vector<events::Event>& list) {
 }
 
 bool Queue::requeue(int64_t task_id) {
-  const std::lock_guard gate(db::write_gate());
-  SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+  db::WriteTransaction tx(db_);
   events::Event e;
   {
     const db::CachedStatement upd = cache_.get(kRequeue);

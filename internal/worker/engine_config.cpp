@@ -15,7 +15,7 @@ const char* variable_for(const std::string& field, const config::Config& config)
   return "MAX_CONTEXT_TOKENS";
 }
 
-EngineConfig engine_config(const config::Config& config, const context::TokenCounter& counter) {
+EngineConfig engine_config(const config::Config& config, const tokens::TokenCounter& counter) {
   EngineConfig out;
   try {
     out.budget = context::resolve_prompt_budget({config.openai_model, config.max_context_tokens,

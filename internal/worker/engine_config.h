@@ -18,7 +18,7 @@ struct EngineConfig {
 
 // Throws config::ConfigError naming the variable: thresholds out of order, a reserve that
 // leaves no window, a budget too small for the system prompt and a minimal user message.
-EngineConfig engine_config(const config::Config& config, const context::TokenCounter& counter);
+EngineConfig engine_config(const config::Config& config, const tokens::TokenCounter& counter);
 
 // The environment variable behind a context::PolicyError field.
 const char* variable_for(const std::string& policy_field, const config::Config& config);

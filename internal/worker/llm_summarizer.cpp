@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "internal/context/token_counter.h"
+#include "internal/tokens/token_counter.h"
 #include "internal/openai/client.h"
 #include "internal/openai/errors.h"
 
@@ -27,7 +27,7 @@ std::string transcript(const std::string& previous, const std::vector<common::Me
 
 }  // namespace
 
-LlmSummarizer::LlmSummarizer(openai::Client& client, const context::TokenCounter& counter,
+LlmSummarizer::LlmSummarizer(openai::Client& client, const tokens::TokenCounter& counter,
                              SummarizerOptions options)
     : client_(client), counter_(counter), options_(std::move(options)) {}
 

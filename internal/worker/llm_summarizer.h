@@ -14,7 +14,7 @@
 namespace autonous::openai {
 class Client;
 }
-namespace autonous::context {
+namespace autonous::tokens {
 class TokenCounter;
 }
 
@@ -40,7 +40,7 @@ struct SummarizerOptions {
 class LlmSummarizer final : public context::Summarizer {
  public:
   // All references must outlive the summarizer.
-  LlmSummarizer(openai::Client& client, const context::TokenCounter& counter,
+  LlmSummarizer(openai::Client& client, const tokens::TokenCounter& counter,
                 SummarizerOptions options);
 
   // Polled during the call (lease renewal, shutdown); set per task.
@@ -52,7 +52,7 @@ class LlmSummarizer final : public context::Summarizer {
 
  private:
   openai::Client& client_;
-  const context::TokenCounter& counter_;
+  const tokens::TokenCounter& counter_;
   SummarizerOptions options_;
   std::function<bool()> keep_going_;
 };

@@ -14,11 +14,12 @@
 #include "internal/common/clock.h"
 #include "internal/common/utf8.h"
 #include "internal/context/assembler.h"
-#include "internal/context/calibration.h"
+#include "internal/store/calibration_store.h"
+#include "internal/tokens/scaled_counter.h"
 #include "internal/context/context_builder.h"
 #include "internal/context/level_compressor.h"
-#include "internal/context/sqlite_provider.h"
-#include "internal/context/sqlite_summary_store.h"
+#include "internal/store/sqlite_provider.h"
+#include "internal/store/sqlite_summary_store.h"
 #include "internal/db/database.h"
 #include "internal/events/event_types.h"
 #include "internal/openai/client.h"
@@ -139,7 +140,7 @@ class Slot {
                               {{"attempt", task.attempts}, {"reclaimed", task.reclaimed}}));
     const auto call_started = std::chrono::steady_clock::now();
     try {
-      if (calibrate_) counter_.set_scale(context::calibration_scale(*db_, client_.model()));
+      if (calibrate_) counter_.set_scale(store::calibration_scale(*db_, client_.model()));
       summarizer_.set_keep_going(keep_going_for(task));
       context::BuiltContext built = builder_.build(task.chat_id, task.text);
       record_context(task, built, false, turn);
@@ -188,7 +189,7 @@ class Slot {
                                                   static_cast<double>(built.estimated_tokens);
       if (calibrate_ && result.usage) {
         const double scale =
-            context::raise_calibration(*db_, client_.model(), counter_.scale(),
+            store::raise_calibration(*db_, client_.model(), counter_.scale(),
                                        built.estimated_tokens, result.usage->prompt_tokens);
         response["calibration_scale"] = scale;
       }
@@ -397,14 +398,14 @@ class Slot {
   const std::string& worker_id_;
   std::unique_ptr<SQLite::Database> db_;
   queue::Queue queue_;
-  context::SQLiteProvider provider_;
+  store::SQLiteProvider provider_;
   // The configured counter, scaled by the model's calibration when TOKEN_CALIBRATION=on and the
   // counter is the estimator (scale 1 otherwise).
-  context::ScaledCounter counter_;
+  tokens::ScaledCounter counter_;
   bool calibrate_;
   context::LevelCompressor compressor_;
   context::StandardAssembler assembler_;
-  context::SQLiteSummaryStore summaries_;
+  store::SQLiteSummaryStore summaries_;
   context::ContextBuilder builder_;
   std::unique_ptr<openai::HttpTransport> transport_;
   openai::Client client_;

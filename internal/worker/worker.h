@@ -19,7 +19,7 @@
 namespace autonous::common {
 class Clock;
 }
-namespace autonous::context {
+namespace autonous::tokens {
 class TokenCounter;
 }
 namespace autonous::openai {
@@ -39,7 +39,7 @@ struct WorkerStats {
 struct WorkerDeps {
   // Makes one transport per slot (CurlTransport in production).
   std::function<std::unique_ptr<openai::HttpTransport>()> make_transport;
-  const context::TokenCounter* counter = nullptr;  // must outlive run()
+  const tokens::TokenCounter* counter = nullptr;  // must outlive run()
   const common::Clock* clock = nullptr;            // must outlive run()
 };
 

@@ -9,7 +9,7 @@
 #include "internal/context/assembler.h"
 #include "internal/context/provider.h"
 #include "internal/context/level_compressor.h"
-#include "internal/context/token_counter.h"
+#include "internal/tokens/token_counter.h"
 #include "tests/context/vector_provider.h"
 
 namespace autonous::context {
@@ -33,7 +33,7 @@ class ContextBuilderTest : public ::testing::Test {
     return ContextBuilder(std::move(s), provider_, compressor_, assembler_, counter_);
   }
   VectorProvider provider_;
-  CharsOver4Counter counter_;
+  tokens::CharsOver4Counter counter_;
   LevelCompressor compressor_{counter_};
   StandardAssembler assembler_;
 };

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "internal/common/utf8.h"
-#include "internal/context/token_counter.h"
+#include "internal/tokens/token_counter.h"
 #include "internal/context/truncate.h"
 
 namespace autonous::context {
@@ -32,7 +32,7 @@ std::vector<Message> conversation(int n, size_t chars_each) {
 
 class LevelCompressorTest : public ::testing::Test {
  protected:
-  CharsOver4Counter counter_;
+  tokens::CharsOver4Counter counter_;
   LevelCompressor compressor_{counter_};
 };
 

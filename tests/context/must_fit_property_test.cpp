@@ -11,12 +11,12 @@
 
 #include "internal/common/utf8.h"
 #include "internal/context/assembler.h"
-#include "internal/context/bpe_counter.h"
+#include "internal/tokens/bpe_counter.h"
 #include "internal/context/context_builder.h"
-#include "internal/context/estimator.h"
+#include "internal/tokens/estimator.h"
 #include "internal/context/level_compressor.h"
 #include "internal/context/summary.h"
-#include "internal/context/token_counter.h"
+#include "internal/tokens/token_counter.h"
 #include "tests/context/vector_provider.h"
 #include "tests/support/token_data.h"
 
@@ -103,7 +103,7 @@ struct Outcome {
 };
 
 // Builds `rounds` random conversations with `counter` and checks every property on each.
-void check_must_fit(const TokenCounter& counter, uint32_t seed, int rounds, bool allow_huge,
+void check_must_fit(const tokens::TokenCounter& counter, uint32_t seed, int rounds, bool allow_huge,
                     Outcome& outcome) {
   Generator g(seed);
   VectorProvider provider;
@@ -185,7 +185,7 @@ void expect_every_level(const Outcome& o) {
 }
 
 TEST(MustFitProperty, CharsOver4WithFraming) {
-  const CharsOver4Counter counter(kFramingPerMessage, kFramingPerRequest);
+  const tokens::CharsOver4Counter counter(tokens::kFramingPerMessage, tokens::kFramingPerRequest);
   Outcome o;
   check_must_fit(counter, 20261122, 3000, true, o);
   EXPECT_EQ(o.cases, 3000);
@@ -193,7 +193,7 @@ TEST(MustFitProperty, CharsOver4WithFraming) {
 }
 
 TEST(MustFitProperty, ScriptAwareEstimator) {
-  const EstimateCounter counter;
+  const tokens::EstimateCounter counter;
   Outcome o;
   check_must_fit(counter, 7, 1500, true, o);
   EXPECT_EQ(o.cases, 1500);
@@ -201,9 +201,9 @@ TEST(MustFitProperty, ScriptAwareEstimator) {
 }
 
 TEST(MustFitProperty, ExactO200k) {
-  std::unique_ptr<BpeCounter> counter;
+  std::unique_ptr<tokens::BpeCounter> counter;
   try {
-    counter = load_bpe_counter("o200k_base", testing::tokenizer_data_dir());
+    counter = tokens::load_bpe_counter("o200k_base", testing::tokenizer_data_dir());
   } catch (const std::exception& e) {
     GTEST_SKIP() << "o200k_base rank file not installed (scripts/bootstrap fetches it): "
                  << e.what();
@@ -254,7 +254,7 @@ class MemorySummaries final : public SummaryStore {
 };
 
 TEST(MustFitProperty, SummarizeWithRandomSummariesAndFailures) {
-  const CharsOver4Counter counter(kFramingPerMessage, kFramingPerRequest);
+  const tokens::CharsOver4Counter counter(tokens::kFramingPerMessage, tokens::kFramingPerRequest);
   Generator g(314);
   VectorProvider provider;
   MemorySummaries store(provider);
@@ -297,7 +297,7 @@ TEST(MustFitProperty, SummarizeWithRandomSummariesAndFailures) {
 }
 
 TEST(MustFitProperty, ABudgetTooSmallForTheSystemPromptIsRefusedNotBuilt) {
-  const CharsOver4Counter counter(kFramingPerMessage, kFramingPerRequest);
+  const tokens::CharsOver4Counter counter(tokens::kFramingPerMessage, tokens::kFramingPerRequest);
   Generator g(5);
   for (int round = 0; round < 200; ++round) {
     ContextSettings s;

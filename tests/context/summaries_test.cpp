@@ -12,7 +12,7 @@
 #include "internal/context/context_builder.h"
 #include "internal/context/level_compressor.h"
 #include "internal/context/summary.h"
-#include "internal/context/token_counter.h"
+#include "internal/tokens/token_counter.h"
 #include "tests/context/vector_provider.h"
 
 namespace autonous::context {
@@ -92,7 +92,7 @@ class SummariesTest : public ::testing::Test {
   VectorProvider provider_;
   MemoryStore store_{provider_};
   ScriptedSummarizer summarizer_;
-  CharsOver4Counter counter_;
+  tokens::CharsOver4Counter counter_;
   LevelCompressor compressor_{counter_};
   StandardAssembler assembler_;
   bool dry_run_ = false;

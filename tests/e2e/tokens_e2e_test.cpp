@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "internal/context/bpe_counter.h"
+#include "internal/tokens/bpe_counter.h"
 #include "tests/e2e/e2e_support.h"
 #include "tests/support/token_data.h"
 
@@ -27,7 +27,7 @@ TEST_F(TokensE2eTest, TokensCommandCountsFilesAndStdin) {
   auto r = autonous(dir_, {"tokens", "--encoding", "o200k_base", file}, {{"DB_PATH", db_}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  const auto o200k = context::load_bpe_counter("o200k_base", tokenizer_data_dir());
+  const auto o200k = tokens::load_bpe_counter("o200k_base", tokenizer_data_dir());
   EXPECT_EQ(j["encoding"], "o200k_base");
   EXPECT_EQ(j["tokens"], o200k->count_text("你好，世界！Hello world\n"));
   EXPECT_EQ(j["bytes"], 30);
@@ -68,7 +68,7 @@ TEST_F(TokensE2eTest, ChineseChatPromptFitsTheBudgetByTheExactO200kCount) {
       ins.reset();
     }
   }
-  const auto o200k = context::load_bpe_counter("o200k_base", tokenizer_data_dir());
+  const auto o200k = tokens::load_bpe_counter("o200k_base", tokenizer_data_dir());
   auto exact_prompt_tokens = [&](const nlohmann::json& out) {
     std::vector<common::Message> messages;
     for (const auto& m : out["messages"])

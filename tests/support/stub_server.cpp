@@ -7,7 +7,6 @@
 
 namespace autonous::testing {
 
-std::string autonous_bin() { return AUTONOUS_BIN; }
 std::string stub_bin() { return AUTONOUS_STUB_BIN; }
 
 StubServer::StubServer(const std::string& dir, int latency_ms,

@@ -29,8 +29,12 @@ class StubServer {
   std::unique_ptr<Process> process_;
 };
 
-// Paths of the binaries under test, set by CMake.
-std::string autonous_bin();
+// The stub binary's path, set by CMake (only targets that link the stub support depend on it).
 std::string stub_bin();
+
+#ifdef AUTONOUS_BIN
+// The autonous binary's path: e2e tests and end-to-end benchmarks only (CMake defines it there).
+inline std::string autonous_bin() { return AUTONOUS_BIN; }
+#endif
 
 }  // namespace autonous::testing

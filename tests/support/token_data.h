@@ -7,13 +7,13 @@
 #include <sstream>
 #include <string>
 
-#include "internal/context/bpe_counter.h"
+#include "internal/tokens/bpe_counter.h"
 
 namespace autonous::testing {
 
 inline std::string tokenizer_data_dir() {
   const char* dir = std::getenv("TOKENIZER_DATA_DIR");  // NOLINT(concurrency-mt-unsafe)
-  return dir != nullptr ? dir : context::kDefaultTokenizerDataDir;
+  return dir != nullptr ? dir : tokens::kDefaultTokenizerDataDir;
 }
 
 inline std::string read_bytes(const std::string& path) {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "internal/common/clock.h"
-#include "internal/context/token_counter.h"
+#include "internal/tokens/token_counter.h"
 #include "internal/queue/queue.h"
 #include "tests/support/scripted_transport.h"
 #include "tests/support/test_db.h"
@@ -70,7 +70,7 @@ class WorkerTest : public ::testing::Test {
   testing::TestDb t_;
   queue::Queue q_{t_.db()};
   SharedScript shared_;
-  context::CharsOver4Counter counter_;
+  tokens::CharsOver4Counter counter_;
   common::SystemClock clock_;
 };
 

@@ -1,0 +1,157 @@
+#include "internal/events/event_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <nlohmann/json.hpp>
+
+#include "internal/events/event_types.h"
+
+namespace autonous::events {
+namespace {
+
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const auto i = static_cast<size_t>(std::lround(p * static_cast<double>(sorted.size() - 1)));
+  return sorted[std::min(i, sorted.size() - 1)];
+}
+
+}  // namespace
+
+std::vector<EstimateStats> estimate_stats(SQLite::Database& db, const StatsFilter& filter) {
+  // Each response pairs with the request of the same turn (same parent agent.started event).
+  std::string sql =
+      "SELECT json_extract(q.payload, '$.model'), "
+      "       coalesce(json_extract(q.payload, '$.token_counter'), 'unknown'), "
+      "       json_extract(r.payload, '$.estimated_tokens'), "
+      "       json_extract(r.payload, '$.usage.prompt_tokens') "
+      "FROM events r JOIN events q ON q.parent_id = r.parent_id AND q.type = :request "
+      "WHERE r.type = :response AND json_extract(r.payload, '$.usage.prompt_tokens') > 0 "
+      "  AND json_extract(r.payload, '$.estimated_tokens') > 0";
+  if (filter.chat_id) sql += " AND r.chat_id = :chat";
+  if (filter.since) sql += " AND r.created_at >= :since";
+  SQLite::Statement q(db, sql);
+  q.bind(":request", std::string(kLlmRequest));
+  q.bind(":response", std::string(kLlmResponse));
+  if (filter.chat_id) q.bind(":chat", *filter.chat_id);
+  if (filter.since) q.bind(":since", *filter.since);
+  std::map<std::pair<std::string, std::string>, std::vector<double>> ratios;
+  while (q.executeStep()) {
+    const double estimated = q.getColumn(2).getDouble();
+    const double actual = q.getColumn(3).getDouble();
+    ratios[{q.getColumn(0).getString(), q.getColumn(1).getString()}].push_back(actual / estimated);
+  }
+  std::vector<EstimateStats> out;
+  for (auto& [key, r] : ratios) {
+    std::sort(r.begin(), r.end());
+    EstimateStats s;
+    s.model = key.first;
+    s.token_counter = key.second;
+    s.calls = static_cast<int64_t>(r.size());
+    double sum = 0;
+    int64_t under = 0;
+    for (const double x : r) {
+      sum += x;
+      under += x > 1.0 ? 1 : 0;
+    }
+    s.mean_ratio = sum / static_cast<double>(r.size());
+    s.p50_ratio = percentile(r, 0.50);
+    s.p90_ratio = percentile(r, 0.90);
+    s.p99_ratio = percentile(r, 0.99);
+    s.min_ratio = r.front();
+    s.max_ratio = r.back();
+    s.share_under = static_cast<double>(under) / static_cast<double>(r.size());
+    out.push_back(s);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.calls > b.calls; });
+  return out;
+}
+
+CompressionStats compression_stats(SQLite::Database& db, const StatsFilter& filter) {
+  std::string where;
+  if (filter.chat_id) where += " AND chat_id = :chat";
+  if (filter.since) where += " AND created_at >= :since";
+  SQLite::Statement q(db,
+                      "SELECT coalesce(json_extract(payload, '$.level'), 'unknown'), "
+                      "       json_extract(payload, '$.tokens_before'), "
+                      "       json_extract(payload, '$.tokens_after'), "
+                      "       coalesce(json_extract(payload, '$.after_overflow'), 0) "
+                      "FROM events WHERE type = :compressed" +
+                          where);
+  q.bind(":compressed", std::string(kContextCompressed));
+  if (filter.chat_id) q.bind(":chat", *filter.chat_id);
+  if (filter.since) q.bind(":since", *filter.since);
+  CompressionStats s;
+  for (const char* level : {"none", "normal", "aggressive", "emergency"}) s.by_level[level] = 0;
+  double ratio_sum = 0;
+  while (q.executeStep()) {
+    ++s.turns;
+    const std::string level = q.getColumn(0).getString();
+    ++s.by_level[level];
+    if (q.getColumn(3).getInt() != 0) ++s.overflow_rebuilds;
+    if (level == "none" || level == "unknown") continue;
+    ++s.compressed_turns;
+    const int64_t before = q.getColumn(1).getInt64();
+    const int64_t after = q.getColumn(2).getInt64();
+    if (before > 0) ratio_sum += static_cast<double>(after) / static_cast<double>(before);
+    s.tokens_saved += std::max<int64_t>(0, before - after);
+  }
+  if (s.compressed_turns > 0) s.mean_ratio = ratio_sum / static_cast<double>(s.compressed_turns);
+  SQLite::Statement w(db,
+                      "SELECT coalesce(sum(type = :warning), 0), "
+                      "coalesce(sum(type = :summarized), 0), "
+                      "coalesce(sum(type = :failed), 0) FROM events "
+                      "WHERE type IN (:warning, :summarized, :failed)" +
+                          where);
+  w.bind(":warning", std::string(kContextWarning));
+  w.bind(":summarized", std::string(kContextSummarized));
+  w.bind(":failed", std::string(kContextSummaryFailed));
+  if (filter.chat_id) w.bind(":chat", *filter.chat_id);
+  if (filter.since) w.bind(":since", *filter.since);
+  if (w.executeStep()) {
+    s.warnings = w.getColumn(0).getInt64();
+    s.summaries = w.getColumn(1).getInt64();
+    s.summary_failures = w.getColumn(2).getInt64();
+  }
+  return s;
+}
+
+std::string context_stats_json(const CompressionStats& c, const std::vector<EstimateStats>& stats) {
+  nlohmann::ordered_json j;
+  j["turns"] = c.turns;
+  nlohmann::ordered_json levels = nlohmann::ordered_json::object();
+  for (const char* level : {"none", "normal", "aggressive", "emergency"})
+    levels[level] = c.by_level.at(level);
+  if (const auto it = c.by_level.find("unknown"); it != c.by_level.end())
+    levels["unknown"] = it->second;
+  j["compressions"] = std::move(levels);
+  j["emergency"] = c.by_level.at("emergency");
+  j["compressed_turns"] = c.compressed_turns;
+  j["average_compression_ratio"] = c.mean_ratio;
+  j["tokens_saved"] = c.tokens_saved;
+  j["overflow_rebuilds"] = c.overflow_rebuilds;
+  j["warnings"] = c.warnings;
+  j["summaries"] = c.summaries;
+  j["summary_failures"] = c.summary_failures;
+  nlohmann::ordered_json models = nlohmann::ordered_json::array();
+  for (const auto& s : stats) {
+    models.push_back({{"model", s.model},
+                      {"token_counter", s.token_counter},
+                      {"calls", s.calls},
+                      {"actual_over_estimate",
+                       {{"mean", s.mean_ratio},
+                        {"p50", s.p50_ratio},
+                        {"p90", s.p90_ratio},
+                        {"p99", s.p99_ratio},
+                        {"min", s.min_ratio},
+                        {"max", s.max_ratio}}},
+                      {"share_underestimated", s.share_under}});
+  }
+  j["models"] = std::move(models);
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace autonous::events

@@ -1,0 +1,59 @@
+#pragma once
+// Event stats: `autonous context stats`, read from events (read-only): what the engine did on each turn
+// (context.compressed: turns, compressions by level, compression ratio, tokens saved) and how
+// far token estimates were from what the API counted (llm.request / llm.response), per model
+// and token counter.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace SQLite {
+class Database;
+}
+
+namespace autonous::events {
+
+struct EstimateStats {
+  std::string model;          // as requested (llm.request)
+  std::string token_counter;  // the counter that made the estimate
+  int64_t calls = 0;          // responses that carried usage.prompt_tokens
+  // Distribution of prompt_tokens / estimated_tokens: above 1 means the estimate was low.
+  double mean_ratio = 0;
+  double p50_ratio = 0;
+  double p90_ratio = 0;
+  double p99_ratio = 0;
+  double max_ratio = 0;
+  double min_ratio = 0;
+  double share_under = 0;  // fraction of calls where the API counted more than estimated
+};
+
+struct StatsFilter {
+  std::optional<std::string> chat_id;
+  std::optional<std::string> since;  // ISO-8601 UTC lower bound on created_at, e.g. 2026-11-01
+};
+
+struct CompressionStats {
+  int64_t turns = 0;                       // context.compressed events
+  std::map<std::string, int64_t> by_level;  // none, normal, aggressive, emergency (unknown: older)
+  int64_t compressed_turns = 0;            // level above none
+  double mean_ratio = 0;      // tokens_after / tokens_before, averaged over compressed turns
+  int64_t tokens_saved = 0;   // sum of tokens_before − tokens_after
+  int64_t overflow_rebuilds = 0;  // rebuilt after a provider's "context length exceeded"
+  int64_t warnings = 0;           // context.warning events
+  int64_t summaries = 0;          // context.summarized events (summarize compactions)
+  int64_t summary_failures = 0;   // context.summary_failed events
+};
+
+// One row per (model, token_counter), most calls first.
+std::vector<EstimateStats> estimate_stats(SQLite::Database& db, const StatsFilter& filter);
+
+CompressionStats compression_stats(SQLite::Database& db, const StatsFilter& filter);
+
+// Both as one JSON object (for the CLI): turns, compressions, emergency, ..., "models": [...].
+std::string context_stats_json(const CompressionStats& compression,
+                               const std::vector<EstimateStats>& estimates);
+
+}  // namespace autonous::events

@@ -1,0 +1,57 @@
+#include "internal/store/chat_settings_store.h"
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+
+#include "internal/db/statement_cache.h"
+
+namespace autonous::store {
+
+context::ChatState load_chat_state(db::StatementCache& cache, const std::string& chat_id) {
+  auto q = cache.get("SELECT settings, cleared_through FROM chat_settings WHERE chat_id = ?");
+  q->bind(1, chat_id);
+  context::ChatState out;
+  if (q->executeStep()) {
+    out.settings_json = q->getColumn(0).getString();
+    out.cleared_through = q->getColumn(1).getInt64();
+  }
+  return out;
+}
+
+void save_overrides(SQLite::Database& db, const std::string& chat_id,
+                    const std::string& settings_json) {
+  SQLite::Statement q(db,
+                      "INSERT INTO chat_settings(chat_id, settings) VALUES (?, ?) "
+                      "ON CONFLICT(chat_id) DO UPDATE SET settings = excluded.settings, "
+                      "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
+  q.bind(1, chat_id);
+  q.bind(2, settings_json);
+  q.exec();
+}
+
+bool reset_overrides(SQLite::Database& db, const std::string& chat_id) {
+  SQLite::Statement q(db,
+                      "UPDATE chat_settings SET settings = '{}', "
+                      "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+                      "WHERE chat_id = ? AND settings <> '{}'");
+  q.bind(1, chat_id);
+  return q.exec() > 0;
+}
+
+int64_t clear_context(SQLite::Database& db, const std::string& chat_id) {
+  // One statement: the newest id is read and stored atomically.
+  SQLite::Statement q(
+      db,
+      "INSERT INTO chat_settings(chat_id, cleared_through, cleared_at) "
+      "VALUES (?1, coalesce((SELECT max(id) FROM history WHERE chat_id = ?1), 0), "
+      "        strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) "
+      "ON CONFLICT(chat_id) DO UPDATE SET cleared_through = excluded.cleared_through, "
+      "cleared_at = excluded.cleared_at, updated_at = excluded.cleared_at "
+      "RETURNING cleared_through");
+  q.bind(1, chat_id);
+  q.executeStep();
+  return q.getColumn(0).getInt64();
+}
+
+}  // namespace autonous::store

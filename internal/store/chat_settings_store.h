@@ -1,0 +1,36 @@
+#pragma once
+// The chat_settings table: a chat's own context settings and its clear point. Writers validate
+// before they call save_overrides(); readers validate again (a row may be written by hand).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "internal/context/provider.h"
+
+namespace SQLite {
+class Database;
+}
+namespace autonous::db {
+class StatementCache;
+}
+
+namespace autonous::store {
+
+// The stored state of `chat_id`; defaults when it has no row. Every turn reads it: through the
+// connection's statement cache.
+context::ChatState load_chat_state(db::StatementCache& cache, const std::string& chat_id);
+
+// Replaces the chat's overrides with `settings_json` (a JSON object), keeping its clear point.
+void save_overrides(SQLite::Database& db, const std::string& chat_id,
+                    const std::string& settings_json);
+
+// Back to the environment's defaults (the clear point stays). Returns false when the chat had
+// no overrides.
+bool reset_overrides(SQLite::Database& db, const std::string& chat_id);
+
+// Starts the chat's context fresh after its newest stored history row; the rows stay for
+// audit. Returns the new clear point (0 when the chat has no history).
+int64_t clear_context(SQLite::Database& db, const std::string& chat_id);
+
+}  // namespace autonous::store

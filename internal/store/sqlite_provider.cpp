@@ -1,0 +1,53 @@
+#include "internal/store/sqlite_provider.h"
+
+#include <algorithm>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include "internal/store/chat_settings_store.h"
+#include "internal/db/statement_cache.h"
+
+namespace autonous::store {
+
+SQLiteProvider::SQLiteProvider(SQLite::Database& db)
+    : cache_(std::make_unique<db::StatementCache>(db)) {}
+
+SQLiteProvider::~SQLiteProvider() = default;
+
+std::vector<common::Message> SQLiteProvider::get_history(const std::string& chat_id, int limit,
+                                                         int64_t after_id) {
+  if (limit <= 0) return {};
+  // Newest first through the (chat_id, id) index, then reversed: a seek plus `limit` steps.
+  auto q = cache_->get(
+      "SELECT id, role, text FROM history INDEXED BY history_by_chat "
+      "WHERE chat_id = ? AND id > ? ORDER BY id DESC LIMIT ?");
+  q->bind(1, chat_id);
+  q->bind(2, after_id);
+  q->bind(3, limit);
+  std::vector<common::Message> out = read_messages(*q);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::vector<common::Message> read_messages(SQLite::Statement& q) {
+  std::vector<common::Message> out;
+  while (q.executeStep()) {
+    common::Message m;
+    m.history_id = q.getColumn(0).getInt64();
+    m.role = common::parse_role(q.getColumn(1).getString()).value_or(common::Role::kUser);
+    const SQLite::Column text = q.getColumn(2);
+    // sqlite3_column_blob before sqlite3_column_bytes, as SQLite's documentation asks.
+    const auto* bytes = static_cast<const char*>(text.getBlob());
+    const auto size = static_cast<size_t>(text.getBytes());
+    if (bytes != nullptr) m.content.assign(bytes, size);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+context::ChatState SQLiteProvider::chat_state(const std::string& chat_id) {
+  return load_chat_state(*cache_, chat_id);
+}
+
+}  // namespace autonous::store

@@ -1,0 +1,37 @@
+#pragma once
+// SQLiteProvider: reads history rows through the (chat_id, id) index, so the cost depends on
+// `limit`, not on the table's or the chat's size. Text comes back as stored (it may hold invalid
+// UTF-8; the compressor repairs it). Not thread-safe: one per connection.
+
+#include <memory>
+
+#include "internal/context/provider.h"
+
+namespace SQLite {
+class Database;
+class Statement;
+}
+namespace autonous::db {
+class StatementCache;
+}
+
+namespace autonous::store {
+
+class SQLiteProvider final : public context::Provider {
+ public:
+  // `db` must outlive the provider.
+  explicit SQLiteProvider(SQLite::Database& db);
+  ~SQLiteProvider() override;
+  std::vector<common::Message> get_history(const std::string& chat_id, int limit,
+                                           int64_t after_id) override;
+  context::ChatState chat_state(const std::string& chat_id) override;
+
+ private:
+  std::unique_ptr<db::StatementCache> cache_;  // both reads run on every turn
+};
+
+// Steps `q`, whose columns are history's (id, role, text), into messages in row order. Text
+// comes back byte for byte (a BLOB or text with NULs survives).
+std::vector<common::Message> read_messages(SQLite::Statement& q);
+
+}  // namespace autonous::store

@@ -1,0 +1,34 @@
+#pragma once
+// SQLiteSummaryStore: the context_summaries table (migration 0004), with its statements
+// prepared once. Not thread-safe: one per connection.
+
+#include <memory>
+
+#include "internal/context/summary.h"
+
+namespace SQLite {
+class Database;
+}
+namespace autonous::db {
+class StatementCache;
+}
+
+namespace autonous::store {
+
+class SQLiteSummaryStore final : public context::SummaryStore {
+ public:
+  // `db` must outlive the store.
+  explicit SQLiteSummaryStore(SQLite::Database& db);
+  ~SQLiteSummaryStore() override;
+  std::optional<context::Summary> latest(const std::string& chat_id, int64_t chain_start) override;
+  std::vector<common::Message> between(const std::string& chat_id, int64_t after_id,
+                                       int64_t before_id) override;
+  int64_t save(const std::string& chat_id, const context::Summary& summary, const std::string& usage_json,
+               int64_t messages_covered) override;
+
+ private:
+  SQLite::Database& db_;
+  std::unique_ptr<db::StatementCache> cache_;  // latest() runs on every summarize turn
+};
+
+}  // namespace autonous::store

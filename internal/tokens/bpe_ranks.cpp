@@ -1,0 +1,263 @@
+#include "internal/tokens/bpe_ranks.h"
+
+#include <algorithm>
+#include <fstream>
+#include <queue>
+#include <sstream>
+#include <stdexcept>
+
+namespace autonous::tokens {
+namespace {
+
+// Pieces at least this long are merged with the heap; below it the scan is faster (tiktoken's
+// own rule of thumb is 100 bytes).
+constexpr size_t kHeapThreshold = 128;
+
+int base64_value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+bool base64_decode(std::string_view in, std::string& out) {
+  out.clear();
+  uint32_t acc = 0;
+  int bits = 0;
+  for (const char c : in) {
+    if (c == '=') break;
+    const int v = base64_value(c);
+    if (v < 0) return false;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xFFu));
+    }
+  }
+  return !out.empty();
+}
+
+}  // namespace
+
+uint64_t BpeRanks::hash(std::string_view bytes) noexcept {
+  // FNV-1a, then a final mix so that the low bits (the slot index) depend on every byte.
+  uint64_t h = 1469598103934665603ULL;
+  for (const char c : bytes) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 32;
+  return h;
+}
+
+void BpeRanks::insert(std::string_view bytes, uint32_t rank) {
+  size_t i = hash(bytes) & mask_;
+  while (slots_[i].length != 0) {
+    if (std::string_view(arena_).substr(slots_[i].offset, slots_[i].length) == bytes) {
+      slots_[i].rank = rank;
+      return;
+    }
+    i = (i + 1) & mask_;
+  }
+  slots_[i] = Slot{static_cast<uint32_t>(arena_.size()), static_cast<uint32_t>(bytes.size()), rank};
+  arena_.append(bytes);
+  ++count_;
+}
+
+uint32_t BpeRanks::rank(std::string_view bytes) const noexcept {
+  if (bytes.empty() || slots_.empty()) return kNoRank;
+  size_t i = hash(bytes) & mask_;
+  const std::string_view arena(arena_);
+  while (slots_[i].length != 0) {
+    const Slot& s = slots_[i];
+    if (s.length == bytes.size() && arena.substr(s.offset, s.length) == bytes) return s.rank;
+    i = (i + 1) & mask_;
+  }
+  return kNoRank;
+}
+
+BpeRanks BpeRanks::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read rank file " + path);
+  std::vector<std::pair<std::string, uint32_t>> entries;
+  std::string line;
+  std::string bytes;
+  size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const auto space = line.find(' ');
+    uint32_t rank = 0;
+    try {
+      if (space == std::string::npos) throw std::invalid_argument("no rank");
+      rank = static_cast<uint32_t>(std::stoul(line.substr(space + 1)));
+    } catch (const std::exception&) {
+      throw std::runtime_error(path + ":" + std::to_string(number) + ": expected 'BASE64 RANK'");
+    }
+    if (!base64_decode(std::string_view(line).substr(0, space), bytes))
+      throw std::runtime_error(path + ":" + std::to_string(number) + ": bad base64");
+    entries.emplace_back(bytes, rank);
+  }
+  if (entries.size() < 256) throw std::runtime_error(path + ": too few ranks");
+  BpeRanks r;
+  size_t capacity = 1;
+  while (capacity < entries.size() * 2) capacity <<= 1;  // load factor ≤ 0.5
+  r.slots_.assign(capacity, Slot{});
+  r.mask_ = capacity - 1;
+  for (const auto& [b, rank] : entries) r.insert(b, rank);
+  r.build_pairs();
+  return r;
+}
+
+namespace {
+
+uint64_t pair_hash(uint64_t key) noexcept {
+  key ^= key >> 31;
+  key *= 0x7fb5d329728ea185ULL;
+  key ^= key >> 27;
+  return key;
+}
+
+}  // namespace
+
+void BpeRanks::build_pairs() {
+  byte_rank_.assign(256, kNoRank);
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    byte_rank_[static_cast<size_t>(b)] = rank(std::string_view(&c, 1));
+    if (byte_rank_[static_cast<size_t>(b)] == kNoRank)
+      throw std::runtime_error("rank file lacks the single byte " + std::to_string(b));
+  }
+  // Every way of writing each token as two tokens: (left, right) -> token.
+  std::vector<std::pair<uint64_t, uint32_t>> found;
+  const std::string_view arena(arena_);
+  for (const Slot& s : slots_) {
+    if (s.length < 2) continue;
+    const std::string_view token = arena.substr(s.offset, s.length);
+    for (size_t k = 1; k < token.size(); ++k) {
+      const uint32_t left = rank(token.substr(0, k));
+      if (left == kNoRank) continue;
+      const uint32_t right = rank(token.substr(k));
+      if (right == kNoRank) continue;
+      found.emplace_back(uint64_t{left} << 32 | right, s.rank);
+    }
+  }
+  size_t capacity = 1;
+  while (capacity < found.size() * 2) capacity <<= 1;
+  pairs_.assign(capacity, PairSlot{});
+  pair_mask_ = capacity - 1;
+  for (const auto& [key, token] : found) {
+    size_t i = pair_hash(key) & pair_mask_;
+    while (pairs_[i].key != UINT64_MAX && pairs_[i].key != key) i = (i + 1) & pair_mask_;
+    pairs_[i] = PairSlot{key, token};
+  }
+}
+
+uint32_t BpeRanks::pair_rank(uint32_t left, uint32_t right) const noexcept {
+  if (left == kNoRank || right == kNoRank) return kNoRank;
+  const uint64_t key = uint64_t{left} << 32 | right;
+  size_t i = pair_hash(key) & pair_mask_;
+  while (pairs_[i].key != UINT64_MAX) {
+    if (pairs_[i].key == key) return pairs_[i].rank;
+    i = (i + 1) & pair_mask_;
+  }
+  return kNoRank;
+}
+
+int64_t BpeRanks::count_piece(std::string_view piece) const {
+  if (piece.empty()) return 0;
+  if (rank(piece) != kNoRank) return 1;
+  return piece.size() < kHeapThreshold ? count_scan(piece) : count_heap(piece);
+}
+
+// tiktoken's merge loop over the parts' tokens: tok[i] is part i's token, ranks[i] the rank of
+// joining parts i and i + 1. Join the lowest (leftmost on ties) until no pair has a rank.
+int64_t BpeRanks::count_scan(std::string_view piece) const {
+  thread_local std::vector<uint32_t> tok;
+  thread_local std::vector<uint32_t> ranks;
+  const size_t n = piece.size();
+  tok.resize(n);
+  for (size_t i = 0; i < n; ++i) tok[i] = byte_rank_[static_cast<unsigned char>(piece[i])];
+  ranks.resize(n);
+  for (size_t i = 0; i + 1 < n; ++i) ranks[i] = pair_rank(tok[i], tok[i + 1]);
+  ranks[n - 1] = kNoRank;
+  size_t parts = n;
+  for (;;) {
+    uint32_t best = kNoRank;
+    size_t at = 0;
+    for (size_t i = 0; i + 1 < parts; ++i) {
+      if (ranks[i] < best) {
+        best = ranks[i];
+        at = i;
+      }
+    }
+    if (best == kNoRank) break;
+    tok[at] = best;
+    tok.erase(tok.begin() + static_cast<ptrdiff_t>(at) + 1);
+    ranks.erase(ranks.begin() + static_cast<ptrdiff_t>(at) + 1);
+    --parts;
+    ranks[at] = at + 1 < parts ? pair_rank(tok[at], tok[at + 1]) : kNoRank;
+    if (at > 0) ranks[at - 1] = pair_rank(tok[at - 1], tok[at]);
+  }
+  tok.resize(n);
+  ranks.resize(n);
+  return static_cast<int64_t>(parts);
+}
+
+// The same merge order with a heap of candidate pairs over a linked list of parts. Entries
+// are checked when popped: a pair whose ends moved since it was pushed is stale and skipped.
+// Ties break on position, as the scan's leftmost rule does.
+int64_t BpeRanks::count_heap(std::string_view piece) const {
+  const auto n = static_cast<uint32_t>(piece.size());
+  std::vector<uint32_t> next(n);  // next part start (n = end), per part start
+  std::vector<uint32_t> prev(n);
+  std::vector<uint32_t> tok(n);  // the token of the part starting there
+  std::vector<bool> alive(n, true);
+  for (uint32_t i = 0; i < n; ++i) {
+    next[i] = i + 1;
+    prev[i] = i == 0 ? UINT32_MAX : i - 1;
+    tok[i] = byte_rank_[static_cast<unsigned char>(piece[i])];
+  }
+  struct Candidate {
+    uint32_t rank;
+    uint32_t left;
+    uint32_t end;  // end of the right part when pushed
+    bool operator>(const Candidate& o) const {
+      return rank != o.rank ? rank > o.rank : left > o.left;
+    }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
+  auto push = [&](uint32_t left) {
+    if (left == UINT32_MAX || left >= n || !alive[left]) return;
+    const uint32_t mid = next[left];
+    if (mid >= n) return;
+    const uint32_t end = next[mid];
+    const uint32_t r = pair_rank(tok[left], tok[mid]);
+    if (r != kNoRank) heap.push({r, left, end});
+  };
+  for (uint32_t i = 0; i + 1 < n; ++i) push(i);
+  int64_t parts = n;
+  while (!heap.empty()) {
+    const Candidate c = heap.top();
+    heap.pop();
+    if (!alive[c.left]) continue;
+    const uint32_t mid = next[c.left];
+    if (mid >= n || next[mid] != c.end) continue;  // stale
+    alive[mid] = false;
+    tok[c.left] = c.rank;
+    next[c.left] = c.end;
+    if (c.end < n) prev[c.end] = c.left;
+    --parts;
+    push(prev[c.left]);
+    push(c.left);
+  }
+  return parts;
+}
+
+}  // namespace autonous::tokens

@@ -1,0 +1,61 @@
+#include "internal/tokens/counter_factory.h"
+
+#include <stdexcept>
+
+#include "internal/tokens/bpe_counter.h"
+#include "internal/tokens/estimator.h"
+
+namespace autonous::tokens {
+namespace {
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+std::optional<std::string> encoding_for_model(const std::string& model) {
+  // Prefixes as OpenAI's tiktoken model table has them (fine-tunes start with "ft:").
+  std::string m = starts_with(model, "ft:") ? model.substr(3) : model;
+  for (const char* p :
+       {"gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "gpt-oss"}) {
+    if (starts_with(m, p)) return "o200k_base";
+  }
+  for (const char* p :
+       {"gpt-4", "gpt-3.5", "gpt-35", "text-embedding-3", "text-embedding-ada-002"}) {
+    if (starts_with(m, p)) return "cl100k_base";
+  }
+  return std::nullopt;
+}
+
+CounterChoice make_token_counter(const std::string& setting, const std::string& model,
+                                 const std::string& data_dir) {
+  CounterChoice out;
+  if (setting == "chars4") {
+    out.counter = std::make_unique<CharsOver4Counter>(kFramingPerMessage, kFramingPerRequest);
+    return out;
+  }
+  if (setting == "estimate") {
+    out.counter = std::make_unique<EstimateCounter>();
+    return out;
+  }
+  if (setting == "cl100k_base" || setting == "o200k_base") {
+    out.counter = load_bpe_counter(setting, data_dir);
+    return out;
+  }
+  if (setting != "auto") throw std::invalid_argument("unknown token counter '" + setting + "'");
+  const std::optional<std::string> encoding = encoding_for_model(model);
+  if (!encoding) {
+    out.warning =
+        "no exact encoding is known for model '" + model + "'; estimating tokens with chars4";
+  } else {
+    try {
+      out.counter = load_bpe_counter(*encoding, data_dir);
+      return out;
+    } catch (const std::runtime_error& e) {
+      out.warning = std::string(e.what()) + "; using the script-aware estimate";
+    }
+  }
+  out.counter = std::make_unique<EstimateCounter>();
+  return out;
+}
+
+}  // namespace autonous::tokens

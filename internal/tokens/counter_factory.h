@@ -1,0 +1,29 @@
+#pragma once
+// Chooses the TokenCounter from TOKEN_COUNTER and OPENAI_MODEL: `auto` maps the model to its
+// encoding (gpt-4o / 4.1 / 4.5 / 5 / o-series → o200k_base; gpt-4 / gpt-3.5 → cl100k_base) and
+// falls back to the script-aware estimate for other models or when rank files are missing,
+// saying so in `warning`. An explicit encoding whose rank files are missing is an error.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "internal/tokens/token_counter.h"
+
+namespace autonous::tokens {
+
+// The encoding OpenAI uses for `model`, or nullopt for models it does not know (other vendors,
+// local models).
+std::optional<std::string> encoding_for_model(const std::string& model);
+
+struct CounterChoice {
+  std::unique_ptr<TokenCounter> counter;
+  std::string warning;  // non-empty when `auto` fell back
+};
+
+// `setting` is auto, cl100k_base, o200k_base, estimate or chars4. Throws std::invalid_argument for
+// another value, std::runtime_error when an explicitly chosen encoding cannot be loaded.
+CounterChoice make_token_counter(const std::string& setting, const std::string& model,
+                                 const std::string& data_dir);
+
+}  // namespace autonous::tokens

@@ -1,0 +1,58 @@
+#pragma once
+// TokenCounter: how many tokens a text, a message and a whole request cost.
+// The seam where exact BPE counters and script-aware estimators plug in; every budget decision
+// in internal/context goes through it. Implementations are immutable and thread-safe.
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "internal/common/message.h"
+
+namespace autonous::tokens {
+
+class TokenCounter {
+ public:
+  virtual ~TokenCounter() = default;
+  // Tokens of `text` alone. REQUIRES: valid UTF-8.
+  virtual int64_t count_text(std::string_view text) const = 0;
+  // Framing tokens each message adds on the wire (role, separators).
+  virtual int64_t per_message() const noexcept { return 0; }
+  // Framing tokens each request adds once (the reply primer).
+  virtual int64_t per_request() const noexcept { return 0; }
+  // The name operators see in events and `autonous context`.
+  virtual std::string_view name() const noexcept = 0;
+
+  int64_t count_message(const common::Message& m) const {
+    return count_text(m.content) + per_message();
+  }
+  // The whole prompt: every message plus the request framing.
+  int64_t count_prompt(const std::vector<common::Message>& messages) const;
+};
+
+// The seed estimate: (code points + 3) / 4 per message, plus the framing it is given (the
+// production wiring uses OpenAI's 3 per message and 3 per request). Conservative for English,
+// known to under-count CJK, emoji and JSON (see shared/notes/tokens.md).
+class CharsOver4Counter final : public TokenCounter {
+ public:
+  constexpr CharsOver4Counter() noexcept = default;
+  constexpr CharsOver4Counter(int64_t per_message, int64_t per_request) noexcept
+      : per_message_(per_message), per_request_(per_request) {}
+  int64_t count_text(std::string_view text) const override;
+  int64_t per_message() const noexcept override { return per_message_; }
+  int64_t per_request() const noexcept override { return per_request_; }
+  std::string_view name() const noexcept override { return "chars4"; }
+
+ private:
+  int64_t per_message_ = 0;
+  int64_t per_request_ = 0;
+};
+
+// OpenAI's chat framing: tokens each message and each request add on the wire.
+inline constexpr int64_t kFramingPerMessage = 3;
+inline constexpr int64_t kFramingPerRequest = 3;
+
+// EstimateTokens from the context issue: the chars/4 estimate of one message.
+int64_t estimate_tokens(const common::Message& m);
+
+}  // namespace autonous::tokens

@@ -1,0 +1,67 @@
+#include "internal/store/chat_settings_store.h"
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <gtest/gtest.h>
+
+#include "internal/store/sqlite_provider.h"
+#include "tests/support/test_db.h"
+
+namespace autonous::store {
+namespace {
+
+class ChatSettingsStoreTest : public ::testing::Test {
+ protected:
+  void add_history(const std::string& chat, const std::string& text) {
+    SQLite::Statement q(db_.db(), "INSERT INTO history(chat_id, role, text) VALUES (?, 'user', ?)");
+    q.bind(1, chat);
+    q.bind(2, text);
+    q.exec();
+  }
+  testing::TestDb db_;
+};
+
+TEST_F(ChatSettingsStoreTest, DefaultsWithoutARow) {
+  const context::ChatState s = SQLiteProvider(db_.db()).chat_state("nobody");
+  EXPECT_EQ(s.settings_json, "{}");
+  EXPECT_EQ(s.cleared_through, 0);
+}
+
+TEST_F(ChatSettingsStoreTest, SaveResetAndSurviveReopening) {
+  save_overrides(db_.db(), "c", R"({"strategy":"sliding_window"})");
+  save_overrides(db_.db(), "c", R"({"recent_messages":3})");  // replaces
+  {
+    auto other = db_.open_connection();  // another process's view
+    EXPECT_EQ(SQLiteProvider(*other).chat_state("c").settings_json, R"({"recent_messages":3})");
+  }
+  EXPECT_TRUE(reset_overrides(db_.db(), "c"));
+  EXPECT_FALSE(reset_overrides(db_.db(), "c"));
+  EXPECT_FALSE(reset_overrides(db_.db(), "never-set"));
+  EXPECT_EQ(SQLiteProvider(db_.db()).chat_state("c").settings_json, "{}");
+}
+
+TEST_F(ChatSettingsStoreTest, TheTableRefusesNonObjects) {
+  EXPECT_THROW(save_overrides(db_.db(), "c", "[1,2]"), SQLite::Exception);
+  EXPECT_THROW(save_overrides(db_.db(), "c", "nope"), SQLite::Exception);
+}
+
+TEST_F(ChatSettingsStoreTest, ClearHidesOlderHistoryAndKeepsTheRows) {
+  add_history("c", "one");
+  add_history("other", "x");
+  add_history("c", "two");
+  save_overrides(db_.db(), "c", R"({"recent_messages":3})");
+  const int64_t through = clear_context(db_.db(), "c");
+  EXPECT_EQ(through, 3);
+  EXPECT_EQ(SQLiteProvider(db_.db()).chat_state("c").settings_json, R"({"recent_messages":3})");  // kept
+  SQLiteProvider provider(db_.db());
+  EXPECT_TRUE(provider.get_history("c", 50, provider.chat_state("c").cleared_through).empty());
+  add_history("c", "three");
+  const auto after = provider.get_history("c", 50, provider.chat_state("c").cleared_through);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].content, "three");
+  EXPECT_EQ(provider.get_history("c", 50, 0).size(), 3u);  // nothing deleted
+  EXPECT_EQ(clear_context(db_.db(), "empty-chat"), 0);
+}
+
+}  // namespace
+}  // namespace autonous::store

@@ -1,0 +1,112 @@
+#include "internal/tokens/bpe_counter.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "internal/common/utf8.h"
+#include "tests/support/token_data.h"
+
+namespace autonous::tokens {
+namespace {
+
+const std::string kCorpus = std::string(AUTONOUS_SOURCE_DIR) + "/tests/data/tokens";
+
+const BpeCounter& counter(const std::string& encoding) {
+  static const auto cl100k = load_bpe_counter("cl100k_base", testing::tokenizer_data_dir());
+  static const auto o200k = load_bpe_counter("o200k_base", testing::tokenizer_data_dir());
+  return encoding == "cl100k_base" ? *cl100k : *o200k;
+}
+
+std::vector<std::string> pieces(std::string_view text, SplitPattern p) {
+  std::vector<std::string> out;
+  pretokenize(text, p, [&](std::string_view s) { out.emplace_back(s); });
+  return out;
+}
+
+TEST(BpeCounterTest, MatchesTiktokenOnEveryCorpusAndHoldoutFileForBothEncodings) {
+  const auto expected = nlohmann::json::parse(testing::read_bytes(kCorpus + "/expected.json"));
+  ASSERT_GE(expected["files"].size(), 40u);
+  for (const auto& [file, counts] : expected["files"].items()) {
+    const std::string text = common::sanitize_utf8(testing::read_bytes(kCorpus + "/" + file));
+    for (const std::string encoding : {"cl100k_base", "o200k_base"}) {
+      EXPECT_EQ(counter(encoding).count_text(text), counts[encoding].get<int64_t>())
+          << file << " " << encoding;
+    }
+  }
+}
+
+TEST(BpeCounterTest, OneMebibyteOfOneLetterIsOneTokenPerEightLetters) {
+  // One pre-token piece of 1 MiB: tiktoken's quadratic merge takes minutes or panics here.
+  const std::string run(1 << 20, 'a');
+  EXPECT_EQ(counter("cl100k_base").count_text(run), 131072);
+  EXPECT_EQ(counter("o200k_base").count_text(run), 131072);
+}
+
+TEST(BpeCounterTest, HeapAndScanMergesAgreeOnRandomPieces) {
+  std::mt19937 rng(11);
+  const std::string alphabet = "aaaabbbcdeeeeefghiiijklmnoooprssstttuuvwxyz  ";
+  for (const std::string encoding : {"cl100k_base", "o200k_base"}) {
+    const BpeRanks& ranks = counter(encoding).ranks();
+    for (int round = 0; round < 300; ++round) {
+      std::string piece;
+      const size_t n = 2 + rng() % 400;
+      for (size_t i = 0; i < n; ++i) piece += alphabet[rng() % alphabet.size()];
+      if (round % 3 == 0) piece = "\xE4\xBD\xA0\xE5\xA5\xBD" + piece;  // multi-byte too
+      EXPECT_EQ(ranks.count_scan(piece), ranks.count_heap(piece)) << encoding << " " << piece;
+    }
+  }
+}
+
+TEST(BpeCounterTest, ChatFramingIsThreePerMessageAndThreePerRequest) {
+  const auto& c = counter("o200k_base");
+  const std::vector<common::Message> m = {{common::Role::kSystem, "Be brief.", 0},
+                                          {common::Role::kUser, "hello", 0}};
+  EXPECT_EQ(c.count_prompt(m), 3 + (c.count_text("Be brief.") + 3) + (c.count_text("hello") + 3));
+  EXPECT_EQ(c.name(), "o200k_base");
+}
+
+TEST(BpeCounterTest, MissingRankFilesAndUnknownEncodingsAreErrors) {
+  EXPECT_THROW(load_bpe_counter("cl100k_base", "/nonexistent"), std::runtime_error);
+  EXPECT_THROW(load_bpe_counter("p50k_base", testing::tokenizer_data_dir()), std::invalid_argument);
+}
+
+TEST(PretokenizerTest, SplitsLikeTheCl100kPattern) {
+  using V = std::vector<std::string>;
+  const auto p = SplitPattern::kCl100k;
+  EXPECT_EQ(pieces("Hello world", p), (V{"Hello", " world"}));
+  EXPECT_EQ(pieces("  hello", p), (V{" ", " hello"}));  // \s+(?!\S) leaves one space
+  EXPECT_EQ(pieces("don't", p), (V{"don", "'t"}));
+  EXPECT_EQ(pieces("12345", p), (V{"123", "45"}));
+  EXPECT_EQ(pieces("a\n\n  b", p), (V{"a", "\n\n", " ", " b"}));
+  EXPECT_EQ(pieces("x !!!\n\ny", p), (V{"x", " !!!\n\n", "y"}));
+  EXPECT_EQ(pieces("end  ", p), (V{"end", "  "}));
+}
+
+TEST(PretokenizerTest, SplitsLikeTheO200kPattern) {
+  using V = std::vector<std::string>;
+  const auto p = SplitPattern::kO200k;
+  EXPECT_EQ(pieces("HelloWorld", p), (V{"Hello", "World"}));  // case changes split words
+  EXPECT_EQ(pieces("don't", p), (V{"don't"}));                // contractions stay attached
+  EXPECT_EQ(pieces("ABCdef", p), (V{"ABCdef"}));
+  EXPECT_EQ(pieces("a/b//c", p), (V{"a", "/b", "//", "c"}));
+}
+
+TEST(PretokenizerTest, PiecesAlwaysConcatenateToTheInput) {
+  const std::string text =
+      common::sanitize_utf8(testing::read_bytes(kCorpus + "/corpus/mixed_chat.txt"));
+  for (const auto p : {SplitPattern::kCl100k, SplitPattern::kO200k}) {
+    std::string joined;
+    for (const auto& s : pieces(text, p)) joined += s;
+    EXPECT_EQ(joined, text);
+  }
+}
+
+}  // namespace
+}  // namespace autonous::tokens
