@@ -82,7 +82,7 @@ void build_context(benchmark::State& state, const tokens::TokenCounter& counter)
   int64_t kept = 0;
   for (auto _ : state) {
     const auto built = builder.build("big", "What did we talk about?");
-    kept = built.compressed_count;
+    kept = built.figures.compressed_count;
     benchmark::DoNotOptimize(built.messages.data());
   }
   state.counters["kept_messages"] = static_cast<double>(kept);

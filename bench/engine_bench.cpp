@@ -115,12 +115,12 @@ void BM_EngineTurn(benchmark::State& state) {
     built = builder.build("c", kUser);
     benchmark::DoNotOptimize(built.messages.data());
   }
-  if (built.level != level) state.SkipWithError("the budget did not land in the level's band");
-  state.SetLabel(std::string(context::to_string(built.level)));
-  state.counters["kept"] = static_cast<double>(built.compressed_count);
-  state.counters["cut"] = static_cast<double>(built.cut_messages);
+  if (built.figures.level != level) state.SkipWithError("the budget did not land in the level's band");
+  state.SetLabel(std::string(context::to_string(built.figures.level)));
+  state.counters["kept"] = static_cast<double>(built.figures.compressed_count);
+  state.counters["cut"] = static_cast<double>(built.figures.cut_messages);
   state.counters["usage_after"] =
-      static_cast<double>(built.estimated_tokens) / static_cast<double>(built.budget_tokens);
+      static_cast<double>(built.figures.estimated_tokens) / static_cast<double>(built.figures.budget_tokens);
 }
 BENCHMARK(BM_EngineTurn)
     ->ArgsProduct({{0, 1, 2, 3}, {10, 1000, 100000}})
@@ -185,11 +185,11 @@ void BM_MustFitWorstCase(benchmark::State& state) {
     built = builder.build("w", user);
     benchmark::DoNotOptimize(built.messages.data());
   }
-  if (built.estimated_tokens > built.budget_tokens) state.SkipWithError("MustFit broken");
-  state.SetLabel(std::string(context::to_string(built.level)));
-  state.counters["kept"] = static_cast<double>(built.compressed_count);
-  state.counters["cut"] = static_cast<double>(built.cut_messages);
-  state.counters["user_cut"] = built.user_truncated ? 1 : 0;
+  if (built.figures.estimated_tokens > built.figures.budget_tokens) state.SkipWithError("MustFit broken");
+  state.SetLabel(std::string(context::to_string(built.figures.level)));
+  state.counters["kept"] = static_cast<double>(built.figures.compressed_count);
+  state.counters["cut"] = static_cast<double>(built.figures.cut_messages);
+  state.counters["user_cut"] = built.figures.user_truncated ? 1 : 0;
 }
 // budget tokens, 1 MB user message or not
 BENCHMARK(BM_MustFitWorstCase)

@@ -1,28 +1,36 @@
-// `autonous chat`: a chat's own context settings (chat_settings) and its clear point.
-// `set` validates the merged settings exactly as the worker will use them and writes nothing
-// when they are bad (exit 2, naming the flag).
+// `autonous chat show|set|reset|clear ID`: a chat's own context settings (chat_settings) and
+// its clear point. The settings' flags, names and checks come from the one table of policy
+// fields (context/policy.h). `set` validates the merged settings exactly as the worker will use
+// them and writes nothing when they are bad (exit 2, naming the flag).
 
 #include <iostream>
+#include <memory>
 
+#include <CLI/CLI.hpp>
 #include <SQLiteCpp/Database.h>
-#include <SQLiteCpp/Statement.h>
-#include "internal/common/text.h"
-#include "internal/db/write_transaction.h"
 #include <nlohmann/json.hpp>
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
-#include "internal/store/chat_settings_store.h"
-#include "internal/context/policy.h"
-#include "internal/store/sqlite_provider.h"
-#include "internal/tokens/token_counter.h"
+#include "internal/common/text.h"
+#include "internal/context/context_settings.h"
+#include "internal/db/write_transaction.h"
 #include "internal/events/event_log.h"
 #include "internal/events/event_types.h"
+#include "internal/store/chat_settings_store.h"
+#include "internal/store/engine.h"
+#include "internal/store/sqlite_provider.h"
 
 namespace autonous::cmd {
 namespace {
 
 using nlohmann::ordered_json;
+
+struct ChatOptions {
+  std::string chat_id;
+  std::optional<std::string> strategy;  // parsed (and refused when unknown) by `chat set`
+  context::ChatOverrides values;        // every other policy field
+};
 
 std::string require_chat(const ChatOptions& options) {
   const std::string id = common::trim(options.chat_id);
@@ -35,15 +43,9 @@ context::ChatState state_of(SQLite::Database& db, const std::string& chat) {
   return store::SQLiteProvider(db).chat_state(chat);
 }
 
-const char* flag_for(const std::string& field) {
-  if (field == context::kKeyStrategy) return "--strategy";
-  if (field == context::kKeyMaxTokens) return "--max-tokens";
-  if (field == context::kKeyRecent) return "--recent";
-  if (field == context::kKeySoft) return "--soft";
-  if (field == context::kKeyWarn) return "--warn";
-  if (field == context::kKeyHard) return "--hard";
-  if (field == context::kKeyTarget) return "--target";
-  return "settings";
+std::string flag_for(const std::string& field) {
+  const context::PolicyField* f = context::find_policy_field(field);
+  return f != nullptr ? std::string(f->flag) : "settings";
 }
 
 // The stored overrides, or none (with a note) when the stored row is not valid.
@@ -57,28 +59,31 @@ context::ChatOverrides stored_overrides(const context::ChatState& state, const s
   }
 }
 
+ordered_json effective_value(const context::PolicyField& f, const context::ContextPolicy& p) {
+  switch (f.kind) {
+    case context::PolicyField::Kind::kStrategy: return context::to_string(p.strategy);
+    case context::PolicyField::Kind::kCount: return p.*f.policy_count;
+    case context::PolicyField::Kind::kShare: return p.thresholds.*f.policy_share;
+  }
+  return nullptr;
+}
+
 ordered_json describe(const config::Config& config, const std::string& chat,
                       const context::ChatState& state, const context::ChatOverrides& own) {
-  const worker::EngineConfig env = engine(config);
-  context::ContextPolicy effective = context::apply(env.settings.policy, own);
-  if (env.settings.ceiling > 0)
-    effective.max_tokens = std::min(effective.max_tokens, env.settings.ceiling);
-  auto from = [](bool chat_value) { return chat_value ? "chat" : "env"; };
+  const store::EngineSettings env = engine_settings(config);
+  const context::ContextPolicy effective = context::effective_policy(env.context, own);
+  const ordered_json set = ordered_json::parse(context::overrides_json(own));
+  ordered_json fields = ordered_json::object();
+  for (const auto& f : context::policy_fields()) {
+    const std::string key(f.key);
+    std::string from = set.contains(key) ? "chat" : "env";
+    if (f.key == context::kKeyMaxTokens && from == "env") from += " (" + env.budget.source + ")";
+    fields[key] = {{"value", effective_value(f, effective)}, {"from", from}};
+  }
   ordered_json j;
   j["chat_id"] = chat;
-  j["settings"] = ordered_json::parse(context::overrides_json(own));
-  j["effective"] = {
-      {"strategy", {{"value", context::to_string(effective.strategy)},
-                    {"from", from(own.strategy.has_value())}}},
-      {"max_tokens",
-       {{"value", effective.max_tokens},
-        {"from", own.max_tokens ? std::string("chat") : "env (" + env.budget.source + ")"}}},
-      {"recent_messages",
-       {{"value", effective.recent_messages}, {"from", from(own.recent_messages.has_value())}}},
-      {"soft", {{"value", effective.thresholds.soft}, {"from", from(own.soft.has_value())}}},
-      {"warn", {{"value", effective.thresholds.warn}, {"from", from(own.warn.has_value())}}},
-      {"hard", {{"value", effective.thresholds.hard}, {"from", from(own.hard.has_value())}}},
-      {"target", {{"value", effective.thresholds.target}, {"from", from(own.target.has_value())}}}};
+  j["settings"] = set;
+  j["effective"] = std::move(fields);
   j["model"] = config.openai_model;
   j["window"] = env.budget.window;
   j["reserve"] = env.budget.reserve;
@@ -95,7 +100,26 @@ void record(SQLite::Database& db, std::string_view type, const std::string& chat
   events::append(db, e);
 }
 
-}  // namespace
+// Throws UsageError naming the flag when `merged` is not what the worker could use.
+void check_settings(const config::Config& config, const store::EngineSettings& env,
+                    const context::ChatOverrides& merged) {
+  try {
+    // Round-trip through JSON, so what is stored is what was checked.
+    (void)context::parse_overrides(context::overrides_json(merged));
+    if (merged.max_tokens && env.context.ceiling > 0 && *merged.max_tokens > env.context.ceiling)
+      throw context::PolicyError(std::string(context::kKeyMaxTokens),
+                                 std::to_string(*merged.max_tokens) +
+                                     " is above the model's window - reserve (" +
+                                     std::to_string(env.context.ceiling) + " for " +
+                                     config.openai_model + ")");
+    context::ContextSettings own = env.context;
+    own.policy = context::effective_policy(env.context, merged);
+    context::check_budget(own, token_counter(config));
+    context::check_summary_room(own);
+  } catch (const context::PolicyError& e) {
+    throw UsageError(flag_for(e.field()) + ": " + e.what() + "; nothing written");
+  }
+}
 
 int run_chat_show(const config::Config& config, const ChatOptions& options) {
   const std::string chat = require_chat(options);
@@ -114,39 +138,18 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
       throw UsageError("--strategy: '" + *options.strategy +
                        "' is not one of sliding_window, token_budget, summarize");
   }
-  if (given.empty())
-    throw UsageError(
-        "chat set: give at least one of --strategy, --max-tokens, --recent, --soft, --warn, "
-        "--hard, --target");
-
-  const worker::EngineConfig env = engine(config);
+  if (given.empty()) {
+    std::string flags;
+    for (const auto& f : context::policy_fields())
+      flags += (flags.empty() ? "" : ", ") + std::string(f.flag);
+    throw UsageError("chat set: give at least one of " + flags);
+  }
+  const store::EngineSettings env = engine_settings(config);
   auto db = open_db(config);
   const context::ChatState state = state_of(*db, chat);
-  const context::ChatOverrides merged = context::merge(stored_overrides(state, chat), given);
-  // Validate exactly what the worker will use: the environment's defaults under these.
-  context::ContextSettings own = env.settings;
-  own.policy = context::apply(env.settings.policy, merged);
-  try {
-    // Round-trip through JSON, so what is stored is what was checked.
-    (void)context::parse_overrides(context::overrides_json(merged));
-    if (merged.max_tokens && env.settings.ceiling > 0 && *merged.max_tokens > env.settings.ceiling)
-      throw context::PolicyError(std::string(context::kKeyMaxTokens),
-                                 std::to_string(*merged.max_tokens) +
-                                     " is above the model's window - reserve (" +
-                                     std::to_string(env.settings.ceiling) + " for " +
-                                     config.openai_model + ")");
-    context::check_budget(own, token_counter(config));
-    if (own.policy.strategy == context::Strategy::kSummarize &&
-        own.summary.max_tokens * 2 > std::min(own.policy.max_tokens,
-                                              env.settings.ceiling > 0 ? env.settings.ceiling
-                                                                       : own.policy.max_tokens))
-      throw context::PolicyError(
-          std::string(context::kKeyMaxTokens),
-          "summarize needs a budget of at least twice SUMMARY_MAX_TOKENS (" +
-              std::to_string(own.summary.max_tokens * 2) + ")");
-  } catch (const context::PolicyError& e) {
-    throw UsageError(std::string(flag_for(e.field())) + ": " + e.what() + "; nothing written");
-  }
+  const context::ChatOverrides previous = stored_overrides(state, chat);
+  const context::ChatOverrides merged = context::merge(previous, given);
+  check_settings(config, env, merged);
   const std::string json = context::overrides_json(merged);
   {
     db::WriteTransaction tx(*db);
@@ -154,11 +157,10 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
     record(*db, events::kChatSettings, chat,
            {{"action", "set"},
             {"settings", ordered_json::parse(json)},
-            {"previous", ordered_json::parse(context::overrides_json(stored_overrides(state, chat)))}});
+            {"previous", ordered_json::parse(context::overrides_json(previous))}});
     tx.commit();
   }
-  const context::ChatState now = state_of(*db, chat);
-  std::cout << describe(config, chat, now, merged).dump(2) << "\n";
+  std::cout << describe(config, chat, state_of(*db, chat), merged).dump(2) << "\n";
   return 0;
 }
 
@@ -191,6 +193,49 @@ int run_chat_clear(const config::Config& config, const ChatOptions& options) {
   std::cout << "chat " << chat << ": the context starts fresh after history id " << through
             << " (stored history is kept)\n";
   return 0;
+}
+
+// `chat set`'s flags, one per policy field.
+void add_setting_flags(CLI::App& set, ChatOptions& options) {
+  for (const auto& f : context::policy_fields()) {
+    const std::string flag(f.flag);
+    const std::string help(f.help);
+    switch (f.kind) {
+      case context::PolicyField::Kind::kStrategy:
+        set.add_option(flag, options.strategy, help);
+        break;
+      case context::PolicyField::Kind::kCount:
+        set.add_option(flag, options.values.*f.count, help);
+        break;
+      case context::PolicyField::Kind::kShare:
+        set.add_option(flag, options.values.*f.share, help);
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+void add_chat_commands(CLI::App& app, Action& action) {
+  auto options = std::make_shared<ChatOptions>();
+  auto* chat = app.add_subcommand(
+      "chat", "A chat's own context settings (over the environment's) and its clear point");
+  chat->require_subcommand(1);
+  using Run = int (*)(const config::Config&, const ChatOptions&);
+  const std::pair<const char*, const char*> subs[] = {
+      {"show", "Print the chat's settings, effective values and where each comes from (JSON)"},
+      {"set", "Set the chat's own settings (validated; nothing is written when one is bad)"},
+      {"reset", "Drop the chat's own settings: back to the environment's"},
+      {"clear", "Start the chat's context fresh after this point; stored history is kept"}};
+  const Run runs[] = {run_chat_show, run_chat_set, run_chat_reset, run_chat_clear};
+  for (size_t i = 0; i < std::size(subs); ++i) {
+    auto* sub = chat->add_subcommand(subs[i].first, subs[i].second);
+    sub->add_option("ID", options->chat_id, "chat id")->required();
+    if (std::string_view(subs[i].first) == "set") add_setting_flags(*sub, *options);
+    sub->callback([&action, options, run = runs[i]] {
+      action = [options, run](const config::Config& c) { return run(c, *options); };
+    });
+  }
 }
 
 }  // namespace autonous::cmd

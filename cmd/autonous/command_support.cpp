@@ -38,8 +38,8 @@ const tokens::TokenCounter& token_counter(const config::Config& config) {
   return *kCounter;
 }
 
-worker::EngineConfig engine(const config::Config& config) {
-  return worker::engine_config(config, token_counter(config));
+store::EngineSettings engine_settings(const config::Config& config) {
+  return store::engine_settings(config, token_counter(config));
 }
 
 std::string read_all(std::istream& in) {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "internal/config/config.h"
-#include "internal/worker/engine_config.h"
+#include "internal/store/engine.h"
 
 namespace SQLite {
 class Database;
@@ -30,7 +30,7 @@ std::unique_ptr<tokens::TokenCounter> make_counter(const config::Config& config,
 const tokens::TokenCounter& token_counter(const config::Config& config);
 
 // The engine's settings from the environment; throws ConfigError naming the variable.
-worker::EngineConfig engine(const config::Config& config);
+store::EngineSettings engine_settings(const config::Config& config);
 
 std::string read_all(std::istream& in);
 

@@ -1,13 +1,16 @@
 #pragma once
-// The bodies of autonous's subcommands. main.cpp parses argv into these option structs; each
-// function returns the exit code and throws ConfigError (→ 2) or anything else (→ 1).
+// The subcommand families of `autonous`. Each add_*_commands() registers its subcommands,
+// their options and --help on `app`, and on parse sets `action` to the command's body. A body
+// returns the exit code and throws ConfigError or UsageError (→ 2) or anything else (→ 1).
 
-#include <cstdint>
-#include <optional>
-#include <string>
+#include <functional>
+#include <stdexcept>
 
 #include "internal/config/config.h"
-#include "internal/context/policy.h"
+
+namespace CLI {
+class App;
+}
 
 namespace autonous::cmd {
 
@@ -17,57 +20,17 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct EnqueueOptions {
-  std::string chat_id;
-  int priority = 0;
-  std::optional<std::string> text;  // nullopt: read stdin
-};
+using Action = std::function<int(const config::Config&)>;
 
-struct EventsOptions {
-  std::optional<int64_t> task_id;
-  std::optional<std::string> type;
-  bool follow = false;
-};
-
-struct ContextOptions {
-  std::string chat_id;
-  std::string text;
-};
-
-struct TokensOptions {
-  std::optional<std::string> encoding;  // a TOKEN_COUNTER value; nullopt: the configured one
-  std::string file = "-";               // "-": stdin
-};
-
-struct RequeueOptions {
-  std::optional<int64_t> task_id;
-  bool failed = false;
-};
-
-int run_migrate(const config::Config& config);
-int run_enqueue(const config::Config& config, const EnqueueOptions& options);
-int run_status(const config::Config& config, bool json);
-int run_events(const config::Config& config, const EventsOptions& options);
-int run_context(const config::Config& config, const ContextOptions& options);
-
-struct ContextStatsOptions {
-  std::optional<std::string> chat_id;
-  std::optional<std::string> since;
-};
-int run_context_stats(const config::Config& config, const ContextStatsOptions& options);
-// `autonous chat show|set|reset|clear ID` (chat_commands.cpp).
-struct ChatOptions {
-  std::string chat_id;
-  std::optional<std::string> strategy;  // parsed (and refused when unknown) by `chat set`
-  context::ChatOverrides values;        // --max-tokens, --recent, --soft, --warn, --hard, --target
-};
-int run_chat_show(const config::Config& config, const ChatOptions& options);
-int run_chat_set(const config::Config& config, const ChatOptions& options);
-int run_chat_reset(const config::Config& config, const ChatOptions& options);
-int run_chat_clear(const config::Config& config, const ChatOptions& options);
-
-int run_requeue(const config::Config& config, const RequeueOptions& options);
-int run_worker(const config::Config& config, bool drain);
-int run_tokens(const config::Config& config, const TokensOptions& options);
+// migrate, enqueue, status, requeue (queue_commands.cpp).
+void add_queue_commands(CLI::App& app, Action& action);
+// worker (worker_command.cpp).
+void add_worker_command(CLI::App& app, Action& action);
+// events (events_command.cpp).
+void add_events_command(CLI::App& app, Action& action);
+// context, context stats, tokens (context_commands.cpp).
+void add_context_commands(CLI::App& app, Action& action);
+// chat show|set|reset|clear (chat_commands.cpp).
+void add_chat_commands(CLI::App& app, Action& action);
 
 }  // namespace autonous::cmd

@@ -71,10 +71,22 @@ EnvLookup process_env() {
   };
 }
 
-Config load_config(const EnvLookup& env) {
-  Config c;
-  c.db_path = read_string(env, "DB_PATH", c.db_path);
+namespace {
 
+// Reads one of `options` (case-insensitive); unset or empty keeps `fallback`. The error lists
+// the options as `shown` (e.g. "FULL, NORMAL"), or as given.
+std::string read_choice(const EnvLookup& env, std::string_view name, const std::string& fallback,
+                        std::initializer_list<std::string_view> options,
+                        std::string_view shown = {}) {
+  const std::string v = lower(trim(read_string(env, name, fallback)));
+  if (std::find(options.begin(), options.end(), v) != options.end()) return v;
+  std::string list(shown);
+  if (list.empty())
+    for (const auto o : options) list += (list.empty() ? "" : ", ") + std::string(o);
+  throw ConfigError(std::string(name), "'" + v + "' is not one of " + list);
+}
+
+void read_llm(const EnvLookup& env, Config& c) {
   c.openai_base_url = trim(read_string(env, "OPENAI_BASE_URL", ""));
   if (!c.openai_base_url.empty()) {
     const std::string l = lower(c.openai_base_url);
@@ -87,11 +99,11 @@ Config load_config(const EnvLookup& env) {
   c.openai_api_key = trim(read_string(env, "OPENAI_API_KEY", ""));
   c.openai_model = trim(read_string(env, "OPENAI_MODEL", c.openai_model));
   c.system_prompt = read_string(env, "SYSTEM_PROMPT", c.system_prompt);
+  c.llm_timeout =
+      std::chrono::seconds(read_int(env, "LLM_TIMEOUT_SECONDS", c.llm_timeout.count(), 1, 86400));
+}
 
-  c.history_window = static_cast<int>(read_int(env, "HISTORY_WINDOW", c.history_window, 0, 100000));
-  c.max_context_tokens = read_optional_int(env, "MAX_CONTEXT_TOKENS", 1, 100'000'000);
-  c.max_chars_per_message =
-      read_int(env, "MAX_CHARS_PER_MESSAGE", c.max_chars_per_message, 1, 100'000'000);
+void read_worker(const EnvLookup& env, Config& c) {
   c.worker_concurrency =
       static_cast<int>(read_int(env, "WORKER_CONCURRENCY", c.worker_concurrency, 1, 256));
   c.poll_interval = std::chrono::milliseconds(
@@ -100,37 +112,6 @@ Config load_config(const EnvLookup& env) {
       std::chrono::seconds(read_int(env, "TASK_LEASE_SECONDS", c.task_lease.count(), 1, 86400));
   c.task_max_attempts =
       static_cast<int>(read_int(env, "TASK_MAX_ATTEMPTS", c.task_max_attempts, 1, 1000));
-  c.llm_timeout =
-      std::chrono::seconds(read_int(env, "LLM_TIMEOUT_SECONDS", c.llm_timeout.count(), 1, 86400));
-
-  c.log_level = lower(trim(read_string(env, "LOG_LEVEL", c.log_level)));
-  static constexpr std::string_view kLevels[] = {"trace", "debug",    "info", "warn",
-                                                 "error", "critical", "off"};
-  if (std::find(std::begin(kLevels), std::end(kLevels), c.log_level) == std::end(kLevels))
-    throw ConfigError("LOG_LEVEL", "'" + c.log_level +
-                                       "' is not one of trace, debug, info, warn, error, critical, "
-                                       "off");
-
-  const std::string format = lower(trim(read_string(env, "LOG_FORMAT", "text")));
-  if (format == "text") {
-    c.log_format = LogFormat::kText;
-  } else if (format == "json") {
-    c.log_format = LogFormat::kJson;
-  } else {
-    throw ConfigError("LOG_FORMAT", "'" + format + "' is not one of text, json");
-  }
-
-  const std::string sync = lower(trim(read_string(env, "SQLITE_SYNCHRONOUS", "FULL")));
-  if (sync == "full") {
-    c.sqlite_synchronous = Synchronous::kFull;
-  } else if (sync == "normal") {
-    c.sqlite_synchronous = Synchronous::kNormal;
-  } else {
-    throw ConfigError("SQLITE_SYNCHRONOUS", "'" + sync + "' is not one of FULL, NORMAL");
-  }
-
-  c.sqlite_busy_timeout = std::chrono::milliseconds(
-      read_int(env, "SQLITE_BUSY_TIMEOUT_MS", c.sqlite_busy_timeout.count(), 100, 3'600'000));
   c.retry_base =
       std::chrono::milliseconds(read_int(env, "RETRY_BASE_MS", c.retry_base.count(), 1, 3'600'000));
   c.retry_max = std::chrono::milliseconds(
@@ -140,32 +121,39 @@ Config load_config(const EnvLookup& env) {
   c.shutdown_grace = std::chrono::seconds(
       read_int(env, "SHUTDOWN_GRACE_SECONDS", c.shutdown_grace.count(), 0, 86400));
   c.worker_id = trim(read_string(env, "WORKER_ID", ""));
+}
 
-  c.token_counter = lower(trim(read_string(env, "TOKEN_COUNTER", c.token_counter)));
-  static constexpr std::string_view kCounters[] = {"auto", "cl100k_base", "o200k_base", "estimate",
-                                                   "chars4"};
-  if (std::find(std::begin(kCounters), std::end(kCounters), c.token_counter) == std::end(kCounters))
-    throw ConfigError(
-        "TOKEN_COUNTER",
-        "'" + c.token_counter + "' is not one of auto, cl100k_base, o200k_base, estimate, chars4");
+void read_logging_and_storage(const EnvLookup& env, Config& c) {
+  c.log_level = read_choice(env, "LOG_LEVEL", c.log_level,
+                            {"trace", "debug", "info", "warn", "error", "critical", "off"});
+  c.log_format = read_choice(env, "LOG_FORMAT", "text", {"text", "json"}) == "json"
+                     ? LogFormat::kJson
+                     : LogFormat::kText;
+  c.sqlite_synchronous =
+      read_choice(env, "SQLITE_SYNCHRONOUS", "FULL", {"full", "normal"}, "FULL, NORMAL") == "full"
+          ? Synchronous::kFull
+          : Synchronous::kNormal;
+  c.sqlite_busy_timeout = std::chrono::milliseconds(
+      read_int(env, "SQLITE_BUSY_TIMEOUT_MS", c.sqlite_busy_timeout.count(), 100, 3'600'000));
+}
+
+void read_tokens(const EnvLookup& env, Config& c) {
+  c.token_counter = read_choice(env, "TOKEN_COUNTER", c.token_counter,
+                                {"auto", "cl100k_base", "o200k_base", "estimate", "chars4"});
   c.tokenizer_data_dir = read_string(env, "TOKENIZER_DATA_DIR", c.tokenizer_data_dir);
-  const std::string calibration = lower(trim(read_string(env, "TOKEN_CALIBRATION", "off")));
-  if (calibration == "on") {
-    c.token_calibration = true;
-  } else if (calibration != "off") {
-    throw ConfigError("TOKEN_CALIBRATION", "'" + calibration + "' is not one of on, off");
-  }
+  c.token_calibration = read_choice(env, "TOKEN_CALIBRATION", "off", {"on", "off"}) == "on";
+}
 
-  c.context_strategy = lower(trim(read_string(env, "CONTEXT_STRATEGY", c.context_strategy)));
-  static constexpr std::string_view kStrategies[] = {"sliding_window", "token_budget",
-                                                     "summarize"};
-  if (std::find(std::begin(kStrategies), std::end(kStrategies), c.context_strategy) ==
-      std::end(kStrategies))
-    throw ConfigError("CONTEXT_STRATEGY", "'" + c.context_strategy +
-                                              "' is not one of sliding_window, token_budget, "
-                                              "summarize");
-  c.recent_message_count =
-      static_cast<int>(read_int(env, "RECENT_MESSAGE_COUNT", c.recent_message_count, 1, 100000));
+void read_context(const EnvLookup& env, Config& c) {
+  c.history_window = static_cast<int>(read_int(env, "HISTORY_WINDOW", c.history_window, 0, 100000));
+  c.max_context_tokens = read_optional_int(env, "MAX_CONTEXT_TOKENS", 1, 100'000'000);
+  c.max_chars_per_message =
+      read_int(env, "MAX_CHARS_PER_MESSAGE", c.max_chars_per_message, 1, 100'000'000);
+  c.context_strategy = read_choice(env, "CONTEXT_STRATEGY", c.context_strategy,
+                                   {"sliding_window", "token_budget", "summarize"});
+  c.context_compressor =
+      read_choice(env, "CONTEXT_COMPRESSOR", c.context_compressor, {"levels", "simple"});
+  c.recent_message_count = read_int(env, "RECENT_MESSAGE_COUNT", c.recent_message_count, 1, 100000);
   c.soft_threshold = read_share(env, "CONTEXT_SOFT_THRESHOLD", c.soft_threshold);
   c.warn_threshold = read_share(env, "CONTEXT_WARN_THRESHOLD", c.warn_threshold);
   c.hard_threshold = read_share(env, "CONTEXT_HARD_THRESHOLD", c.hard_threshold);
@@ -175,6 +163,18 @@ Config load_config(const EnvLookup& env) {
   c.summary_model = trim(read_string(env, "SUMMARY_MODEL", ""));
   c.summary_max_tokens = read_int(env, "SUMMARY_MAX_TOKENS", c.summary_max_tokens, 64, 1'000'000);
   c.keep_recent_tokens = read_optional_int(env, "KEEP_RECENT_TOKENS", 0, 100'000'000);
+}
+
+}  // namespace
+
+Config load_config(const EnvLookup& env) {
+  Config c;
+  c.db_path = read_string(env, "DB_PATH", c.db_path);
+  read_llm(env, c);
+  read_worker(env, c);
+  read_logging_and_storage(env, c);
+  read_tokens(env, c);
+  read_context(env, c);
   return c;
 }
 

@@ -1,5 +1,8 @@
 #include "internal/context/policy.h"
 
+#include <algorithm>
+#include <array>
+
 #include <nlohmann/json.hpp>
 
 namespace autonous::context {
@@ -61,90 +64,145 @@ Level classify(double usage, const Thresholds& t) {
   return Level::kNone;
 }
 
-bool ChatOverrides::empty() const noexcept {
-  return !strategy && !max_tokens && !recent_messages && !soft && !warn && !hard && !target;
+namespace {
+
+using Kind = PolicyField::Kind;
+
+const std::array<PolicyField, 7> kFields = {{
+    {kKeyStrategy, "--strategy", "CONTEXT_STRATEGY", "sliding_window, token_budget or summarize",
+     Kind::kStrategy},
+    {kKeyMaxTokens, "--max-tokens", "MAX_CONTEXT_TOKENS",
+     "whole-prompt budget in tokens (at most window - reserve)", Kind::kCount, kMaxBudget,
+     &ChatOverrides::max_tokens, &ContextPolicy::max_tokens},
+    {kKeyRecent, "--recent", "RECENT_MESSAGE_COUNT", "sliding_window's newest-message count",
+     Kind::kCount, kMaxRecent, &ChatOverrides::recent_messages, &ContextPolicy::recent_messages},
+    {kKeySoft, "--soft", "CONTEXT_SOFT_THRESHOLD", "usage share where Normal starts",
+     Kind::kShare, 0, nullptr, nullptr, &ChatOverrides::soft, &Thresholds::soft},
+    {kKeyWarn, "--warn", "CONTEXT_WARN_THRESHOLD", "usage share where Aggressive starts",
+     Kind::kShare, 0, nullptr, nullptr, &ChatOverrides::warn, &Thresholds::warn},
+    {kKeyHard, "--hard", "CONTEXT_HARD_THRESHOLD", "usage share where Emergency starts",
+     Kind::kShare, 0, nullptr, nullptr, &ChatOverrides::hard, &Thresholds::hard},
+    {kKeyTarget, "--target", "CONTEXT_TARGET", "usage share compression aims at", Kind::kShare, 0,
+     nullptr, nullptr, &ChatOverrides::target, &Thresholds::target},
+}};
+
+bool is_set(const PolicyField& f, const ChatOverrides& o) {
+  switch (f.kind) {
+    case Kind::kStrategy: return o.strategy.has_value();
+    case Kind::kCount: return (o.*f.count).has_value();
+    case Kind::kShare: return (o.*f.share).has_value();
+  }
+  return false;
 }
 
-ChatOverrides parse_overrides(std::string_view json_text) {
-  const json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
-    throw PolicyError("settings", "not a JSON object");
-  ChatOverrides o;
-  for (const auto& [key, v] : j.items()) {
-    if (key == kKeyStrategy) {
+// Copies field `f` from `from` into `to` when it is set there.
+void copy_if_set(const PolicyField& f, const ChatOverrides& from, ChatOverrides& to) {
+  switch (f.kind) {
+    case Kind::kStrategy:
+      if (from.strategy) to.strategy = from.strategy;
+      break;
+    case Kind::kCount:
+      if (from.*f.count) to.*f.count = from.*f.count;
+      break;
+    case Kind::kShare:
+      if (from.*f.share) to.*f.share = from.*f.share;
+      break;
+  }
+}
+
+void read_field(const PolicyField& f, const json& v, ChatOverrides& o) {
+  const std::string key(f.key);
+  switch (f.kind) {
+    case Kind::kStrategy: {
       const auto s = v.is_string() ? parse_strategy(v.get<std::string>()) : std::nullopt;
       if (!s)
         throw PolicyError(key, v.dump() + " is not one of sliding_window, token_budget, summarize");
       o.strategy = s;
-    } else if (key == kKeyMaxTokens) {
-      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > kMaxBudget)
-        throw PolicyError(key, v.dump() + " is not an integer from 1 to " +
-                                   std::to_string(kMaxBudget));
-      o.max_tokens = v.get<int64_t>();
-    } else if (key == kKeyRecent) {
-      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > kMaxRecent)
-        throw PolicyError(key, v.dump() + " is not an integer from 1 to " +
-                                   std::to_string(kMaxRecent));
-      o.recent_messages = v.get<int>();
-    } else if (key == kKeySoft) {
-      o.soft = read_share(v, key);
-    } else if (key == kKeyWarn) {
-      o.warn = read_share(v, key);
-    } else if (key == kKeyHard) {
-      o.hard = read_share(v, key);
-    } else if (key == kKeyTarget) {
-      o.target = read_share(v, key);
-    } else {
-      throw PolicyError(key, "unknown setting (known: strategy, max_tokens, recent_messages, "
-                             "soft, warn, hard, target)");
+      break;
     }
+    case Kind::kCount:
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > f.max)
+        throw PolicyError(key, v.dump() + " is not an integer from 1 to " + std::to_string(f.max));
+      o.*f.count = v.get<int64_t>();
+      break;
+    case Kind::kShare:
+      o.*f.share = read_share(v, key);
+      break;
+  }
+}
+
+std::string known_keys() {
+  std::string s;
+  for (const auto& f : kFields) s += (s.empty() ? "" : ", ") + std::string(f.key);
+  return s;
+}
+
+}  // namespace
+
+std::span<const PolicyField> policy_fields() noexcept { return kFields; }
+
+const PolicyField* find_policy_field(std::string_view key) noexcept {
+  for (const auto& f : kFields)
+    if (f.key == key) return &f;
+  return nullptr;
+}
+
+bool ChatOverrides::empty() const noexcept {
+  return std::none_of(kFields.begin(), kFields.end(),
+                      [this](const PolicyField& f) { return is_set(f, *this); });
+}
+
+ChatOverrides parse_overrides(std::string_view json_text) {
+  const json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) throw PolicyError("settings", "not a JSON object");
+  ChatOverrides o;
+  for (const auto& [key, v] : j.items()) {
+    const PolicyField* f = find_policy_field(key);
+    if (f == nullptr) throw PolicyError(key, "unknown setting (known: " + known_keys() + ")");
+    read_field(*f, v, o);
   }
   return o;
 }
 
 std::string overrides_json(const ChatOverrides& o) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  if (o.strategy) j[std::string(kKeyStrategy)] = std::string(to_string(*o.strategy));
-  if (o.max_tokens) j[std::string(kKeyMaxTokens)] = *o.max_tokens;
-  if (o.recent_messages) j[std::string(kKeyRecent)] = *o.recent_messages;
-  if (o.soft) j[std::string(kKeySoft)] = *o.soft;
-  if (o.warn) j[std::string(kKeyWarn)] = *o.warn;
-  if (o.hard) j[std::string(kKeyHard)] = *o.hard;
-  if (o.target) j[std::string(kKeyTarget)] = *o.target;
+  for (const auto& f : kFields) {
+    if (!is_set(f, o)) continue;
+    const std::string key(f.key);
+    switch (f.kind) {
+      case Kind::kStrategy: j[key] = std::string(to_string(*o.strategy)); break;
+      case Kind::kCount: j[key] = *(o.*f.count); break;
+      case Kind::kShare: j[key] = *(o.*f.share); break;
+    }
+  }
   return j.dump();
 }
 
 ChatOverrides merge(ChatOverrides base, const ChatOverrides& more) {
-  if (more.strategy) base.strategy = more.strategy;
-  if (more.max_tokens) base.max_tokens = more.max_tokens;
-  if (more.recent_messages) base.recent_messages = more.recent_messages;
-  if (more.soft) base.soft = more.soft;
-  if (more.warn) base.warn = more.warn;
-  if (more.hard) base.hard = more.hard;
-  if (more.target) base.target = more.target;
+  for (const auto& f : kFields) copy_if_set(f, more, base);
   return base;
 }
 
 ContextPolicy apply(ContextPolicy p, const ChatOverrides& o) {
-  if (o.strategy) p.strategy = *o.strategy;
-  if (o.max_tokens) p.max_tokens = *o.max_tokens;
-  if (o.recent_messages) p.recent_messages = *o.recent_messages;
-  if (o.soft) p.thresholds.soft = *o.soft;
-  if (o.warn) p.thresholds.warn = *o.warn;
-  if (o.hard) p.thresholds.hard = *o.hard;
-  if (o.target) p.thresholds.target = *o.target;
+  for (const auto& f : kFields) {
+    if (!is_set(f, o)) continue;
+    switch (f.kind) {
+      case Kind::kStrategy: p.strategy = *o.strategy; break;
+      case Kind::kCount: p.*f.policy_count = *(o.*f.count); break;
+      case Kind::kShare: p.thresholds.*f.policy_share = *(o.*f.share); break;
+    }
+  }
   return p;
 }
 
 void validate(const ContextPolicy& p) {
-  if (p.max_tokens < 1 || p.max_tokens > kMaxBudget)
-    throw PolicyError(std::string(kKeyMaxTokens), std::to_string(p.max_tokens) +
-                                                      " is not from 1 to " +
-                                                      std::to_string(kMaxBudget));
-  if (p.recent_messages < 1 || p.recent_messages > kMaxRecent)
-    throw PolicyError(std::string(kKeyRecent), std::to_string(p.recent_messages) +
-                                                   " is not from 1 to " +
-                                                   std::to_string(kMaxRecent));
+  for (const auto& f : kFields) {
+    if (f.kind != Kind::kCount) continue;
+    const int64_t v = p.*f.policy_count;
+    if (v < 1 || v > f.max)
+      throw PolicyError(std::string(f.key),
+                        std::to_string(v) + " is not from 1 to " + std::to_string(f.max));
+  }
   const Thresholds& t = p.thresholds;
   const std::pair<std::string_view, double> shares[] = {
       {kKeyTarget, t.target}, {kKeySoft, t.soft}, {kKeyWarn, t.warn}, {kKeyHard, t.hard}};

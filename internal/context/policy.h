@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -30,8 +31,8 @@ Level classify(double usage, const Thresholds& thresholds);
 
 struct ContextPolicy {
   Strategy strategy = Strategy::kTokenBudget;
-  int64_t max_tokens = 8000;  // the whole prompt
-  int recent_messages = 20;   // sliding_window's message count
+  int64_t max_tokens = 8000;     // the whole prompt
+  int64_t recent_messages = 20;  // sliding_window's message count
   Thresholds thresholds;
 };
 
@@ -39,13 +40,37 @@ struct ContextPolicy {
 struct ChatOverrides {
   std::optional<Strategy> strategy;
   std::optional<int64_t> max_tokens;
-  std::optional<int> recent_messages;
+  std::optional<int64_t> recent_messages;
   std::optional<double> soft;
   std::optional<double> warn;
   std::optional<double> hard;
   std::optional<double> target;
   bool empty() const noexcept;
 };
+
+// One per-chat setting, described once: its chat_settings key, its `chat set` flag, the
+// environment variable that gives its default, its help text, and where it lives in
+// ChatOverrides and ContextPolicy. Parsing, merging, validation, `chat show`, the CLI flags and
+// the names in error messages all come from policy_fields().
+struct PolicyField {
+  enum class Kind { kStrategy, kCount, kShare };
+  std::string_view key;       // chat_settings JSON key
+  std::string_view flag;      // `autonous chat set` flag
+  std::string_view variable;  // environment variable of the default
+  std::string_view help;
+  Kind kind = Kind::kShare;
+  int64_t max = 0;  // kCount: values from 1 to max
+  std::optional<int64_t> ChatOverrides::*count = nullptr;
+  int64_t ContextPolicy::*policy_count = nullptr;
+  std::optional<double> ChatOverrides::*share = nullptr;
+  double Thresholds::*policy_share = nullptr;
+};
+
+// Every per-chat setting, in display order: strategy, max_tokens, recent_messages, soft, warn,
+// hard, target.
+std::span<const PolicyField> policy_fields() noexcept;
+// The field with JSON key `key`; nullptr when there is none.
+const PolicyField* find_policy_field(std::string_view key) noexcept;
 
 // A bad setting. `field()` is the JSON key at fault ("strategy", "max_tokens", "soft", …).
 class PolicyError : public std::invalid_argument {

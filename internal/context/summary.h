@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "internal/common/message.h"
+#include "internal/common/usage.h"
 
 namespace autonous::context {
 
@@ -29,7 +30,7 @@ struct Summary {
 struct SummaryCall {
   std::string text;
   std::string model;
-  std::string usage_json = "null";  // the API's usage object, as JSON
+  std::optional<common::Usage> usage;  // as the API reported it (some servers omit it)
   std::chrono::milliseconds latency{0};
 };
 
@@ -53,9 +54,10 @@ class SummaryStore {
   // window without being summarized.
   virtual std::vector<common::Message> between(const std::string& chat_id, int64_t after_id,
                                                int64_t before_id) = 0;
-  // Stores `summary` (with the call's figures) and returns its id.
+  // Stores `summary` (with each call's usage) and returns its id.
   virtual int64_t save(const std::string& chat_id, const Summary& summary,
-                       const std::string& usage_json, int64_t messages_covered) = 0;
+                       const std::vector<std::optional<common::Usage>>& usage,
+                       int64_t messages_covered) = 0;
 };
 
 }  // namespace autonous::context

@@ -6,14 +6,11 @@
 #include <optional>
 #include <string>
 
+#include "internal/common/usage.h"
+
 namespace autonous::openai {
 
-struct Usage {
-  int64_t prompt_tokens = 0;
-  int64_t completion_tokens = 0;
-  int64_t total_tokens = 0;
-  std::optional<int64_t> cached_tokens;  // prompt_tokens_details.cached_tokens, when sent
-};
+using Usage = common::Usage;
 
 struct ChatResult {
   std::string content;         // choices[0].message.content ("" when null; refusal text if any)

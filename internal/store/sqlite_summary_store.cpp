@@ -6,6 +6,7 @@
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
+#include <nlohmann/json.hpp>
 
 namespace autonous::store {
 
@@ -44,7 +45,8 @@ std::vector<common::Message> SQLiteSummaryStore::between(const std::string& chat
 }
 
 int64_t SQLiteSummaryStore::save(const std::string& chat_id, const context::Summary& summary,
-                                 const std::string& usage_json, int64_t messages_covered) {
+                                 const std::vector<std::optional<common::Usage>>& usage,
+                                 int64_t messages_covered) {
   db::WriteTransaction tx(db_);
   SQLite::Statement q(db_,
                       "INSERT INTO context_summaries(chat_id, chain_start, covers_through, "
@@ -58,11 +60,9 @@ int64_t SQLiteSummaryStore::save(const std::string& chat_id, const context::Summ
   q.bind(5, summary.text);
   q.bind(6, summary.tokens);
   q.bind(7, summary.model);
-  if (usage_json == "null" || usage_json.empty()) {
-    q.bind(8);
-  } else {
-    q.bind(8, usage_json);
-  }
+  nlohmann::json calls = nlohmann::json::array();
+  for (const auto& u : usage) calls.push_back(u ? nlohmann::json(*u) : nlohmann::json(nullptr));
+  q.bind(8, calls.dump());
   q.exec();
   const int64_t id = db_.getLastInsertRowid();
   tx.commit();

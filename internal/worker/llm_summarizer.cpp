@@ -67,15 +67,7 @@ context::SummaryCall LlmSummarizer::summarize(const std::string& previous,
   out.text = result.content;
   out.model = result.model.empty() ? options_.model : result.model;
   out.latency = result.latency;
-  if (result.usage) {
-    out.usage_json = nlohmann::json{{"prompt_tokens", result.usage->prompt_tokens},
-                                    {"completion_tokens", result.usage->completion_tokens},
-                                    {"total_tokens", result.usage->total_tokens},
-                                    {"cached_tokens", result.usage->cached_tokens
-                                                          ? nlohmann::json(*result.usage->cached_tokens)
-                                                          : nlohmann::json(nullptr)}}
-                         .dump();
-  }
+  out.usage = result.usage;
   return out;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Worker: the daemon loop. WORKER_CONCURRENCY slots, each a thread with its own SQLite
-// connection and HTTP transport, each doing claim → build context → call → commit.
+// Worker: the daemon. WORKER_CONCURRENCY slots (slot.h), each a thread with its own SQLite
+// connection and HTTP transport, each doing claim → turn (turn.h) → apply the outcome.
 // Threads rather than one curl multi loop: every step of a turn is blocking I/O on a resource
 // the slot owns (SQLite connections must not be shared across threads), slots are few (≤ 256)
 // and mostly wait on the network, and a thread per slot keeps a turn's code straight-line.
@@ -14,7 +14,7 @@
 #include <stop_token>
 
 #include "internal/config/config.h"
-#include "internal/worker/engine_config.h"
+#include "internal/store/engine.h"
 
 namespace autonous::common {
 class Clock;
@@ -46,7 +46,7 @@ struct WorkerDeps {
 class Worker {
  public:
   // REQUIRES: config passed load_config and require_llm_endpoint; the schema is migrated.
-  // Throws config::ConfigError when the context settings are bad (engine_config.h).
+  // Throws config::ConfigError when the context settings are bad (store/engine.h).
   Worker(config::Config config, WorkerDeps deps, bool drain);
 
   // Runs the slots until `stop` fires or, with drain, until no task is queued or running.
@@ -60,7 +60,7 @@ class Worker {
  private:
   config::Config config_;
   WorkerDeps deps_;
-  EngineConfig engine_;
+  store::EngineSettings engine_;
   bool drain_;
   WorkerStats stats_;
 };

@@ -1,4 +1,5 @@
 #include "internal/context/context_builder.h"
+#include "internal/context/context_report.h"
 
 #include <random>
 
@@ -46,11 +47,11 @@ TEST_F(ContextBuilderTest, AssemblesSystemHistoryAndUser) {
   EXPECT_EQ(b.messages[3].content, "q2");
   EXPECT_EQ(provider_.last_chat, "chat-9");
   EXPECT_EQ(provider_.last_limit, 50);
-  EXPECT_EQ(b.original_count, 2);
-  EXPECT_EQ(b.compressed_count, 2);
-  EXPECT_EQ(b.dropped_count, 0);
-  EXPECT_EQ(b.estimated_tokens, counter_.count_prompt(b.messages));
-  EXPECT_EQ(b.budget_tokens, 1000);
+  EXPECT_EQ(b.figures.original_count, 2);
+  EXPECT_EQ(b.figures.compressed_count, 2);
+  EXPECT_EQ(b.figures.dropped_count, 0);
+  EXPECT_EQ(b.figures.estimated_tokens, counter_.count_prompt(b.messages));
+  EXPECT_EQ(b.figures.budget_tokens, 1000);
 }
 
 TEST_F(ContextBuilderTest, BudgetBoundsTheWholePromptNotJustHistory) {
@@ -59,21 +60,21 @@ TEST_F(ContextBuilderTest, BudgetBoundsTheWholePromptNotJustHistory) {
   const std::string system(200, 's');  // 50 tokens
   const std::string user(120, 'u');    // 30 tokens
   const auto b = builder(S(system, 50, 200, 4000)).build("c", user);
-  EXPECT_LE(b.estimated_tokens, 200);
-  EXPECT_EQ(b.system_tokens, 50);
-  EXPECT_EQ(b.user_tokens, 30);
-  EXPECT_EQ(b.history_budget_tokens, 120);
-  EXPECT_EQ(b.compressed_count, 12);  // 10 tokens each
-  EXPECT_EQ(b.dropped_count, 28);
+  EXPECT_LE(b.figures.estimated_tokens, 200);
+  EXPECT_EQ(b.figures.system_tokens, 50);
+  EXPECT_EQ(b.figures.user_tokens, 30);
+  EXPECT_EQ(b.figures.history_budget_tokens, 120);
+  EXPECT_EQ(b.figures.compressed_count, 12);  // 10 tokens each
+  EXPECT_EQ(b.figures.dropped_count, 28);
 }
 
 TEST_F(ContextBuilderTest, CutsTheUserMessageWhenSystemAndUserAloneDoNotFit) {
   provider_.history = {{Role::kUser, "old", 1}};
   const std::string user(2000, 'u');  // 500 tokens
   const auto b = builder(S(std::string(200, 's'), 50, 100, 4000)).build("c", user);
-  EXPECT_TRUE(b.user_truncated);
-  EXPECT_LE(b.estimated_tokens, 100);
-  EXPECT_EQ(b.compressed_count, 0);
+  EXPECT_TRUE(b.figures.user_truncated);
+  EXPECT_LE(b.figures.estimated_tokens, 100);
+  EXPECT_EQ(b.figures.compressed_count, 0);
   ASSERT_EQ(b.messages.size(), 2u);
   EXPECT_NE(b.messages[1].content.find("characters cut]"), std::string::npos);
   const auto figures = nlohmann::json::parse(figures_json(b));
@@ -112,11 +113,11 @@ TEST_F(ContextBuilderTest, ChatSettingsOverrideTheEnvironment) {
   for (int i = 0; i < 40; ++i) provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
   provider_.state.settings_json = R"({"strategy":"sliding_window","recent_messages":5,"max_tokens":900})";
   const auto b = builder(S("sys", 50, 5000, 4000)).build("c", "hi");
-  EXPECT_TRUE(b.chat_settings);
-  EXPECT_EQ(b.strategy, Strategy::kSlidingWindow);
+  EXPECT_TRUE(b.chat.own_settings);
+  EXPECT_EQ(b.chat.strategy, Strategy::kSlidingWindow);
   EXPECT_EQ(provider_.last_limit, 5);  // sliding_window reads only the newest N
-  EXPECT_EQ(b.budget_tokens, 900);
-  EXPECT_EQ(b.compressed_count, 5);
+  EXPECT_EQ(b.figures.budget_tokens, 900);
+  EXPECT_EQ(b.figures.compressed_count, 5);
   const auto j = nlohmann::json::parse(figures_json(b));
   EXPECT_EQ(j["settings"], "chat");
   EXPECT_EQ(j["strategy"], "sliding_window");
@@ -128,9 +129,9 @@ TEST_F(ContextBuilderTest, SlidingWindowStillRespectsTheTokenBudget) {
   s.policy.strategy = Strategy::kSlidingWindow;
   s.policy.recent_messages = 20;
   const auto b = builder(s).build("c", "hi");
-  EXPECT_EQ(b.original_count, 20);
-  EXPECT_LE(b.estimated_tokens, 600);
-  EXPECT_GT(b.dropped_count, 0);
+  EXPECT_EQ(b.figures.original_count, 20);
+  EXPECT_LE(b.figures.estimated_tokens, 600);
+  EXPECT_GT(b.figures.dropped_count, 0);
 }
 
 TEST_F(ContextBuilderTest, BadStoredSettingsFallBackToTheEnvironmentWithAWarning) {
@@ -140,8 +141,8 @@ TEST_F(ContextBuilderTest, BadStoredSettingsFallBackToTheEnvironmentWithAWarning
     SCOPED_TRACE(bad);
     provider_.state.settings_json = bad;
     const auto b = builder(S("sys", 50, 1000, 4000)).build("c", "hi");
-    EXPECT_FALSE(b.chat_settings);
-    EXPECT_EQ(b.budget_tokens, 1000);
+    EXPECT_FALSE(b.chat.own_settings);
+    EXPECT_EQ(b.figures.budget_tokens, 1000);
     ASSERT_EQ(b.warnings.size(), 1u);
     EXPECT_EQ(b.warnings[0].reason, "bad_chat_settings");
   }
@@ -152,8 +153,8 @@ TEST_F(ContextBuilderTest, SummarizeFallsBackToTokenBudgetWithAWarning) {
   ContextSettings s = S("sys", 50, 1000, 4000);
   s.policy.strategy = Strategy::kSummarize;
   const auto b = builder(s).build("c", "hi");
-  EXPECT_EQ(b.requested_strategy, Strategy::kSummarize);
-  EXPECT_EQ(b.strategy, Strategy::kTokenBudget);
+  EXPECT_EQ(b.chat.requested_strategy, Strategy::kSummarize);
+  EXPECT_EQ(b.chat.strategy, Strategy::kTokenBudget);
   ASSERT_EQ(b.warnings.size(), 1u);
   EXPECT_EQ(b.warnings[0].reason, "summarize_unavailable");
   EXPECT_EQ(b.messages.size(), 3u);
@@ -167,7 +168,7 @@ TEST_F(ContextBuilderTest, ClearedHistoryIsLeftOut) {
   EXPECT_EQ(provider_.last_after, 2);
   ASSERT_EQ(b.messages.size(), 3u);
   EXPECT_EQ(b.messages[1].content, "after");
-  EXPECT_EQ(b.cleared_through, 2);
+  EXPECT_EQ(b.chat.cleared_through, 2);
 }
 
 TEST_F(ContextBuilderTest, ChatBudgetIsNeverAboveTheModelCeiling) {
@@ -175,31 +176,31 @@ TEST_F(ContextBuilderTest, ChatBudgetIsNeverAboveTheModelCeiling) {
   ContextSettings s = S("sys", 50, 1000, 4000);
   s.ceiling = 2000;
   const auto b = builder(s).build("c", "hi");
-  EXPECT_EQ(b.budget_tokens, 2000);
+  EXPECT_EQ(b.figures.budget_tokens, 2000);
 }
 
 TEST_F(ContextBuilderTest, HarderRebuildScalesTheBudgetAndRaisesTheLevel) {
   for (int i = 0; i < 10; ++i) provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
   const auto normal = builder(S("sys", 50, 1000, 4000)).build("c", "hi");
-  EXPECT_EQ(normal.level, Level::kNone);
+  EXPECT_EQ(normal.figures.level, Level::kNone);
   const auto harder =
       builder(S("sys", 50, 1000, 4000)).build("c", "hi", BuildOptions{Level::kAggressive, 0.1});
-  EXPECT_EQ(harder.budget_tokens, 100);
-  EXPECT_GE(harder.level, Level::kAggressive);
-  EXPECT_LE(harder.estimated_tokens, 100);
+  EXPECT_EQ(harder.figures.budget_tokens, 100);
+  EXPECT_GE(harder.figures.level, Level::kAggressive);
+  EXPECT_LE(harder.figures.estimated_tokens, 100);
 }
 
 TEST_F(ContextBuilderTest, DecisionNamesTheLevelAndWhatWasDone) {
   for (int i = 0; i < 40; ++i) provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
   const auto b = builder(S("sys", 50, 200, 4000)).build("c", "hi");
-  EXPECT_EQ(b.level, Level::kEmergency);
+  EXPECT_EQ(b.figures.level, Level::kEmergency);
   const std::string d = describe_decision(b);
   EXPECT_EQ(d.rfind("emergency:", 0), 0u) << d;
-  EXPECT_NE(d.find("dropped " + std::to_string(b.dropped_count)), std::string::npos) << d;
+  EXPECT_NE(d.find("dropped " + std::to_string(b.figures.dropped_count)), std::string::npos) << d;
   const auto dry = nlohmann::json::parse(dry_run_json(b));
   EXPECT_EQ(dry["level"], "emergency");
   EXPECT_EQ(dry["decision"], d);
-  EXPECT_EQ(dry["tokens_after"], b.estimated_tokens);
+  EXPECT_EQ(dry["tokens_after"], b.figures.estimated_tokens);
   EXPECT_GT(dry["tokens_before"].get<int64_t>(), 200);
 }
 

@@ -135,10 +135,10 @@ void check_must_fit(const tokens::TokenCounter& counter, uint32_t seed, int roun
     const ContextBuilder builder(s, provider, compressor, assembler, counter);
     const BuiltContext b = builder.build("chat", user, options);
 
-    ASSERT_LE(b.estimated_tokens, b.budget_tokens);
-    ASSERT_LE(b.budget_tokens, s.policy.max_tokens);
-    ASSERT_EQ(b.estimated_tokens, counter.count_prompt(b.messages));
-    ASSERT_LE(b.estimated_tokens, b.tokens_before);
+    ASSERT_LE(b.figures.estimated_tokens, b.figures.budget_tokens);
+    ASSERT_LE(b.figures.budget_tokens, s.policy.max_tokens);
+    ASSERT_EQ(b.figures.estimated_tokens, counter.count_prompt(b.messages));
+    ASSERT_LE(b.figures.estimated_tokens, b.figures.tokens_before);
     for (const auto& m : b.messages) ASSERT_TRUE(common::is_valid_utf8(m.content));
     size_t i = 0;
     const std::string system = common::sanitize_utf8(s.system_prompt);
@@ -153,27 +153,27 @@ void check_must_fit(const tokens::TokenCounter& counter, uint32_t seed, int roun
       if (m.history_id > provider.state.cleared_through) read.push_back(m);
     if (static_cast<int>(read.size()) > s.history_window)
       read.erase(read.begin(), read.end() - s.history_window);
-    if (b.strategy == Strategy::kSlidingWindow &&
+    if (b.chat.strategy == Strategy::kSlidingWindow &&
         static_cast<int>(read.size()) > s.policy.recent_messages)
       read.erase(read.begin(), read.end() - s.policy.recent_messages);
-    ASSERT_EQ(b.original_count, static_cast<int64_t>(read.size()));
-    ASSERT_EQ(b.compressed_count + b.dropped_count, b.original_count);
-    for (int64_t k = 0; k < b.compressed_count; ++k) {
+    ASSERT_EQ(b.figures.original_count, static_cast<int64_t>(read.size()));
+    ASSERT_EQ(b.figures.compressed_count + b.figures.dropped_count, b.figures.original_count);
+    for (int64_t k = 0; k < b.figures.compressed_count; ++k) {
       const Message& kept = b.messages[i + static_cast<size_t>(k)];
-      const Message& orig = read[static_cast<size_t>(b.dropped_count + k)];
+      const Message& orig = read[static_cast<size_t>(b.figures.dropped_count + k)];
       ASSERT_EQ(kept.history_id, orig.history_id);
       ASSERT_EQ(kept.role, orig.role);
     }
     const Message& last = b.messages.back();
-    if (!common::sanitize_utf8(user).empty() && !b.user_truncated) {
+    if (!common::sanitize_utf8(user).empty() && !b.figures.user_truncated) {
       ASSERT_EQ(last.content, common::sanitize_utf8(user));
     }
-    if (b.user_truncated) {
-      ASSERT_EQ(b.compressed_count, 0);  // history goes before the user message is cut
+    if (b.figures.user_truncated) {
+      ASSERT_EQ(b.figures.compressed_count, 0);  // history goes before the user message is cut
       ++outcome.user_cut;
     }
     ++outcome.cases;
-    ++outcome.by_level[static_cast<int>(b.level)];
+    ++outcome.by_level[static_cast<int>(b.figures.level)];
   }
 }
 
@@ -221,7 +221,7 @@ class RandomSummarizer final : public Summarizer {
   SummaryCall summarize(const std::string& /*previous*/,
                         const std::vector<Message>& /*evicted*/) override {
     if (g_.between(0, 9) == 0) throw std::runtime_error("down");
-    return {g_.text(static_cast<size_t>(g_.between(0, 6000))), "m", "null", {}};
+    return {g_.text(static_cast<size_t>(g_.between(0, 6000))), "m", std::nullopt, {}};
   }
   int64_t input_budget() const override { return 2000; }
 
@@ -243,7 +243,8 @@ class MemorySummaries final : public SummaryStore {
       if (m.history_id > after && m.history_id < before) out.push_back(m);
     return out;
   }
-  int64_t save(const std::string&, const Summary& s, const std::string&, int64_t) override {
+  int64_t save(const std::string&, const Summary& s,
+               const std::vector<std::optional<common::Usage>>&, int64_t) override {
     rows.push_back(s);
     return static_cast<int64_t>(rows.size());
   }
@@ -284,8 +285,8 @@ TEST(MustFitProperty, SummarizeWithRandomSummariesAndFailures) {
     ContextBuilder builder(s, provider, compressor, assembler, counter);
     builder.enable_summaries(store, &summarizer);
     const BuiltContext b = builder.build("chat", g.text(g.size(false) / 2));
-    ASSERT_LE(b.estimated_tokens, b.budget_tokens);
-    ASSERT_EQ(b.estimated_tokens, counter.count_prompt(b.messages));
+    ASSERT_LE(b.figures.estimated_tokens, b.figures.budget_tokens);
+    ASSERT_EQ(b.figures.estimated_tokens, counter.count_prompt(b.messages));
     for (const auto& m : b.messages) ASSERT_TRUE(common::is_valid_utf8(m.content));
     const std::string system = common::sanitize_utf8(s.system_prompt);
     if (!system.empty()) {

@@ -10,6 +10,7 @@
 
 #include "internal/context/assembler.h"
 #include "internal/context/context_builder.h"
+#include "internal/context/context_report.h"
 #include "internal/context/level_compressor.h"
 #include "internal/context/summary.h"
 #include "internal/tokens/token_counter.h"
@@ -36,7 +37,8 @@ class MemoryStore final : public SummaryStore {
       if (m.history_id > after && m.history_id < before) out.push_back(m);
     return out;
   }
-  int64_t save(const std::string& /*chat*/, const Summary& s, const std::string& /*usage*/,
+  int64_t save(const std::string& /*chat*/, const Summary& s,
+               const std::vector<std::optional<common::Usage>>& /*usage*/,
                int64_t /*covered*/) override {
     rows.push_back(s);
     rows.back().id = static_cast<int64_t>(rows.size());
@@ -58,7 +60,7 @@ class ScriptedSummarizer final : public Summarizer {
     std::string text = answer_override.empty() ? "S" + std::to_string(inputs.size()) + ":" : answer_override;
     if (answer_override.empty())
       for (const auto& m : evicted) text += " " + std::to_string(m.history_id);
-    return {text, "sum-model", R"({"prompt_tokens":10})", std::chrono::milliseconds(3)};
+    return {text, "sum-model", common::Usage{10, 0, 0, std::nullopt}, std::chrono::milliseconds(3)};
   }
   int64_t input_budget() const override { return budget; }
   std::vector<std::pair<std::string, std::vector<Message>>> inputs;
@@ -102,9 +104,9 @@ TEST_F(SummariesTest, NoSummaryCallWhileUsageIsUnderWarn) {
   add(8, 50);  // 400 of 1000
   const auto b = builder().build("c", "hi");
   EXPECT_TRUE(summarizer_.inputs.empty());
-  EXPECT_FALSE(b.summary_used);
-  EXPECT_EQ(b.strategy, Strategy::kSummarize);
-  EXPECT_EQ(b.compressed_count, 8);
+  EXPECT_FALSE(b.summary.used);
+  EXPECT_EQ(b.chat.strategy, Strategy::kSummarize);
+  EXPECT_EQ(b.figures.compressed_count, 8);
   EXPECT_TRUE(b.warnings.empty());
 }
 
@@ -126,10 +128,10 @@ TEST_F(SummariesTest, CompactionFoldsTheOldestIntoASummaryRightAfterTheSystemPro
   // The verbatim tail starts right after what the summary covers: nothing is lost or repeated.
   EXPECT_EQ(b.messages[2].history_id, s.covers_through + 1);
   EXPECT_EQ(b.messages.back().content, "hi");
-  EXPECT_TRUE(b.summary_used);
-  EXPECT_GE(b.level, Level::kAggressive);
+  EXPECT_TRUE(b.summary.used);
+  EXPECT_GE(b.figures.level, Level::kAggressive);
   // Down to the target (0.60 of 1000), not just under the limit.
-  EXPECT_LE(b.estimated_tokens, 600);
+  EXPECT_LE(b.figures.estimated_tokens, 600);
   const auto j = nlohmann::json::parse(figures_json(b));
   EXPECT_EQ(j["summary_used"], true);
   EXPECT_EQ(j["summarized"], true);
@@ -142,9 +144,9 @@ TEST_F(SummariesTest, TheNextTurnReusesTheStoredSummaryWithoutACall) {
   add(2, 20);  // the turn's pair
   const auto b = builder().build("c", "again");  // a new builder: as after a restart
   EXPECT_EQ(summarizer_.inputs.size(), 1u);
-  EXPECT_TRUE(b.summary_used);
+  EXPECT_TRUE(b.summary.used);
   EXPECT_FALSE(b.summarized.has_value());
-  EXPECT_EQ(b.summary_id, 1);
+  EXPECT_EQ(b.summary.id, 1);
 }
 
 TEST_F(SummariesTest, RollingTheNextSummaryReadsThePreviousOneAndOnlyNewMessages) {
@@ -179,9 +181,9 @@ TEST_F(SummariesTest, AFailedSummaryFallsBackLosesNothingAndIsRetriedNextTime) {
   ASSERT_EQ(b.warnings.size(), 1u);
   EXPECT_EQ(b.warnings[0].reason, "summary_failed");
   EXPECT_TRUE(store_.rows.empty());
-  EXPECT_FALSE(b.summary_used);
-  EXPECT_LE(b.estimated_tokens, 1000);  // token_budget fit for this turn
-  EXPECT_GT(b.compressed_count, 0);
+  EXPECT_FALSE(b.summary.used);
+  EXPECT_LE(b.figures.estimated_tokens, 1000);  // token_budget fit for this turn
+  EXPECT_GT(b.figures.compressed_count, 0);
   EXPECT_EQ(provider_.history.size(), 30u);  // history untouched
   summarizer_.fail = false;
   b = builder().build("c", "hi");
@@ -258,8 +260,8 @@ TEST_F(SummariesTest, ClearStartsANewChain) {
   provider_.state.cleared_through = 18;
   add(2, 10);
   const auto b = builder().build("c", "fresh");
-  EXPECT_FALSE(b.summary_used);  // the old chain's summary is not this chain's
-  EXPECT_EQ(b.compressed_count, 2);
+  EXPECT_FALSE(b.summary.used);  // the old chain's summary is not this chain's
+  EXPECT_EQ(b.figures.compressed_count, 2);
   add(20, 50);
   const auto c = builder().build("c", "fresh again");
   ASSERT_TRUE(c.summarized.has_value());
@@ -273,9 +275,9 @@ TEST_F(SummariesTest, ADryRunReportsWhatItWouldFoldAndCallsNothing) {
   const auto b = builder().build("c", "hi");
   EXPECT_TRUE(summarizer_.inputs.empty());
   EXPECT_TRUE(store_.rows.empty());
-  EXPECT_GT(b.summary_pending, 0);
+  EXPECT_GT(b.summary.pending, 0);
   EXPECT_NE(describe_decision(b).find("would summarize"), std::string::npos);
-  EXPECT_LE(b.estimated_tokens, 1000);
+  EXPECT_LE(b.figures.estimated_tokens, 1000);
 }
 
 TEST_F(SummariesTest, WithoutAStoreSummarizeFallsBackWithAWarning) {
@@ -285,7 +287,7 @@ TEST_F(SummariesTest, WithoutAStoreSummarizeFallsBackWithAWarning) {
   s.policy.strategy = Strategy::kSummarize;
   const ContextBuilder b(s, provider_, compressor_, assembler_, counter_);
   const auto built = b.build("c", "hi");
-  EXPECT_EQ(built.strategy, Strategy::kTokenBudget);
+  EXPECT_EQ(built.chat.strategy, Strategy::kTokenBudget);
   ASSERT_EQ(built.warnings.size(), 1u);
   EXPECT_EQ(built.warnings[0].reason, "summarize_unavailable");
 }

@@ -1,0 +1,119 @@
+// `autonous context --chat ID [--text T]` (the dry run), `autonous context stats` and
+// `autonous tokens`: what the engine would send, what it did, and what a text costs.
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <SQLiteCpp/Database.h>
+#include <nlohmann/json.hpp>
+
+#include "cmd/autonous/command_support.h"
+#include "cmd/autonous/commands.h"
+#include "internal/common/text.h"
+#include "internal/common/utf8.h"
+#include "internal/context/context_report.h"
+#include "internal/events/event_stats.h"
+#include "internal/store/engine.h"
+#include "internal/tokens/token_counter.h"
+
+namespace autonous::cmd {
+namespace {
+
+struct ContextOptions {
+  std::string chat_id;
+  std::string text;
+};
+
+struct TokensOptions {
+  std::optional<std::string> encoding;  // a TOKEN_COUNTER value; nullopt: the configured one
+  std::string file = "-";               // "-": stdin
+};
+
+int run_context(const config::Config& config, const ContextOptions& options) {
+  if (common::trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
+  const store::EngineSettings settings = engine_settings(config);
+  auto db = open_db(config);
+  // The worker's own wiring, without a summarizer: shows the summary in use, calls nothing.
+  const store::Engine engine(*db, settings, token_counter(config));
+  std::cout << context::dry_run_json(engine.build(options.chat_id, options.text)) << "\n";
+  return 0;
+}
+
+int run_context_stats(const config::Config& config, const events::StatsFilter& filter) {
+  auto db = open_db(config);
+  std::cout << events::context_stats_json(events::compression_stats(*db, filter),
+                                          events::estimate_stats(*db, filter))
+            << "\n";
+  return 0;
+}
+
+int run_tokens(const config::Config& config, const TokensOptions& options) {
+  std::string text;
+  if (options.file == "-") {
+    text = read_all(std::cin);
+  } else {
+    std::ifstream in(options.file, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + options.file);
+    text = read_all(in);
+  }
+  const auto counter = make_counter(config, options.encoding.value_or(config.token_counter));
+  nlohmann::ordered_json j;
+  j["encoding"] = std::string(counter->name());
+  // Text only, no chat framing: what tiktoken's encode_ordinary returns. Invalid UTF-8 counts
+  // as U+FFFD, one per maximal invalid sequence.
+  j["tokens"] = counter->count_text(common::sanitize_utf8(text));
+  j["bytes"] = text.size();
+  std::cout << j.dump() << "\n";
+  return 0;
+}
+
+void add_context_stats(CLI::App& context, Action& action) {
+  auto filter = std::make_shared<events::StatsFilter>();
+  auto chat = std::make_shared<std::string>();
+  auto since = std::make_shared<std::string>();
+  auto* stats = context.add_subcommand(
+      "stats", "Token estimate vs the API's prompt_tokens, per model and counter, from events");
+  auto* chat_opt = stats->add_option("--chat", *chat, "only this chat");
+  auto* since_opt = stats->add_option("--since", *since,
+                                      "only events at or after this UTC time, e.g. 2026-11-01");
+  stats->callback([&action, filter, chat, since, chat_opt, since_opt] {
+    if (chat_opt->count() > 0) filter->chat_id = *chat;
+    if (since_opt->count() > 0) filter->since = *since;
+    action = [filter](const config::Config& c) { return run_context_stats(c, *filter); };
+  });
+}
+
+}  // namespace
+
+void add_context_commands(CLI::App& app, Action& action) {
+  auto ctx = std::make_shared<ContextOptions>();
+  auto* context = app.add_subcommand(
+      "context", "Dry run: print as JSON the messages the worker would send now, and the figures");
+  auto* chat_opt = context->add_option("--chat", ctx->chat_id, "chat id (required without stats)");
+  context->add_option("--text", ctx->text, "the user message to assume (default: none)");
+  add_context_stats(*context, action);
+  context->callback([&action, ctx, chat_opt, context] {
+    if (context->get_subcommand("stats")->parsed()) return;
+    if (chat_opt->count() == 0) throw CLI::RequiredError("--chat");
+    action = [ctx](const config::Config& c) { return run_context(c, *ctx); };
+  });
+
+  auto tok = std::make_shared<TokensOptions>();
+  auto encoding = std::make_shared<std::string>();
+  auto* tokens = app.add_subcommand(
+      "tokens", "Count the tokens of a text: prints {\"encoding\", \"tokens\", \"bytes\"}");
+  auto* enc_opt =
+      tokens
+          ->add_option("--encoding", *encoding,
+                       "auto, cl100k_base, o200k_base, estimate or chars4 (default: TOKEN_COUNTER)")
+          ->check(CLI::IsMember({"auto", "cl100k_base", "o200k_base", "estimate", "chars4"}));
+  tokens->add_option("FILE", tok->file, "file to count, or - for stdin (default)");
+  tokens->callback([&action, tok, encoding, enc_opt] {
+    if (enc_opt->count() > 0) tok->encoding = *encoding;
+    action = [tok](const config::Config& c) { return run_tokens(c, *tok); };
+  });
+}
+
+}  // namespace autonous::cmd

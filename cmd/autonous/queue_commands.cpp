@@ -1,0 +1,143 @@
+// `autonous migrate | enqueue | status | requeue`: the queue as a front end and an operator use
+// it.
+
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <SQLiteCpp/Database.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cmd/autonous/command_support.h"
+#include "cmd/autonous/commands.h"
+#include "internal/common/clock.h"
+#include "internal/common/text.h"
+#include "internal/db/migrator.h"
+#include "internal/queue/queue.h"
+
+namespace autonous::cmd {
+namespace {
+
+struct EnqueueOptions {
+  std::string chat_id;
+  int priority = 0;
+  std::optional<std::string> text;  // nullopt: read stdin
+};
+
+struct RequeueOptions {
+  std::optional<int64_t> task_id;
+  bool failed = false;
+};
+
+int run_migrate(const config::Config& config) {
+  auto db = open_db(config);
+  std::cout << "schema version " << db::schema_version(*db) << "\n";
+  return 0;
+}
+
+int run_enqueue(const config::Config& config, const EnqueueOptions& options) {
+  if (common::trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
+  const std::string text = options.text ? *options.text : read_all(std::cin);
+  if (common::trim(text).empty())
+    throw UsageError("TEXT: empty message (give TEXT or pipe it on stdin)");
+  auto db = open_db(config);
+  queue::Queue q(*db);
+  std::cout << q.enqueue(options.chat_id, text, options.priority) << "\n";
+  return 0;
+}
+
+void print_status_json(const queue::QueueStats& s) {
+  nlohmann::ordered_json j;
+  j["queued"] = s.queued;
+  j["running"] = s.running;
+  j["done"] = s.done;
+  j["failed"] = s.failed;
+  j["oldest_queued_age_seconds"] = s.oldest_queued_age_seconds
+                                       ? nlohmann::ordered_json(*s.oldest_queued_age_seconds)
+                                       : nullptr;
+  auto failures = nlohmann::ordered_json::array();
+  for (const auto& f : s.recent_failures)
+    failures.push_back({{"task_id", f.task_id},
+                        {"chat_id", f.chat_id},
+                        {"error", f.error},
+                        {"finished_at", f.finished_at}});
+  j["recent_failures"] = failures;
+  std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+}
+
+int run_status(const config::Config& config, bool json) {
+  auto db = open_db(config);
+  queue::Queue q(*db);
+  const queue::QueueStats s = q.stats(common::SystemClock().now());
+  if (json) {
+    print_status_json(s);
+    return 0;
+  }
+  std::cout << "queued   " << s.queued << "\nrunning  " << s.running << "\ndone     " << s.done
+            << "\nfailed   " << s.failed << "\n";
+  if (s.oldest_queued_age_seconds)
+    std::cout << "oldest queued task waiting "
+              << fmt::format("{:.1f}", *s.oldest_queued_age_seconds) << " s\n";
+  if (!s.recent_failures.empty()) {
+    std::cout << "recent failures:\n";
+    for (const auto& f : s.recent_failures)
+      std::cout << "  task " << f.task_id << " chat " << f.chat_id << " at " << f.finished_at
+                << ": " << f.error << "\n";
+  }
+  return 0;
+}
+
+int run_requeue(const config::Config& config, const RequeueOptions& options) {
+  if (options.task_id.has_value() == options.failed)
+    throw UsageError("requeue: give exactly one of --task ID or --failed");
+  auto db = open_db(config);
+  queue::Queue q(*db);
+  if (options.failed) {
+    std::cout << "requeued " << q.requeue_failed() << " task(s)\n";
+    return 0;
+  }
+  if (!q.requeue(*options.task_id)) {
+    std::cerr << "autonous: task " << *options.task_id << " is not failed (or does not exist)\n";
+    return 1;
+  }
+  std::cout << "requeued task " << *options.task_id << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_queue_commands(CLI::App& app, Action& action) {
+  app.add_subcommand("migrate", "Apply embedded migrations; print the schema version")
+      ->callback([&action] { action = run_migrate; });
+
+  auto enq = std::make_shared<EnqueueOptions>();
+  auto text = std::make_shared<std::string>();
+  auto* enqueue = app.add_subcommand("enqueue", "Queue a message for a chat; print the task id");
+  enqueue->add_option("--chat", enq->chat_id, "chat id")->required();
+  enqueue->add_option("--priority", enq->priority, "higher runs first (default 0)");
+  auto* text_opt = enqueue->add_option("TEXT", *text, "message text (default: read stdin)");
+  enqueue->callback([&action, enq, text, text_opt] {
+    if (text_opt->count() > 0) enq->text = *text;
+    action = [enq](const config::Config& c) { return run_enqueue(c, *enq); };
+  });
+
+  auto json = std::make_shared<bool>(false);
+  auto* status = app.add_subcommand("status", "Task counts by status, oldest queued age, failures");
+  status->add_flag("--json", *json, "print one JSON object");
+  status->callback([&action, json] {
+    action = [json](const config::Config& c) { return run_status(c, *json); };
+  });
+
+  auto rq = std::make_shared<RequeueOptions>();
+  auto rq_task = std::make_shared<int64_t>(0);
+  auto* requeue = app.add_subcommand("requeue", "Put failed tasks back in the queue");
+  auto* rq_task_opt = requeue->add_option("--task", *rq_task, "this failed task");
+  requeue->add_flag("--failed", rq->failed, "every failed task");
+  requeue->callback([&action, rq, rq_task, rq_task_opt] {
+    if (rq_task_opt->count() > 0) rq->task_id = *rq_task;
+    action = [rq](const config::Config& c) { return run_requeue(c, *rq); };
+  });
+}
+
+}  // namespace autonous::cmd

@@ -1,0 +1,81 @@
+// `autonous worker [--drain]`: runs the daemon. SIGTERM/SIGINT stop it gracefully; --drain
+// exits 0 once no task is queued or running.
+
+#include <csignal>
+#include <ctime>
+#include <memory>
+#include <stop_token>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <SQLiteCpp/Database.h>
+#include <spdlog/spdlog.h>
+
+#include "cmd/autonous/command_support.h"
+#include "cmd/autonous/commands.h"
+#include "internal/common/clock.h"
+#include "internal/openai/curl_transport.h"
+#include "internal/store/engine.h"
+#include "internal/worker/worker.h"
+
+namespace autonous::cmd {
+namespace {
+
+// SIGTERM/SIGINT are taken by one thread with sigwait; every other thread blocks them. SIGUSR1
+// only wakes that thread when the worker is done.
+sigset_t block_stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+int run_worker(const config::Config& config, bool drain) {
+  config::require_llm_endpoint(config);
+  const store::EngineSettings settings = engine_settings(config);
+  spdlog::info("context budget tokens={} source=\"{}\" strategy={}", settings.budget.tokens,
+               settings.budget.source, context::to_string(settings.context.policy.strategy));
+  open_db(config);  // migrate once, before the slots open their own connections
+  const sigset_t signals = block_stop_signals();
+
+  const openai::CurlGlobal curl;
+  const common::SystemClock clock;
+  worker::WorkerDeps deps;
+  deps.make_transport = [] { return std::make_unique<openai::CurlTransport>(); };
+  deps.counter = &token_counter(config);
+  deps.clock = &clock;
+  worker::Worker w(config, deps, drain);
+
+  std::stop_source stop;
+  std::jthread signal_thread([&stop, signals](const std::stop_token& done) {
+    const timespec tick{0, 200'000'000};
+    while (!done.stop_requested()) {
+      const int sig = sigtimedwait(&signals, nullptr, &tick);
+      if (sig == SIGTERM || sig == SIGINT) {
+        spdlog::info("signal received signal={}; stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        stop.request_stop();
+      }
+    }
+  });
+  w.run(stop.get_token());
+  // Wake the signal thread now rather than at its next tick: `--drain` exits at once.
+  signal_thread.request_stop();
+  pthread_kill(signal_thread.native_handle(), SIGUSR1);
+  return 0;
+}
+
+}  // namespace
+
+void add_worker_command(CLI::App& app, Action& action) {
+  auto drain = std::make_shared<bool>(false);
+  auto* worker = app.add_subcommand("worker", "Run the daemon (SIGTERM/SIGINT stop it gracefully)");
+  worker->add_flag("--drain", *drain, "exit 0 once no task is queued or running");
+  worker->callback([&action, drain] {
+    action = [drain](const config::Config& c) { return run_worker(c, *drain); };
+  });
+}
+
+}  // namespace autonous::cmd

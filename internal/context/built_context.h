@@ -1,0 +1,93 @@
+#pragma once
+// BuiltContext: what the engine decided for one turn, as a value: the messages to send, the
+// figures the context.compressed event carries, the summary in use and what a compaction did,
+// the chat's resolved policy, and warnings. context_report.h renders it (events, dry run).
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "internal/common/message.h"
+#include "internal/common/usage.h"
+#include "internal/context/policy.h"
+
+namespace autonous::context {
+
+// The counts and token figures of one build.
+struct Figures {
+  int64_t original_count = 0;    // history messages read
+  int64_t compressed_count = 0;  // history messages kept
+  int64_t dropped_count = 0;
+  int64_t truncated_count = 0;   // kept history messages that were cut
+  int64_t cut_messages = 0;      // of those, cut by a compression level
+  bool user_truncated = false;   // the user message itself was cut to fit
+  int64_t estimated_tokens = 0;  // the whole prompt, by the counter (tokens_after)
+  int64_t tokens_before = 0;     // the whole prompt before the levels compressed it
+  int64_t budget_tokens = 0;
+  int64_t system_tokens = 0;
+  int64_t user_tokens = 0;
+  int64_t history_budget_tokens = 0;
+  Level level = Level::kNone;
+  int rounds = 0;
+  bool hard_truncated = false;
+  std::string counter;  // the TokenCounter's name
+  std::chrono::microseconds build_time{0};
+};
+
+// The summary message in the prompt, if any.
+struct SummaryInUse {
+  bool used = false;
+  int64_t id = 0;  // context_summaries.id
+  int64_t tokens = 0;
+  int64_t pending = 0;  // dry run: messages a compaction would fold in now
+};
+
+// What one compaction did (the context.summarized event).
+struct SummaryOutcome {
+  int64_t summary_id = 0;
+  int64_t messages_covered = 0;  // folded in by this compaction
+  int64_t covers_through = 0;
+  int64_t summary_tokens = 0;
+  int64_t calls = 0;  // summarizer calls (more than one when the span was chunked)
+  std::string model;
+  std::vector<std::optional<common::Usage>> usage;  // each call's, as the API reported it
+  std::chrono::milliseconds latency{0};
+};
+
+// Something the operator should know about a turn (a context.warning or
+// context.summary_failed event).
+struct ContextWarning {
+  std::string reason;  // summarize_unavailable | bad_chat_settings | summary_failed | summary_dropped
+  std::string message;
+};
+
+// A chat's settings as this turn resolved them.
+struct ResolvedChat {
+  ContextPolicy policy;                                  // the chat's effective policy
+  Strategy strategy = Strategy::kTokenBudget;            // what ran
+  Strategy requested_strategy = Strategy::kTokenBudget;  // what the settings asked for
+  bool own_settings = false;  // the chat has its own settings in effect
+  int64_t cleared_through = 0;
+};
+
+struct BuiltContext {
+  std::vector<common::Message> messages;  // what would be sent
+  Figures figures;
+  SummaryInUse summary;
+  std::optional<SummaryOutcome> summarized;  // this turn compacted history into a new summary
+  ResolvedChat chat;
+  std::vector<ContextWarning> warnings;
+};
+
+// How a rebuild after a provider's "context length exceeded" compresses harder.
+struct BuildOptions {
+  Level min_level = Level::kNone;  // compress at least at this level
+  double budget_scale = 1.0;       // of the policy's budget, in (0, 1]
+};
+
+// The level a rebuild after an overflow starts from: one above `level`.
+Level next_level(Level level) noexcept;
+
+}  // namespace autonous::context

@@ -1,0 +1,146 @@
+#include "internal/context/context_report.h"
+
+#include <cassert>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace autonous::context {
+namespace {
+
+using nlohmann::ordered_json;
+
+double share(int64_t tokens, int64_t budget) {
+  return budget > 0 ? static_cast<double>(tokens) / static_cast<double>(budget) : 0.0;
+}
+
+double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
+
+std::string dump(const ordered_json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, ordered_json::error_handler_t::replace);
+}
+
+ordered_json figures(const BuiltContext& b) {
+  const Figures& f = b.figures;
+  return {{"original_count", f.original_count},
+          {"compressed_count", f.compressed_count},
+          {"dropped_count", f.dropped_count},
+          {"truncated_count", f.truncated_count},
+          {"user_truncated", f.user_truncated},
+          {"estimated_tokens", f.estimated_tokens},
+          {"budget_tokens", f.budget_tokens},
+          {"system_tokens", f.system_tokens},
+          {"user_tokens", f.user_tokens},
+          {"history_budget_tokens", f.history_budget_tokens},
+          {"message_count", b.messages.size()},
+          {"token_counter", f.counter},
+          {"level", to_string(f.level)},
+          {"strategy", to_string(b.chat.strategy)},
+          {"requested_strategy", to_string(b.chat.requested_strategy)},
+          {"tokens_before", f.tokens_before},
+          {"tokens_after", f.estimated_tokens},
+          {"usage_before", round3(share(f.tokens_before, f.budget_tokens))},
+          {"usage_after", round3(share(f.estimated_tokens, f.budget_tokens))},
+          {"rounds", f.rounds},
+          {"cut_messages", f.cut_messages},
+          {"hard_truncated", f.hard_truncated},
+          {"summary_used", b.summary.used},
+          {"summary_id", b.summary.id != 0 ? ordered_json(b.summary.id) : nullptr},
+          {"summary_tokens", b.summary.tokens},
+          {"summarized", b.summarized.has_value()},
+          {"settings", b.chat.own_settings ? "chat" : "env"},
+          {"cleared_through", b.chat.cleared_through},
+          {"build_us", f.build_time.count()}};
+}
+
+std::string level_sentence(const BuiltContext& b) {
+  const Figures& f = b.figures;
+  const double before = share(f.tokens_before, f.budget_tokens);
+  const Thresholds& t = b.chat.policy.thresholds;
+  switch (f.level) {
+    case Level::kNone:
+      return fmt::format("none: usage {:.2f} of {} tokens is under soft {:.2f}; sent as is",
+                         before, f.budget_tokens, t.soft);
+    case Level::kNormal:
+      return fmt::format(
+          "normal: usage {:.2f} >= soft {:.2f}; cut {} oversized message(s), head and tail kept",
+          before, t.soft, f.cut_messages);
+    case Level::kAggressive:
+      return fmt::format(
+          "aggressive: usage {:.2f} >= warn {:.2f}; cut {} oversized message(s), dropped the {} "
+          "oldest to reach the {:.2f} target",
+          before, t.warn, f.cut_messages, f.dropped_count, t.target);
+    case Level::kEmergency:
+      return fmt::format(
+          "emergency: usage {:.2f} >= hard {:.2f}; cut {} oversized message(s), kept the newest "
+          "{} that fit, dropped {}",
+          before, t.hard, f.cut_messages, f.compressed_count, f.dropped_count);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string describe_decision(const BuiltContext& b) {
+  const Figures& f = b.figures;
+  std::string s = level_sentence(b);
+  if (b.summarized)
+    s += fmt::format("; summarized {} older message(s) into summary #{} ({} tokens, {} call(s))",
+                     b.summarized->messages_covered, b.summarized->summary_id,
+                     b.summarized->summary_tokens, b.summarized->calls);
+  else if (b.summary.pending > 0)
+    s += fmt::format("; would summarize {} older message(s)", b.summary.pending);
+  else if (b.summary.used)
+    s += fmt::format("; summary #{} in use ({} tokens)", b.summary.id, b.summary.tokens);
+  if (f.user_truncated) s += "; the user message was cut to fit";
+  if (f.rounds > 1) s += fmt::format(" ({} rounds)", f.rounds);
+  if (f.hard_truncated) s += "; hard truncation";
+  if (f.level != Level::kNone)
+    s += fmt::format("; usage now {:.2f}", share(f.estimated_tokens, f.budget_tokens));
+  return s;
+}
+
+std::string figures_json(const BuiltContext& built, bool after_overflow) {
+  ordered_json j = figures(built);
+  if (after_overflow) j["after_overflow"] = true;
+  return dump(j);
+}
+
+std::string summarized_json(const BuiltContext& built) {
+  assert(built.summarized);
+  const SummaryOutcome& s = *built.summarized;
+  nlohmann::json usage = nlohmann::json::array();
+  for (const auto& u : s.usage) usage.push_back(u ? nlohmann::json(*u) : nlohmann::json(nullptr));
+  const ordered_json j = {{"summary_id", s.summary_id},
+                          {"messages_covered", s.messages_covered},
+                          {"covers_through", s.covers_through},
+                          {"tokens_before", built.figures.tokens_before},
+                          {"tokens_after", built.figures.estimated_tokens},
+                          {"summary_tokens", s.summary_tokens},
+                          {"calls", s.calls},
+                          {"latency_ms", s.latency.count()},
+                          {"model", s.model},
+                          {"usage", std::move(usage)}};
+  return dump(j);
+}
+
+std::string dry_run_json(const BuiltContext& built) {
+  ordered_json messages = ordered_json::array();
+  for (const auto& m : built.messages)
+    messages.push_back({{"role", common::to_string(m.role)}, {"content", m.content}});
+  ordered_json j;
+  j["messages"] = std::move(messages);
+  const ordered_json f = figures(built);  // a named object: items() refers into it
+  for (const auto& [k, v] : f.items()) j[k] = v;
+  j["decision"] = describe_decision(built);
+  const Thresholds& t = built.chat.policy.thresholds;
+  j["thresholds"] = {{"soft", t.soft}, {"warn", t.warn}, {"hard", t.hard}, {"target", t.target}};
+  auto warnings = ordered_json::array();
+  for (const auto& w : built.warnings)
+    warnings.push_back({{"reason", w.reason}, {"message", w.message}});
+  j["warnings"] = std::move(warnings);
+  return dump(j, 2);
+}
+
+}  // namespace autonous::context

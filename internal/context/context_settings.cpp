@@ -1,0 +1,48 @@
+#include "internal/context/context_settings.h"
+
+#include <algorithm>
+
+#include "internal/common/message.h"
+#include "internal/common/utf8.h"
+#include "internal/tokens/token_counter.h"
+
+namespace autonous::context {
+
+int64_t min_budget(const std::string& system_prompt, const tokens::TokenCounter& counter) {
+  int64_t system = 0;
+  if (!system_prompt.empty())
+    system = counter.count_message(
+        common::Message{common::Role::kSystem, common::sanitize_utf8(system_prompt), 0});
+  return counter.per_request() + system + counter.per_message() + kMinUserTokens;
+}
+
+void check_budget(const ContextSettings& settings, const tokens::TokenCounter& counter) {
+  validate(settings.policy);
+  const int64_t fixed = min_budget(settings.system_prompt, counter);
+  if (settings.policy.max_tokens < fixed)
+    throw PolicyError(std::string(kKeyMaxTokens),
+                      "budget of " + std::to_string(settings.policy.max_tokens) +
+                          " tokens cannot hold the system prompt and a user message (needs at "
+                          "least " +
+                          std::to_string(fixed) + ")");
+}
+
+void check_summary_room(const ContextSettings& settings) {
+  const ContextPolicy& p = settings.policy;
+  if (p.strategy != Strategy::kSummarize || settings.summary.max_tokens * 2 <= p.max_tokens)
+    return;
+  throw PolicyError(std::string(kKeyMaxTokens),
+                    "a budget of " + std::to_string(p.max_tokens) +
+                        " tokens is too small for summarize: it needs at least twice "
+                        "SUMMARY_MAX_TOKENS (" +
+                        std::to_string(settings.summary.max_tokens * 2) +
+                        "), as a summary may take at most half of the prompt");
+}
+
+ContextPolicy effective_policy(const ContextSettings& settings, const ChatOverrides& overrides) {
+  ContextPolicy p = apply(settings.policy, overrides);
+  if (settings.ceiling > 0) p.max_tokens = std::min(p.max_tokens, settings.ceiling);
+  return p;
+}
+
+}  // namespace autonous::context

@@ -1,0 +1,53 @@
+#pragma once
+// ContextSettings: what the engine is configured with (from the environment, through
+// store::engine_settings), and the rules that judge a policy against them, written once:
+// the least budget that holds the system prompt and a user message, the model's ceiling over a
+// chat's budget, and the room summarize needs. Pure values.
+
+#include <cstdint>
+#include <string>
+
+#include "internal/context/policy.h"
+
+namespace autonous::tokens {
+class TokenCounter;
+}
+
+namespace autonous::context {
+
+// Tokens always left for the user message: a budget that cannot hold the system prompt plus
+// this much is refused as configuration.
+inline constexpr int64_t kMinUserTokens = 16;
+
+// The summarize strategy's knobs.
+struct SummarySettings {
+  int64_t keep_recent_tokens = 0;  // verbatim tail kept at a compaction; 0: a quarter of the budget
+  int64_t max_tokens = 1024;       // SUMMARY_MAX_TOKENS: the summary's reply cap
+};
+
+struct ContextSettings {
+  std::string system_prompt;
+  int history_window = 50;
+  int64_t max_chars_per_message = 4000;
+  ContextPolicy policy;  // the environment's defaults; a chat's overrides go on top
+  int64_t ceiling = 0;   // window − reserve when the model's window is known; 0: none
+  SummarySettings summary;
+};
+
+// The least whole-prompt budget that holds `system_prompt`, the framing and kMinUserTokens.
+int64_t min_budget(const std::string& system_prompt, const tokens::TokenCounter& counter);
+
+// Throws PolicyError (field "max_tokens", message says why) when `settings` leave less than
+// kMinUserTokens for the user message after the system prompt and framing, and PolicyError for
+// a policy that fails validate().
+void check_budget(const ContextSettings& settings, const tokens::TokenCounter& counter);
+
+// Throws PolicyError (field "max_tokens") when the policy is summarize and its budget is under
+// twice SUMMARY_MAX_TOKENS: a summary may take at most half of the prompt.
+void check_summary_room(const ContextSettings& settings);
+
+// The environment's policy with a chat's overrides on top, its budget never above the model's
+// ceiling. The one place a chat's effective policy is computed.
+ContextPolicy effective_policy(const ContextSettings& settings, const ChatOverrides& overrides);
+
+}  // namespace autonous::context

@@ -1,0 +1,111 @@
+#include "internal/store/engine.h"
+
+#include <stdexcept>
+
+#include "internal/context/assembler.h"
+#include "internal/context/context_builder.h"
+#include "internal/context/level_compressor.h"
+#include "internal/context/simple_compressor.h"
+#include "internal/store/sqlite_provider.h"
+#include "internal/store/sqlite_summary_store.h"
+
+namespace autonous::store {
+
+std::string variable_for(const std::string& field, const config::Config& config) {
+  if (field == context::kKeyMaxTokens && !config.max_context_tokens && config.context_window)
+    return "CONTEXT_WINDOW";
+  const context::PolicyField* f = context::find_policy_field(field);
+  return f != nullptr ? std::string(f->variable) : "MAX_CONTEXT_TOKENS";
+}
+
+namespace {
+
+context::PromptBudget prompt_budget(const config::Config& config) {
+  try {
+    return context::resolve_prompt_budget({config.openai_model, config.max_context_tokens,
+                                           config.context_window, config.reserve_output_tokens});
+  } catch (const std::invalid_argument& e) {
+    throw config::ConfigError("RESERVE_OUTPUT_TOKENS", e.what());
+  }
+}
+
+// The summary model's own window, its reply room being SUMMARY_MAX_TOKENS. The chat model's
+// CONTEXT_WINDOW applies to it too when it is the same model.
+int64_t summary_window_budget(const config::Config& config, const std::string& summary_model) {
+  const bool same = config.summary_model.empty() || config.summary_model == config.openai_model;
+  try {
+    return context::resolve_prompt_budget({summary_model, std::nullopt,
+                                           same ? config.context_window : std::nullopt,
+                                           config.summary_max_tokens})
+        .tokens;
+  } catch (const std::invalid_argument& e) {
+    throw config::ConfigError("SUMMARY_MAX_TOKENS", e.what());
+  }
+}
+
+}  // namespace
+
+EngineSettings engine_settings(const config::Config& config, const tokens::TokenCounter& counter) {
+  EngineSettings out;
+  out.budget = prompt_budget(config);
+  context::ContextSettings& s = out.context;
+  s.system_prompt = config.system_prompt;
+  s.history_window = config.history_window;
+  s.max_chars_per_message = config.max_chars_per_message;
+  s.ceiling = out.budget.ceiling;
+  s.policy.strategy =
+      context::parse_strategy(config.context_strategy).value_or(context::Strategy::kTokenBudget);
+  s.policy.max_tokens = out.budget.tokens;
+  s.policy.recent_messages = config.recent_message_count;
+  s.policy.thresholds = {config.soft_threshold, config.warn_threshold, config.hard_threshold,
+                         config.target_usage};
+  s.summary.keep_recent_tokens = config.keep_recent_tokens.value_or(0);
+  s.summary.max_tokens = config.summary_max_tokens;
+  try {
+    context::check_budget(s, counter);
+  } catch (const context::PolicyError& e) {
+    throw config::ConfigError(variable_for(e.field(), config), e.what());
+  }
+  try {
+    context::check_summary_room(s);
+  } catch (const context::PolicyError& e) {
+    throw config::ConfigError("SUMMARY_MAX_TOKENS", e.what());
+  }
+  out.summary_model = config.summary_model.empty() ? config.openai_model : config.summary_model;
+  out.summary_window_budget = summary_window_budget(config, out.summary_model);
+  out.simple_compressor = config.context_compressor == "simple";
+  return out;
+}
+
+struct Engine::Parts {
+  Parts(SQLite::Database& db, const EngineSettings& settings, const tokens::TokenCounter& counter)
+      : provider(db),
+        summaries(db),
+        levels(counter),
+        simple(counter),
+        builder(settings.context, provider, settings.simple_compressor
+                                                ? static_cast<const context::Compressor&>(simple)
+                                                : levels,
+                assembler, counter) {}
+  SQLiteProvider provider;
+  SQLiteSummaryStore summaries;
+  context::LevelCompressor levels;
+  context::SimpleCompressor simple;
+  context::StandardAssembler assembler;
+  context::ContextBuilder builder;
+};
+
+Engine::Engine(SQLite::Database& db, const EngineSettings& settings,
+               const tokens::TokenCounter& counter, context::Summarizer* summarizer)
+    : parts_(std::make_unique<Parts>(db, settings, counter)) {
+  parts_->builder.enable_summaries(parts_->summaries, summarizer);
+}
+
+Engine::~Engine() = default;
+
+context::BuiltContext Engine::build(const std::string& chat_id, const std::string& user_text,
+                                    const context::BuildOptions& options) const {
+  return parts_->builder.build(chat_id, user_text, options);
+}
+
+}  // namespace autonous::store

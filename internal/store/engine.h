@@ -1,0 +1,66 @@
+#pragma once
+// The context engine, wired for one database connection: engine_settings() turns the
+// environment's Config into the engine's settings (the prompt budget from MAX_CONTEXT_TOKENS or
+// the model preset, the default policy) and refuses a bad combination naming the variable;
+// Engine owns the SQLite-backed provider and summary store, the compressor, the assembler and
+// the builder. The worker, the dry run (`autonous context`) and the benchmarks all build
+// prompts through it, so what the dry run shows is what the worker would send.
+// Not thread-safe: one Engine per connection (per worker slot).
+
+#include <memory>
+#include <string>
+
+#include "internal/config/config.h"
+#include "internal/context/built_context.h"
+#include "internal/context/context_settings.h"
+#include "internal/context/model_presets.h"
+
+namespace SQLite {
+class Database;
+}
+namespace autonous::tokens {
+class TokenCounter;
+}
+namespace autonous::context {
+class Summarizer;
+}
+
+namespace autonous::store {
+
+struct EngineSettings {
+  context::ContextSettings context;
+  context::PromptBudget budget;
+  std::string summary_model;          // SUMMARY_MODEL, or OPENAI_MODEL
+  int64_t summary_window_budget = 0;  // the summary model's window − SUMMARY_MAX_TOKENS
+  bool simple_compressor = false;     // CONTEXT_COMPRESSOR=simple: no levels, only the fit
+};
+
+// Throws config::ConfigError naming the variable: thresholds out of order, a reserve that
+// leaves no window, a budget too small for the system prompt and a minimal user message, a
+// summarize budget under twice SUMMARY_MAX_TOKENS.
+EngineSettings engine_settings(const config::Config& config, const tokens::TokenCounter& counter);
+
+// The environment variable behind a context::PolicyError field.
+std::string variable_for(const std::string& policy_field, const config::Config& config);
+
+class Engine {
+ public:
+  // `summarizer` writes summaries under summarize; nullptr makes a dry run (the summary in use
+  // is shown, nothing is called or written). `db`, `counter` and `summarizer` must outlive the
+  // engine. Throws context::PolicyError when the settings' budget is too small.
+  Engine(SQLite::Database& db, const EngineSettings& settings,
+         const tokens::TokenCounter& counter, context::Summarizer* summarizer = nullptr);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // The prompt for `user_text` in `chat_id` now. Throws SQLite::Exception on storage errors.
+  context::BuiltContext build(const std::string& chat_id, const std::string& user_text,
+                              const context::BuildOptions& options = {}) const;
+
+ private:
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
+
+}  // namespace autonous::store

@@ -1,0 +1,153 @@
+#include "internal/worker/slot.h"
+
+#include <SQLiteCpp/Database.h>
+#include <spdlog/spdlog.h>
+
+#include "internal/common/clock.h"
+#include "internal/common/utf8.h"
+#include "internal/db/database.h"
+#include "internal/openai/http_transport.h"
+#include "internal/worker/turn_events.h"
+#include "internal/worker/worker.h"
+
+namespace autonous::worker {
+
+using std::chrono::milliseconds;
+using Kind = TurnOutcome::Kind;
+
+Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
+           const WorkerDeps& deps, WorkerStats& stats, RunState& run,
+           const std::string& worker_id)
+    : config_(config),
+      deps_(deps),
+      stats_(stats),
+      run_(run),
+      worker_id_(worker_id),
+      db_(db::open(config.db_path,
+                   db::OpenOptions{config.sqlite_synchronous == config::Synchronous::kFull,
+                                   config.sqlite_busy_timeout})),
+      queue_(*db_),
+      counter_(*deps.counter),
+      transport_(deps.make_transport()),
+      client_(*transport_, openai::ClientOptions{config.openai_base_url, config.openai_api_key,
+                                                 config.openai_model, config.llm_timeout}),
+      summarizer_(client_, counter_,
+                  SummarizerOptions{engine.summary_model, config.summary_max_tokens,
+                                    engine.summary_window_budget, config.retry_base}),
+      engine_(*db_, engine, counter_, &summarizer_),
+      turn_(TurnParts{config, *db_, engine_, client_, summarizer_, counter_,
+                      config.token_calibration && deps.counter->name() == "estimate",
+                      *deps.clock}) {}
+
+Slot::~Slot() = default;
+
+common::TimePoint Slot::now() const { return deps_.clock->now(); }
+
+void Slot::loop(bool drain) {
+  const std::stop_token stop = run_.stop.get_token();
+  std::optional<queue::Task> task;
+  while (!stop.stop_requested()) {
+    if (!task) task = queue_.claim(worker_id_, now(), config_.task_lease);
+    if (task) {
+      ++run_.busy;
+      ++stats_.claimed;
+      // A successful turn may hand back the next task, claimed in its completion transaction.
+      task = process(*task);
+      --run_.busy;
+      continue;  // the chat's next task may be runnable now: no idle wait
+    }
+    if (drain && run_.busy.load() == 0 && !queue_.has_pending()) {
+      spdlog::info("drain: no task queued or running; stopping");
+      run_.stop.request_stop();
+      break;
+    }
+    std::unique_lock lock(run_.mu);
+    run_.cv.wait_for(lock, stop, config_.poll_interval, [] { return false; });
+  }
+  // Stopping with a task claimed but not started: give it back at once.
+  if (task && queue_.release(*task, {})) ++stats_.released;
+}
+
+std::optional<queue::Task> Slot::process(const queue::Task& task) {
+  spdlog::info("task claimed task_id={} chat_id={} attempt={} reclaimed={}", task.id,
+               task.chat_id, task.attempts, task.reclaimed);
+  const TurnOutcome outcome =
+      turn_.run(task, keep_going_for(task), [this] { return lease_lost_; });
+  return apply(task, outcome);
+}
+
+// The only place a turn's effects reach the queue: one transaction per outcome.
+std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcome& o) {
+  const std::vector<events::Event> trail = turn_events(task, o);
+  switch (o.kind) {
+    case Kind::kDone: {
+      const std::string user_text = common::sanitize_utf8(task.text);
+      const std::string& reply = o.result->content;
+      queue::Queue::CompleteAndClaim done;
+      if (run_.stop.stop_requested()) {
+        done.completed = queue_.complete(task, user_text, reply, trail);
+      } else {
+        done = queue_.complete_and_claim(task, user_text, reply, trail, worker_id_, now(),
+                                         config_.task_lease);
+      }
+      if (!done.completed) {
+        spdlog::warn("lease lost before completion; nothing committed task_id={}", task.id);
+        return std::nullopt;
+      }
+      ++stats_.completed;
+      spdlog::info("task done task_id={} chat_id={} latency_ms={} reply_chars={}", task.id,
+                   task.chat_id, o.result->latency.count(), reply.size());
+      return std::move(done.next);
+    }
+    case Kind::kRetryLater:
+      try {
+        if (queue_.retry_later(task, now() + o.delay, o.error, trail)) {
+          ++stats_.retried;
+          spdlog::warn("task retry task_id={} attempt={} reason={} delay_ms={}", task.id,
+                       task.attempts, o.failure->reason, o.delay.count());
+        }
+      } catch (const std::exception& e) {
+        spdlog::error("could not schedule retry task_id={} error={}", task.id, e.what());
+      }
+      return std::nullopt;
+    case Kind::kFailed:
+      try {
+        if (queue_.fail(task, o.error, trail)) {
+          ++stats_.failed;
+          spdlog::error("task failed task_id={} chat_id={} error={}", task.id, task.chat_id,
+                        o.error);
+        }
+      } catch (const std::exception& e) {
+        spdlog::error("could not record failure task_id={} error={}", task.id, e.what());
+      }
+      return std::nullopt;
+    case Kind::kRelease:
+      if (queue_.release(task, trail)) ++stats_.released;
+      spdlog::warn("shutdown: lease released task_id={}", task.id);
+      return std::nullopt;
+    case Kind::kLeaseLost:
+      spdlog::warn("lease lost during the call; nothing committed task_id={}", task.id);
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// Polled during every HTTP call of a task: renews the lease at a third of its length (one
+// missed renewal is not fatal) and aborts on a hard stop or a lost lease.
+std::function<bool()> Slot::keep_going_for(const queue::Task& task) {
+  const auto renew_every = std::chrono::duration_cast<milliseconds>(config_.task_lease) / 3;
+  lease_lost_ = false;
+  return [this, &task, renew_every, last_renew = std::chrono::steady_clock::now()]() mutable {
+    if (run_.hard_stop.load()) return false;
+    const auto t = std::chrono::steady_clock::now();
+    if (t - last_renew < renew_every) return true;
+    last_renew = t;
+    if (!queue_.renew_lease(task, now(), config_.task_lease)) {
+      lease_lost_ = true;
+      return false;
+    }
+    return true;
+  };
+}
+
+}  // namespace autonous::worker

@@ -1,0 +1,79 @@
+#pragma once
+// Slot: one worker thread's loop. It owns a SQLite connection, an HTTP transport, the context
+// engine and a Turn; it claims a task, renews the lease while the turn runs, and applies the
+// turn's outcome to the queue in one transaction (complete and claim the chat's next task,
+// retry later, fail, or release). Stops claiming when the run's stop fires.
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+#include "internal/config/config.h"
+#include "internal/openai/client.h"
+#include "internal/queue/queue.h"
+#include "internal/store/engine.h"
+#include "internal/tokens/scaled_counter.h"
+#include "internal/worker/llm_summarizer.h"
+#include "internal/worker/turn.h"
+
+namespace SQLite {
+class Database;
+}
+namespace autonous::openai {
+class HttpTransport;
+}
+
+namespace autonous::worker {
+
+struct WorkerStats;
+struct WorkerDeps;
+
+// Shared by the slots of one run: the stop signals and the idle wait.
+struct RunState {
+  std::stop_source stop;               // no more claims (signal, or drain found nothing)
+  std::atomic<bool> hard_stop{false};  // grace over: abort in-flight calls
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::atomic<int> busy{0};  // slots inside a task
+};
+
+class Slot {
+ public:
+  // Opens the slot's connection. Throws when the database cannot be opened, and
+  // config::ConfigError when the engine settings are bad. References must outlive the slot.
+  Slot(const config::Config& config, const store::EngineSettings& engine, const WorkerDeps& deps,
+       WorkerStats& stats, RunState& run, const std::string& worker_id);
+  ~Slot();
+
+  // Claims and runs tasks until the run's stop fires (or, with drain, nothing is left).
+  void loop(bool drain);
+
+ private:
+  std::optional<queue::Task> process(const queue::Task& task);
+  std::optional<queue::Task> apply(const queue::Task& task, const TurnOutcome& outcome);
+  std::function<bool()> keep_going_for(const queue::Task& task);
+  common::TimePoint now() const;
+
+  const config::Config& config_;
+  const WorkerDeps& deps_;
+  WorkerStats& stats_;
+  RunState& run_;
+  const std::string& worker_id_;
+  std::unique_ptr<SQLite::Database> db_;
+  queue::Queue queue_;
+  // The configured counter, scaled by the model's calibration when TOKEN_CALIBRATION=on and the
+  // counter is the estimator (scale 1 otherwise).
+  tokens::ScaledCounter counter_;
+  std::unique_ptr<openai::HttpTransport> transport_;
+  openai::Client client_;
+  LlmSummarizer summarizer_;
+  store::Engine engine_;
+  Turn turn_;
+  bool lease_lost_ = false;
+};
+
+}  // namespace autonous::worker

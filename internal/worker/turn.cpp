@@ -1,0 +1,138 @@
+#include "internal/worker/turn.h"
+
+#include <spdlog/spdlog.h>
+
+#include "internal/common/clock.h"
+#include "internal/openai/client.h"
+#include "internal/openai/errors.h"
+#include "internal/store/calibration_store.h"
+#include "internal/store/engine.h"
+#include "internal/tokens/scaled_counter.h"
+#include "internal/worker/backoff.h"
+#include "internal/worker/llm_summarizer.h"
+
+namespace autonous::worker {
+namespace {
+
+using std::chrono::milliseconds;
+using Kind = TurnOutcome::Kind;
+
+milliseconds since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t);
+}
+
+}  // namespace
+
+Turn::Turn(TurnParts parts) : parts_(parts), rng_(std::random_device{}()) {}
+
+TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep_going,
+                      const std::function<bool()>& lease_lost) {
+  TurnOutcome o;
+  o.attempt = task.attempts;
+  o.reclaimed = task.reclaimed;
+  o.model = parts_.client.model();
+  o.started_at = parts_.clock.now();
+  if (task.attempts > parts_.config.task_max_attempts) {
+    // Only reachable through expired leases: the worker died or hung on every attempt.
+    o.kind = Kind::kFailed;
+    o.error = "gave up after " + std::to_string(task.attempts - 1) +
+              " attempts whose leases expired (worker crashed or hung)";
+    o.failure = TurnFailure{"lease_expired", o.error, std::nullopt, milliseconds(0),
+                            std::nullopt, o.started_at};
+    o.finished_at = o.started_at;
+    return o;
+  }
+  const auto call_started = std::chrono::steady_clock::now();
+  try {
+    if (parts_.calibrate)
+      parts_.counter.set_scale(store::calibration_scale(parts_.db, parts_.client.model()));
+    parts_.summarizer.set_keep_going(keep_going);
+    o.contexts.push_back(build(task, {}));
+    try {
+      o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going);
+    } catch (const openai::ApiError& e) {
+      if (!e.context_overflow()) throw;
+      // The provider counts more than we did: recompress at the next level, with the budget
+      // cut to the target share, and retry once. A second overflow fails the turn.
+      o.overflow = TurnFailure{e.reason(), e.what(), e.status(), since(call_started),
+                               std::nullopt, parts_.clock.now()};
+      const context::BuiltContext& first = o.contexts.back().built;
+      o.contexts.push_back(build(task, {context::next_level(first.figures.level),
+                                        first.chat.policy.thresholds.target}));
+      o.contexts.back().after_overflow = true;
+      o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going);
+    }
+    answered(o);
+  } catch (const openai::Error& e) {
+    classify(o, e, since(call_started), lease_lost());
+  } catch (const std::exception& e) {
+    // A storage or internal error: the task is not at fault, so it is retried like a
+    // transient LLM failure. Never a crash.
+    spdlog::error("task error task_id={} error={}", task.id, e.what());
+    retry_or_fail(o, TurnFailure{"internal", e.what(), std::nullopt, milliseconds(0),
+                                 std::nullopt, parts_.clock.now()});
+  }
+  return o;
+}
+
+ContextStep Turn::build(const queue::Task& task, const context::BuildOptions& options) {
+  ContextStep step;
+  step.built = parts_.engine.build(task.chat_id, task.text, options);
+  step.calibration_scale = parts_.counter.scale();
+  step.at = parts_.clock.now();
+  if (const auto& s = step.built.summarized)
+    spdlog::info("context summarized task_id={} chat_id={} messages={} summary_tokens={}",
+                 task.id, task.chat_id, s->messages_covered, s->summary_tokens);
+  for (const auto& w : step.built.warnings)
+    spdlog::warn("context warning task_id={} chat_id={} reason={}", task.id, task.chat_id,
+                 w.reason);
+  return step;
+}
+
+void Turn::answered(TurnOutcome& o) {
+  const openai::ChatResult& r = *o.result;
+  if (parts_.calibrate && r.usage)
+    o.calibration_after = store::raise_calibration(
+        parts_.db, parts_.client.model(), parts_.counter.scale(),
+        o.contexts.back().built.figures.estimated_tokens, r.usage->prompt_tokens);
+  o.kind = Kind::kDone;
+  o.finished_at = parts_.clock.now();
+}
+
+void Turn::classify(TurnOutcome& o, const openai::Error& e, milliseconds latency,
+                    bool lease_lost) {
+  o.finished_at = parts_.clock.now();
+  const auto* transport = dynamic_cast<const openai::TransportError*>(&e);
+  if (transport != nullptr && transport->aborted()) {
+    // Aborted by keep_going: the lease was lost, or a hard stop after the grace period.
+    o.kind = lease_lost ? Kind::kLeaseLost : Kind::kRelease;
+    return;
+  }
+  const auto* api = dynamic_cast<const openai::ApiError*>(&e);
+  TurnFailure f{e.reason(), e.what(),
+                api != nullptr ? std::optional<long>(api->status()) : std::nullopt, latency,
+                e.retry_after(), o.finished_at};
+  if (!e.retryable()) {
+    o.kind = Kind::kFailed;
+    o.error = f.error;
+    o.failure = std::move(f);
+    return;
+  }
+  retry_or_fail(o, std::move(f));
+}
+
+void Turn::retry_or_fail(TurnOutcome& o, TurnFailure f) {
+  o.finished_at = f.at;
+  if (o.attempt >= parts_.config.task_max_attempts) {
+    o.kind = Kind::kFailed;
+    o.error = f.error + " (gave up after " + std::to_string(o.attempt) + " attempts)";
+  } else {
+    o.kind = Kind::kRetryLater;
+    o.error = f.error;
+    o.delay = backoff_delay(o.attempt, parts_.config.retry_base, parts_.config.retry_max,
+                            f.retry_after, rng_);
+  }
+  o.failure = std::move(f);
+}
+
+}  // namespace autonous::worker

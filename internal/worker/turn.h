@@ -1,0 +1,69 @@
+#pragma once
+// Turn: one claimed task, from context to outcome. Builds the prompt through the slot's engine,
+// calls the LLM (rebuilding once, harder, when the provider says the prompt is too long),
+// calibrates the estimator when enabled, and classifies a failure into retry later or fail.
+// Returns a TurnOutcome; it never writes the task (the slot applies the outcome). Not
+// thread-safe: one per worker slot.
+
+#include <functional>
+#include <random>
+
+#include "internal/config/config.h"
+#include "internal/queue/task.h"
+#include "internal/worker/turn_outcome.h"
+
+namespace SQLite {
+class Database;
+}
+namespace autonous::common {
+class Clock;
+}
+namespace autonous::openai {
+class Client;
+class Error;
+}
+namespace autonous::store {
+class Engine;
+}
+namespace autonous::tokens {
+class ScaledCounter;
+}
+
+namespace autonous::worker {
+
+class LlmSummarizer;
+
+// What a turn uses; every reference must outlive the Turn.
+struct TurnParts {
+  const config::Config& config;
+  SQLite::Database& db;  // calibration reads and writes
+  store::Engine& engine;
+  openai::Client& client;
+  LlmSummarizer& summarizer;
+  tokens::ScaledCounter& counter;  // the engine's counter; scaled when calibrating
+  bool calibrate = false;
+  const common::Clock& clock;
+};
+
+class Turn {
+ public:
+  explicit Turn(TurnParts parts);
+
+  // Runs `task`'s turn. `keep_going` is polled during every HTTP call: false aborts the call
+  // (shutdown, or the lease was lost, which `lease_lost` then says). Never throws for the
+  // task's own failures: they are outcomes.
+  TurnOutcome run(const queue::Task& task, const std::function<bool()>& keep_going,
+                  const std::function<bool()>& lease_lost);
+
+ private:
+  ContextStep build(const queue::Task& task, const context::BuildOptions& options);
+  void answered(TurnOutcome& o);
+  void classify(TurnOutcome& o, const openai::Error& e, std::chrono::milliseconds latency,
+                bool lease_lost);
+  void retry_or_fail(TurnOutcome& o, TurnFailure failure);
+
+  TurnParts parts_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace autonous::worker

@@ -1,0 +1,147 @@
+#include "internal/worker/turn_events.h"
+
+#include <nlohmann/json.hpp>
+
+#include "internal/common/utf8.h"
+#include "internal/context/context_report.h"
+#include "internal/events/event_types.h"
+
+namespace autonous::worker {
+namespace {
+
+using nlohmann::json;
+using Kind = TurnOutcome::Kind;
+
+class Trail {
+ public:
+  explicit Trail(const queue::Task& task) : task_(task) {}
+
+  void add(std::string_view type, const json& payload, common::TimePoint at) {
+    add_text(type, payload.dump(-1, ' ', false, json::error_handler_t::replace), at);
+  }
+  void add_text(std::string_view type, std::string payload, common::TimePoint at) {
+    events::Event e;
+    e.type = std::string(type);
+    e.task_id = task_.id;
+    e.chat_id = task_.chat_id;
+    e.parent_id = task_.agent_event_id;
+    e.payload = std::move(payload);
+    e.at_unix_ms = common::to_unix_ms(at);
+    events_.push_back(std::move(e));
+  }
+  std::vector<events::Event> take() { return std::move(events_); }
+
+ private:
+  const queue::Task& task_;
+  std::vector<events::Event> events_;
+};
+
+json status_of(const TurnFailure& f) { return f.status ? json(*f.status) : json(nullptr); }
+
+void add_context(Trail& trail, const TurnOutcome& o, const ContextStep& step) {
+  const context::BuiltContext& b = step.built;
+  if (b.summarized) trail.add_text(events::kContextSummarized, context::summarized_json(b), step.at);
+  for (const auto& w : b.warnings) {
+    const bool failed = w.reason == "summary_failed";
+    trail.add(failed ? events::kContextSummaryFailed : events::kContextWarning,
+              {{"reason", w.reason}, {"message", w.message}}, step.at);
+  }
+  trail.add_text(events::kContextCompressed, context::figures_json(b, step.after_overflow),
+                 step.at);
+  trail.add(events::kLlmRequest,
+            {{"model", o.model},
+             {"token_counter", b.figures.counter},
+             {"calibration_scale", step.calibration_scale},
+             {"message_count", b.messages.size()},
+             {"estimated_tokens", b.figures.estimated_tokens},
+             {"budget_tokens", b.figures.budget_tokens},
+             {"level", context::to_string(b.figures.level)}},
+            step.at);
+}
+
+json retry_payload(const TurnOutcome& o, const TurnFailure& f, std::chrono::milliseconds delay) {
+  return {{"attempt", o.attempt},
+          {"reason", f.reason},
+          {"status", status_of(f)},
+          {"latency_ms", f.latency.count()},
+          {"delay_ms", delay.count()},
+          {"retry_after_ms", f.retry_after ? json(f.retry_after->count()) : json(nullptr)},
+          {"error", f.error}};
+}
+
+void add_done(Trail& trail, const TurnOutcome& o) {
+  const openai::ChatResult& r = *o.result;
+  const int64_t estimated =
+      o.contexts.empty() ? 0 : o.contexts.back().built.figures.estimated_tokens;
+  json response = {{"status", r.http_status},
+                   {"latency_ms", r.latency.count()},
+                   {"model", r.model},
+                   {"finish_reason", r.finish_reason},
+                   {"estimated_tokens", estimated},
+                   {"usage", r.usage ? json(*r.usage) : json(nullptr)}};
+  if (r.usage && estimated > 0)
+    response["prompt_tokens_per_estimated"] =
+        static_cast<double>(r.usage->prompt_tokens) / static_cast<double>(estimated);
+  if (o.calibration_after) response["calibration_scale"] = *o.calibration_after;
+  trail.add(events::kLlmResponse, response, o.finished_at);
+  trail.add(events::kTurnCompleted,
+            {{"attempt", o.attempt},
+             {"reply_chars", common::count_code_points(r.content)},
+             {"finish_reason", r.finish_reason}},
+            o.finished_at);
+}
+
+void add_ending(Trail& trail, const TurnOutcome& o) {
+  switch (o.kind) {
+    case Kind::kDone:
+      add_done(trail, o);
+      break;
+    case Kind::kRetryLater:
+      trail.add(events::kLlmRetry, retry_payload(o, *o.failure, o.delay), o.finished_at);
+      break;
+    case Kind::kFailed:
+      trail.add(events::kTurnFailed,
+                {{"attempt", o.attempt},
+                 {"reason", o.failure->reason},
+                 {"status", status_of(*o.failure)},
+                 {"latency_ms", o.failure->latency.count()},
+                 {"error", o.error}},
+                o.finished_at);
+      break;
+    case Kind::kRelease:
+      trail.add(events::kAgentReleased, {{"reason", "shutdown"}, {"attempt", o.attempt}},
+                o.finished_at);
+      break;
+    case Kind::kLeaseLost:
+      break;
+  }
+}
+
+}  // namespace
+
+std::vector<events::Event> turn_events(const queue::Task& task, const TurnOutcome& o) {
+  Trail trail(task);
+  if (o.kind == Kind::kLeaseLost) return {};
+  if (o.failure && o.failure->reason == "lease_expired") {
+    // The task's earlier workers died on every attempt: no turn ran.
+    trail.add(events::kTurnFailed,
+              {{"attempt", o.attempt}, {"reason", "lease_expired"}, {"error", o.error}},
+              o.finished_at);
+    return trail.take();
+  }
+  trail.add(events::kTurnStarted, {{"attempt", o.attempt}, {"reclaimed", o.reclaimed}},
+            o.started_at);
+  for (size_t i = 0; i < o.contexts.size(); ++i) {
+    add_context(trail, o, o.contexts[i]);
+    if (i == 0 && o.overflow) {
+      // The provider counted more than we did: a rebuild at a harder level follows.
+      json retry = retry_payload(o, *o.overflow, std::chrono::milliseconds(0));
+      retry["recompress"] = true;
+      trail.add(events::kLlmRetry, retry, o.overflow->at);
+    }
+  }
+  add_ending(trail, o);
+  return trail.take();
+}
+
+}  // namespace autonous::worker

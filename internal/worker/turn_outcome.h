@@ -1,0 +1,60 @@
+#pragma once
+// TurnOutcome: what one turn of a task did, as a value: the contexts built (a second one after
+// a provider's overflow), the LLM's answer or its failure, and what the slot must do with the
+// task (complete, retry later, fail, release, or nothing when the lease was lost). The turn's
+// events are built from it in one place (turn_events.h); the slot applies it to the queue.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "internal/common/clock.h"
+#include "internal/context/built_context.h"
+#include "internal/openai/types.h"
+
+namespace autonous::worker {
+
+// One context built and sent (context.compressed, llm.request).
+struct ContextStep {
+  context::BuiltContext built;
+  bool after_overflow = false;   // rebuilt after the provider said the prompt was too long
+  double calibration_scale = 1;  // the estimator's scale this build counted with
+  common::TimePoint at;
+};
+
+// An LLM call (or a turn step) that failed.
+struct TurnFailure {
+  std::string reason;  // "timeout", "http_429", "internal", "lease_expired", …
+  std::string error;   // readable; the server's own message when it sent one
+  std::optional<long> status;
+  std::chrono::milliseconds latency{0};
+  std::optional<std::chrono::milliseconds> retry_after;
+  common::TimePoint at;
+};
+
+struct TurnOutcome {
+  enum class Kind {
+    kDone,        // complete the task with the reply
+    kRetryLater,  // schedule another attempt after `delay`
+    kFailed,      // fail the task for good with `error`
+    kRelease,     // shutdown: give the lease back untouched
+    kLeaseLost,   // another worker owns the task now: commit nothing
+  };
+  Kind kind = Kind::kFailed;
+  int attempt = 0;
+  bool reclaimed = false;
+  common::TimePoint started_at;
+  std::string model;  // the chat model requested
+  std::vector<ContextStep> contexts;
+  std::optional<TurnFailure> overflow;  // the failure that caused the rebuild
+  std::optional<openai::ChatResult> result;  // kDone
+  std::optional<double> calibration_after;   // the scale stored after this answer, when calibrating
+  std::optional<TurnFailure> failure;        // kRetryLater, kFailed
+  std::chrono::milliseconds delay{0};        // kRetryLater
+  std::string error;                         // kFailed, kRetryLater: what tasks.error gets
+  common::TimePoint finished_at;
+};
+
+}  // namespace autonous::worker
