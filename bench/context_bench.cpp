@@ -12,14 +12,12 @@
 #include <SQLiteCpp/Transaction.h>
 #include <benchmark/benchmark.h>
 
-#include "internal/context/assembler.h"
-#include "internal/tokens/bpe_counter.h"
-#include "internal/context/context_builder.h"
 #include "internal/context/level_compressor.h"
-#include "internal/store/sqlite_provider.h"
-#include "internal/tokens/token_counter.h"
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"
+#include "internal/store/engine.h"
+#include "internal/tokens/bpe_counter.h"
+#include "internal/tokens/token_counter.h"
 
 namespace {
 
@@ -71,14 +69,11 @@ const tokens::TokenCounter& exact_counter() {
 
 void build_context(benchmark::State& state, const tokens::TokenCounter& counter) {
   SQLite::Database& db = db_with_rows(state.range(0));
-  store::SQLiteProvider provider(db);
-  const context::LevelCompressor compressor(counter);
-  const context::StandardAssembler assembler;
   // Defaults from DESIGN.md: window 50, 8000-token budget, 4000 characters per message.
-  context::ContextSettings settings;
-  settings.system_prompt = "You are a helpful assistant.";
-  settings.policy.max_tokens = 8000;
-  const context::ContextBuilder builder(settings, provider, compressor, assembler, counter);
+  store::EngineSettings settings;
+  settings.context.system_prompt = "You are a helpful assistant.";
+  settings.context.policy.max_tokens = 8000;
+  const store::Engine builder(db, settings, counter);  // the worker's own wiring
   int64_t kept = 0;
   for (auto _ : state) {
     const auto built = builder.build("big", "What did we talk about?");
@@ -110,7 +105,8 @@ void BM_Compress(benchmark::State& state) {
   const context::LevelCompressor compressor(counter);
   for (auto _ : state) {
     // A budget that holds everything: the compressor touches all 10 000 messages.
-    auto out = compressor.compress(messages, context::TokenBudget{100'000'000, 4000, 0, {}, context::Level::kNone});
+    auto out = compressor.compress(
+        messages, context::TokenBudget{100'000'000, 4000, 0, {}, context::Level::kNone});
     benchmark::DoNotOptimize(out.messages.data());
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));

@@ -20,14 +20,13 @@
 #include <SQLiteCpp/Transaction.h>
 #include <benchmark/benchmark.h>
 
-#include "internal/context/assembler.h"
-#include "internal/tokens/bpe_counter.h"
-#include "internal/context/context_builder.h"
 #include "internal/context/level_compressor.h"
-#include "internal/store/sqlite_provider.h"
-#include "internal/tokens/token_counter.h"
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"
+#include "internal/store/engine.h"
+#include "internal/store/sqlite_provider.h"
+#include "internal/tokens/bpe_counter.h"
+#include "internal/tokens/token_counter.h"
 
 namespace {
 
@@ -37,8 +36,8 @@ constexpr const char* kSystem = "You are a helpful assistant.";
 constexpr const char* kUser = "What did we talk about?";
 constexpr double kUsage[] = {0.5, 0.78, 0.9, 2.0};  // one per context::Level
 
-// Chat-sized word messages (40-400 characters); every fifth one is long (4 000 characters, the default per-message cap),
-// so the normal level has oversized messages to cut.
+// Chat-sized word messages (40-400 characters); every fifth one is long (4 000 characters, the
+// default per-message cap), so the normal level has oversized messages to cut.
 std::string text_of(int64_t i) {
   static constexpr const char* kWords[] = {"the",   "bread", "order",   "Saturday", "chocolate",
                                            "cake",  "we",    "deliver", "fresh",    "sourdough",
@@ -102,25 +101,24 @@ void BM_EngineTurn(benchmark::State& state) {
   SQLite::Database& db = db_with_rows(state.range(1));
   store::SQLiteProvider provider(db);
   const tokens::TokenCounter& counter = exact_counter();
-  const context::LevelCompressor compressor(counter);
-  const context::StandardAssembler assembler;
-  context::ContextSettings settings;
-  settings.system_prompt = kSystem;
-  settings.history_window = 50;
-  settings.policy.max_tokens = static_cast<int64_t>(
+  store::EngineSettings settings;
+  settings.context.system_prompt = kSystem;
+  settings.context.history_window = 50;
+  settings.context.policy.max_tokens = static_cast<int64_t>(
       static_cast<double>(uncompressed_cost(provider, counter, 50)) / kUsage[state.range(0)]);
-  const context::ContextBuilder builder(settings, provider, compressor, assembler, counter);
+  const store::Engine builder(db, settings, counter);  // the worker's own wiring
   context::BuiltContext built;
   for (auto _ : state) {
     built = builder.build("c", kUser);
     benchmark::DoNotOptimize(built.messages.data());
   }
-  if (built.figures.level != level) state.SkipWithError("the budget did not land in the level's band");
+  if (built.figures.level != level)
+    state.SkipWithError("the budget did not land in the level's band");
   state.SetLabel(std::string(context::to_string(built.figures.level)));
   state.counters["kept"] = static_cast<double>(built.figures.compressed_count);
   state.counters["cut"] = static_cast<double>(built.figures.cut_messages);
-  state.counters["usage_after"] =
-      static_cast<double>(built.figures.estimated_tokens) / static_cast<double>(built.figures.budget_tokens);
+  state.counters["usage_after"] = static_cast<double>(built.figures.estimated_tokens) /
+                                  static_cast<double>(built.figures.budget_tokens);
 }
 BENCHMARK(BM_EngineTurn)
     ->ArgsProduct({{0, 1, 2, 3}, {10, 1000, 100000}})
@@ -133,8 +131,7 @@ void BM_EngineCompress(benchmark::State& state) {
   for (int64_t i = 0; i < state.range(1); ++i)
     messages.push_back(
         {i % 2 == 0 ? common::Role::kUser : common::Role::kAssistant, text_of(i), i + 1});
-  const tokens::CharsOver4Counter counter(tokens::kFramingPerMessage,
-                                           tokens::kFramingPerRequest);
+  const tokens::CharsOver4Counter counter(tokens::kFramingPerMessage, tokens::kFramingPerRequest);
   int64_t total = 0;
   for (const auto& m : messages) total += counter.count_message(m);
   const context::LevelCompressor compressor(counter);
@@ -158,7 +155,7 @@ BENCHMARK(BM_EngineCompress)
 
 void BM_MustFitWorstCase(benchmark::State& state) {
   // 50 messages at the 4 000-character cap, all oversized for a budget this small.
-  static SQLite::Database& db = [] () -> SQLite::Database& {
+  static SQLite::Database& db = []() -> SQLite::Database& {
     SQLite::Database& d = db_with_rows(0);
     insert_history(d, "w", 50, [](int64_t i) {
       std::string t;
@@ -167,14 +164,11 @@ void BM_MustFitWorstCase(benchmark::State& state) {
     });
     return d;
   }();
-  store::SQLiteProvider provider(db);
   const tokens::TokenCounter& counter = exact_counter();
-  const context::LevelCompressor compressor(counter);
-  const context::StandardAssembler assembler;
-  context::ContextSettings settings;
-  settings.system_prompt = kSystem;
-  settings.policy.max_tokens = state.range(0);
-  const context::ContextBuilder builder(settings, provider, compressor, assembler, counter);
+  store::EngineSettings settings;
+  settings.context.system_prompt = kSystem;
+  settings.context.policy.max_tokens = state.range(0);
+  const store::Engine builder(db, settings, counter);
   std::string user;
   if (state.range(1) != 0)
     for (int64_t k = 0; user.size() < 1'000'000; ++k) user += text_of(k * 5 + 1) + " ";
@@ -185,7 +179,8 @@ void BM_MustFitWorstCase(benchmark::State& state) {
     built = builder.build("w", user);
     benchmark::DoNotOptimize(built.messages.data());
   }
-  if (built.figures.estimated_tokens > built.figures.budget_tokens) state.SkipWithError("MustFit broken");
+  if (built.figures.estimated_tokens > built.figures.budget_tokens)
+    state.SkipWithError("MustFit broken");
   state.SetLabel(std::string(context::to_string(built.figures.level)));
   state.counters["kept"] = static_cast<double>(built.figures.compressed_count);
   state.counters["cut"] = static_cast<double>(built.figures.cut_messages);

@@ -39,9 +39,9 @@ const char* const kFacts[] = {"Hi! My name is Ada Lovelace.", "My order number i
                               "Please deliver it on 2026-12-24."};
 
 std::string question(int turn) {
-  static constexpr const char* kWords[] = {"sourdough", "starter", "flour",  "water", "salt",
-                                           "proof",     "oven",    "crust",  "crumb", "rye",
-                                           "knead",     "rest",    "shape",  "score", "steam"};
+  static constexpr const char* kWords[] = {"sourdough", "starter", "flour", "water", "salt",
+                                           "proof",     "oven",    "crust", "crumb", "rye",
+                                           "knead",     "rest",    "shape", "score", "steam"};
   // The turn's number spelled in words (base 15): every question is distinct, and no digit
   // makes the stub's summary keep it as a fact.
   std::string out = "Question ";
@@ -91,12 +91,15 @@ Result run(const std::string& strategy, int turns, int window) {
     tx.commit();
   }
   testing::StubServer stub(dir.path().string());
-  const std::map<std::string, std::string> env = {
-      {"DB_PATH", db_path},           {"OPENAI_BASE_URL", stub.base_url()},
-      {"CONTEXT_STRATEGY", strategy}, {"MAX_CONTEXT_TOKENS", "4000"},
-      {"WORKER_CONCURRENCY", "1"},    {"POLL_INTERVAL_MS", "5"},
-      {"SQLITE_SYNCHRONOUS", "NORMAL"}, {"LOG_LEVEL", "warn"},
-      {"HISTORY_WINDOW", std::to_string(window)}};
+  const std::map<std::string, std::string> env = {{"DB_PATH", db_path},
+                                                  {"OPENAI_BASE_URL", stub.base_url()},
+                                                  {"CONTEXT_STRATEGY", strategy},
+                                                  {"MAX_CONTEXT_TOKENS", "4000"},
+                                                  {"WORKER_CONCURRENCY", "1"},
+                                                  {"POLL_INTERVAL_MS", "5"},
+                                                  {"SQLITE_SYNCHRONOUS", "NORMAL"},
+                                                  {"LOG_LEVEL", "warn"},
+                                                  {"HISTORY_WINDOW", std::to_string(window)}};
   const auto r = testing::run({testing::autonous_bin(), "worker", "--drain"}, env,
                               dir.path().string(), "", std::chrono::minutes(10));
   if (r.exit_code != 0) throw std::runtime_error("worker failed: " + r.err);
@@ -106,8 +109,8 @@ Result run(const std::string& strategy, int turns, int window) {
   for (const auto& line : stub.log_lines()) {
     const json j = json::parse(line);
     const json& messages = j["body"]["messages"];
-    const bool summary = messages[0]["content"].get<std::string>().rfind(
-                             "You maintain a running summary", 0) == 0;
+    const bool summary =
+        messages[0]["content"].get<std::string>().rfind("You maintain a running summary", 0) == 0;
     if (summary) {
       ++out.summary_calls;
       if (out.first_compaction < 0) out.first_compaction = static_cast<int>(prompts.size());
@@ -138,12 +141,15 @@ Result run(const std::string& strategy, int turns, int window) {
     ++counted;
   }
   out.prefix_share = counted > 0 ? share_sum / counted : 0;
-  out.prompt_tokens = db->execAndGet("SELECT coalesce(sum(prompt_tokens), 0) FROM llm_calls").getInt64();
-  out.cached_tokens = db->execAndGet("SELECT coalesce(sum(cached_tokens), 0) FROM llm_calls").getInt64();
+  out.prompt_tokens =
+      db->execAndGet("SELECT coalesce(sum(prompt_tokens), 0) FROM llm_calls").getInt64();
+  out.cached_tokens =
+      db->execAndGet("SELECT coalesce(sum(cached_tokens), 0) FROM llm_calls").getInt64();
   out.prompt_tokens +=
-      db->execAndGet("SELECT coalesce(sum(json_extract(u.value, '$.prompt_tokens')), 0) FROM "
-                     "events e, json_each(json_extract(e.payload, '$.usage')) u "
-                     "WHERE e.type = 'context.summarized'")
+      db->execAndGet(
+            "SELECT coalesce(sum(json_extract(u.value, '$.prompt_tokens')), 0) FROM "
+            "events e, json_each(json_extract(e.payload, '$.usage')) u "
+            "WHERE e.type = 'context.summarized'")
           .getInt64();
   const std::string& last = prompts.back();
   const char* const needles[] = {"Ada Lovelace", "4471", "2026-12-24"};
@@ -161,14 +167,14 @@ int main(int argc, char** argv) {
                            "strategy", "prefix share", "first compaction", "summary/100",
                            "prompt tokens", "cached tokens", "recall");
   for (const int window : {50, 400})
-  for (const std::string strategy : {"summarize", "token_budget"}) {
-    const Result r = run(strategy, turns, window);
-    std::cout << fmt::format("{:<7} {:<14} {:>12.3f} {:>16} {:>12.2f} {:>14} {:>14} {:>4}{}{}\n",
-                             window, strategy, r.prefix_share, r.first_compaction,
-                             100.0 * static_cast<double>(r.summary_calls) / r.turns,
-                             r.prompt_tokens, r.cached_tokens, r.recall[0] ? "N" : "-",
-                             r.recall[1] ? "#" : "-", r.recall[2] ? "D" : "-");
-  }
+    for (const std::string strategy : {"summarize", "token_budget"}) {
+      const Result r = run(strategy, turns, window);
+      std::cout << fmt::format("{:<7} {:<14} {:>12.3f} {:>16} {:>12.2f} {:>14} {:>14} {:>4}{}{}\n",
+                               window, strategy, r.prefix_share, r.first_compaction,
+                               100.0 * static_cast<double>(r.summary_calls) / r.turns,
+                               r.prompt_tokens, r.cached_tokens, r.recall[0] ? "N" : "-",
+                               r.recall[1] ? "#" : "-", r.recall[2] ? "D" : "-");
+    }
   std::cout << "\nrecall: N = the name, # = the number, D = the date, still in the last prompt\n";
   return 0;
 }

@@ -61,9 +61,12 @@ context::ChatOverrides stored_overrides(const context::ChatState& state, const s
 
 ordered_json effective_value(const context::PolicyField& f, const context::ContextPolicy& p) {
   switch (f.kind) {
-    case context::PolicyField::Kind::kStrategy: return context::to_string(p.strategy);
-    case context::PolicyField::Kind::kCount: return p.*f.policy_count;
-    case context::PolicyField::Kind::kShare: return p.thresholds.*f.policy_share;
+    case context::PolicyField::Kind::kStrategy:
+      return context::to_string(p.strategy);
+    case context::PolicyField::Kind::kCount:
+      return p.*f.policy_count;
+    case context::PolicyField::Kind::kShare:
+      return p.thresholds.*f.policy_share;
   }
   return nullptr;
 }
@@ -107,11 +110,10 @@ void check_settings(const config::Config& config, const store::EngineSettings& e
     // Round-trip through JSON, so what is stored is what was checked.
     (void)context::parse_overrides(context::overrides_json(merged));
     if (merged.max_tokens && env.context.ceiling > 0 && *merged.max_tokens > env.context.ceiling)
-      throw context::PolicyError(std::string(context::kKeyMaxTokens),
-                                 std::to_string(*merged.max_tokens) +
-                                     " is above the model's window - reserve (" +
-                                     std::to_string(env.context.ceiling) + " for " +
-                                     config.openai_model + ")");
+      throw context::PolicyError(
+          std::string(context::kKeyMaxTokens),
+          std::to_string(*merged.max_tokens) + " is above the model's window - reserve (" +
+              std::to_string(env.context.ceiling) + " for " + config.openai_model + ")");
     context::ContextSettings own = env.context;
     own.policy = context::effective_policy(env.context, merged);
     context::check_budget(own, token_counter(config));

@@ -5,10 +5,10 @@
 #include <SQLiteCpp/Database.h>
 #include <spdlog/spdlog.h>
 
-#include "internal/tokens/counter_factory.h"
-#include "internal/tokens/token_counter.h"
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"
+#include "internal/tokens/counter_factory.h"
+#include "internal/tokens/token_counter.h"
 
 namespace autonous::cmd {
 
@@ -21,7 +21,7 @@ std::unique_ptr<SQLite::Database> open_db(const config::Config& config) {
 }
 
 std::unique_ptr<tokens::TokenCounter> make_counter(const config::Config& config,
-                                                    const std::string& setting) {
+                                                   const std::string& setting) {
   try {
     auto choice =
         tokens::make_token_counter(setting, config.openai_model, config.tokenizer_data_dir);
@@ -45,6 +45,5 @@ store::EngineSettings engine_settings(const config::Config& config) {
 std::string read_all(std::istream& in) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
-
 
 }  // namespace autonous::cmd

@@ -24,7 +24,7 @@ std::unique_ptr<SQLite::Database> open_db(const config::Config& config);
 // Builds the counter `setting` (a TOKEN_COUNTER value) names. A fallback of `auto` is logged as
 // a warning; an explicit encoding that cannot load is a ConfigError.
 std::unique_ptr<tokens::TokenCounter> make_counter(const config::Config& config,
-                                                    const std::string& setting);
+                                                   const std::string& setting);
 
 // The configured counter, built once per process.
 const tokens::TokenCounter& token_counter(const config::Config& config);

@@ -53,9 +53,8 @@ void print_status_json(const queue::QueueStats& s) {
   j["running"] = s.running;
   j["done"] = s.done;
   j["failed"] = s.failed;
-  j["oldest_queued_age_seconds"] = s.oldest_queued_age_seconds
-                                       ? nlohmann::ordered_json(*s.oldest_queued_age_seconds)
-                                       : nullptr;
+  j["oldest_queued_age_seconds"] =
+      s.oldest_queued_age_seconds ? nlohmann::ordered_json(*s.oldest_queued_age_seconds) : nullptr;
   auto failures = nlohmann::ordered_json::array();
   for (const auto& f : s.recent_failures)
     failures.push_back({{"task_id", f.task_id},

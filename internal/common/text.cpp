@@ -20,8 +20,9 @@ std::string trim(std::string_view s) {
 }
 
 std::string to_lower_ascii(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
+  std::transform(s.begin(), s.end(), s.begin(), [](char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  });
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+
 #include "internal/common/text.h"
 
 namespace autonous::config {

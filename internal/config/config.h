@@ -59,7 +59,7 @@ struct Config {
   bool token_calibration = false;  // TOKEN_CALIBRATION=on: per-model estimator scale
   // The context engine (its validation of the whole policy is context::validate, at start).
   std::string context_strategy = "token_budget";  // sliding_window | token_budget | summarize
-  std::string context_compressor = "levels";  // levels | simple (no levels, only the fit)
+  std::string context_compressor = "levels";      // levels | simple (no levels, only the fit)
   int64_t recent_message_count = 20;
   double soft_threshold = 0.70;
   double warn_threshold = 0.85;

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <utility>
+
 #include "internal/common/text.h"
 
 namespace autonous::config {

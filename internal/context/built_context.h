@@ -59,7 +59,8 @@ struct SummaryOutcome {
 // Something the operator should know about a turn (a context.warning or
 // context.summary_failed event).
 struct ContextWarning {
-  std::string reason;  // summarize_unavailable | bad_chat_settings | summary_failed | summary_dropped
+  std::string
+      reason;  // summarize_unavailable | bad_chat_settings | summary_failed | summary_dropped
   std::string message;
 };
 
@@ -68,7 +69,7 @@ struct ResolvedChat {
   ContextPolicy policy;                                  // the chat's effective policy
   Strategy strategy = Strategy::kTokenBudget;            // what ran
   Strategy requested_strategy = Strategy::kTokenBudget;  // what the settings asked for
-  bool own_settings = false;  // the chat has its own settings in effect
+  bool own_settings = false;                             // the chat has its own settings in effect
   int64_t cleared_through = 0;
 };
 

@@ -50,9 +50,9 @@ ResolvedChat ContextBuilder::resolve(const ChatState& state,
     }
   } catch (const PolicyError& e) {
     // Bad stored settings never stop a turn.
-    warning = ContextWarning{"bad_chat_settings",
-                             std::string("chat settings ignored, environment defaults used: ") +
-                                 e.what()};
+    warning = ContextWarning{
+        "bad_chat_settings",
+        std::string("chat settings ignored, environment defaults used: ") + e.what()};
   }
   chat.requested_strategy = chat.policy.strategy;
   chat.strategy = chat.policy.strategy;
@@ -65,9 +65,9 @@ ContextBuilder::Ends ContextBuilder::fit_ends(const std::string& user_text,
   Ends e;
   const int64_t floor_budget = min_budget(settings_.system_prompt, counter_);
   const double scale = std::clamp(options.budget_scale, 0.0, 1.0);
-  e.budget_tokens = std::max(
-      floor_budget,
-      static_cast<int64_t>(std::floor(static_cast<double>(policy.max_tokens) * scale)));
+  e.budget_tokens =
+      std::max(floor_budget,
+               static_cast<int64_t>(std::floor(static_cast<double>(policy.max_tokens) * scale)));
   e.system = {common::Role::kSystem, common::sanitize_utf8(settings_.system_prompt), 0};
   e.user = {common::Role::kUser, common::sanitize_utf8(user_text), 0};
   e.system_tokens = e.system.content.empty() ? 0 : counter_.count_message(e.system);
@@ -107,6 +107,60 @@ Compaction ContextBuilder::read_history(const std::string& chat_id, const Resolv
   return c;
 }
 
+std::optional<common::Message> ContextBuilder::take_summary(Compaction& history,
+                                                            BuiltContext& out) const {
+  if (history.warning) out.warnings.push_back(*history.warning);
+  if (history.summary_message && history.summary.tokens > out.figures.history_budget_tokens) {
+    // MustFit first: a summary that does not fit this budget stays out of this prompt.
+    out.warnings.push_back({"summary_dropped", "the summary (" +
+                                                   std::to_string(history.summary.tokens) +
+                                                   " tokens) does not fit the budget"});
+    history.summary_message.reset();
+  }
+  out.summary = history.summary;
+  if (!history.summary_message) {
+    out.summary.used = false;
+    out.summary.tokens = 0;
+  }
+  out.summarized = std::move(history.summarized);
+  out.figures.history_budget_tokens -= out.summary.tokens;
+  out.figures.level = history.level;
+  out.figures.rounds = history.rounds;
+  out.figures.tokens_before = history.tokens_before;
+  return std::move(history.summary_message);
+}
+
+Compression ContextBuilder::compress(Compaction history, const Ends& ends,
+                                     const BuildOptions& options, BuiltContext& out) const {
+  Figures& f = out.figures;
+  f.original_count = static_cast<int64_t>(history.history.size());
+  const ContextPolicy& policy = out.chat.policy;
+  TokenBudget budget;
+  budget.max_tokens = f.history_budget_tokens;
+  budget.max_chars = settings_.max_chars_per_message;
+  budget.fixed_tokens = ends.fixed_tokens + out.summary.tokens;
+  budget.thresholds = policy.thresholds;
+  budget.min_level = options.min_level;
+  // Under summarize the compaction already aimed at the target: only the fit is left (no cuts
+  // below the limit: they would change the cached prefix).
+  const Compressor& compressor =
+      out.chat.strategy == Strategy::kSummarize ? fit_only_ : compressor_;
+  Compression kept = compressor.compress(std::move(history.history), budget);
+  f.compressed_count = static_cast<int64_t>(kept.messages.size());
+  f.dropped_count = kept.dropped_count;
+  f.truncated_count = kept.truncated_count;
+  f.cut_messages = kept.cut_count;
+  f.level = std::max(f.level, kept.level);
+  f.rounds = std::max(f.rounds, kept.rounds);
+  f.hard_truncated = kept.hard_truncated;
+  f.tokens_before = std::max(f.tokens_before, budget.fixed_tokens + kept.tokens_before);
+  if (f.user_truncated) {  // the last resort ran
+    f.level = Level::kEmergency;
+    f.rounds = std::max(f.rounds, 1);
+  }
+  return kept;
+}
+
 BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string& user_text,
                                    const BuildOptions& options) const {
   const auto started = std::chrono::steady_clock::now();
@@ -134,50 +188,9 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   f.history_budget_tokens = ends.history_budget_tokens;
 
   Compaction history = read_history(chat_id, out.chat, ends, options);
-  if (history.warning) out.warnings.push_back(*history.warning);
-  if (history.summary_message && history.summary.tokens > f.history_budget_tokens) {
-    // MustFit first: a summary that does not fit this budget stays out of this prompt.
-    out.warnings.push_back({"summary_dropped", "the summary (" +
-                                                   std::to_string(history.summary.tokens) +
-                                                   " tokens) does not fit the budget"});
-    history.summary_message.reset();
-  }
-  out.summary = history.summary;
-  if (!history.summary_message) {
-    out.summary.used = false;
-    out.summary.tokens = 0;
-  }
-  out.summarized = std::move(history.summarized);
-  f.history_budget_tokens -= out.summary.tokens;
-  f.original_count = static_cast<int64_t>(history.history.size());
-
-  TokenBudget budget;
-  budget.max_tokens = f.history_budget_tokens;
-  budget.max_chars = settings_.max_chars_per_message;
-  budget.fixed_tokens = ends.fixed_tokens + out.summary.tokens;
-  budget.thresholds = policy.thresholds;
-  budget.min_level = options.min_level;
-  // Under summarize the compaction already aimed at the target: only the fit is left (no cuts
-  // below the limit: they would change the cached prefix).
-  const Compressor& compressor =
-      out.chat.strategy == Strategy::kSummarize ? fit_only_ : compressor_;
-  Compression kept = compressor.compress(std::move(history.history), budget);
-  f.compressed_count = static_cast<int64_t>(kept.messages.size());
-  f.dropped_count = kept.dropped_count;
-  f.truncated_count = kept.truncated_count;
-  f.cut_messages = kept.cut_count;
-  f.level = std::max(history.level, kept.level);
-  f.rounds = std::max(history.rounds, kept.rounds);
-  f.hard_truncated = kept.hard_truncated;
-  f.tokens_before =
-      std::max(history.tokens_before, budget.fixed_tokens + kept.tokens_before);
-  if (f.user_truncated) {  // the last resort ran
-    f.level = Level::kEmergency;
-    f.rounds = std::max(f.rounds, 1);
-  }
-
-  if (history.summary_message)
-    kept.messages.insert(kept.messages.begin(), std::move(*history.summary_message));
+  std::optional<common::Message> summary = take_summary(history, out);
+  Compression kept = compress(std::move(history), ends, options, out);
+  if (summary) kept.messages.insert(kept.messages.begin(), std::move(*summary));
   out.messages = assembler_.assemble(ends.system, kept.messages, ends.user);
   f.estimated_tokens = counter_.count_prompt(out.messages);
   f.build_time = std::chrono::duration_cast<std::chrono::microseconds>(

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "internal/context/built_context.h"
+#include "internal/context/compressor.h"
 #include "internal/context/context_settings.h"
 #include "internal/context/simple_compressor.h"
 #include "internal/context/summary_compactor.h"
@@ -67,6 +68,12 @@ class ContextBuilder {
   // The history candidates, and the summary under summarize.
   Compaction read_history(const std::string& chat_id, const ResolvedChat& chat, const Ends& ends,
                           const BuildOptions& options) const;
+  // Records the compaction's summary, warnings and level in `out`; returns the summary message
+  // when it fits the history budget.
+  std::optional<common::Message> take_summary(Compaction& history, BuiltContext& out) const;
+  // Fits the history candidates with the compressor; records the figures in `out`.
+  Compression compress(Compaction history, const Ends& ends, const BuildOptions& options,
+                       BuiltContext& out) const;
 
   ContextSettings settings_;
   Provider& provider_;

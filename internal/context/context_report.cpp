@@ -60,8 +60,8 @@ std::string level_sentence(const BuiltContext& b) {
   const Thresholds& t = b.chat.policy.thresholds;
   switch (f.level) {
     case Level::kNone:
-      return fmt::format("none: usage {:.2f} of {} tokens is under soft {:.2f}; sent as is",
-                         before, f.budget_tokens, t.soft);
+      return fmt::format("none: usage {:.2f} of {} tokens is under soft {:.2f}; sent as is", before,
+                         f.budget_tokens, t.soft);
     case Level::kNormal:
       return fmt::format(
           "normal: usage {:.2f} >= soft {:.2f}; cut {} oversized message(s), head and tail kept",

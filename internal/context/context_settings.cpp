@@ -29,8 +29,7 @@ void check_budget(const ContextSettings& settings, const tokens::TokenCounter& c
 
 void check_summary_room(const ContextSettings& settings) {
   const ContextPolicy& p = settings.policy;
-  if (p.strategy != Strategy::kSummarize || settings.summary.max_tokens * 2 <= p.max_tokens)
-    return;
+  if (p.strategy != Strategy::kSummarize || settings.summary.max_tokens * 2 <= p.max_tokens) return;
   throw PolicyError(std::string(kKeyMaxTokens),
                     "a budget of " + std::to_string(p.max_tokens) +
                         " tokens is too small for summarize: it needs at least twice "

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <stdexcept>
+
 #include "internal/common/text.h"
 
 namespace autonous::context {

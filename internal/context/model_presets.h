@@ -40,8 +40,8 @@ struct PromptBudget {
   int64_t tokens = kUnknownModelBudget;  // the whole prompt may cost this much
   int64_t window = 0;                    // 0: unknown
   int64_t reserve = 0;
-  int64_t ceiling = 0;  // window − reserve; 0 when the window is unknown
-  std::string source;   // e.g. "MAX_CONTEXT_TOKENS", "preset gpt-4o", "default"
+  int64_t ceiling = 0;   // window − reserve; 0 when the window is unknown
+  std::string source;    // e.g. "MAX_CONTEXT_TOKENS", "preset gpt-4o", "default"
   bool clamped = false;  // MAX_CONTEXT_TOKENS was above window − reserve and was lowered
 };
 

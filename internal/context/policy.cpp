@@ -21,8 +21,7 @@ std::string show(double v) {
 double read_share(const json& v, std::string_view key) {
   if (!v.is_number()) throw PolicyError(std::string(key), "must be a number between 0 and 1");
   const double d = v.get<double>();
-  if (!(d > 0.0 && d <= 1.0))
-    throw PolicyError(std::string(key), show(d) + " is not in (0, 1]");
+  if (!(d > 0.0 && d <= 1.0)) throw PolicyError(std::string(key), show(d) + " is not in (0, 1]");
   return d;
 }
 
@@ -40,19 +39,26 @@ std::optional<Strategy> parse_strategy(std::string_view name) {
 
 std::string_view to_string(Strategy strategy) {
   switch (strategy) {
-    case Strategy::kSlidingWindow: return "sliding_window";
-    case Strategy::kTokenBudget: return "token_budget";
-    case Strategy::kSummarize: return "summarize";
+    case Strategy::kSlidingWindow:
+      return "sliding_window";
+    case Strategy::kTokenBudget:
+      return "token_budget";
+    case Strategy::kSummarize:
+      return "summarize";
   }
   return "token_budget";
 }
 
 std::string_view to_string(Level level) {
   switch (level) {
-    case Level::kNone: return "none";
-    case Level::kNormal: return "normal";
-    case Level::kAggressive: return "aggressive";
-    case Level::kEmergency: return "emergency";
+    case Level::kNone:
+      return "none";
+    case Level::kNormal:
+      return "normal";
+    case Level::kAggressive:
+      return "aggressive";
+    case Level::kEmergency:
+      return "emergency";
   }
   return "none";
 }
@@ -76,8 +82,8 @@ const std::array<PolicyField, 7> kFields = {{
      &ChatOverrides::max_tokens, &ContextPolicy::max_tokens},
     {kKeyRecent, "--recent", "RECENT_MESSAGE_COUNT", "sliding_window's newest-message count",
      Kind::kCount, kMaxRecent, &ChatOverrides::recent_messages, &ContextPolicy::recent_messages},
-    {kKeySoft, "--soft", "CONTEXT_SOFT_THRESHOLD", "usage share where Normal starts",
-     Kind::kShare, 0, nullptr, nullptr, &ChatOverrides::soft, &Thresholds::soft},
+    {kKeySoft, "--soft", "CONTEXT_SOFT_THRESHOLD", "usage share where Normal starts", Kind::kShare,
+     0, nullptr, nullptr, &ChatOverrides::soft, &Thresholds::soft},
     {kKeyWarn, "--warn", "CONTEXT_WARN_THRESHOLD", "usage share where Aggressive starts",
      Kind::kShare, 0, nullptr, nullptr, &ChatOverrides::warn, &Thresholds::warn},
     {kKeyHard, "--hard", "CONTEXT_HARD_THRESHOLD", "usage share where Emergency starts",
@@ -88,9 +94,12 @@ const std::array<PolicyField, 7> kFields = {{
 
 bool is_set(const PolicyField& f, const ChatOverrides& o) {
   switch (f.kind) {
-    case Kind::kStrategy: return o.strategy.has_value();
-    case Kind::kCount: return (o.*f.count).has_value();
-    case Kind::kShare: return (o.*f.share).has_value();
+    case Kind::kStrategy:
+      return o.strategy.has_value();
+    case Kind::kCount:
+      return (o.*f.count).has_value();
+    case Kind::kShare:
+      return (o.*f.share).has_value();
   }
   return false;
 }
@@ -170,9 +179,15 @@ std::string overrides_json(const ChatOverrides& o) {
     if (!is_set(f, o)) continue;
     const std::string key(f.key);
     switch (f.kind) {
-      case Kind::kStrategy: j[key] = std::string(to_string(*o.strategy)); break;
-      case Kind::kCount: j[key] = *(o.*f.count); break;
-      case Kind::kShare: j[key] = *(o.*f.share); break;
+      case Kind::kStrategy:
+        j[key] = std::string(to_string(*o.strategy));
+        break;
+      case Kind::kCount:
+        j[key] = *(o.*f.count);
+        break;
+      case Kind::kShare:
+        j[key] = *(o.*f.share);
+        break;
     }
   }
   return j.dump();
@@ -187,9 +202,15 @@ ContextPolicy apply(ContextPolicy p, const ChatOverrides& o) {
   for (const auto& f : kFields) {
     if (!is_set(f, o)) continue;
     switch (f.kind) {
-      case Kind::kStrategy: p.strategy = *o.strategy; break;
-      case Kind::kCount: p.*f.policy_count = *(o.*f.count); break;
-      case Kind::kShare: p.thresholds.*f.policy_share = *(o.*f.share); break;
+      case Kind::kStrategy:
+        p.strategy = *o.strategy;
+        break;
+      case Kind::kCount:
+        p.*f.policy_count = *(o.*f.count);
+        break;
+      case Kind::kShare:
+        p.thresholds.*f.policy_share = *(o.*f.share);
+        break;
     }
   }
   return p;

@@ -37,6 +37,19 @@ void SummaryCompactor::use(const Summary& s, Compaction& out) const {
   out.summary.tokens = counter_.count_message(*out.summary_message);
 }
 
+// The verbatim tail a compaction keeps: within KEEP_RECENT_TOKENS, and small enough that the
+// prompt with a full-size new summary lands at the target.
+int64_t SummaryCompactor::keep_tokens(const CompactionInput& in) const {
+  const int64_t header = counter_.count_message(
+      common::Message{common::Role::kSystem, std::string(kSummaryHeader), 0});
+  const auto at_target = static_cast<int64_t>(
+      std::floor(in.policy.thresholds.target * static_cast<double>(in.budget_tokens)));
+  return std::clamp<int64_t>(at_target - in.fixed_tokens - header - settings_.summary.max_tokens, 0,
+                             settings_.summary.keep_recent_tokens > 0
+                                 ? settings_.summary.keep_recent_tokens
+                                 : in.budget_tokens / 4);
+}
+
 Compaction SummaryCompactor::run(const CompactionInput& in) const {
   Compaction out;
   const int window = settings_.history_window;
@@ -58,22 +71,13 @@ Compaction SummaryCompactor::run(const CompactionInput& in) const {
   }
   const int64_t budget = in.budget_tokens;
   out.tokens_before = in.fixed_tokens + out.summary.tokens + history_tokens;
-  out.level = std::max(classify(static_cast<double>(out.tokens_before) /
-                                    static_cast<double>(budget),
-                                in.policy.thresholds),
-                       in.min_level);
+  out.level =
+      std::max(classify(static_cast<double>(out.tokens_before) / static_cast<double>(budget),
+                        in.policy.thresholds),
+               in.min_level);
   if (beyond.empty() && out.level < Level::kAggressive) return out;
 
-  // Keep the newest run within KEEP_RECENT_TOKENS, and small enough that the prompt with a
-  // full-size new summary lands at the target.
-  const int64_t header = counter_.count_message(
-      common::Message{common::Role::kSystem, std::string(kSummaryHeader), 0});
-  const auto at_target =
-      static_cast<int64_t>(std::floor(in.policy.thresholds.target * static_cast<double>(budget)));
-  const int64_t keep = std::clamp<int64_t>(
-      at_target - in.fixed_tokens - header - settings_.summary.max_tokens, 0,
-      settings_.summary.keep_recent_tokens > 0 ? settings_.summary.keep_recent_tokens
-                                               : budget / 4);
+  const int64_t keep = keep_tokens(in);
   size_t split = out.history.size();
   for (int64_t tail = 0; split > 0 && tail + cost[split - 1] <= keep; --split)
     tail += cost[split - 1];

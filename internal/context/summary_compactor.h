@@ -66,6 +66,7 @@ class SummaryCompactor {
                       const std::optional<Summary>& previous,
                       const std::vector<common::Message>& evicted, Summary& stored) const;
   void use(const Summary& s, Compaction& out) const;
+  int64_t keep_tokens(const CompactionInput& in) const;
 
   const ContextSettings& settings_;
   Provider& provider_;

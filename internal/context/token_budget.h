@@ -1,7 +1,7 @@
 #pragma once
 // TokenBudget: what a compressor may spend. `max_tokens` bounds the history messages it
-// returns, as counted by the pipeline's tokens::TokenCounter; `max_chars` bounds each message, in code
-// points. `fixed_tokens` is the rest of the prompt (system, user message, framing): usage, the
+// returns, as counted by the pipeline's tokens::TokenCounter; `max_chars` bounds each message, in
+// code points. `fixed_tokens` is the rest of the prompt (system, user message, framing): usage, the
 // share the compression levels look at, is (fixed + history) / (fixed + max_tokens).
 
 #include <cstdint>

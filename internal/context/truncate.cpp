@@ -44,31 +44,41 @@ std::string near_longest(size_t total, int64_t max_tokens, int64_t text_tokens,
   size_t lo = 0;      // fits, or 0 before anything is known
   size_t hi = total;  // does not fit
   if (text_tokens > 0 && max_tokens > 0) {
-    const auto guess = static_cast<size_t>(static_cast<double>(total) *
-                                           static_cast<double>(max_tokens) /
-                                           static_cast<double>(text_tokens));
+    const auto guess =
+        static_cast<size_t>(static_cast<double>(total) * static_cast<double>(max_tokens) /
+                            static_cast<double>(text_tokens));
     const size_t probe = std::min(guess, total - 1);
     if (fits(probe)) {
       lo = probe;
       const size_t up = std::min(total, probe + probe / 8 + 8);
-      if (up < total && fits(up)) lo = up; else hi = up;
+      if (up < total && fits(up))
+        lo = up;
+      else
+        hi = up;
     } else {
       hi = probe;
       const size_t down = probe - std::min(probe, probe / 8 + 8);
-      if (fits(down)) lo = down; else hi = down;
+      if (fits(down))
+        lo = down;
+      else
+        hi = down;
     }
   }
   if (lo == 0 && !fits(0)) return {};
   while (hi - lo > std::max<size_t>(1, lo / 32)) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (fits(mid)) lo = mid; else hi = mid;
+    if (fits(mid))
+      lo = mid;
+    else
+      hi = mid;
   }
   return best;
 }
 
 }  // namespace
 
-std::string cut_to_tokens(std::string_view text, int64_t max_tokens, const tokens::TokenCounter& counter) {
+std::string cut_to_tokens(std::string_view text, int64_t max_tokens,
+                          const tokens::TokenCounter& counter) {
   if (counter.count_text(text) <= max_tokens) return std::string(text);
   return cut_to_tokens(text, max_tokens, counter.count_text(text), counter);
 }

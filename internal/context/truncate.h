@@ -26,7 +26,8 @@ std::string cut_to_chars(std::string_view text, size_t keep);
 // longest such head to within 1/32 of its length. Returns "" when not even the marker fits.
 // The second form is given count_text(text), when the caller knows it.
 // REQUIRES: `text` is valid UTF-8.
-std::string cut_to_tokens(std::string_view text, int64_t max_tokens, const tokens::TokenCounter& counter);
+std::string cut_to_tokens(std::string_view text, int64_t max_tokens,
+                          const tokens::TokenCounter& counter);
 std::string cut_to_tokens(std::string_view text, int64_t max_tokens, int64_t text_tokens,
                           const tokens::TokenCounter& counter);
 

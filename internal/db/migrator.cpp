@@ -4,8 +4,9 @@
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
-#include "internal/db/write_transaction.h"
 #include <spdlog/spdlog.h>
+
+#include "internal/db/write_transaction.h"
 
 namespace autonous::db {
 namespace {

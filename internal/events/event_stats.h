@@ -1,6 +1,6 @@
 #pragma once
-// Event stats: `autonous context stats`, read from events (read-only): what the engine did on each turn
-// (context.compressed: turns, compressions by level, compression ratio, tokens saved) and how
+// Event stats: `autonous context stats`, read from events (read-only): what the engine did on each
+// turn (context.compressed: turns, compressions by level, compression ratio, tokens saved) and how
 // far token estimates were from what the API counted (llm.request / llm.response), per model
 // and token counter.
 
@@ -36,11 +36,11 @@ struct StatsFilter {
 };
 
 struct CompressionStats {
-  int64_t turns = 0;                       // context.compressed events
+  int64_t turns = 0;                        // context.compressed events
   std::map<std::string, int64_t> by_level;  // none, normal, aggressive, emergency (unknown: older)
-  int64_t compressed_turns = 0;            // level above none
-  double mean_ratio = 0;      // tokens_after / tokens_before, averaged over compressed turns
-  int64_t tokens_saved = 0;   // sum of tokens_before − tokens_after
+  int64_t compressed_turns = 0;             // level above none
+  double mean_ratio = 0;          // tokens_after / tokens_before, averaged over compressed turns
+  int64_t tokens_saved = 0;       // sum of tokens_before − tokens_after
   int64_t overflow_rebuilds = 0;  // rebuilt after a provider's "context length exceeded"
   int64_t warnings = 0;           // context.warning events
   int64_t summaries = 0;          // context.summarized events (summarize compactions)

@@ -7,8 +7,8 @@
 
 #include <curl/curl.h>
 
-#include "internal/openai/errors.h"
 #include "internal/common/text.h"
+#include "internal/openai/errors.h"
 
 namespace autonous::openai {
 namespace {

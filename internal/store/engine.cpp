@@ -83,10 +83,10 @@ struct Engine::Parts {
         summaries(db),
         levels(counter),
         simple(counter),
-        builder(settings.context, provider, settings.simple_compressor
-                                                ? static_cast<const context::Compressor&>(simple)
-                                                : levels,
-                assembler, counter) {}
+        builder(
+            settings.context, provider,
+            settings.simple_compressor ? static_cast<const context::Compressor&>(simple) : levels,
+            assembler, counter) {}
   SQLiteProvider provider;
   SQLiteSummaryStore summaries;
   context::LevelCompressor levels;

@@ -48,8 +48,8 @@ class Engine {
   // `summarizer` writes summaries under summarize; nullptr makes a dry run (the summary in use
   // is shown, nothing is called or written). `db`, `counter` and `summarizer` must outlive the
   // engine. Throws context::PolicyError when the settings' budget is too small.
-  Engine(SQLite::Database& db, const EngineSettings& settings,
-         const tokens::TokenCounter& counter, context::Summarizer* summarizer = nullptr);
+  Engine(SQLite::Database& db, const EngineSettings& settings, const tokens::TokenCounter& counter,
+         context::Summarizer* summarizer = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

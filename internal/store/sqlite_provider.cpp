@@ -5,8 +5,8 @@
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
-#include "internal/store/chat_settings_store.h"
 #include "internal/db/statement_cache.h"
+#include "internal/store/chat_settings_store.h"
 
 namespace autonous::store {
 

@@ -10,7 +10,7 @@
 namespace SQLite {
 class Database;
 class Statement;
-}
+}  // namespace SQLite
 namespace autonous::db {
 class StatementCache;
 }

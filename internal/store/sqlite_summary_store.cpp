@@ -1,12 +1,12 @@
 #include "internal/store/sqlite_summary_store.h"
 
-#include "internal/store/sqlite_provider.h"
-#include "internal/db/statement_cache.h"
-#include "internal/db/write_transaction.h"
-
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <nlohmann/json.hpp>
+
+#include "internal/db/statement_cache.h"
+#include "internal/db/write_transaction.h"
+#include "internal/store/sqlite_provider.h"
 
 namespace autonous::store {
 
@@ -16,7 +16,7 @@ SQLiteSummaryStore::SQLiteSummaryStore(SQLite::Database& db)
 SQLiteSummaryStore::~SQLiteSummaryStore() = default;
 
 std::optional<context::Summary> SQLiteSummaryStore::latest(const std::string& chat_id,
-                                                  int64_t chain_start) {
+                                                           int64_t chain_start) {
   auto q = cache_->get(
       "SELECT id, covers_through, text, tokens, model FROM context_summaries "
       "WHERE chat_id = ? AND chain_start = ? ORDER BY id DESC LIMIT 1");

@@ -45,7 +45,7 @@ CounterChoice make_token_counter(const std::string& setting, const std::string& 
   const std::optional<std::string> encoding = encoding_for_model(model);
   if (!encoding) {
     out.warning =
-        "no exact encoding is known for model '" + model + "'; estimating tokens with chars4";
+        "no exact encoding is known for model '" + model + "'; using the script-aware estimate";
   } else {
     try {
       out.counter = load_bpe_counter(*encoding, data_dir);

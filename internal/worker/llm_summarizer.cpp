@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "internal/tokens/token_counter.h"
 #include "internal/openai/client.h"
 #include "internal/openai/errors.h"
+#include "internal/tokens/token_counter.h"
 
 namespace autonous::worker {
 namespace {
@@ -32,10 +32,9 @@ LlmSummarizer::LlmSummarizer(openai::Client& client, const tokens::TokenCounter&
     : client_(client), counter_(counter), options_(std::move(options)) {}
 
 int64_t LlmSummarizer::input_budget() const {
-  const int64_t overhead =
-      counter_.per_request() + 2 * counter_.per_message() +
-      counter_.count_text(kSummaryInstructions) +
-      counter_.count_text("Previous summary:\n\n\nNew messages:\n");
+  const int64_t overhead = counter_.per_request() + 2 * counter_.per_message() +
+                           counter_.count_text(kSummaryInstructions) +
+                           counter_.count_text("Previous summary:\n\n\nNew messages:\n");
   return options_.window_budget - overhead;
 }
 
@@ -55,8 +54,8 @@ context::SummaryCall LlmSummarizer::summarize(const std::string& previous,
       break;
     } catch (const openai::Error& e) {
       if (attempt >= 2 || !e.retryable()) throw;
-      const auto pause = std::min(e.retry_after().value_or(options_.retry_pause),
-                                  std::chrono::milliseconds(2000));
+      const auto pause =
+          std::min(e.retry_after().value_or(options_.retry_pause), std::chrono::milliseconds(2000));
       std::this_thread::sleep_for(pause);
     }
   }

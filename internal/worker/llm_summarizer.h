@@ -31,8 +31,8 @@ inline constexpr std::string_view kSummaryInstructions =
     "unless the new messages correct it. Be concise. Write only the summary.";
 
 struct SummarizerOptions {
-  std::string model;        // SUMMARY_MODEL (the chat model when unset)
-  int64_t max_tokens = 1024;  // SUMMARY_MAX_TOKENS: the reply cap
+  std::string model;             // SUMMARY_MODEL (the chat model when unset)
+  int64_t max_tokens = 1024;     // SUMMARY_MAX_TOKENS: the reply cap
   int64_t window_budget = 8000;  // the summary model's window − max_tokens
   std::chrono::milliseconds retry_pause{500};
 };

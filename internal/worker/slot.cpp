@@ -16,8 +16,7 @@ using std::chrono::milliseconds;
 using Kind = TurnOutcome::Kind;
 
 Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
-           const WorkerDeps& deps, WorkerStats& stats, RunState& run,
-           const std::string& worker_id)
+           const WorkerDeps& deps, WorkerStats& stats, RunState& run, const std::string& worker_id)
     : config_(config),
       deps_(deps),
       stats_(stats),
@@ -69,10 +68,9 @@ void Slot::loop(bool drain) {
 }
 
 std::optional<queue::Task> Slot::process(const queue::Task& task) {
-  spdlog::info("task claimed task_id={} chat_id={} attempt={} reclaimed={}", task.id,
-               task.chat_id, task.attempts, task.reclaimed);
-  const TurnOutcome outcome =
-      turn_.run(task, keep_going_for(task), [this] { return lease_lost_; });
+  spdlog::info("task claimed task_id={} chat_id={} attempt={} reclaimed={}", task.id, task.chat_id,
+               task.attempts, task.reclaimed);
+  const TurnOutcome outcome = turn_.run(task, keep_going_for(task), [this] { return lease_lost_; });
   return apply(task, outcome);
 }
 

@@ -37,8 +37,8 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     o.kind = Kind::kFailed;
     o.error = "gave up after " + std::to_string(task.attempts - 1) +
               " attempts whose leases expired (worker crashed or hung)";
-    o.failure = TurnFailure{"lease_expired", o.error, std::nullopt, milliseconds(0),
-                            std::nullopt, o.started_at};
+    o.failure = TurnFailure{"lease_expired", o.error,      std::nullopt,
+                            milliseconds(0), std::nullopt, o.started_at};
     o.finished_at = o.started_at;
     return o;
   }
@@ -54,11 +54,11 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
       if (!e.context_overflow()) throw;
       // The provider counts more than we did: recompress at the next level, with the budget
       // cut to the target share, and retry once. A second overflow fails the turn.
-      o.overflow = TurnFailure{e.reason(), e.what(), e.status(), since(call_started),
-                               std::nullopt, parts_.clock.now()};
+      o.overflow = TurnFailure{e.reason(),          e.what(),     e.status(),
+                               since(call_started), std::nullopt, parts_.clock.now()};
       const context::BuiltContext& first = o.contexts.back().built;
-      o.contexts.push_back(build(task, {context::next_level(first.figures.level),
-                                        first.chat.policy.thresholds.target}));
+      o.contexts.push_back(build(
+          task, {context::next_level(first.figures.level), first.chat.policy.thresholds.target}));
       o.contexts.back().after_overflow = true;
       o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going);
     }
@@ -69,8 +69,8 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     // A storage or internal error: the task is not at fault, so it is retried like a
     // transient LLM failure. Never a crash.
     spdlog::error("task error task_id={} error={}", task.id, e.what());
-    retry_or_fail(o, TurnFailure{"internal", e.what(), std::nullopt, milliseconds(0),
-                                 std::nullopt, parts_.clock.now()});
+    retry_or_fail(o, TurnFailure{"internal", e.what(), std::nullopt, milliseconds(0), std::nullopt,
+                                 parts_.clock.now()});
   }
   return o;
 }
@@ -81,8 +81,8 @@ ContextStep Turn::build(const queue::Task& task, const context::BuildOptions& op
   step.calibration_scale = parts_.counter.scale();
   step.at = parts_.clock.now();
   if (const auto& s = step.built.summarized)
-    spdlog::info("context summarized task_id={} chat_id={} messages={} summary_tokens={}",
-                 task.id, task.chat_id, s->messages_covered, s->summary_tokens);
+    spdlog::info("context summarized task_id={} chat_id={} messages={} summary_tokens={}", task.id,
+                 task.chat_id, s->messages_covered, s->summary_tokens);
   for (const auto& w : step.built.warnings)
     spdlog::warn("context warning task_id={} chat_id={} reason={}", task.id, task.chat_id,
                  w.reason);
@@ -99,8 +99,7 @@ void Turn::answered(TurnOutcome& o) {
   o.finished_at = parts_.clock.now();
 }
 
-void Turn::classify(TurnOutcome& o, const openai::Error& e, milliseconds latency,
-                    bool lease_lost) {
+void Turn::classify(TurnOutcome& o, const openai::Error& e, milliseconds latency, bool lease_lost) {
   o.finished_at = parts_.clock.now();
   const auto* transport = dynamic_cast<const openai::TransportError*>(&e);
   if (transport != nullptr && transport->aborted()) {
@@ -109,9 +108,12 @@ void Turn::classify(TurnOutcome& o, const openai::Error& e, milliseconds latency
     return;
   }
   const auto* api = dynamic_cast<const openai::ApiError*>(&e);
-  TurnFailure f{e.reason(), e.what(),
-                api != nullptr ? std::optional<long>(api->status()) : std::nullopt, latency,
-                e.retry_after(), o.finished_at};
+  TurnFailure f{e.reason(),
+                e.what(),
+                api != nullptr ? std::optional<long>(api->status()) : std::nullopt,
+                latency,
+                e.retry_after(),
+                o.finished_at};
   if (!e.retryable()) {
     o.kind = Kind::kFailed;
     o.error = f.error;

@@ -21,7 +21,7 @@ class Clock;
 namespace autonous::openai {
 class Client;
 class Error;
-}
+}  // namespace autonous::openai
 namespace autonous::store {
 class Engine;
 }

@@ -40,7 +40,8 @@ json status_of(const TurnFailure& f) { return f.status ? json(*f.status) : json(
 
 void add_context(Trail& trail, const TurnOutcome& o, const ContextStep& step) {
   const context::BuiltContext& b = step.built;
-  if (b.summarized) trail.add_text(events::kContextSummarized, context::summarized_json(b), step.at);
+  if (b.summarized)
+    trail.add_text(events::kContextSummarized, context::summarized_json(b), step.at);
   for (const auto& w : b.warnings) {
     const bool failed = w.reason == "summary_failed";
     trail.add(failed ? events::kContextSummaryFailed : events::kContextWarning,

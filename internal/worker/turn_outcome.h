@@ -48,7 +48,7 @@ struct TurnOutcome {
   common::TimePoint started_at;
   std::string model;  // the chat model requested
   std::vector<ContextStep> contexts;
-  std::optional<TurnFailure> overflow;  // the failure that caused the rebuild
+  std::optional<TurnFailure> overflow;       // the failure that caused the rebuild
   std::optional<openai::ChatResult> result;  // kDone
   std::optional<double> calibration_after;   // the scale stored after this answer, when calibrating
   std::optional<TurnFailure> failure;        // kRetryLater, kFailed

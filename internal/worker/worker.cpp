@@ -18,6 +18,26 @@ std::string default_worker_id() {
   return std::string(host[0] != '\0' ? host : "worker") + ":" + std::to_string(getpid());
 }
 
+// Waits for a stop, then gives in-flight calls the grace period before aborting them.
+void wait_for_stop(RunState& state, const std::atomic<int>& running, std::chrono::seconds grace) {
+  {
+    std::unique_lock lock(state.mu);
+    state.cv.wait(lock, state.stop.get_token(), [&] { return running.load() == 0; });
+  }
+  if (running.load() > 0) {
+    if (state.busy.load() > 0)
+      spdlog::info("stopping: waiting up to {}s for {} in-flight task(s)", grace.count(),
+                   state.busy.load());
+    state.cv.notify_all();
+    std::unique_lock lock(state.mu);
+    state.cv.wait_for(lock, grace, [&] { return running.load() == 0; });
+  }
+  if (running.load() > 0) {
+    spdlog::warn("grace period over: aborting in-flight calls and releasing their leases");
+    state.hard_stop = true;
+  }
+}
+
 }  // namespace
 
 Worker::Worker(config::Config config, WorkerDeps deps, bool drain)
@@ -36,7 +56,8 @@ void Worker::run(const std::stop_token& stop) {
   std::vector<std::unique_ptr<Slot>> slots;
   slots.reserve(static_cast<size_t>(config_.worker_concurrency));
   for (int i = 0; i < config_.worker_concurrency; ++i)
-    slots.push_back(std::make_unique<Slot>(config_, engine_, deps_, stats_, state, config_.worker_id));
+    slots.push_back(
+        std::make_unique<Slot>(config_, engine_, deps_, stats_, state, config_.worker_id));
   spdlog::info("worker started worker_id={} concurrency={} drain={}", config_.worker_id,
                config_.worker_concurrency, drain_);
 
@@ -72,23 +93,7 @@ void Worker::run(const std::stop_token& stop) {
     });
   }
 
-  // Wait for a stop, then give in-flight calls the grace period before aborting them.
-  {
-    std::unique_lock lock(state.mu);
-    state.cv.wait(lock, state.stop.get_token(), [&] { return running.load() == 0; });
-  }
-  if (running.load() > 0) {
-    if (state.busy.load() > 0)
-      spdlog::info("stopping: waiting up to {}s for {} in-flight task(s)",
-                   config_.shutdown_grace.count(), state.busy.load());
-    state.cv.notify_all();
-    std::unique_lock lock(state.mu);
-    state.cv.wait_for(lock, config_.shutdown_grace, [&] { return running.load() == 0; });
-  }
-  if (running.load() > 0) {
-    spdlog::warn("grace period over: aborting in-flight calls and releasing their leases");
-    state.hard_stop = true;
-  }
+  wait_for_stop(state, running, config_.shutdown_grace);
   threads.clear();  // joins
   spdlog::info("worker stopped claimed={} completed={} retried={} failed={} released={}",
                stats_.claimed.load(), stats_.completed.load(), stats_.retried.load(),

@@ -40,7 +40,7 @@ struct WorkerDeps {
   // Makes one transport per slot (CurlTransport in production).
   std::function<std::unique_ptr<openai::HttpTransport>()> make_transport;
   const tokens::TokenCounter* counter = nullptr;  // must outlive run()
-  const common::Clock* clock = nullptr;            // must outlive run()
+  const common::Clock* clock = nullptr;           // must outlive run()
 };
 
 class Worker {

@@ -1,5 +1,4 @@
 #include "internal/context/context_builder.h"
-#include "internal/context/context_report.h"
 
 #include <random>
 
@@ -8,8 +7,9 @@
 
 #include "internal/common/utf8.h"
 #include "internal/context/assembler.h"
-#include "internal/context/provider.h"
+#include "internal/context/context_report.h"
 #include "internal/context/level_compressor.h"
+#include "internal/context/provider.h"
 #include "internal/tokens/token_counter.h"
 #include "tests/context/vector_provider.h"
 
@@ -110,8 +110,10 @@ TEST_F(ContextBuilderTest, FiguresJsonCarriesTheEventFields) {
 }
 
 TEST_F(ContextBuilderTest, ChatSettingsOverrideTheEnvironment) {
-  for (int i = 0; i < 40; ++i) provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
-  provider_.state.settings_json = R"({"strategy":"sliding_window","recent_messages":5,"max_tokens":900})";
+  for (int i = 0; i < 40; ++i)
+    provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
+  provider_.state.settings_json =
+      R"({"strategy":"sliding_window","recent_messages":5,"max_tokens":900})";
   const auto b = builder(S("sys", 50, 5000, 4000)).build("c", "hi");
   EXPECT_TRUE(b.chat.own_settings);
   EXPECT_EQ(b.chat.strategy, Strategy::kSlidingWindow);
@@ -124,7 +126,8 @@ TEST_F(ContextBuilderTest, ChatSettingsOverrideTheEnvironment) {
 }
 
 TEST_F(ContextBuilderTest, SlidingWindowStillRespectsTheTokenBudget) {
-  for (int i = 0; i < 30; ++i) provider_.history.push_back({Role::kUser, std::string(400, 'h'), i + 1});
+  for (int i = 0; i < 30; ++i)
+    provider_.history.push_back({Role::kUser, std::string(400, 'h'), i + 1});
   ContextSettings s = S("sys", 50, 600, 4000);
   s.policy.strategy = Strategy::kSlidingWindow;
   s.policy.recent_messages = 20;
@@ -161,8 +164,8 @@ TEST_F(ContextBuilderTest, SummarizeFallsBackToTokenBudgetWithAWarning) {
 }
 
 TEST_F(ContextBuilderTest, ClearedHistoryIsLeftOut) {
-  provider_.history = {{Role::kUser, "before", 1}, {Role::kAssistant, "before too", 2},
-                       {Role::kUser, "after", 3}};
+  provider_.history = {
+      {Role::kUser, "before", 1}, {Role::kAssistant, "before too", 2}, {Role::kUser, "after", 3}};
   provider_.state.cleared_through = 2;
   const auto b = builder(S("sys", 50, 1000, 4000)).build("c", "hi");
   EXPECT_EQ(provider_.last_after, 2);
@@ -180,7 +183,8 @@ TEST_F(ContextBuilderTest, ChatBudgetIsNeverAboveTheModelCeiling) {
 }
 
 TEST_F(ContextBuilderTest, HarderRebuildScalesTheBudgetAndRaisesTheLevel) {
-  for (int i = 0; i < 10; ++i) provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
+  for (int i = 0; i < 10; ++i)
+    provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
   const auto normal = builder(S("sys", 50, 1000, 4000)).build("c", "hi");
   EXPECT_EQ(normal.figures.level, Level::kNone);
   const auto harder =
@@ -191,7 +195,8 @@ TEST_F(ContextBuilderTest, HarderRebuildScalesTheBudgetAndRaisesTheLevel) {
 }
 
 TEST_F(ContextBuilderTest, DecisionNamesTheLevelAndWhatWasDone) {
-  for (int i = 0; i < 40; ++i) provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
+  for (int i = 0; i < 40; ++i)
+    provider_.history.push_back({Role::kUser, std::string(40, 'h'), i + 1});
   const auto b = builder(S("sys", 50, 200, 4000)).build("c", "hi");
   EXPECT_EQ(b.figures.level, Level::kEmergency);
   const std::string d = describe_decision(b);

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "internal/common/utf8.h"
-#include "internal/tokens/token_counter.h"
 #include "internal/context/truncate.h"
+#include "internal/tokens/token_counter.h"
 
 namespace autonous::context {
 namespace {
@@ -143,7 +143,6 @@ TEST_F(LevelCompressorTest, CountsOnlyKeptMessagesAsTruncated) {
   EXPECT_EQ(out.dropped_count, 1);
   EXPECT_LE(out.tokens, 40);
 }
-
 
 // Levels. Budget: no fixed part, 1000 history tokens, so usage = history tokens / 1000.
 // Messages of exactly `tokens` tokens each under chars/4 with no framing.

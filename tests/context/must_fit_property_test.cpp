@@ -11,11 +11,11 @@
 
 #include "internal/common/utf8.h"
 #include "internal/context/assembler.h"
-#include "internal/tokens/bpe_counter.h"
 #include "internal/context/context_builder.h"
-#include "internal/tokens/estimator.h"
 #include "internal/context/level_compressor.h"
 #include "internal/context/summary.h"
+#include "internal/tokens/bpe_counter.h"
+#include "internal/tokens/estimator.h"
 #include "internal/tokens/token_counter.h"
 #include "tests/context/vector_provider.h"
 #include "tests/support/token_data.h"
@@ -29,16 +29,33 @@ using common::Role;
 // Pieces of text from many scripts, plus invalid bytes and structured text.
 const std::vector<std::string>& pieces() {
   static const std::vector<std::string> p = {
-      "hello ", "world", " ", "\n", "42", "3.14159 ", "don't ", "https://example.com/a?b=c ",
-      "\xE4\xBD\xA0\xE5\xA5\xBD",          // 你好
+      "hello ",
+      "world",
+      " ",
+      "\n",
+      "42",
+      "3.14159 ",
+      "don't ",
+      "https://example.com/a?b=c ",
+      "\xE4\xBD\xA0\xE5\xA5\xBD",                                      // 你好
       "\xE3\x81\x93\xE3\x82\x93\xE3\x81\xAB\xE3\x81\xA1\xE3\x81\xAF",  // こんにちは
-      "\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82 ",  // Привет
-      "\xD9\x85\xD8\xB1\xD8\xAD\xD8\xA8\xD8\xA7 ",          // مرحبا
-      "\xF0\x9F\x98\x80", "\xF0\x9F\x91\xA8\xE2\x80\x8D\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x91\xA7",
-      "e\xCC\x81", "\xEA\xB0\x80\xEB\x82\x98 ",  // 가나
-      "{\"key\": [1, 2, {\"x\": null}]} ", "for (int i = 0; i < n; ++i) { }\n",
-      "\xFF", "\xC3", "\xE4\xBD", "\xF0\x9F\x98", "\x00 nul ", "\t\t",
-      std::string(64, ' '), std::string(40, '='), "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
+      "\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82 ",             // Привет
+      "\xD9\x85\xD8\xB1\xD8\xAD\xD8\xA8\xD8\xA7 ",                     // مرحبا
+      "\xF0\x9F\x98\x80",
+      "\xF0\x9F\x91\xA8\xE2\x80\x8D\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x91\xA7",
+      "e\xCC\x81",
+      "\xEA\xB0\x80\xEB\x82\x98 ",  // 가나
+      "{\"key\": [1, 2, {\"x\": null}]} ",
+      "for (int i = 0; i < n; ++i) { }\n",
+      "\xFF",
+      "\xC3",
+      "\xE4\xBD",
+      "\xF0\x9F\x98",
+      "\x00 nul ",
+      "\t\t",
+      std::string(64, ' '),
+      std::string(40, '='),
+      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
   return p;
 }
 
@@ -70,7 +87,9 @@ class Generator {
   int64_t between(int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
   }
-  double share(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
+  double share(double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng_);
+  }
   std::mt19937& rng() { return rng_; }
 
  private:
@@ -82,10 +101,18 @@ ContextPolicy random_policy(Generator& g, int64_t floor_budget) {
   p.strategy = static_cast<Strategy>(g.between(0, 2));
   p.recent_messages = static_cast<int>(g.between(1, 100));
   switch (g.between(0, 3)) {
-    case 0: p.max_tokens = floor_budget + g.between(0, 40); break;          // tiny
-    case 1: p.max_tokens = floor_budget + g.between(0, 2'000); break;       // small
-    case 2: p.max_tokens = floor_budget + g.between(0, 200'000); break;     // large
-    default: p.max_tokens = floor_budget + g.between(0, 2'000'000); break;  // huge
+    case 0:
+      p.max_tokens = floor_budget + g.between(0, 40);
+      break;  // tiny
+    case 1:
+      p.max_tokens = floor_budget + g.between(0, 2'000);
+      break;  // small
+    case 2:
+      p.max_tokens = floor_budget + g.between(0, 200'000);
+      break;  // large
+    default:
+      p.max_tokens = floor_budget + g.between(0, 2'000'000);
+      break;  // huge
   }
   if (g.between(0, 1) == 0) {
     // Random valid thresholds: 0 < target <= soft <= warn <= hard <= 1.
@@ -117,7 +144,8 @@ void check_must_fit(const tokens::TokenCounter& counter, uint32_t seed, int roun
     for (int64_t i = 0; i < n; ++i) {
       const size_t size = g.size(allow_huge && !huge_used);
       huge_used = huge_used || size >= 1'000'000;
-      provider.history.push_back({i % 2 == 0 ? Role::kUser : Role::kAssistant, g.text(size), i + 1});
+      provider.history.push_back(
+          {i % 2 == 0 ? Role::kUser : Role::kAssistant, g.text(size), i + 1});
     }
     provider.state = {};
     if (g.between(0, 4) == 0 && n > 0) provider.state.cleared_through = g.between(0, n);
@@ -272,8 +300,8 @@ TEST(MustFitProperty, SummarizeWithRandomSummariesAndFailures) {
     const int64_t n = g.between(0, 30);
     for (int64_t i = 0; i < n; ++i) {
       const auto id = static_cast<int64_t>(provider.history.size()) + 1;
-      provider.history.push_back({id % 2 ? Role::kUser : Role::kAssistant,
-                                  g.text(g.size(false) / 4), id});
+      provider.history.push_back(
+          {id % 2 ? Role::kUser : Role::kAssistant, g.text(g.size(false) / 4), id});
     }
     ContextSettings s;
     s.system_prompt = g.text(static_cast<size_t>(g.between(0, 400)));

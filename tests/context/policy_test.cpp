@@ -1,5 +1,7 @@
 #include "internal/context/policy.h"
 
+#include <set>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -86,6 +88,60 @@ TEST(PolicyTest, NamesRoundTrip) {
     EXPECT_EQ(parse_strategy(to_string(s)), s);
   EXPECT_FALSE(parse_strategy("Token_Budget"));
   EXPECT_EQ(to_string(Level::kAggressive), "aggressive");
+}
+
+}  // namespace
+}  // namespace autonous::context
+
+namespace autonous::context {
+namespace {
+
+TEST(PolicyFieldsTest, OneTableNamesEveryFieldOnceAndDrivesParsingAndJson) {
+  std::set<std::string_view> keys;
+  std::set<std::string_view> flags;
+  std::set<std::string_view> variables;
+  for (const auto& f : policy_fields()) {
+    EXPECT_TRUE(keys.insert(f.key).second) << f.key;
+    EXPECT_TRUE(flags.insert(f.flag).second) << f.flag;
+    EXPECT_TRUE(variables.insert(f.variable).second) << f.variable;
+    EXPECT_EQ(find_policy_field(f.key), &f);
+    EXPECT_FALSE(f.help.empty());
+  }
+  EXPECT_EQ(keys.size(), 7u);
+  EXPECT_EQ(find_policy_field("nope"), nullptr);
+  // Every field set, through JSON and back, through merge and apply.
+  ChatOverrides o;
+  o.strategy = Strategy::kSummarize;
+  o.max_tokens = 5000;
+  o.recent_messages = 9;
+  o.soft = 0.5;
+  o.warn = 0.6;
+  o.hard = 0.7;
+  o.target = 0.4;
+  const ChatOverrides back = parse_overrides(overrides_json(o));
+  EXPECT_EQ(overrides_json(back), overrides_json(o));
+  const ContextPolicy p = apply(ContextPolicy{}, merge(ChatOverrides{}, back));
+  EXPECT_EQ(p.strategy, Strategy::kSummarize);
+  EXPECT_EQ(p.max_tokens, 5000);
+  EXPECT_EQ(p.recent_messages, 9);
+  EXPECT_DOUBLE_EQ(p.thresholds.soft, 0.5);
+  EXPECT_DOUBLE_EQ(p.thresholds.warn, 0.6);
+  EXPECT_DOUBLE_EQ(p.thresholds.hard, 0.7);
+  EXPECT_DOUBLE_EQ(p.thresholds.target, 0.4);
+  EXPECT_FALSE(back.empty());
+  EXPECT_TRUE(ChatOverrides{}.empty());
+}
+
+TEST(PolicyFieldsTest, UnknownKeysListEveryKnownOne) {
+  try {
+    (void)parse_overrides(R"({"colour":"red"})");
+    FAIL();
+  } catch (const PolicyError& e) {
+    EXPECT_EQ(e.field(), "colour");
+    EXPECT_NE(std::string(e.what()).find(
+                  "strategy, max_tokens, recent_messages, soft, warn, hard, target"),
+              std::string::npos);
+  }
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ class MemoryStore final : public SummaryStore {
       if (it->chain_start == chain_start) return *it;
     return std::nullopt;
   }
-  std::vector<Message> between(const std::string& /*chat*/, int64_t after, int64_t before) override {
+  std::vector<Message> between(const std::string& /*chat*/, int64_t after,
+                               int64_t before) override {
     std::vector<Message> out;
     for (const auto& m : provider_.history)
       if (m.history_id > after && m.history_id < before) out.push_back(m);
@@ -57,7 +58,8 @@ class ScriptedSummarizer final : public Summarizer {
   SummaryCall summarize(const std::string& previous, const std::vector<Message>& evicted) override {
     inputs.push_back({previous, evicted});
     if (fail) throw std::runtime_error("summarizer down");
-    std::string text = answer_override.empty() ? "S" + std::to_string(inputs.size()) + ":" : answer_override;
+    std::string text =
+        answer_override.empty() ? "S" + std::to_string(inputs.size()) + ":" : answer_override;
     if (answer_override.empty())
       for (const auto& m : evicted) text += " " + std::to_string(m.history_id);
     return {text, "sum-model", common::Usage{10, 0, 0, std::nullopt}, std::chrono::milliseconds(3)};
@@ -86,9 +88,11 @@ class SummariesTest : public ::testing::Test {
   void add(int n, int64_t tokens) {
     for (int i = 0; i < n; ++i) {
       const auto id = static_cast<int64_t>(provider_.history.size()) + 1;
-      provider_.history.push_back({id % 2 ? Role::kUser : Role::kAssistant,
-                                   "m" + std::to_string(id) + std::string(static_cast<size_t>(tokens * 4) - 1 - std::to_string(id).size(), '.'),
-                                   id});
+      provider_.history.push_back(
+          {id % 2 ? Role::kUser : Role::kAssistant,
+           "m" + std::to_string(id) +
+               std::string(static_cast<size_t>(tokens * 4) - 1 - std::to_string(id).size(), '.'),
+           id});
     }
   }
   VectorProvider provider_;
@@ -119,7 +123,8 @@ TEST_F(SummariesTest, CompactionFoldsTheOldestIntoASummaryRightAfterTheSystemPro
   ASSERT_EQ(store_.rows.size(), 1u);
   const Summary& s = store_.rows[0];
   EXPECT_EQ(s.covers_through, summarizer_.inputs[0].second.back().history_id);
-  EXPECT_EQ(b.summarized->messages_covered, static_cast<int64_t>(summarizer_.inputs[0].second.size()));
+  EXPECT_EQ(b.summarized->messages_covered,
+            static_cast<int64_t>(summarizer_.inputs[0].second.size()));
   ASSERT_GE(b.messages.size(), 3u);
   EXPECT_EQ(b.messages[0].content, "sys");
   EXPECT_EQ(b.messages[1].role, Role::kSystem);
@@ -141,7 +146,7 @@ TEST_F(SummariesTest, TheNextTurnReusesTheStoredSummaryWithoutACall) {
   add(18, 50);
   builder().build("c", "hi");
   ASSERT_EQ(summarizer_.inputs.size(), 1u);
-  add(2, 20);  // the turn's pair
+  add(2, 20);                                    // the turn's pair
   const auto b = builder().build("c", "again");  // a new builder: as after a restart
   EXPECT_EQ(summarizer_.inputs.size(), 1u);
   EXPECT_TRUE(b.summary.used);

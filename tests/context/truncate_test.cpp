@@ -1,8 +1,8 @@
 #include "internal/context/truncate.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "internal/tokens/token_counter.h"
 

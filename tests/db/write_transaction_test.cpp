@@ -12,7 +12,9 @@
 namespace autonous::db {
 namespace {
 
-int64_t tasks(SQLite::Database& db) { return db.execAndGet("SELECT count(*) FROM tasks").getInt64(); }
+int64_t tasks(SQLite::Database& db) {
+  return db.execAndGet("SELECT count(*) FROM tasks").getInt64();
+}
 
 TEST(WriteTransactionTest, CommitMakesWritesVisibleAndDestructionRollsBack) {
   testing::TestDb t;

@@ -24,10 +24,9 @@ class CliTest : public ::testing::Test {
 
 TEST_F(CliTest, EverySubcommandHasHelp) {
   const std::vector<std::vector<std::string>> commands = {
-      {"migrate"},        {"enqueue"},       {"worker"},        {"context"},
-      {"context", "stats"}, {"events"},      {"status"},        {"requeue"},
-      {"tokens"},         {"chat"},          {"chat", "show"},  {"chat", "set"},
-      {"chat", "reset"},  {"chat", "clear"}};
+      {"migrate"},      {"enqueue"},     {"worker"},        {"context"},      {"context", "stats"},
+      {"events"},       {"status"},      {"requeue"},       {"tokens"},       {"chat"},
+      {"chat", "show"}, {"chat", "set"}, {"chat", "reset"}, {"chat", "clear"}};
   for (auto cmd : commands) {
     SCOPED_TRACE(cmd.back());
     cmd.push_back("--help");

@@ -23,15 +23,16 @@ class EngineE2eTest : public E2eTest {
     return autonous(dir_, args, e);
   }
   void drain(const StubServer& stub, Env extra = {}) {
-    const auto r = autonous(dir_, {"worker", "--drain"}, env(stub, std::move(extra)), "",
-                            seconds(60));
+    const auto r =
+        autonous(dir_, {"worker", "--drain"}, env(stub, std::move(extra)), "", seconds(60));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   // The context.compressed payload of a task (the last one when it has several).
   json compressed(int64_t task) {
-    return json::parse(str("SELECT payload FROM events WHERE type = 'context.compressed' AND "
-                           "task_id = " +
-                           std::to_string(task) + " ORDER BY id DESC LIMIT 1"));
+    return json::parse(
+        str("SELECT payload FROM events WHERE type = 'context.compressed' AND "
+            "task_id = " +
+            std::to_string(task) + " ORDER BY id DESC LIMIT 1"));
   }
   void add_history(const std::string& chat, int n, size_t chars) {
     cli({"migrate"});
@@ -62,8 +63,9 @@ TEST_F(EngineE2eTest, ChatShowSetResetClear) {
   r = cli({"chat", "set", "c1", "--soft", "0.5", "--warn", "0.6", "--target", "0.4"});  // merges
   ASSERT_EQ(r.exit_code, 0) << r.err;
   j = json::parse(cli({"chat", "show", "c1"}).out);
-  EXPECT_EQ(j["settings"], json::parse(R"({"strategy":"sliding_window","max_tokens":3000,)"
-                                       R"("recent_messages":4,"soft":0.5,"warn":0.6,"target":0.4})"));
+  EXPECT_EQ(j["settings"],
+            json::parse(R"({"strategy":"sliding_window","max_tokens":3000,)"
+                        R"("recent_messages":4,"soft":0.5,"warn":0.6,"target":0.4})"));
   EXPECT_EQ(j["effective"]["recent_messages"]["from"], "chat");
   EXPECT_EQ(j["effective"]["hard"]["from"], "env");
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'chat.settings'"), 2);
@@ -91,12 +93,12 @@ TEST_F(EngineE2eTest, BadChatSettingsAreRefusedWithExitTwoAndNothingWritten) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
       {{"--strategy", "magic"}, "--strategy"},
       {{"--max-tokens", "0"}, "--max-tokens"},
-      {{"--max-tokens", "20"}, "--max-tokens"},        // too small for the system prompt
-      {{"--max-tokens", "5000000"}, "--max-tokens"},   // above gpt-4o-mini's window − reserve
+      {{"--max-tokens", "20"}, "--max-tokens"},       // too small for the system prompt
+      {{"--max-tokens", "5000000"}, "--max-tokens"},  // above gpt-4o-mini's window − reserve
       {{"--recent", "0"}, "--recent"},
       {{"--soft", "1.5"}, "--soft"},
-      {{"--soft", "0.9"}, "--soft"},                   // above warn 0.85
-      {{"--target", "0.8"}, "--target"},               // above soft 0.70
+      {{"--soft", "0.9"}, "--soft"},      // above warn 0.85
+      {{"--target", "0.8"}, "--target"},  // above soft 0.70
       {{"--warn", "abc"}, "--warn"},
       {{}, "at least one"}};
   for (const auto& [flags, named] : bad) {
@@ -117,7 +119,8 @@ TEST_F(EngineE2eTest, ChatSettingsOverrideTheEnvironmentAndSurviveRestarts) {
   StubServer stub(dir_.path().string());
   add_history("a", 30, 20);
   add_history("b", 30, 20);
-  ASSERT_EQ(cli({"chat", "set", "a", "--strategy", "sliding_window", "--recent", "3"}).exit_code, 0);
+  ASSERT_EQ(cli({"chat", "set", "a", "--strategy", "sliding_window", "--recent", "3"}).exit_code,
+            0);
   const int64_t a1 = enqueue("a", "first");
   const int64_t b1 = enqueue("b", "first");
   drain(stub);
@@ -211,7 +214,8 @@ TEST_F(EngineE2eTest, LevelsShowInEventsAndContextStats) {
   EXPECT_EQ(s["compressions"]["emergency"], 1);
   EXPECT_EQ(s["compressions"]["none"], 1);
   EXPECT_EQ(s["emergency"], 1);
-  EXPECT_EQ(s["tokens_saved"], b["tokens_before"].get<int64_t>() - b["tokens_after"].get<int64_t>());
+  EXPECT_EQ(s["tokens_saved"],
+            b["tokens_before"].get<int64_t>() - b["tokens_after"].get<int64_t>());
   EXPECT_GT(s["average_compression_ratio"].get<double>(), 0.0);
   EXPECT_LT(s["average_compression_ratio"].get<double>(), 1.0);
   EXPECT_EQ(s["models"][0]["calls"], 2);  // the estimate vs the API's prompt_tokens

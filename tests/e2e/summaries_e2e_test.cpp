@@ -88,9 +88,9 @@ TEST_F(SummariesE2eTest, SummariesAreStoredReusedAcrossRestartsAndKeepEarlyFacts
   drain(summarize(stub));
   std::tie(summary_requests, chat_requests) = requests(stub);
   EXPECT_EQ(static_cast<int64_t>(summary_requests.size()), summaries);
-  const json payload = json::parse(str(
-      "SELECT payload FROM events WHERE type = 'context.compressed' AND task_id = " +
-      std::to_string(t)));
+  const json payload = json::parse(
+      str("SELECT payload FROM events WHERE type = 'context.compressed' AND task_id = " +
+          std::to_string(t)));
   EXPECT_EQ(payload["summary_used"], true);
   EXPECT_EQ(payload["summarized"], false);
   EXPECT_EQ(payload["summary_id"], num("SELECT max(id) FROM context_summaries"));
@@ -117,7 +117,8 @@ TEST_F(SummariesE2eTest, AFailingBlankOrHangingSummaryCallNeverLosesHistoryOrBlo
   for (const std::string fault : {"sum500", "sumgarbage", "sumhang"}) {
     SCOPED_TRACE(fault);
     EXPECT_GE(num("SELECT count(*) FROM events WHERE type = 'context.summary_failed' AND "
-                  "chat_id = 'f-" + fault + "'"),
+                  "chat_id = 'f-" +
+                  fault + "'"),
               1);
     EXPECT_EQ(num("SELECT count(*) FROM history WHERE chat_id = 'f-" + fault + "'"), 18);
   }
@@ -149,16 +150,16 @@ TEST_F(SummariesE2eTest, ChatClearStartsANewSummaryChain) {
   const int64_t cleared = num("SELECT cleared_through FROM chat_settings WHERE chat_id = 'k'");
   const int64_t t = enqueue("k", "what is my name?");
   drain(summarize(stub));
-  const json payload = json::parse(str(
-      "SELECT payload FROM events WHERE type = 'context.compressed' AND task_id = " +
-      std::to_string(t)));
+  const json payload = json::parse(
+      str("SELECT payload FROM events WHERE type = 'context.compressed' AND task_id = " +
+          std::to_string(t)));
   EXPECT_EQ(payload["summary_used"], false);
   EXPECT_EQ(prompt_text(requests(stub).second.back()).find("Ada"), std::string::npos);
   for (int i = 0; i < 10; ++i) enqueue("k", "filler " + std::string(300, 'k'));
   drain(summarize(stub));
-  EXPECT_GE(num("SELECT count(*) FROM context_summaries WHERE chain_start = " +
-                std::to_string(cleared)),
-            1);
+  EXPECT_GE(
+      num("SELECT count(*) FROM context_summaries WHERE chain_start = " + std::to_string(cleared)),
+      1);
   EXPECT_EQ(str("SELECT text FROM context_summaries WHERE chain_start = " +
                 std::to_string(cleared) + " ORDER BY id DESC LIMIT 1")
                 .find("Ada"),

@@ -52,7 +52,8 @@ TEST_F(ChatSettingsStoreTest, ClearHidesOlderHistoryAndKeepsTheRows) {
   save_overrides(db_.db(), "c", R"({"recent_messages":3})");
   const int64_t through = clear_context(db_.db(), "c");
   EXPECT_EQ(through, 3);
-  EXPECT_EQ(SQLiteProvider(db_.db()).chat_state("c").settings_json, R"({"recent_messages":3})");  // kept
+  EXPECT_EQ(SQLiteProvider(db_.db()).chat_state("c").settings_json,
+            R"({"recent_messages":3})");  // kept
   SQLiteProvider provider(db_.db());
   EXPECT_TRUE(provider.get_history("c", 50, provider.chat_state("c").cleared_through).empty());
   add_history("c", "three");

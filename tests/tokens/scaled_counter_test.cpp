@@ -1,8 +1,8 @@
 #include "internal/tokens/scaled_counter.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace autonous::tokens {
 namespace {

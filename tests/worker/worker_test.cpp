@@ -8,8 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "internal/common/clock.h"
-#include "internal/tokens/token_counter.h"
 #include "internal/queue/queue.h"
+#include "internal/tokens/token_counter.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/scripted_transport.h"
 #include "tests/support/test_db.h"
 
@@ -49,8 +50,9 @@ class WorkerTest : public ::testing::Test {
     c.openai_api_key = "sk-unit";
     c.worker_concurrency = 1;
     c.poll_interval = std::chrono::milliseconds(5);
-    c.retry_base = std::chrono::milliseconds(1);
-    c.retry_max = std::chrono::milliseconds(5);
+    // Realistic backoffs: the fake clock lets them pass without a real sleep.
+    c.retry_base = std::chrono::milliseconds(2000);
+    c.retry_max = std::chrono::milliseconds(60'000);
     c.task_max_attempts = 3;
     c.sqlite_synchronous = config::Synchronous::kNormal;
     c.worker_id = "unit";
@@ -71,7 +73,8 @@ class WorkerTest : public ::testing::Test {
   queue::Queue q_{t_.db()};
   SharedScript shared_;
   tokens::CharsOver4Counter counter_;
-  common::SystemClock clock_;
+  // Every now() moves one second on, so retry backoffs and expired leases pass at once.
+  testing::FakeClock clock_{common::from_unix_ms(1'700'000'000'000), std::chrono::seconds(1)};
 };
 
 TEST_F(WorkerTest, CompletesATaskWithThePairAndTheFullEventTrail) {
@@ -105,6 +108,10 @@ TEST_F(WorkerTest, RetriesTransientErrorsThenSucceeds) {
   EXPECT_EQ(col("SELECT group_concat(json_extract(payload, '$.reason'), ',') FROM events WHERE "
                 "type = 'llm.retry'"),
             "http_500,timeout");
+  // The backoff grew from RETRY_BASE_MS (with jitter), in the fake clock's time.
+  EXPECT_GE(num("SELECT min(json_extract(payload, '$.delay_ms')) FROM events WHERE "
+                "type = 'llm.retry'"),
+            1000);
 }
 
 TEST_F(WorkerTest, PermanentErrorFailsAtOnceWithTheServersMessage) {

@@ -1,0 +1,90 @@
+#include "cmd/autonous-stub/server.h"
+
+#include <chrono>
+#include <exception>
+#include <iostream>
+#include <thread>
+
+#include <unistd.h>
+
+#include "cmd/autonous-stub/summaries.h"
+
+namespace autonous::stub {
+namespace {
+
+bool is_chat_completions(const Request& req) {
+  const std::string suffix = "/chat/completions";
+  return req.method == "POST" && req.path.size() >= suffix.size() &&
+         req.path.compare(req.path.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool is_chat_request(const json& body) {
+  return body.is_object() && body.contains("messages") && body["messages"].is_array();
+}
+
+}  // namespace
+
+Server::Server(const Options& options) : options_(options), log_(options.log_path) {}
+
+void Server::serve(int fd) {
+  std::string buffer;
+  Request req;
+  try {
+    while (read_request(fd, buffer, req)) {
+      if (!handle(fd, req)) break;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "autonous-stub: " << e.what() << "\n";
+  }
+  ::close(fd);
+}
+
+bool Server::handle(int fd, const Request& req) {
+  if (req.method == "GET" && req.path == "/health")
+    return send_all(fd, response(200, "{\"ok\":true}"));
+  if (!is_chat_completions(req))
+    return send_all(fd, response(404, openai_error("no route " + req.path, "invalid_request_error",
+                                                   "not_found")));
+  const json body = json::parse(req.body, nullptr, false);
+  if (!is_chat_request(body)) {
+    log_.write(req, req.body, std::nullopt);
+    return send_all(fd, response(400, openai_error("body is not a chat request",
+                                                   "invalid_request_error", nullptr)));
+  }
+  return handle_chat(fd, req, body);
+}
+
+std::optional<Fault> Server::fired_fault(const Prompt& prompt, bool summary_request) {
+  std::optional<Fault> fault = find_fault(prompt.last_user);
+  // sum* faults hit summary requests only; other faults never do.
+  if (!fault || is_summary_fault(*fault) != summary_request) return std::nullopt;
+  // A summary request's text changes each time: count its faults by directive alone.
+  if (!fault_counts_.fires(*fault, summary_request ? std::string() : prompt.last_user))
+    return std::nullopt;
+  return fault;
+}
+
+bool Server::handle_chat(int fd, const Request& req, const json& body) {
+  const json& messages = body["messages"];
+  const Prompt prompt = read_prompt(messages);
+  const bool summary_request = is_summary_request(messages);
+  const std::optional<Fault> fault = fired_fault(prompt, summary_request);
+  const int64_t cached_chars = prefixes_.remember(prompt.messages);
+  log_.write(req, body, fault ? std::optional(fault->directive) : std::nullopt);
+
+  const int latency = options_.latency_ms + (fault ? fault_delay_ms(*fault) : 0);
+  if (latency > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latency));
+
+  ReplyShape shape;
+  shape.content =
+      summary_request ? stub_summary(prompt.last_user) : chat_content(prompt, messages.size());
+  if (fault) {
+    const std::optional<bool> answered =
+        summary_request ? answer_summary_fault(fd, *fault, shape) : answer_fault(fd, *fault, shape);
+    if (answered) return *answered;
+  }
+  return send_all(fd,
+                  reply_response(body, shape, prompt.chars, cached_chars, options_.usage_scale));
+}
+
+}  // namespace autonous::stub
