@@ -45,8 +45,15 @@ void BM_ClaimCompleteCycle(benchmark::State& state) {
   auto db = fresh_db(full ? "cycle-full" : "cycle-normal", full);
   queue::Queue q(*db);
   {
+    // One transaction for the fill, so plain INSERTs (a front end's), not Queue::enqueue,
+    // which opens its own write transaction.
     SQLite::Transaction tx(*db);
-    for (int i = 0; i < 200000; ++i) q.enqueue("chat" + std::to_string(i % 1000), "hello");
+    SQLite::Statement ins(*db, "INSERT INTO tasks(chat_id, text) VALUES (?, 'hello')");
+    for (int i = 0; i < 200000; ++i) {
+      ins.bind(1, "chat" + std::to_string(i % 1000));
+      ins.exec();
+      ins.reset();
+    }
     tx.commit();
   }
   const auto now = std::chrono::system_clock::now();

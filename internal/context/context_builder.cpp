@@ -26,7 +26,6 @@ ContextBuilder::ContextBuilder(ContextSettings settings, Provider& provider,
     : settings_(std::move(settings)),
       provider_(provider),
       compressor_(compressor),
-      fit_only_(counter),
       assembler_(assembler),
       counter_(counter) {
   check_budget(settings_, counter_);
@@ -141,11 +140,13 @@ Compression ContextBuilder::compress(Compaction history, const Ends& ends,
   budget.fixed_tokens = ends.fixed_tokens + out.summary.tokens;
   budget.thresholds = policy.thresholds;
   budget.min_level = options.min_level;
-  // Under summarize the compaction already aimed at the target: only the fit is left (no cuts
-  // below the limit: they would change the cached prefix).
-  const Compressor& compressor =
-      out.chat.strategy == Strategy::kSummarize ? fit_only_ : compressor_;
-  Compression kept = compressor.compress(std::move(history.history), budget);
+  if (out.chat.strategy == Strategy::kSummarize) {
+    // The compaction already aimed at the target: only the fit is left. No cuts below the
+    // limit: they would change the cached prefix.
+    budget.thresholds = Thresholds{1.0, 1.0, 1.0, policy.thresholds.target};
+    budget.min_level = Level::kNone;
+  }
+  Compression kept = compressor_.compress(std::move(history.history), budget);
   f.compressed_count = static_cast<int64_t>(kept.messages.size());
   f.dropped_count = kept.dropped_count;
   f.truncated_count = kept.truncated_count;

@@ -13,7 +13,6 @@
 #include "internal/context/built_context.h"
 #include "internal/context/compressor.h"
 #include "internal/context/context_settings.h"
-#include "internal/context/simple_compressor.h"
 #include "internal/context/summary_compactor.h"
 
 namespace autonous::tokens {
@@ -78,7 +77,6 @@ class ContextBuilder {
   ContextSettings settings_;
   Provider& provider_;
   const Compressor& compressor_;
-  SimpleCompressor fit_only_;  // where no level applies: the fit guarantee alone
   const Assembler& assembler_;
   const tokens::TokenCounter& counter_;
   SummaryStore* store_ = nullptr;

@@ -5,6 +5,7 @@
 
 #include "internal/common/utf8.h"
 #include "internal/context/built_context.h"
+#include "internal/context/simple_compressor.h"
 #include "internal/context/truncate.h"
 #include "internal/tokens/token_counter.h"
 
@@ -13,46 +14,37 @@ namespace {
 
 // One compression of one history: the messages [first_, size) are kept; costs and cut flags
 // run alongside.
+// The level usage calls for, at least budget.min_level; emergency when history cannot fit.
+Level start_level(int64_t history_tokens, const TokenBudget& budget) {
+  const int64_t prompt = std::max<int64_t>(budget.prompt_tokens(), 1);
+  const double usage =
+      static_cast<double>(budget.fixed_tokens + history_tokens) / static_cast<double>(prompt);
+  Level level = std::max(classify(usage, budget.thresholds), budget.min_level);
+  if (history_tokens > std::max<int64_t>(budget.max_tokens, 0))
+    level = std::max(level, Level::kEmergency);
+  return level;
+}
+
 class Pass {
  public:
-  Pass(std::vector<common::Message> messages, const TokenBudget& budget,
-       const tokens::TokenCounter& counter)
-      : messages_(std::move(messages)),
+  Pass(Prepared prepared, const TokenBudget& budget, const tokens::TokenCounter& counter)
+      : messages_(std::move(prepared.messages)),
         budget_(budget),
         counter_(counter),
         n_(messages_.size()),
         limit_(std::max<int64_t>(budget.max_tokens, 0)),
         prompt_(std::max<int64_t>(budget.prompt_tokens(), 1)),
-        cap_(oversized_tokens(prompt_)) {
-    cost_.resize(n_);
-    cut_.assign(n_, 0);
+        cap_(oversized_tokens(prompt_)),
+        cost_(std::move(prepared.cost)),
+        cut_(std::move(prepared.cut)),
+        tokens_(prepared.tokens) {
     level_cut_.assign(n_, 0);
-    for (size_t i = 0; i < n_; ++i) {
-      common::Message& m = messages_[i];
-      m.content = common::sanitize_utf8(m.content);
-      if (budget.max_chars > 0 &&
-          common::count_code_points(m.content) > static_cast<size_t>(budget.max_chars)) {
-        m.content = cut_to_chars(m.content, static_cast<size_t>(budget.max_chars));
-        cut_[i] = 1;
-      }
-      cost_[i] = counter_.count_message(m);
-      tokens_ += cost_[i];
-    }
     tokens_before_ = tokens_;
     // History tokens allowed when aiming at the target share of the prompt budget.
     target_ = std::clamp<int64_t>(
         static_cast<int64_t>(std::floor(budget.thresholds.target * static_cast<double>(prompt_))) -
             budget.fixed_tokens,
         0, limit_);
-  }
-
-  // The level usage calls for, at least budget.min_level; emergency when history cannot fit.
-  Level start_level() const {
-    const double usage =
-        static_cast<double>(budget_.fixed_tokens + tokens_) / static_cast<double>(prompt_);
-    Level level = std::max(classify(usage, budget_.thresholds), budget_.min_level);
-    if (tokens_ > limit_) level = std::max(level, Level::kEmergency);
-    return level;
   }
 
   // Up to kMaxRounds escalating passes from `level`, then the last resort.
@@ -146,9 +138,13 @@ int64_t oversized_tokens(int64_t prompt_budget) noexcept {
 
 Compression LevelCompressor::compress(std::vector<common::Message> messages,
                                       const TokenBudget& budget) const {
-  Pass pass(std::move(messages), budget, counter_);
+  Prepared prepared = prepare(std::move(messages), budget.max_chars, counter_);
+  const Level level = start_level(prepared.tokens, budget);
+  // No level applies (usage under soft, so everything fits): the simple fit is the answer.
+  if (level == Level::kNone) return keep_newest(std::move(prepared), budget.max_tokens);
+  Pass pass(std::move(prepared), budget, counter_);
   Compression out;
-  pass.run(pass.start_level(), out);
+  pass.run(level, out);
   return std::move(pass).result(std::move(out));
 }
 

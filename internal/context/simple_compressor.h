@@ -1,9 +1,9 @@
 #pragma once
 // SimpleCompressor: the seed's naive compressor, with no levels. Invalid UTF-8 is repaired,
 // each message is cut to budget.max_chars code points, and the newest contiguous run that fits
-// budget.max_tokens is kept. The builder uses it where no level applies (summarize: the
-// compaction already aimed at the target, so only the fit is left to guarantee); it is also
-// selectable for every strategy with CONTEXT_COMPRESSOR=simple.
+// budget.max_tokens is kept. It is the step every compressor starts from (prepare()), what
+// LevelCompressor returns where no level applies, and selectable on its own with
+// CONTEXT_COMPRESSOR=simple (the fit guarantee without levels).
 
 #include "internal/context/compressor.h"
 
@@ -13,12 +13,26 @@ class TokenCounter;
 
 namespace autonous::context {
 
+// A history made ready for fitting: repaired, cut to the character cap, each message counted.
+struct Prepared {
+  std::vector<common::Message> messages;
+  std::vector<int64_t> cost;  // count_message of each
+  std::vector<char> cut;      // cut to the character cap
+  int64_t tokens = 0;         // the sum of cost
+};
+
+Prepared prepare(std::vector<common::Message> messages, int64_t max_chars,
+                 const tokens::TokenCounter& counter);
+
+// The newest contiguous run of `p` that costs at most `limit`. level is kNone when everything
+// fits, kEmergency when older messages were dropped (emergency's meaning: the newest run that
+// fills the budget), with rounds 1.
+Compression keep_newest(Prepared p, int64_t limit);
+
 class SimpleCompressor final : public Compressor {
  public:
   // `counter` must outlive the compressor.
   explicit SimpleCompressor(const tokens::TokenCounter& counter) : counter_(counter) {}
-  // level is kNone when everything fits, kEmergency when older messages were dropped (the
-  // newest run that fills the budget: emergency's meaning); rounds 1 then.
   Compression compress(std::vector<common::Message> messages,
                        const TokenBudget& budget) const override;
 

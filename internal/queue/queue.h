@@ -44,7 +44,8 @@ class Queue {
   explicit Queue(SQLite::Database& db) : db_(db), cache_(db) {}
 
   // Queues `text` for `chat_id` and returns the task id. Throws SQLite::Exception when a
-  // constraint refuses it (empty text or chat id).
+  // constraint refuses it (empty text or chat id). Like every write here it opens its own
+  // db::WriteTransaction. REQUIRES: no transaction open on this connection.
   int64_t enqueue(const std::string& chat_id, const std::string& text, int priority = 0);
 
   // Claims the highest-priority, oldest runnable chat head (queued with run_after reached, or
