@@ -64,7 +64,12 @@ std::optional<Fault> find_fault(const std::string& text) {
 
 bool FaultCounter::fires(const Fault& fault, const std::string& text) {
   const std::lock_guard lock(mu_);
-  int& count = counts_[fault.directive + "|" + text];
+  const std::string key = fault.directive + "|" + text;
+  if (fault.kind == "down") {  // an outage window from the first request of this message
+    const auto first = first_seen_.try_emplace(key, Clock::now()).first->second;
+    return Clock::now() - first < std::chrono::seconds(std::stoi(fault.arg));
+  }
+  int& count = counts_[key];
   const bool fire = !fault.times || count < *fault.times;
   ++count;
   return fire;

@@ -10,7 +10,8 @@
 //   truncated (Content-Length larger than the body, then close) · drop (close, no response)
 //   hang[:S] (no answer for S seconds, default forever) · slow:MS · null (content null)
 //   length (finish_reason length) · nousage · chunked (Transfer-Encoding: chunked)
-// Summary requests have faults of their own, described in summaries.h.
+// Summary requests have faults of their own, described in summaries.h; hostile bodies (deep
+// JSON, huge and endless bodies, a gzip bomb, an echoed key, outage windows) in hostile.h.
 
 #include <map>
 #include <mutex>
@@ -41,6 +42,7 @@ class FaultCounter {
  private:
   std::mutex mu_;
   std::map<std::string, int> counts_;
+  std::map<std::string, Clock::time_point> first_seen_;  // down:S outage windows
 };
 
 // The extra latency of a slow:MS fault, else 0.

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "cmd/autonous-stub/hostile.h"
 #include "cmd/autonous-stub/summaries.h"
 
 namespace autonous::stub {
@@ -79,8 +80,9 @@ bool Server::handle_chat(int fd, const Request& req, const json& body) {
   shape.content =
       summary_request ? stub_summary(prompt.last_user) : chat_content(prompt, messages.size());
   if (fault) {
-    const std::optional<bool> answered =
-        summary_request ? answer_summary_fault(fd, *fault, shape) : answer_fault(fd, *fault, shape);
+    std::optional<bool> answered =
+        summary_request ? answer_summary_fault(fd, *fault, shape) : answer_hostile(fd, *fault, req);
+    if (!answered && !summary_request) answered = answer_fault(fd, *fault, shape);
     if (answered) return *answered;
   }
   return send_all(fd,

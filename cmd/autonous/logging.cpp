@@ -7,7 +7,6 @@
 #include <fmt/chrono.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/base_sink.h>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 namespace autonous::cmd {
@@ -20,6 +19,40 @@ bool is_key(std::string_view k) {
   }
   return true;
 }
+
+// Control characters of a message escaped (\n → "\\n"), so no value (a chat id, server text)
+// can start a forged log line.
+std::string escaped(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (u < 0x20 || u == 0x7F) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The text format: spdlog's pattern over the escaped message.
+class TextSink final : public spdlog::sinks::base_sink<std::mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    const std::string text = escaped(std::string_view(msg.payload.data(), msg.payload.size()));
+    spdlog::details::log_msg safe = msg;
+    safe.payload = text;
+    spdlog::memory_buf_t line;
+    formatter_->format(safe, line);
+    std::fwrite(line.data(), 1, line.size(), stderr);
+  }
+  void flush_() override { std::fflush(stderr); }
+};
 
 class JsonLinesSink final : public spdlog::sinks::base_sink<std::mutex> {
  protected:
@@ -38,19 +71,19 @@ class JsonLinesSink final : public spdlog::sinks::base_sink<std::mutex> {
     nlohmann::ordered_json fields = nlohmann::ordered_json::object();
     std::istringstream words(text);
     std::string word;
-    bool in_fields = false;
+    std::string last;  // the field that words without '=' continue (an error's message)
     while (words >> word) {
       const auto eq = word.find('=');
       if (eq != std::string::npos && is_key(word.substr(0, eq))) {
-        in_fields = true;
-        fields[word.substr(0, eq)] = word.substr(eq + 1);
-      } else if (!in_fields) {
+        last = word.substr(0, eq);
+        // A field may not pose as the line's own time, level or message.
+        if (last == "time" || last == "level" || last == "message") last = "field_" + last;
+        fields[last] = word.substr(eq + 1);
+      } else if (last.empty()) {
         if (!message.empty()) message += ' ';
         message += word;
       } else {
-        // Words after the first field belong to the last field's value (error messages).
-        auto last = fields.end() - 1;
-        *last = last->get<std::string>() + " " + word;
+        fields[last] = fields[last].get<std::string>() + " " + word;
       }
     }
     j["message"] = message;
@@ -69,8 +102,7 @@ void setup_logging(const config::Config& config) {
   if (config.log_format == config::LogFormat::kJson) {
     logger = std::make_shared<spdlog::logger>("autonous", std::make_shared<JsonLinesSink>());
   } else {
-    logger = std::make_shared<spdlog::logger>("autonous",
-                                              std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    logger = std::make_shared<spdlog::logger>("autonous", std::make_shared<TextSink>());
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   }
   logger->set_level(spdlog::level::from_str(config.log_level));

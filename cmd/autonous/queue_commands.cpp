@@ -38,6 +38,7 @@ int run_migrate(const config::Config& config) {
 
 int run_enqueue(const config::Config& config, const EnqueueOptions& options) {
   if (common::trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
+  if (options.chat_id.size() > 256) throw UsageError("--chat: a chat id has at most 256 bytes");
   const std::string text = options.text ? *options.text : read_all(std::cin);
   if (common::trim(text).empty())
     throw UsageError("TEXT: empty message (give TEXT or pipe it on stdin)");

@@ -87,21 +87,61 @@ std::string read_choice(const EnvLookup& env, std::string_view name, const std::
   throw ConfigError(std::string(name), "'" + v + "' is not one of " + list);
 }
 
+// Values that reach HTTP headers or the request line must not carry control characters: a CR/LF
+// in the key would inject headers. The value itself is not echoed (it may be the key).
+void refuse_control_characters(std::string_view name, const std::string& value) {
+  for (size_t i = 0; i < value.size(); ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (c < 0x20 || c == 0x7F)
+      throw ConfigError(std::string(name), "holds a control character (byte " + std::to_string(c) +
+                                               " at position " + std::to_string(i) +
+                                               "); header values cannot carry one");
+  }
+}
+
+// scheme://host[:port][/path], http or https, no user info, query, fragment or whitespace.
+void check_base_url(const std::string& url) {
+  const std::string l = lower(url);
+  const size_t scheme = l.rfind("https://", 0) == 0 ? 8 : l.rfind("http://", 0) == 0 ? 7 : 0;
+  const auto refuse = [&](const std::string& why) {
+    throw ConfigError("OPENAI_BASE_URL",
+                      "'" + url + "' " + why + "; expected e.g. https://api.openai.com/v1");
+  };
+  if (scheme == 0) refuse("is not an http:// or https:// URL");
+  refuse_control_characters("OPENAI_BASE_URL", url);
+  if (url.find_first_of(" \t") != std::string::npos) refuse("holds whitespace");
+  if (url.find_first_of("?#") != std::string::npos) refuse("has a query or fragment");
+  const size_t host_end = std::min(url.find('/', scheme), url.size());
+  const std::string authority = url.substr(scheme, host_end - scheme);
+  if (authority.empty()) refuse("has no host");
+  if (authority.find('@') != std::string::npos)
+    refuse("carries user info (put the key in OPENAI_API_KEY)");
+  const size_t colon = authority.rfind(':');
+  if (colon != std::string::npos && authority.find(']') == std::string::npos) {
+    const std::string port = authority.substr(colon + 1);
+    if (port.empty() || port.size() > 5 ||
+        port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) == 0 ||
+        std::stoi(port) > 65535)
+      refuse("has a bad port");
+  }
+}
+
 void read_llm(const EnvLookup& env, Config& c) {
   c.openai_base_url = trim(read_string(env, "OPENAI_BASE_URL", ""));
   if (!c.openai_base_url.empty()) {
-    const std::string l = lower(c.openai_base_url);
-    if (l.rfind("http://", 0) != 0 && l.rfind("https://", 0) != 0)
-      throw ConfigError("OPENAI_BASE_URL",
-                        "'" + c.openai_base_url + "' is not an http:// or https:// URL");
+    check_base_url(c.openai_base_url);
     while (!c.openai_base_url.empty() && c.openai_base_url.back() == '/')
       c.openai_base_url.pop_back();
   }
   c.openai_api_key = trim(read_string(env, "OPENAI_API_KEY", ""));
+  refuse_control_characters("OPENAI_API_KEY", c.openai_api_key);
   c.openai_model = trim(read_string(env, "OPENAI_MODEL", c.openai_model));
+  refuse_control_characters("OPENAI_MODEL", c.openai_model);
   c.system_prompt = read_string(env, "SYSTEM_PROMPT", c.system_prompt);
   c.llm_timeout =
       std::chrono::seconds(read_int(env, "LLM_TIMEOUT_SECONDS", c.llm_timeout.count(), 1, 86400));
+  c.max_response_bytes =
+      read_int(env, "MAX_RESPONSE_BYTES", c.max_response_bytes, 4096, int64_t{1} << 30);
 }
 
 void read_worker(const EnvLookup& env, Config& c) {

@@ -44,6 +44,7 @@ struct Config {
   std::chrono::seconds task_lease{300};
   int task_max_attempts = 5;
   std::chrono::seconds llm_timeout{120};
+  int64_t max_response_bytes = 8 << 20;  // MAX_RESPONSE_BYTES, counted after decoding
   std::string log_level = "info";
   LogFormat log_format = LogFormat::kText;
   Synchronous sqlite_synchronous = Synchronous::kFull;

@@ -1,5 +1,7 @@
 #include "internal/openai/client.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "internal/openai/errors.h"
@@ -13,6 +15,9 @@ using nlohmann::json;
 
 // At most this much of an error body goes into a message: a proxy's HTML page is not a reason.
 constexpr size_t kMaxErrorText = 300;
+// Replies nest a few levels (choices[0].message.content parts); a body nested deeper is refused
+// before it is parsed.
+constexpr int kMaxJsonDepth = 64;
 
 std::string clip(std::string s) {
   if (s.size() > kMaxErrorText) s = s.substr(0, kMaxErrorText) + "...";
@@ -22,18 +27,83 @@ std::string clip(std::string s) {
   return s;
 }
 
-std::string string_or_empty(const json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return {};
-  if (it->is_string()) return it->get<std::string>();
-  return it->dump();  // llama.cpp sends "code": 400 as a number
+// The deepest nesting of arrays and objects in `text`, outside strings; stops counting once
+// past `limit`. A linear scan, no recursion: a hostile body cannot exhaust the stack here.
+int nesting_depth(std::string_view text, int limit) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"')
+      in_string = true;
+    else if (c == '[' || c == '{')
+      deepest = std::max(deepest, ++depth);
+    else if (c == ']' || c == '}')
+      --depth;
+    if (deepest > limit) break;
+  }
+  return deepest;
 }
 
-[[noreturn]] void throw_api_error(const HttpResponse& r) {
+// `text` parsed when it is JSON nested at most kMaxJsonDepth deep; discarded otherwise.
+json parse_bounded(std::string_view text) {
+  if (nesting_depth(text, kMaxJsonDepth) > kMaxJsonDepth) return json(json::value_t::discarded);
+  return json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+// A field as text: strings as they are, numbers and booleans written out (llama.cpp sends
+// "code": 400 as a number); objects and arrays are not text.
+std::string string_or_empty(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null() || it->is_structured()) return {};
+  if (it->is_string()) return it->get<std::string>();
+  return it->dump();
+}
+
+// The reply's text. `content` is a string, or (some servers) an array of parts whose "text"
+// parts are joined; NUL bytes become U+FFFD so SQLite's text functions see all of it.
+std::string content_text(const json& message) {
+  std::string out;
+  const auto it = message.find("content");
+  if (it != message.end() && it->is_array()) {
+    for (const auto& part : *it)
+      if (part.is_object()) out += string_or_empty(part, "text");
+  } else {
+    out = string_or_empty(message, "content");
+  }
+  if (out.empty()) out = string_or_empty(message, "refusal");
+  std::string clean;
+  clean.reserve(out.size());
+  for (const char c : out) {
+    if (c == '\0')
+      clean += "\xEF\xBF\xBD";
+    else
+      clean += c;
+  }
+  return clean;
+}
+
+// `text` with every occurrence of `secret` replaced: some gateways echo the key in errors.
+std::string redacted(std::string text, const std::string& secret) {
+  if (secret.size() < 4) return text;
+  for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at))
+    text.replace(at, secret.size(), "[redacted]");
+  return text;
+}
+
+[[noreturn]] void throw_api_error(const HttpResponse& r, const std::string& api_key) {
   std::string type;
   std::string code;
   std::string message;
-  const json body = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  const json body = parse_bounded(r.body);
   if (body.is_object() && body.contains("error")) {
     const json& e = body["error"];
     if (e.is_object()) {
@@ -50,7 +120,9 @@ std::string string_or_empty(const json& j, const char* key) {
     if (it->second == "true") should_retry = true;
     if (it->second == "false") should_retry = false;
   }
-  throw ApiError(r.status, type, code, "HTTP " + std::to_string(r.status) + ": " + clip(message),
+  // Redacted before clipping, so a key cut in half by the clip cannot survive either.
+  throw ApiError(r.status, redacted(type, api_key), redacted(code, api_key),
+                 "HTTP " + std::to_string(r.status) + ": " + clip(redacted(message, api_key)),
                  parse_retry_after(r.headers, std::chrono::system_clock::now()), should_retry);
 }
 
@@ -59,14 +131,18 @@ int64_t int_or_zero(const json& j, const char* key) {
   return (it != j.end() && it->is_number_integer()) ? it->get<int64_t>() : 0;
 }
 
-ChatResult parse_success(const HttpResponse& r) {
+ChatResult parse_success(const HttpResponse& r, const std::string& api_key) {
+  if (nesting_depth(r.body, kMaxJsonDepth) > kMaxJsonDepth)
+    throw ResponseError("malformed response: JSON nested deeper than " +
+                        std::to_string(kMaxJsonDepth) + " levels (" +
+                        std::to_string(r.body.size()) + " bytes)");
   const json body = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded() || !body.is_object())
     throw ResponseError("malformed response: body is not a JSON object (" +
                         std::to_string(r.body.size()) + " bytes)");
   // Some servers answer 200 with an error object.
   if (body.contains("error") && !body.contains("choices"))
-    throw_api_error(HttpResponse{500, r.headers, r.body});
+    throw_api_error(HttpResponse{500, r.headers, r.body}, api_key);
   const auto choices = body.find("choices");
   if (choices == body.end() || !choices->is_array() || choices->empty() ||
       !(*choices)[0].is_object())
@@ -78,9 +154,12 @@ ChatResult parse_success(const HttpResponse& r) {
 
   ChatResult out;
   out.http_status = r.status;
-  out.content = string_or_empty(*message, "content");
-  if (out.content.empty()) out.content = string_or_empty(*message, "refusal");
+  out.content = content_text(*message);
   out.finish_reason = string_or_empty(choice, "finish_reason");
+  if (out.content.empty())
+    throw ResponseError("the reply has no text (finish_reason '" + out.finish_reason +
+                            "'; tool calls and empty replies are not answers)",
+                        "empty_reply");
   out.model = string_or_empty(body, "model");
   if (const auto u = body.find("usage"); u != body.end() && u->is_object()) {
     Usage usage;
@@ -124,14 +203,15 @@ ChatResult Client::chat(const std::vector<common::Message>& messages,
     req.headers.emplace_back("Authorization", "Bearer " + options_.api_key);
   req.body = request_body(options_.model, messages, call);
   req.timeout = options_.timeout;
+  req.max_body_bytes = options_.max_response_bytes;
   req.keep_going = keep_going;
 
   const auto started = std::chrono::steady_clock::now();
   HttpResponse r = transport_.post(req);
   const auto latency = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
-  if (r.status < 200 || r.status >= 300) throw_api_error(r);
-  ChatResult out = parse_success(r);
+  if (r.status < 200 || r.status >= 300) throw_api_error(r, options_.api_key);
+  ChatResult out = parse_success(r, options_.api_key);
   out.latency = latency;
   return out;
 }

@@ -23,6 +23,7 @@ struct ClientOptions {
   std::string api_key;   // empty: no Authorization header
   std::string model;
   std::chrono::milliseconds timeout{120000};
+  size_t max_response_bytes = 8u << 20;  // MAX_RESPONSE_BYTES
 };
 
 // Per-call overrides of the request (the summarizer's model, a low temperature, a reply cap).

@@ -25,12 +25,16 @@ struct SlistDeleter {
 struct Transfer {
   HttpResponse response;
   const std::function<bool()>* keep_going = nullptr;
+  size_t max_body_bytes = 0;
   std::exception_ptr error;
 };
 
 size_t on_body(char* data, size_t size, size_t count, void* user) noexcept {
   auto* t = static_cast<Transfer*>(user);
   try {
+    if (t->response.body.size() + size * count > t->max_body_bytes)
+      throw ResponseTooLargeError("response body over " + std::to_string(t->max_body_bytes) +
+                                  " bytes (MAX_RESPONSE_BYTES); transfer stopped");
     t->response.body.append(data, size * count);
     return size * count;
   } catch (...) {
@@ -93,6 +97,7 @@ HttpResponse CurlTransport::post(const HttpRequest& request) {
   curl_easy_reset(h);
   Transfer t;
   t.keep_going = &request.keep_going;
+  t.max_body_bytes = request.max_body_bytes;
   std::unique_ptr<curl_slist, SlistDeleter> headers;
   for (const auto& [name, value] : request.headers) {
     curl_slist* next = curl_slist_append(headers.get(), (name + ": " + value).c_str());
@@ -117,7 +122,8 @@ HttpResponse CurlTransport::post(const HttpRequest& request) {
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(std::min<int64_t>(request.timeout.count(), 30000)));
-  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // whatever libcurl can decode
+  // Whatever libcurl can decode; on_body's cap counts decoded bytes, so a gzip bomb stops at it.
+  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &on_header);

@@ -63,11 +63,26 @@ class ApiError final : public Error {
   std::optional<bool> should_retry_;
 };
 
+// A 2xx whose body is unusable (reason "malformed_response") or holds no answer ("empty_reply":
+// content null, tool calls only). Retryable: another try may answer.
 class ResponseError final : public Error {
  public:
-  using Error::Error;
+  explicit ResponseError(const std::string& message, std::string reason = "malformed_response")
+      : Error(message), reason_(std::move(reason)) {}
   bool retryable() const noexcept override { return true; }
-  std::string reason() const override { return "malformed_response"; }
+  std::string reason() const override { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+// A response body over the configured cap (MAX_RESPONSE_BYTES, counted after decoding): the
+// transfer is stopped there. Not retryable: a server that sends that much will again.
+class ResponseTooLargeError final : public Error {
+ public:
+  using Error::Error;
+  bool retryable() const noexcept override { return false; }
+  std::string reason() const override { return "response_too_large"; }
 };
 
 }  // namespace autonous::openai

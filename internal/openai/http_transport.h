@@ -17,6 +17,9 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   std::chrono::milliseconds timeout{120000};
+  // The response body may hold at most this many bytes, counted after decoding (gzip): more
+  // stops the transfer with ResponseTooLargeError, so memory stays bounded per request.
+  size_t max_body_bytes = 8u << 20;
   // Polled often (at least once a second) while the request is in flight; false aborts it
   // (lease lost, hard shutdown). May be empty.
   std::function<bool()> keep_going;

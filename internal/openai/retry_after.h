@@ -9,7 +9,11 @@
 
 namespace autonous::openai {
 
-// The wait the headers ask for, never negative; nullopt when they say nothing usable.
+// The longest wait a server can ask for; longer (or infinite) asks are cut to it.
+inline constexpr std::chrono::milliseconds kMaxRetryWait{std::chrono::hours(1)};
+
+// The wait the headers ask for, from 0 to kMaxRetryWait (inf and huge values are cut to it);
+// nullopt when they say nothing usable (not a number, negative, nan).
 // `headers` has lower-case names; `now` resolves HTTP dates.
 std::optional<std::chrono::milliseconds> parse_retry_after(
     const std::map<std::string, std::string>& headers, std::chrono::system_clock::time_point now);

@@ -7,10 +7,12 @@
 #include <optional>
 #include <random>
 
+#include "internal/openai/retry_after.h"
+
 namespace autonous::worker {
 
 // Longest Retry-After we obey; a server asking for more is capped here.
-inline constexpr std::chrono::milliseconds kMaxRetryAfter{std::chrono::hours(1)};
+inline constexpr std::chrono::milliseconds kMaxRetryAfter = openai::kMaxRetryWait;
 
 // `attempt` is the attempt that just failed (1 for the first).
 std::chrono::milliseconds backoff_delay(int attempt, std::chrono::milliseconds base,

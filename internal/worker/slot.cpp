@@ -29,7 +29,8 @@ Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
       counter_(*deps.counter),
       transport_(deps.make_transport()),
       client_(*transport_, openai::ClientOptions{config.openai_base_url, config.openai_api_key,
-                                                 config.openai_model, config.llm_timeout}),
+                                                 config.openai_model, config.llm_timeout,
+                                                 static_cast<size_t>(config.max_response_bytes)}),
       summarizer_(client_, counter_,
                   SummarizerOptions{engine.summary_model, config.summary_max_tokens,
                                     engine.summary_window_budget, config.retry_base}),
@@ -78,25 +79,17 @@ std::optional<queue::Task> Slot::process(const queue::Task& task) {
 std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcome& o) {
   const std::vector<events::Event> trail = turn_events(task, o);
   switch (o.kind) {
-    case Kind::kDone: {
-      const std::string user_text = common::sanitize_utf8(task.text);
-      const std::string& reply = o.result->content;
-      queue::Queue::CompleteAndClaim done;
-      if (run_.stop.stop_requested()) {
-        done.completed = queue_.complete(task, user_text, reply, trail);
-      } else {
-        done = queue_.complete_and_claim(task, user_text, reply, trail, worker_id_, now(),
-                                         config_.task_lease);
+    case Kind::kDone:
+      try {
+        return complete(task, o, trail);
+      } catch (const std::exception& e) {
+        // The reply arrived but could not be stored: nothing of it is committed, and the event
+        // trail says so (no turn.completed); the task is retried like any internal error.
+        spdlog::error("could not store the reply task_id={} error={}", task.id, e.what());
+        TurnOutcome retry = o;
+        turn_.commit_failed(retry, e);
+        return apply(task, retry);
       }
-      if (!done.completed) {
-        spdlog::warn("lease lost before completion; nothing committed task_id={}", task.id);
-        return std::nullopt;
-      }
-      ++stats_.completed;
-      spdlog::info("task done task_id={} chat_id={} latency_ms={} reply_chars={}", task.id,
-                   task.chat_id, o.result->latency.count(), reply.size());
-      return std::move(done.next);
-    }
     case Kind::kRetryLater:
       try {
         if (queue_.retry_later(task, now() + o.delay, o.error, trail)) {
@@ -128,6 +121,28 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
       return std::nullopt;
   }
   return std::nullopt;
+}
+
+// Completes a done turn, claiming the chat's next task in the same transaction unless stopping.
+std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOutcome& o,
+                                          const std::vector<events::Event>& trail) {
+  const std::string user_text = common::sanitize_utf8(task.text);
+  const std::string& reply = o.result->content;
+  queue::Queue::CompleteAndClaim done;
+  if (run_.stop.stop_requested()) {
+    done.completed = queue_.complete(task, user_text, reply, trail);
+  } else {
+    done = queue_.complete_and_claim(task, user_text, reply, trail, worker_id_, now(),
+                                     config_.task_lease);
+  }
+  if (!done.completed) {
+    spdlog::warn("lease lost before completion; nothing committed task_id={}", task.id);
+    return std::nullopt;
+  }
+  ++stats_.completed;
+  spdlog::info("task done task_id={} chat_id={} latency_ms={} reply_chars={}", task.id,
+               task.chat_id, o.result->latency.count(), reply.size());
+  return std::move(done.next);
 }
 
 // Polled during every HTTP call of a task: renews the lease at a third of its length (one

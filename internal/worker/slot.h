@@ -55,6 +55,8 @@ class Slot {
  private:
   std::optional<queue::Task> process(const queue::Task& task);
   std::optional<queue::Task> apply(const queue::Task& task, const TurnOutcome& outcome);
+  std::optional<queue::Task> complete(const queue::Task& task, const TurnOutcome& outcome,
+                                      const std::vector<events::Event>& trail);
   std::function<bool()> keep_going_for(const queue::Task& task);
   common::TimePoint now() const;
 

@@ -123,6 +123,12 @@ void Turn::classify(TurnOutcome& o, const openai::Error& e, milliseconds latency
   retry_or_fail(o, std::move(f));
 }
 
+void Turn::commit_failed(TurnOutcome& o, const std::exception& error) {
+  retry_or_fail(o,
+                TurnFailure{"internal", std::string("could not store the reply: ") + error.what(),
+                            std::nullopt, milliseconds(0), std::nullopt, parts_.clock.now()});
+}
+
 void Turn::retry_or_fail(TurnOutcome& o, TurnFailure f) {
   o.finished_at = f.at;
   if (o.attempt >= parts_.config.task_max_attempts) {

@@ -55,6 +55,10 @@ class Turn {
   TurnOutcome run(const queue::Task& task, const std::function<bool()>& keep_going,
                   const std::function<bool()>& lease_lost);
 
+  // Turns a done outcome whose completion transaction threw into a retry (or a failure once
+  // the attempts are spent): the reply was received, the turn did not complete.
+  void commit_failed(TurnOutcome& outcome, const std::exception& error);
+
  private:
   ContextStep build(const queue::Task& task, const context::BuildOptions& options);
   void answered(TurnOutcome& o);

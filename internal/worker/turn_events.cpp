@@ -70,7 +70,8 @@ json retry_payload(const TurnOutcome& o, const TurnFailure& f, std::chrono::mill
           {"error", f.error}};
 }
 
-void add_done(Trail& trail, const TurnOutcome& o) {
+// llm.response: the answer arrived (whether or not the turn then completed).
+void add_response(Trail& trail, const TurnOutcome& o) {
   const openai::ChatResult& r = *o.result;
   const int64_t estimated =
       o.contexts.empty() ? 0 : o.contexts.back().built.figures.estimated_tokens;
@@ -85,6 +86,11 @@ void add_done(Trail& trail, const TurnOutcome& o) {
         static_cast<double>(r.usage->prompt_tokens) / static_cast<double>(estimated);
   if (o.calibration_after) response["calibration_scale"] = *o.calibration_after;
   trail.add(events::kLlmResponse, response, o.finished_at);
+}
+
+void add_done(Trail& trail, const TurnOutcome& o) {
+  const openai::ChatResult& r = *o.result;
+  add_response(trail, o);
   trail.add(events::kTurnCompleted,
             {{"attempt", o.attempt},
              {"reply_chars", common::count_code_points(r.content)},
@@ -93,6 +99,8 @@ void add_done(Trail& trail, const TurnOutcome& o) {
 }
 
 void add_ending(Trail& trail, const TurnOutcome& o) {
+  // An answer that could not be stored: it arrived, the turn did not complete.
+  if (o.result && o.kind != Kind::kDone) add_response(trail, o);
   switch (o.kind) {
     case Kind::kDone:
       add_done(trail, o);

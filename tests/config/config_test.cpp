@@ -1,6 +1,7 @@
 #include "internal/config/config.h"
 
 #include <map>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -166,6 +167,32 @@ TEST(ConfigTest, ErrorMessagesNeverEchoTheApiKey) {
   // The key is read as-is; no validation error can carry it.
   const Config c = load_config(env_of({{"OPENAI_API_KEY", " sk-secret \n"}}));
   EXPECT_EQ(c.openai_api_key, "sk-secret");
+}
+
+TEST(ConfigTest, ControlCharactersInHeaderValuesAreRefusedWithoutEchoingThem) {
+  // A CR/LF inside the key would inject a second header (e.g. Host:) into every request.
+  for (const std::string& key : std::vector<std::string>{"sk-a\r\nHost: evil", "sk-a\nb",
+                                                         std::string("sk-a\0b", 6), "sk-a\x7f"}) {
+    try {
+      (void)load_config(env_of({{"OPENAI_API_KEY", key}}));
+      ADD_FAILURE() << "accepted a control character";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.variable(), "OPENAI_API_KEY");
+      EXPECT_EQ(std::string(e.what()).find("sk-a"), std::string::npos) << e.what();
+    }
+  }
+  expect_refused("OPENAI_MODEL", "gpt-4o\r\nX: y");
+}
+
+TEST(ConfigTest, BaseUrlIsValidatedWhole) {
+  for (const char* bad :
+       {"http://", "https://exa mple.com/v1", "https://x/v1?key=1", "https://x/v1#frag",
+        "https://user:pw@x/v1", "https://x:0/v1", "https://x:99999/v1", "https://x:ab/v1",
+        "http://x/v1\r\nHost: y", "https:///v1"})
+    expect_refused("OPENAI_BASE_URL", bad);
+  for (const char* good : {"http://127.0.0.1:8080/v1", "https://api.openai.com/v1/",
+                           "https://[::1]:8443/v1", "HTTPS://X.example/openai/deployments/d"})
+    EXPECT_NO_THROW((void)load_config(env_of({{"OPENAI_BASE_URL", good}}))) << good;
 }
 
 }  // namespace

@@ -145,12 +145,12 @@ TEST_F(WorkerE2eTest, EveryFaultKindIsRetriedOrFailedAsSpecified) {
       {"[[stub:empty500*1]]", "done", 2},  {"[[stub:malformed*1]]", "done", 2},
       {"[[stub:truncated*1]]", "done", 2}, {"[[stub:drop*1]]", "done", 2, 1},
       {"[[stub:hang*1]]", "done", 2},      {"[[stub:429ms:100*1]]", "done", 2},
-      {"[[stub:408*1]]", "done", 2},       {"[[stub:null]]", "done", 1},
+      {"[[stub:408*1]]", "done", 2},       {"[[stub:null*1]]", "done", 2},
       {"[[stub:length]]", "done", 1},      {"[[stub:nousage]]", "done", 1},
       {"[[stub:chunked]]", "done", 1},     {"[[stub:401]]", "failed", 1},
       {"[[stub:403]]", "failed", 1},       {"[[stub:404]]", "failed", 1},
       {"[[stub:400]]", "failed", 1},       {"[[stub:llama400]]", "failed", 1},
-      {"[[stub:500]]", "failed", 3},
+      {"[[stub:500]]", "failed", 3},       {"[[stub:null]]", "failed", 3},
   };
   for (size_t i = 0; i < cases.size(); ++i) enqueue("fault" + std::to_string(i), cases[i].text);
   const auto r = autonous(
@@ -186,7 +186,12 @@ TEST_F(WorkerE2eTest, EveryFaultKindIsRetriedOrFailedAsSpecified) {
   EXPECT_EQ(str("SELECT json_extract(payload, '$.finish_reason') FROM events WHERE type = "
                 "'llm.response' AND task_id = 13"),
             "length");
-  EXPECT_EQ(str("SELECT reply FROM tasks WHERE id = 12"), "");  // content null → empty reply
+  // Content null is not an answer: retried with its reason, never stored as an empty reply.
+  EXPECT_EQ(str("SELECT json_extract(payload, '$.reason') FROM events WHERE type = 'llm.retry' "
+                "AND task_id = 12"),
+            "empty_reply");
+  EXPECT_NE(str("SELECT reply FROM tasks WHERE id = 12"), "");
+  EXPECT_NE(str("SELECT error FROM tasks WHERE id = 22").find("no text"), std::string::npos);
   EXPECT_EQ(str("SELECT json_extract(payload, '$.reason') FROM events WHERE type = 'llm.retry' "
                 "AND task_id = 9"),
             "timeout");

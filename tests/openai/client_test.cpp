@@ -79,9 +79,86 @@ TEST_F(ClientTest, ToleratesMissingUsageNullContentAndUnknownFields) {
   EXPECT_EQ(r.content, "I can't.");
   EXPECT_EQ(r.finish_reason, "content_filter");
   EXPECT_FALSE(r.usage);
+  // A tool_calls-only or null reply is not an answer: retried with a clear reason, never
+  // stored as an empty "done" reply.
   transport_.push(
       {200, {}, R"({"choices":[{"message":{"content":null},"finish_reason":"tool_calls"}]})"});
-  EXPECT_EQ(client().chat(messages_).content, "");
+  try {
+    (void)client().chat(messages_);
+    FAIL() << "an empty reply was accepted";
+  } catch (const ResponseError& e) {
+    EXPECT_TRUE(e.retryable());
+    EXPECT_EQ(e.reason(), "empty_reply");
+    EXPECT_NE(std::string(e.what()).find("tool_calls"), std::string::npos);
+  }
+}
+
+TEST_F(ClientTest, ContentPartsAreJoinedAndNulBytesSurvive) {
+  transport_.push(
+      {200,
+       {},
+       R"({"choices":[{"message":{"content":[{"type":"text","text":"Hel"},)"
+       R"({"type":"image_url","image_url":{}},{"type":"text","text":"lo\u0000!"}]}}]})"});
+  EXPECT_EQ(client().chat(messages_).content, "Hello\xEF\xBF\xBD!");
+}
+
+TEST_F(ClientTest, DeeplyNestedRepliesAreRefusedWithoutRecursion) {
+  // 100 000 levels in ~200 KB: dump() or a recursive walk of this overflowed the stack.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  for (const std::string& body :
+       {R"({"choices":[{"message":{"content":)" + deep + "}}]}",
+        R"({"choices":[{"message":{"content":"x"},"finish_reason":)" + deep + "}]}",
+        R"({"model":)" + deep + R"(,"choices":[{"message":{"content":"x"}}]})"}) {
+    transport_.push({200, {}, body});
+    try {
+      (void)client().chat(messages_);
+      FAIL() << "accepted";
+    } catch (const ResponseError& e) {
+      EXPECT_NE(std::string(e.what()).find("nested deeper"), std::string::npos);
+    }
+  }
+  // An error body as deep: the status is still classified, with the body clipped as text.
+  transport_.push({503, {}, R"({"error":{"message":"x","code":)" + deep + "}}"});
+  try {
+    (void)client().chat(messages_);
+    FAIL();
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 503);
+    EXPECT_TRUE(e.retryable());
+    EXPECT_LT(std::string(e.what()).size(), 400u);
+  }
+  // Structured values where text is expected are not text (and not dumped).
+  transport_.push(
+      {200,
+       {},
+       R"({"model":{"a":[1]},"choices":[{"message":{"content":"ok"},"finish_reason":[1]}]})"});
+  const ChatResult r = client().chat(messages_);
+  EXPECT_EQ(r.content, "ok");
+  EXPECT_EQ(r.model, "");
+  EXPECT_EQ(r.finish_reason, "");
+}
+
+TEST_F(ClientTest, AnEchoedKeyIsRedactedFromEveryErrorText) {
+  const std::string key = "sk-secret";
+  transport_.push({401,
+                   {},
+                   R"({"error":{"message":"Incorrect API key provided: )" + key + R"(. Bearer )" +
+                       key + R"(","type":")" + key + R"(","code":"k"}})"});
+  try {
+    (void)client().chat(messages_);
+    FAIL();
+  } catch (const ApiError& e) {
+    EXPECT_EQ(std::string(e.what()).find(key), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("[redacted]"), std::string::npos);
+    EXPECT_EQ(e.type().find(key), std::string::npos);
+  }
+  transport_.push({502, {}, "<html>bad gateway for " + key + "</html>"});
+  try {
+    (void)client().chat(messages_);
+    FAIL();
+  } catch (const ApiError& e) {
+    EXPECT_EQ(std::string(e.what()).find(key), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(ClientTest, MalformedOrTruncatedBodiesAreRetryableResponseErrors) {

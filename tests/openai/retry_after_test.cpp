@@ -31,5 +31,20 @@ TEST(RetryAfterTest, PastDatesMeanNowAndGarbageMeansUnknown) {
   EXPECT_EQ(parse_retry_after({}, kNow), std::nullopt);
 }
 
+TEST(RetryAfterTest, InfiniteAndHugeWaitsAreClampedNotUndefined) {
+  // Cast unchecked, these overflowed int64 (undefined behaviour): the delay became 0 and every
+  // attempt burned in milliseconds.
+  for (const char* v : {"inf", "INF", "1e16", "1e300", "1e999"}) {
+    EXPECT_EQ(parse_retry_after({{"retry-after", v}}, kNow), kMaxRetryWait) << v;
+    EXPECT_EQ(parse_retry_after({{"retry-after-ms", v}}, kNow), kMaxRetryWait) << v;
+  }
+  for (const char* v : {"nan", "-inf", "-1e999", ""}) {
+    EXPECT_EQ(parse_retry_after({{"retry-after", v}}, kNow), std::nullopt) << v;
+    EXPECT_EQ(parse_retry_after({{"retry-after-ms", v}}, kNow), std::nullopt) << v;
+  }
+  EXPECT_EQ(parse_retry_after({{"retry-after", "Fri, 31 Dec 9999 23:59:59 GMT"}}, kNow),
+            kMaxRetryWait);
+}
+
 }  // namespace
 }  // namespace autonous::openai

@@ -175,6 +175,24 @@ TEST_F(WorkerTest, InvalidUtf8InATaskNeverCrashesAndIsStoredRepaired) {
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE NOT json_valid(payload)"), 0);
 }
 
+TEST_F(WorkerTest, AReplyThatCannotBeStoredIsRetriedAndNeverClaimsTheTurnCompleted) {
+  q_.enqueue("c", "ping");
+  // The completion transaction fails (a trigger stands in for a full disk).
+  t_.db().exec(
+      "CREATE TRIGGER no_pong BEFORE INSERT ON history WHEN NEW.text = 'pong' "
+      "BEGIN SELECT RAISE(ABORT, 'disk full'); END");
+  for (int i = 0; i < 3; ++i) shared_.script().push({200, {}, kOk});
+  run(config());
+  EXPECT_EQ(col("SELECT status FROM tasks"), "failed");
+  EXPECT_NE(col("SELECT error FROM tasks").find("could not store the reply"), std::string::npos);
+  EXPECT_EQ(num("SELECT count(*) FROM history"), 0);
+  // Every answer arrived (llm.response), none completed the turn.
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.response'"), 3);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 0);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.retry'"), 2);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.failed'"), 1);
+}
+
 TEST_F(WorkerTest, ASlotErrorOutsideATaskStopsTheWorkerAndIsRethrown) {
   q_.enqueue("c", "ping");
   // Another connection holds the write lock longer than the busy timeout: the claim fails.

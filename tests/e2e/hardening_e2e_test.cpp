@@ -1,0 +1,107 @@
+// Hardening: the real worker against the stub's hostile replies (cmd/autonous-stub/hostile.h),
+// hostile front-end values and its own logs.
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/e2e/e2e_support.h"
+
+namespace autonous::testing {
+namespace {
+
+using std::chrono::seconds;
+
+class HardeningE2eTest : public E2eTest {
+ protected:
+  ProcessResult drain(const StubServer& stub, Env extra = {}) {
+    const auto r =
+        autonous(dir_, {"worker", "--drain"}, env(stub, std::move(extra)), "", seconds(120));
+    EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+    return r;
+  }
+};
+
+TEST_F(HardeningE2eTest, HostileRepliesFailTheirTaskWithoutCrashingOrBloatingTheWorker) {
+  StubServer stub(dir_.path().string());
+  // Before: 100 000 nested arrays crashed the worker (stack overflow in dump()); a 64 MiB body
+  // and a gzip bomb were read whole; an endless body grew until bad_alloc.
+  enqueue("deep", "[[stub:deep]]");
+  enqueue("huge", "[[stub:huge:67108864]]");
+  enqueue("endless", "[[stub:endless]]");
+  enqueue("bomb", "[[stub:gzipbomb:1073741824]]");
+  enqueue("fine", "hello");
+  drain(stub, {{"WORKER_CONCURRENCY", "4"}, {"TASK_MAX_ATTEMPTS", "2"}});
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE chat_id = 'fine'"), "done");
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE chat_id = 'deep'"), "failed");
+  EXPECT_NE(str("SELECT error FROM tasks WHERE chat_id = 'deep'").find("nested deeper"),
+            std::string::npos);
+  for (const char* chat : {"huge", "endless", "bomb"}) {
+    SCOPED_TRACE(chat);
+    EXPECT_EQ(str(std::string("SELECT status FROM tasks WHERE chat_id = '") + chat + "'"),
+              "failed");
+    EXPECT_NE(str(std::string("SELECT error FROM tasks WHERE chat_id = '") + chat + "'")
+                  .find("MAX_RESPONSE_BYTES"),
+              std::string::npos);
+    // Too large is permanent: one attempt, no retry.
+    EXPECT_EQ(num(std::string("SELECT attempts FROM tasks WHERE chat_id = '") + chat + "'"), 1);
+  }
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE NOT json_valid(payload)"), 0);
+}
+
+TEST_F(HardeningE2eTest, AnEchoedKeyReachesNoTableEventOrLog) {
+  StubServer stub(dir_.path().string());
+  enqueue("a", "[[stub:echokey]]");
+  const auto r = drain(stub);
+  EXPECT_EQ(str("SELECT status FROM tasks"), "failed");
+  EXPECT_NE(str("SELECT error FROM tasks").find("[redacted]"), std::string::npos);
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE instr(error, '" + kKey + "') > 0"), 0);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE instr(payload, '" + kKey + "') > 0"), 0);
+  EXPECT_EQ(r.err.find(kKey), std::string::npos);
+  const auto status = autonous(dir_, {"status"}, {{"DB_PATH", db_}});
+  EXPECT_EQ(status.out.find(kKey), std::string::npos);
+}
+
+TEST_F(HardeningE2eTest, JsonLogsStayValidJsonThroughFailuresRetriesAndShutdown) {
+  StubServer stub(dir_.path().string());
+  enqueue("ok", "hello");
+  enqueue("retried", "[[stub:503*1]]");
+  enqueue("failed", "[[stub:401]]");  // its error message has spaces: the line that was lost
+  enqueue("forger level=critical message=owned", "hi");
+  const auto r = drain(stub, {{"LOG_FORMAT", "json"}});
+  std::istringstream lines(r.err);
+  std::string line;
+  int n = 0;
+  bool failed = false;
+  bool retried = false;
+  bool stopped = false;
+  while (std::getline(lines, line)) {
+    ++n;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << line;
+    ASSERT_TRUE(j.contains("level") && j.contains("message")) << line;
+    EXPECT_NE(j["level"], "critical") << line;  // a chat id cannot forge the level
+    failed |= j["message"] == "task failed";
+    retried |= j["message"] == "task retry";
+    stopped |= j["message"] == "worker stopped";
+  }
+  EXPECT_EQ(r.err.find("LOG ERROR"), std::string::npos) << r.err;
+  EXPECT_GT(n, 5);
+  EXPECT_TRUE(failed);
+  EXPECT_TRUE(retried);
+  EXPECT_TRUE(stopped);
+}
+
+TEST_F(HardeningE2eTest, ANewlineInAChatIdCannotStartAForgedTextLogLine) {
+  StubServer stub(dir_.path().string());
+  enqueue("a\n2026-01-01T00:00:00.000 error forged", "hi");
+  const auto r = drain(stub);
+  std::istringstream lines(r.err);
+  std::string line;
+  while (std::getline(lines, line))
+    EXPECT_NE(line.rfind("2026-01-01T00:00:00.000 error", 0), 0u) << line;
+  EXPECT_NE(r.err.find("a\\n2026-01-01"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace autonous::testing
