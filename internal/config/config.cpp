@@ -159,6 +159,8 @@ void read_worker(const EnvLookup& env, Config& c) {
       read_int(env, "RETRY_MAX_SECONDS", c.retry_max.count() / 1000, 1, 86400) * 1000);
   if (c.retry_max < c.retry_base)
     throw ConfigError("RETRY_MAX_SECONDS", "must not be less than RETRY_BASE_MS");
+  c.retry_budget = std::chrono::seconds(
+      read_int(env, "RETRY_BUDGET_SECONDS", c.retry_budget.count(), 0, 7 * 86400));
   c.shutdown_grace = std::chrono::seconds(
       read_int(env, "SHUTDOWN_GRACE_SECONDS", c.shutdown_grace.count(), 0, 86400));
   c.worker_id = trim(read_string(env, "WORKER_ID", ""));

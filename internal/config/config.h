@@ -45,6 +45,9 @@ struct Config {
   int task_max_attempts = 5;
   std::chrono::seconds llm_timeout{120};
   int64_t max_response_bytes = 8 << 20;  // MAX_RESPONSE_BYTES, counted after decoding
+  // Transient failures are retried while the task is this young (from its first claim), even
+  // past TASK_MAX_ATTEMPTS: an outage of minutes loses no task. 0: the attempt cap alone.
+  std::chrono::seconds retry_budget{600};
   std::string log_level = "info";
   LogFormat log_format = LogFormat::kText;
   Synchronous sqlite_synchronous = Synchronous::kFull;

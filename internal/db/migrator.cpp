@@ -1,5 +1,6 @@
 #include "internal/db/migrator.h"
 
+#include <stdexcept>
 #include <string>
 
 #include <SQLiteCpp/Database.h>
@@ -10,6 +11,9 @@
 
 namespace autonous::db {
 namespace {
+
+// A migration whose text holds this runs with foreign keys off (see migrate()).
+constexpr std::string_view kForeignKeysOff = "-- autonous:foreign-keys-off";
 
 void ensure_table(SQLite::Database& db) {
   db.exec(
@@ -23,6 +27,29 @@ int read_version(SQLite::Database& db) {
   SQLite::Statement q(db, "SELECT coalesce(max(version), 0) FROM schema_migrations");
   q.executeStep();
   return q.getColumn(0).getInt();
+}
+
+// Turns foreign keys back on when a migration turned them off, also when it throws.
+struct ForeignKeysOn {
+  ForeignKeysOn(SQLite::Database& d, bool a) : db(d), active(a) {}
+  SQLite::Database& db;
+  bool active;
+  ForeignKeysOn(const ForeignKeysOn&) = delete;
+  ForeignKeysOn& operator=(const ForeignKeysOn&) = delete;
+  ~ForeignKeysOn() {
+    try {
+      if (active) db.exec("PRAGMA foreign_keys = ON");
+    } catch (...) {  // a destructor must not throw; the connection is closed soon after
+    }
+  }
+};
+
+void check_foreign_keys(SQLite::Database& db, const Migration& m) {
+  SQLite::Statement check(db, "PRAGMA foreign_key_check");
+  if (check.executeStep())
+    throw std::runtime_error("migration " + std::string(m.name) +
+                             " would break a foreign key (table " + check.getColumn(0).getString() +
+                             "); nothing applied");
 }
 
 }  // namespace
@@ -44,6 +71,11 @@ int migrate(SQLite::Database& db, const std::vector<Migration>& migrations) {
     if (current == known) return current;
   }
   for (const Migration& m : migrations) {
+    // A migration that rebuilds a table referenced by foreign keys runs with them off (SQLite
+    // ignores the pragma inside a transaction) and checks them before it commits.
+    const bool keys_off = m.sql.find(kForeignKeysOff) != std::string_view::npos;
+    if (keys_off) db.exec("PRAGMA foreign_keys = OFF");
+    const ForeignKeysOn restore{db, keys_off};
     // The version is read again inside the write transaction: another process may have
     // applied this migration since we looked.
     WriteTransaction tx(db);
@@ -55,6 +87,7 @@ int migrate(SQLite::Database& db, const std::vector<Migration>& migrations) {
                               "); upgrade autonous");
     if (m.version <= current) continue;
     db.exec(std::string(m.sql));
+    if (keys_off) check_foreign_keys(db, m);
     SQLite::Statement ins(db, "INSERT INTO schema_migrations(version, name) VALUES (?, ?)");
     ins.bind(1, m.version);
     ins.bind(2, std::string(m.name));

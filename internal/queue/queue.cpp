@@ -17,16 +17,20 @@ namespace {
 
 // Chat heads in claim order; each is one primary-key lookup, so the cost grows with the number
 // of chats that are blocked (running or backing off), never with a chat's backlog.
+// A hand-written row may hold run_after or lease_expires_at as text, or a running row no lease
+// at all: the casts and coalesce make such rows claimable instead of wedging their chat.
 const std::string kCandidate =
     "SELECT t.id, t.status FROM chat_heads h JOIN tasks t ON t.id = h.task_id "
-    "WHERE (t.status = 'queued' AND t.run_after <= ?1) "
-    "   OR (t.status = 'running' AND t.lease_expires_at <= ?1) "
+    "WHERE (t.status = 'queued' AND CAST(t.run_after AS INTEGER) <= ?1) "
+    "   OR (t.status = 'running' AND coalesce(CAST(t.lease_expires_at AS INTEGER), 0) <= ?1) "
     "ORDER BY h.priority DESC, h.task_id LIMIT 1";
 const std::string kClaim =
     "UPDATE tasks SET status = 'running', attempts = attempts + 1, lease_owner = ?, "
     "lease_token = ?, lease_expires_at = ?, started_at = coalesce(started_at, " AUTONOUS_NOW
     "), "
-    "updated_at = " AUTONOUS_NOW " WHERE id = ? RETURNING chat_id, text, priority, attempts";
+    "first_claimed_at = coalesce(first_claimed_at, ?5), "
+    "updated_at = " AUTONOUS_NOW
+    " WHERE id = ?4 RETURNING chat_id, text, priority, attempts, first_claimed_at";
 const std::string kRenew =
     "UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ? AND status = 'running'";
 const std::string kComplete =
@@ -50,6 +54,7 @@ const std::string kRelease =
     " WHERE id = ? AND lease_token = ? AND status = 'running'";
 const std::string kRequeue =
     "UPDATE tasks SET status = 'queued', attempts = 0, run_after = 0, finished_at = NULL, "
+    "first_claimed_at = NULL, "
     "updated_at = " AUTONOUS_NOW " WHERE id = ? AND status = 'failed' RETURNING chat_id";
 
 #undef AUTONOUS_NOW
@@ -131,11 +136,13 @@ std::optional<Task> Queue::claim_in_transaction(const std::string& worker_id, in
     upd->bind(2, task.lease_token);
     upd->bind(3, now_ms + std::chrono::milliseconds(lease).count());
     upd->bind(4, id);
+    upd->bind(5, now_ms);
     if (!upd->executeStep()) return std::nullopt;
     task.chat_id = upd->getColumn(0).getString();
     task.text = upd->getColumn(1).getString();
     task.priority = upd->getColumn(2).getInt();
     task.attempts = upd->getColumn(3).getInt();
+    task.first_claimed_at = common::from_unix_ms(upd->getColumn(4).getInt64());
   }
   events::Event started;
   started.type = std::string(events::kAgentStarted);

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "internal/common/clock.h"
+
 namespace autonous::queue {
 
 struct Task {
@@ -15,6 +17,7 @@ struct Task {
   bool reclaimed = false;  // claimed from an expired lease (a worker died or hung)
   std::string lease_token;
   int64_t agent_event_id = 0;  // the agent.started event of this claim; parent of turn events
+  common::TimePoint first_claimed_at;  // the first claim (since a requeue): the retry budget
 };
 
 }  // namespace autonous::queue

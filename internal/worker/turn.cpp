@@ -32,8 +32,10 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
   o.reclaimed = task.reclaimed;
   o.model = parts_.client.model();
   o.started_at = parts_.clock.now();
-  if (task.attempts > parts_.config.task_max_attempts) {
-    // Only reachable through expired leases: the worker died or hung on every attempt.
+  o.first_claimed_at = task.first_claimed_at;
+  if (task.reclaimed && task.attempts > parts_.config.task_max_attempts) {
+    // Claimed from an expired lease, past the attempt cap: the workers died or hung on this
+    // task again and again (a poison message), whatever the retry budget says.
     o.kind = Kind::kFailed;
     o.error = "gave up after " + std::to_string(task.attempts - 1) +
               " attempts whose leases expired (worker crashed or hung)";
@@ -129,16 +131,25 @@ void Turn::commit_failed(TurnOutcome& o, const std::exception& error) {
                             std::nullopt, milliseconds(0), std::nullopt, parts_.clock.now()});
 }
 
+// A transient failure is retried while attempts remain (TASK_MAX_ATTEMPTS) or, past them, while
+// the next attempt still starts within RETRY_BUDGET_SECONDS of the task's first claim: a provider
+// outage of minutes loses no task, a task failing for hours does not retry forever.
 void Turn::retry_or_fail(TurnOutcome& o, TurnFailure f) {
   o.finished_at = f.at;
-  if (o.attempt >= parts_.config.task_max_attempts) {
-    o.kind = Kind::kFailed;
-    o.error = f.error + " (gave up after " + std::to_string(o.attempt) + " attempts)";
-  } else {
+  const milliseconds delay = backoff_delay(o.attempt, parts_.config.retry_base,
+                                           parts_.config.retry_max, f.retry_after, rng_);
+  const auto next_attempt = f.at + delay;
+  const bool attempts_left = o.attempt < parts_.config.task_max_attempts;
+  const bool within_budget = next_attempt - o.first_claimed_at <= parts_.config.retry_budget;
+  if (attempts_left || within_budget) {
     o.kind = Kind::kRetryLater;
     o.error = f.error;
-    o.delay = backoff_delay(o.attempt, parts_.config.retry_base, parts_.config.retry_max,
-                            f.retry_after, rng_);
+    o.delay = delay;
+  } else {
+    o.kind = Kind::kFailed;
+    const auto spent = std::chrono::duration_cast<std::chrono::seconds>(f.at - o.first_claimed_at);
+    o.error = f.error + " (gave up after " + std::to_string(o.attempt) + " attempts over " +
+              std::to_string(spent.count()) + " s)";
   }
   o.failure = std::move(f);
 }

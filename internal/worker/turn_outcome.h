@@ -46,7 +46,8 @@ struct TurnOutcome {
   int attempt = 0;
   bool reclaimed = false;
   common::TimePoint started_at;
-  std::string model;  // the chat model requested
+  common::TimePoint first_claimed_at;  // the task's first claim: where the retry budget counts from
+  std::string model;                   // the chat model requested
   std::vector<ContextStep> contexts;
   std::optional<TurnFailure> overflow;       // the failure that caused the rebuild
   std::optional<openai::ChatResult> result;  // kDone

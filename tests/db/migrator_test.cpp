@@ -98,6 +98,27 @@ TEST_F(MigratorTest, ConstraintsRefuseBadRows) {
                SQLite::Exception);
 }
 
+TEST_F(MigratorTest, TheTaskTableRebuildKeepsEveryRowAndItsHistoryLinks) {
+  // A database at version 4 with data, then 0005 (tasks rebuilt with foreign keys off).
+  auto db = open_db();
+  const std::vector<Migration> up_to_4(embedded_migrations().begin(),
+                                       embedded_migrations().begin() + 4);
+  ASSERT_EQ(migrate(*db, up_to_4), 4);
+  db->exec("INSERT INTO tasks(chat_id, text) VALUES ('a', 'x'), ('a', 'y'), ('b', 'z')");
+  db->exec("INSERT INTO history(chat_id, role, text, task_id) VALUES ('a', 'user', 'x', 1)");
+  db->exec("DELETE FROM tasks WHERE id = 3");
+  ASSERT_EQ(migrate(*db), embedded_migrations().back().version);
+  EXPECT_EQ(db->execAndGet("SELECT count(*) FROM tasks").getInt(), 2);
+  EXPECT_EQ(db->execAndGet("SELECT task_id FROM history").getInt(), 1);
+  EXPECT_EQ(db->execAndGet("SELECT task_id FROM chat_heads WHERE chat_id = 'a'").getInt(), 1);
+  EXPECT_EQ(db->execAndGet("PRAGMA foreign_keys").getInt(), 1);  // back on
+  db->exec("INSERT INTO tasks(chat_id, text) VALUES ('c', 'w')");
+  EXPECT_EQ(db->getLastInsertRowid(), 3);  // after the highest id present, then never reused
+  // The history link still cascades as declared.
+  db->exec("DELETE FROM tasks WHERE id = 1");
+  EXPECT_TRUE(db->execAndGet("SELECT task_id FROM history").isNull());
+}
+
 TEST_F(MigratorTest, ConcurrentMigrationsFromTwoConnectionsAgree) {
   auto a = open_db();
   auto b = open_db();

@@ -50,6 +50,7 @@ class E2eTest : public ::testing::Test {
              {"POLL_INTERVAL_MS", "20"},
              {"RETRY_BASE_MS", "50"},
              {"RETRY_MAX_SECONDS", "1"},
+             {"RETRY_BUDGET_SECONDS", "0"},  // the attempt cap alone, unless a test says so
              {"SQLITE_SYNCHRONOUS", "NORMAL"}};
     for (auto& [k, v] : extra) e[k] = v;
     return e;

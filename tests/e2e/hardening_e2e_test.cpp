@@ -103,5 +103,24 @@ TEST_F(HardeningE2eTest, ANewlineInAChatIdCannotStartAForgedTextLogLine) {
   EXPECT_NE(r.err.find("a\\n2026-01-01"), std::string::npos);
 }
 
+TEST_F(HardeningE2eTest, AProviderOutageWithinTheRetryBudgetLosesNoTask) {
+  StubServer stub(dir_.path().string());
+  // Every request of these messages gets 503 for 3 s: longer than two attempts' backoff.
+  for (int i = 0; i < 6; ++i) enqueue("c" + std::to_string(i), "[[stub:down:3]] hello");
+  drain(stub, {{"RETRY_BASE_MS", "200"},
+               {"TASK_MAX_ATTEMPTS", "2"},
+               {"RETRY_BUDGET_SECONDS", "600"}});  // the default
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 6);
+  EXPECT_GT(num("SELECT max(attempts) FROM tasks"), 2);
+}
+
+TEST_F(HardeningE2eTest, WithoutARetryBudgetTheSameOutageFailsItsTasks) {
+  StubServer stub(dir_.path().string());
+  for (int i = 0; i < 3; ++i) enqueue("c" + std::to_string(i), "[[stub:down:3]] hello");
+  drain(stub,
+        {{"RETRY_BASE_MS", "200"}, {"TASK_MAX_ATTEMPTS", "2"}, {"RETRY_BUDGET_SECONDS", "0"}});
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'failed'"), 3);
+}
+
 }  // namespace
 }  // namespace autonous::testing

@@ -254,6 +254,49 @@ TEST_F(QueueTest, ConcurrentClaimersNeverShareATask) {
   EXPECT_EQ(count("SELECT count(*) FROM history"), 400);
 }
 
+TEST_F(QueueTest, RequeuingAnOlderTaskNeverRunsTwoTasksOfAChatAtOnce) {
+  const int64_t older = q_.enqueue("c", "first");
+  const auto t1 = q_.claim("w", kT0, seconds(30));
+  ASSERT_TRUE(t1);
+  ASSERT_TRUE(q_.fail(*t1, "boom", {}));
+  const int64_t newer = q_.enqueue("c", "second");
+  const auto t2 = q_.claim("w", kT0, seconds(30));
+  ASSERT_TRUE(t2);
+  EXPECT_EQ(t2->id, newer);
+  // The older task comes back while the newer one is running: before, the head trigger moved
+  // the chat's head to it and a second worker claimed it at once.
+  ASSERT_TRUE(q_.requeue(older));
+  EXPECT_FALSE(q_.claim("w2", kT0, seconds(30)));
+  EXPECT_EQ(count("SELECT task_id FROM chat_heads WHERE chat_id = 'c'"), newer);
+  ASSERT_TRUE(q_.complete(*t2, "second", "ok", {}));
+  const auto t3 = q_.claim("w2", kT0, seconds(30));
+  ASSERT_TRUE(t3);
+  EXPECT_EQ(t3->id, older);
+}
+
+TEST_F(QueueTest, TaskIdsAreNeverReusedAfterAFrontEndDeletesTheNewestRows) {
+  q_.enqueue("c", "a");
+  const int64_t b = q_.enqueue("c", "b");
+  t_.db().exec("DELETE FROM tasks WHERE id = " + std::to_string(b));
+  EXPECT_EQ(q_.enqueue("c", "c"), b + 1);
+  t_.db().exec("DELETE FROM tasks");
+  EXPECT_EQ(q_.enqueue("c", "d"), b + 2);
+}
+
+TEST_F(QueueTest, HandWrittenRunningRowsWithoutALeaseAndTextTimesAreRecovered) {
+  // Before: a running row without lease_expires_at, or run_after stored as text, was never
+  // claimable, wedged its chat, and `worker --drain` never exited.
+  t_.db().exec("INSERT INTO tasks(chat_id, text, status) VALUES ('a', 'x', 'running')");
+  t_.db().exec("INSERT INTO tasks(chat_id, text, run_after) VALUES ('b', 'y', '1000')");
+  const auto a = q_.claim("w", kT0, seconds(30));
+  const auto b = q_.claim("w", kT0, seconds(30));
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(b);
+  EXPECT_TRUE(a->reclaimed);
+  EXPECT_EQ(a->chat_id, "a");
+  EXPECT_EQ(b->chat_id, "b");
+}
+
 TEST_F(QueueTest, AWriterHoldingTheLockDelaysButDoesNotFailAClaim) {
   q_.enqueue("a", "x");
   auto other = t_.open_connection();

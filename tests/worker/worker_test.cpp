@@ -54,6 +54,7 @@ class WorkerTest : public ::testing::Test {
     c.retry_base = std::chrono::milliseconds(2000);
     c.retry_max = std::chrono::milliseconds(60'000);
     c.task_max_attempts = 3;
+    c.retry_budget = std::chrono::seconds(0);  // the attempt cap alone, unless a test says so
     c.sqlite_synchronous = config::Synchronous::kNormal;
     c.worker_id = "unit";
     return c;
@@ -132,6 +133,30 @@ TEST_F(WorkerTest, GivesUpAfterMaxAttempts) {
   EXPECT_EQ(col("SELECT status FROM tasks"), "failed");
   EXPECT_NE(col("SELECT error FROM tasks").find("gave up after 3 attempts"), std::string::npos);
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.retry'"), 2);
+}
+
+TEST_F(WorkerTest, AnOutageWithinTheRetryBudgetOutlastsTheAttemptCap) {
+  q_.enqueue("c", "ping");
+  for (int i = 0; i < 6; ++i) shared_.script().push({503, {}, "{}"});
+  shared_.script().push({200, {}, kOk});
+  auto c = config();
+  c.retry_budget = std::chrono::seconds(600);  // the default: ten minutes
+  run(c);
+  EXPECT_EQ(col("SELECT status FROM tasks"), "done");
+  EXPECT_EQ(num("SELECT attempts FROM tasks"), 7);  // past TASK_MAX_ATTEMPTS (3)
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.retry'"), 6);
+}
+
+TEST_F(WorkerTest, PastTheRetryBudgetTheAttemptCapEndsIt) {
+  q_.enqueue("c", "ping");
+  for (int i = 0; i < 40; ++i) shared_.script().push({503, {}, "{}"});
+  auto c = config();
+  c.retry_budget = std::chrono::seconds(30);
+  run(c);
+  EXPECT_EQ(col("SELECT status FROM tasks"), "failed");
+  EXPECT_NE(col("SELECT error FROM tasks").find(" s)"), std::string::npos);
+  EXPECT_LT(num("SELECT attempts FROM tasks"), 40);
+  EXPECT_GE(num("SELECT attempts FROM tasks"), 3);
 }
 
 TEST_F(WorkerTest, FailsATaskWhoseLeasesKeptExpiring) {
