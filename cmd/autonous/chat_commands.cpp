@@ -218,7 +218,7 @@ void add_setting_flags(CLI::App& set, ChatOptions& options) {
 
 }  // namespace
 
-void add_chat_commands(CLI::App& app, Action& action) {
+void add_chat_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<ChatOptions>();
   auto* chat = app.add_subcommand(
       "chat", "A chat's own context settings (over the environment's) and its clear point");

@@ -22,15 +22,15 @@ class UsageError : public std::runtime_error {
 
 using Action = std::function<int(const config::Config&)>;
 
-// migrate, enqueue, status, requeue (queue_commands.cpp).
-void add_queue_commands(CLI::App& app, Action& action);
-// worker (worker_command.cpp).
-void add_worker_command(CLI::App& app, Action& action);
-// events (events_command.cpp).
-void add_events_command(CLI::App& app, Action& action);
-// context, context stats, tokens (context_commands.cpp).
-void add_context_commands(CLI::App& app, Action& action);
-// chat show|set|reset|clear (chat_commands.cpp).
-void add_chat_commands(CLI::App& app, Action& action);
+// Each registers one subcommand; main() calls them in --help's order.
+void add_migrate_command(CLI::App& app, Action& action);  // queue_commands.cpp
+void add_enqueue_command(CLI::App& app, Action& action);  // queue_commands.cpp
+void add_worker_command(CLI::App& app, Action& action);   // worker_command.cpp
+void add_context_command(CLI::App& app, Action& action);  // context_commands.cpp (+ stats)
+void add_events_command(CLI::App& app, Action& action);   // events_command.cpp
+void add_status_command(CLI::App& app, Action& action);   // queue_commands.cpp
+void add_requeue_command(CLI::App& app, Action& action);  // queue_commands.cpp
+void add_tokens_command(CLI::App& app, Action& action);   // context_commands.cpp
+void add_chat_command(CLI::App& app, Action& action);     // chat_commands.cpp (show|set|…)
 
 }  // namespace autonous::cmd

@@ -87,7 +87,7 @@ void add_context_stats(CLI::App& context, Action& action) {
 
 }  // namespace
 
-void add_context_commands(CLI::App& app, Action& action) {
+void add_context_command(CLI::App& app, Action& action) {
   auto ctx = std::make_shared<ContextOptions>();
   auto* context = app.add_subcommand(
       "context", "Dry run: print as JSON the messages the worker would send now, and the figures");
@@ -99,7 +99,9 @@ void add_context_commands(CLI::App& app, Action& action) {
     if (chat_opt->count() == 0) throw CLI::RequiredError("--chat");
     action = [ctx](const config::Config& c) { return run_context(c, *ctx); };
   });
+}
 
+void add_tokens_command(CLI::App& app, Action& action) {
   auto tok = std::make_shared<TokensOptions>();
   auto encoding = std::make_shared<std::string>();
   auto* tokens = app.add_subcommand(

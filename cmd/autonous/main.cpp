@@ -1,6 +1,6 @@
-// autonous: the one binary. argv → subcommand, and the only place exceptions become exit codes:
-// 0 success, 2 usage or configuration error (the message names the flag or variable), 1 runtime
-// failure. Each command family registers itself (commands.h).
+// autonous: the one binary. argv → subcommand (each registers itself, commands.h), and the only
+// place exceptions become exit codes: 0 success, 2 usage or configuration error (naming the
+// flag or variable), 1 runtime failure.
 
 #include <iostream>
 
@@ -18,10 +18,7 @@ constexpr const char* kFooter =
     "Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.";
 
 void add_footer(CLI::App& app) {
-  for (auto* sub : app.get_subcommands({})) {
-    sub->footer(kFooter);
-    add_footer(*sub);
-  }
+  for (auto* sub : app.get_subcommands({})) add_footer(*sub->footer(kFooter));
 }
 
 // Parses argv and runs the subcommand; main() only guards it.
@@ -38,11 +35,10 @@ int run(int argc, char** argv) {
   std::string env_file;
   app.add_option("--env-file", env_file, "KEY=VALUE file; the real environment wins over it");
   cmd::Action action;
-  cmd::add_queue_commands(app, action);
-  cmd::add_worker_command(app, action);
-  cmd::add_context_commands(app, action);
-  cmd::add_events_command(app, action);
-  cmd::add_chat_commands(app, action);
+  for (auto* add : {cmd::add_migrate_command, cmd::add_enqueue_command, cmd::add_worker_command,
+                    cmd::add_context_command, cmd::add_events_command, cmd::add_status_command,
+                    cmd::add_requeue_command, cmd::add_tokens_command, cmd::add_chat_command})
+    add(app, action);
   add_footer(app);
   try {
     app.parse(argc, argv);

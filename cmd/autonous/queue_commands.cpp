@@ -107,10 +107,12 @@ int run_requeue(const config::Config& config, const RequeueOptions& options) {
 
 }  // namespace
 
-void add_queue_commands(CLI::App& app, Action& action) {
+void add_migrate_command(CLI::App& app, Action& action) {
   app.add_subcommand("migrate", "Apply embedded migrations; print the schema version")
       ->callback([&action] { action = run_migrate; });
+}
 
+void add_enqueue_command(CLI::App& app, Action& action) {
   auto enq = std::make_shared<EnqueueOptions>();
   auto text = std::make_shared<std::string>();
   auto* enqueue = app.add_subcommand("enqueue", "Queue a message for a chat; print the task id");
@@ -121,14 +123,18 @@ void add_queue_commands(CLI::App& app, Action& action) {
     if (text_opt->count() > 0) enq->text = *text;
     action = [enq](const config::Config& c) { return run_enqueue(c, *enq); };
   });
+}
 
+void add_status_command(CLI::App& app, Action& action) {
   auto json = std::make_shared<bool>(false);
   auto* status = app.add_subcommand("status", "Task counts by status, oldest queued age, failures");
   status->add_flag("--json", *json, "print one JSON object");
   status->callback([&action, json] {
     action = [json](const config::Config& c) { return run_status(c, *json); };
   });
+}
 
+void add_requeue_command(CLI::App& app, Action& action) {
   auto rq = std::make_shared<RequeueOptions>();
   auto rq_task = std::make_shared<int64_t>(0);
   auto* requeue = app.add_subcommand("requeue", "Put failed tasks back in the queue");

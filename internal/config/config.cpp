@@ -138,10 +138,13 @@ void read_llm(const EnvLookup& env, Config& c) {
   c.openai_model = trim(read_string(env, "OPENAI_MODEL", c.openai_model));
   refuse_control_characters("OPENAI_MODEL", c.openai_model);
   c.system_prompt = read_string(env, "SYSTEM_PROMPT", c.system_prompt);
-  c.llm_timeout =
-      std::chrono::seconds(read_int(env, "LLM_TIMEOUT_SECONDS", c.llm_timeout.count(), 1, 86400));
-  c.max_response_bytes =
-      read_int(env, "MAX_RESPONSE_BYTES", c.max_response_bytes, 4096, int64_t{1} << 30);
+}
+
+void read_prompt_limits(const EnvLookup& env, Config& c) {
+  c.history_window = static_cast<int>(read_int(env, "HISTORY_WINDOW", c.history_window, 0, 100000));
+  c.max_context_tokens = read_optional_int(env, "MAX_CONTEXT_TOKENS", 1, 100'000'000);
+  c.max_chars_per_message =
+      read_int(env, "MAX_CHARS_PER_MESSAGE", c.max_chars_per_message, 1, 100'000'000);
 }
 
 void read_worker(const EnvLookup& env, Config& c) {
@@ -153,6 +156,13 @@ void read_worker(const EnvLookup& env, Config& c) {
       std::chrono::seconds(read_int(env, "TASK_LEASE_SECONDS", c.task_lease.count(), 1, 86400));
   c.task_max_attempts =
       static_cast<int>(read_int(env, "TASK_MAX_ATTEMPTS", c.task_max_attempts, 1, 1000));
+  c.llm_timeout =
+      std::chrono::seconds(read_int(env, "LLM_TIMEOUT_SECONDS", c.llm_timeout.count(), 1, 86400));
+  c.max_response_bytes =
+      read_int(env, "MAX_RESPONSE_BYTES", c.max_response_bytes, 4096, int64_t{1} << 30);
+}
+
+void read_retries(const EnvLookup& env, Config& c) {
   c.retry_base =
       std::chrono::milliseconds(read_int(env, "RETRY_BASE_MS", c.retry_base.count(), 1, 3'600'000));
   c.retry_max = std::chrono::milliseconds(
@@ -188,10 +198,6 @@ void read_tokens(const EnvLookup& env, Config& c) {
 }
 
 void read_context(const EnvLookup& env, Config& c) {
-  c.history_window = static_cast<int>(read_int(env, "HISTORY_WINDOW", c.history_window, 0, 100000));
-  c.max_context_tokens = read_optional_int(env, "MAX_CONTEXT_TOKENS", 1, 100'000'000);
-  c.max_chars_per_message =
-      read_int(env, "MAX_CHARS_PER_MESSAGE", c.max_chars_per_message, 1, 100'000'000);
   c.context_strategy = read_choice(env, "CONTEXT_STRATEGY", c.context_strategy,
                                    {"sliding_window", "token_budget", "summarize"});
   c.context_compressor =
@@ -213,9 +219,12 @@ void read_context(const EnvLookup& env, Config& c) {
 Config load_config(const EnvLookup& env) {
   Config c;
   c.db_path = read_string(env, "DB_PATH", c.db_path);
+  // In the order the variables were always checked: the first bad one is the one named.
   read_llm(env, c);
+  read_prompt_limits(env, c);
   read_worker(env, c);
   read_logging_and_storage(env, c);
+  read_retries(env, c);
   read_tokens(env, c);
   read_context(env, c);
   return c;

@@ -112,17 +112,18 @@ std::string summarized_json(const BuiltContext& built) {
   const SummaryOutcome& s = *built.summarized;
   nlohmann::json usage = nlohmann::json::array();
   for (const auto& u : s.usage) usage.push_back(u ? nlohmann::json(*u) : nlohmann::json(nullptr));
-  const ordered_json j = {{"summary_id", s.summary_id},
-                          {"messages_covered", s.messages_covered},
-                          {"covers_through", s.covers_through},
-                          {"tokens_before", built.figures.tokens_before},
-                          {"tokens_after", built.figures.estimated_tokens},
-                          {"summary_tokens", s.summary_tokens},
-                          {"calls", s.calls},
-                          {"latency_ms", s.latency.count()},
-                          {"model", s.model},
-                          {"usage", std::move(usage)}};
-  return dump(j);
+  // nlohmann::json (sorted keys), as this event has always been written.
+  const nlohmann::json j = {{"summary_id", s.summary_id},
+                            {"messages_covered", s.messages_covered},
+                            {"covers_through", s.covers_through},
+                            {"tokens_before", built.figures.tokens_before},
+                            {"tokens_after", built.figures.estimated_tokens},
+                            {"summary_tokens", s.summary_tokens},
+                            {"calls", s.calls},
+                            {"latency_ms", s.latency.count()},
+                            {"model", s.model},
+                            {"usage", std::move(usage)}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string dry_run_json(const BuiltContext& built) {

@@ -31,11 +31,8 @@ void check_summary_room(const ContextSettings& settings) {
   const ContextPolicy& p = settings.policy;
   if (p.strategy != Strategy::kSummarize || settings.summary.max_tokens * 2 <= p.max_tokens) return;
   throw PolicyError(std::string(kKeyMaxTokens),
-                    "a budget of " + std::to_string(p.max_tokens) +
-                        " tokens is too small for summarize: it needs at least twice "
-                        "SUMMARY_MAX_TOKENS (" +
-                        std::to_string(settings.summary.max_tokens * 2) +
-                        "), as a summary may take at most half of the prompt");
+                    "summarize needs a budget of at least twice SUMMARY_MAX_TOKENS (" +
+                        std::to_string(settings.summary.max_tokens * 2) + ")");
 }
 
 ContextPolicy effective_policy(const ContextSettings& settings, const ChatOverrides& overrides) {

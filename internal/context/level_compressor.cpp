@@ -12,8 +12,6 @@
 namespace autonous::context {
 namespace {
 
-// One compression of one history: the messages [first_, size) are kept; costs and cut flags
-// run alongside.
 // The level usage calls for, at least budget.min_level; emergency when history cannot fit.
 Level start_level(int64_t history_tokens, const TokenBudget& budget) {
   const int64_t prompt = std::max<int64_t>(budget.prompt_tokens(), 1);
@@ -25,6 +23,8 @@ Level start_level(int64_t history_tokens, const TokenBudget& budget) {
   return level;
 }
 
+// One compression of one history: the messages [first_, size) are kept; costs and cut flags
+// run alongside.
 class Pass {
  public:
   Pass(Prepared prepared, const TokenBudget& budget, const tokens::TokenCounter& counter)

@@ -6,6 +6,7 @@
 #include "internal/context/context_builder.h"
 #include "internal/context/level_compressor.h"
 #include "internal/context/simple_compressor.h"
+#include "internal/store/calibration_store.h"
 #include "internal/store/sqlite_provider.h"
 #include "internal/store/sqlite_summary_store.h"
 
@@ -68,8 +69,11 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
   }
   try {
     context::check_summary_room(s);
-  } catch (const context::PolicyError& e) {
-    throw config::ConfigError("SUMMARY_MAX_TOKENS", e.what());
+  } catch (const context::PolicyError&) {
+    throw config::ConfigError("SUMMARY_MAX_TOKENS",
+                              std::to_string(config.summary_max_tokens) +
+                                  " leaves too little of the " + std::to_string(out.budget.tokens) +
+                                  "-token prompt budget: a summary may take at most half of it");
   }
   out.summary_model = config.summary_model.empty() ? config.openai_model : config.summary_model;
   out.summary_window_budget = summary_window_budget(config, out.summary_model);
@@ -78,15 +82,17 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
 }
 
 struct Engine::Parts {
-  Parts(SQLite::Database& db, const EngineSettings& settings, const tokens::TokenCounter& counter)
-      : provider(db),
-        summaries(db),
+  Parts(SQLite::Database& d, const EngineSettings& settings, const tokens::TokenCounter& counter)
+      : db(d),
+        provider(d),
+        summaries(d),
         levels(counter),
         simple(counter),
         builder(
             settings.context, provider,
             settings.simple_compressor ? static_cast<const context::Compressor&>(simple) : levels,
             assembler, counter) {}
+  SQLite::Database& db;
   SQLiteProvider provider;
   SQLiteSummaryStore summaries;
   context::LevelCompressor levels;
@@ -106,6 +112,15 @@ Engine::~Engine() = default;
 context::BuiltContext Engine::build(const std::string& chat_id, const std::string& user_text,
                                     const context::BuildOptions& options) const {
   return parts_->builder.build(chat_id, user_text, options);
+}
+
+double Engine::calibration_scale(const std::string& model) const {
+  return store::calibration_scale(parts_->db, model);
+}
+
+double Engine::raise_calibration(const std::string& model, double scale_used, int64_t estimated,
+                                 int64_t actual) const {
+  return store::raise_calibration(parts_->db, model, scale_used, estimated, actual);
 }
 
 }  // namespace autonous::store

@@ -58,6 +58,12 @@ class Engine {
   context::BuiltContext build(const std::string& chat_id, const std::string& user_text,
                               const context::BuildOptions& options = {}) const;
 
+  // The estimator's stored calibration scale for `model` (calibration_store.h), and raising it
+  // after the API counted `actual` prompt tokens for `estimated`. Throw SQLite::Exception.
+  double calibration_scale(const std::string& model) const;
+  double raise_calibration(const std::string& model, double scale_used, int64_t estimated,
+                           int64_t actual) const;
+
  private:
   struct Parts;
   std::unique_ptr<Parts> parts_;

@@ -35,7 +35,7 @@ Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
                   SummarizerOptions{engine.summary_model, config.summary_max_tokens,
                                     engine.summary_window_budget, config.retry_base}),
       engine_(*db_, engine, counter_, &summarizer_),
-      turn_(TurnParts{config, *db_, engine_, client_, summarizer_, counter_,
+      turn_(TurnParts{config, engine_, client_, summarizer_, counter_,
                       config.token_calibration && deps.counter->name() == "estimate",
                       *deps.clock}) {}
 
@@ -49,11 +49,14 @@ void Slot::loop(bool drain) {
   while (!stop.stop_requested()) {
     if (!task) task = queue_.claim(worker_id_, now(), config_.task_lease);
     if (task) {
-      ++run_.busy;
       ++stats_.claimed;
+      ++run_.busy;
+      struct Idle {  // --busy also when process() throws
+        std::atomic<int>& busy;
+        ~Idle() { --busy; }
+      } idle{run_.busy};
       // A successful turn may hand back the next task, claimed in its completion transaction.
       task = process(*task);
-      --run_.busy;
       continue;  // the chat's next task may be runnable now: no idle wait
     }
     if (drain && run_.busy.load() == 0 && !queue_.has_pending()) {

@@ -5,7 +5,6 @@
 #include "internal/common/clock.h"
 #include "internal/openai/client.h"
 #include "internal/openai/errors.h"
-#include "internal/store/calibration_store.h"
 #include "internal/store/engine.h"
 #include "internal/tokens/scaled_counter.h"
 #include "internal/worker/backoff.h"
@@ -47,7 +46,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
   const auto call_started = std::chrono::steady_clock::now();
   try {
     if (parts_.calibrate)
-      parts_.counter.set_scale(store::calibration_scale(parts_.db, parts_.client.model()));
+      parts_.counter.set_scale(parts_.engine.calibration_scale(parts_.client.model()));
     parts_.summarizer.set_keep_going(keep_going);
     o.contexts.push_back(build(task, {}));
     try {
@@ -94,8 +93,8 @@ ContextStep Turn::build(const queue::Task& task, const context::BuildOptions& op
 void Turn::answered(TurnOutcome& o) {
   const openai::ChatResult& r = *o.result;
   if (parts_.calibrate && r.usage)
-    o.calibration_after = store::raise_calibration(
-        parts_.db, parts_.client.model(), parts_.counter.scale(),
+    o.calibration_after = parts_.engine.raise_calibration(
+        parts_.client.model(), parts_.counter.scale(),
         o.contexts.back().built.figures.estimated_tokens, r.usage->prompt_tokens);
   o.kind = Kind::kDone;
   o.finished_at = parts_.clock.now();

@@ -12,9 +12,6 @@
 #include "internal/queue/task.h"
 #include "internal/worker/turn_outcome.h"
 
-namespace SQLite {
-class Database;
-}
 namespace autonous::common {
 class Clock;
 }
@@ -36,8 +33,7 @@ class LlmSummarizer;
 // What a turn uses; every reference must outlive the Turn.
 struct TurnParts {
   const config::Config& config;
-  SQLite::Database& db;  // calibration reads and writes
-  store::Engine& engine;
+  store::Engine& engine;  // the prompt, and the estimator's calibration
   openai::Client& client;
   LlmSummarizer& summarizer;
   tokens::ScaledCounter& counter;  // the engine's counter; scaled when calibrating

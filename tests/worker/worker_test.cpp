@@ -54,6 +54,8 @@ class WorkerTest : public ::testing::Test {
     c.retry_base = std::chrono::milliseconds(2000);
     c.retry_max = std::chrono::milliseconds(60'000);
     c.task_max_attempts = 3;
+    // The fake clock moves a second per now(): a day's lease never lapses during a test.
+    c.task_lease = std::chrono::hours(24);
     c.retry_budget = std::chrono::seconds(0);  // the attempt cap alone, unless a test says so
     c.sqlite_synchronous = config::Synchronous::kNormal;
     c.worker_id = "unit";
