@@ -27,7 +27,7 @@ set(refused_db "<curl/;<unicode/")
 set(refused_events "<curl/;<unicode/")
 set(refused_queue "<curl/;<unicode/")
 set(refused_store "<curl/;<unicode/")
-set(refused_worker "<unicode/")
+set(refused_worker "<curl/;<unicode/")
 
 set(violations "")
 set(checked 0)

@@ -48,6 +48,21 @@ int run_enqueue(const config::Config& config, const EnqueueOptions& options) {
   return 0;
 }
 
+// Server text and chat ids may hold escape sequences: shown escaped, never interpreted by the
+// operator's terminal.
+std::string terminal_safe(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 void print_status_json(const queue::QueueStats& s) {
   nlohmann::ordered_json j;
   j["queued"] = s.queued;
@@ -82,8 +97,8 @@ int run_status(const config::Config& config, bool json) {
   if (!s.recent_failures.empty()) {
     std::cout << "recent failures:\n";
     for (const auto& f : s.recent_failures)
-      std::cout << "  task " << f.task_id << " chat " << f.chat_id << " at " << f.finished_at
-                << ": " << f.error << "\n";
+      std::cout << "  task " << f.task_id << " chat " << terminal_safe(f.chat_id) << " at "
+                << f.finished_at << ": " << terminal_safe(f.error) << "\n";
   }
   return 0;
 }

@@ -39,10 +39,15 @@ std::map<std::string, std::string> read_env_file(const std::string& path) {
     if (eq == std::string::npos || !valid_key(key))
       throw ConfigError("--env-file", path + ":" + std::to_string(number) + ": expected KEY=VALUE");
     std::string value = strip(s.substr(eq + 1));
-    // Quotes keep spaces and '#'; unquoted values are taken as written.
+    // Quotes keep spaces and '#'. An unquoted value ends at " #" (an inline comment, as in
+    // systemd's and shells' env files); a '#' inside a word is kept (a URL fragment, a key).
     if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
         value.back() == value.front()) {
       value = value.substr(1, value.size() - 2);
+    } else if (const auto hash = value.find(" #"); hash != std::string::npos) {
+      value = strip(value.substr(0, hash));
+    } else if (const auto tab = value.find("\t#"); tab != std::string::npos) {
+      value = strip(value.substr(0, tab));
     }
     out[key] = value;
   }

@@ -35,7 +35,18 @@ std::unique_ptr<SQLite::Database> open(const std::string& path, const OpenOption
   sqlite3_busy_handler(
       db->getHandle(), &busy_handler,
       reinterpret_cast<void*>(static_cast<intptr_t>(options.busy_timeout.count())));
-  db->exec("PRAGMA journal_mode=WAL");
+  // Switching a new file to WAL needs an exclusive lock and SQLite answers SQLITE_BUSY at once
+  // there, without the busy handler: several processes opening a fresh file together hit it.
+  // Retry that one step for up to the busy timeout.
+  for (int waited_ms = 0;; waited_ms += 10) {
+    try {
+      db->exec("PRAGMA journal_mode=WAL");
+      break;
+    } catch (const SQLite::Exception& e) {
+      if (e.getErrorCode() != SQLITE_BUSY || waited_ms >= options.busy_timeout.count()) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
   db->exec("PRAGMA foreign_keys=ON");
   db->exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
   return db;

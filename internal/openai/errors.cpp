@@ -27,10 +27,20 @@ bool TransportError::timed_out() const noexcept {
   return code_.value() == CURLE_OPERATION_TIMEDOUT;
 }
 bool TransportError::aborted() const noexcept { return code_.value() == CURLE_ABORTED_BY_CALLBACK; }
+TransportError aborted_error(const std::string& message) {
+  return TransportError(CURLE_ABORTED_BY_CALLBACK, message);
+}
+
+bool TransportError::tls_refused() const noexcept {
+  const int c = code_.value();
+  return c == CURLE_PEER_FAILED_VERIFICATION || c == CURLE_SSL_CACERT_BADFILE ||
+         c == CURLE_SSL_CERTPROBLEM || c == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
+}
 
 std::string TransportError::reason() const {
   if (timed_out()) return "timeout";
   if (aborted()) return "aborted";
+  if (tls_refused()) return "tls_certificate";
   return "network";
 }
 

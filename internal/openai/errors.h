@@ -30,15 +30,22 @@ const std::error_category& curl_category() noexcept;
 class TransportError final : public Error {
  public:
   TransportError(int curl_code, const std::string& message);
-  bool retryable() const noexcept override { return !aborted(); }
+  // Network trouble is worth another try; an abort (shutdown, lost lease) and a TLS certificate
+  // the client refuses are not: a bad certificate stays bad.
+  bool retryable() const noexcept override { return !aborted() && !tls_refused(); }
   std::string reason() const override;
   std::error_code code() const noexcept { return code_; }
   bool timed_out() const noexcept;
-  bool aborted() const noexcept;  // keep_going returned false
+  bool aborted() const noexcept;      // keep_going returned false
+  bool tls_refused() const noexcept;  // the server's certificate failed verification
 
  private:
   std::error_code code_;
 };
+
+// The error an abort by keep_going gives (shutdown, lost lease), for code that stops before
+// a transfer starts.
+TransportError aborted_error(const std::string& message);
 
 class ApiError final : public Error {
  public:

@@ -49,6 +49,8 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
       parts_.counter.set_scale(parts_.engine.calibration_scale(parts_.client.model()));
     parts_.summarizer.set_keep_going(keep_going);
     o.contexts.push_back(build(task, {}));
+    // A slow build (a huge history, summaries) must not cost the lease: renew now if due.
+    if (!keep_going()) throw openai::aborted_error("aborted before the call");
     try {
       o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going);
     } catch (const openai::ApiError& e) {

@@ -35,6 +35,18 @@ TEST(EnvFileTest, RefusesALineThatIsNotKeyValueAndSaysWhere) {
   }
 }
 
+TEST(EnvFileTest, AnInlineCommentAfterAnUnquotedValueIsNotPartOfIt) {
+  testing::TempDir dir;
+  const std::string path = dir.file("c.env");
+  std::ofstream(path) << "WORKER_CONCURRENCY=8 # eight slots\nOPENAI_MODEL=gpt-4o\t# tab\n"
+                         "OPENAI_API_KEY=sk-ab#cd\nSYSTEM_PROMPT='keep # this'\n";
+  const auto vars = read_env_file(path);
+  EXPECT_EQ(vars.at("WORKER_CONCURRENCY"), "8");  // was "8 # eight slots": exit 2 at start
+  EXPECT_EQ(vars.at("OPENAI_MODEL"), "gpt-4o");
+  EXPECT_EQ(vars.at("OPENAI_API_KEY"), "sk-ab#cd");  // a '#' inside a word stays
+  EXPECT_EQ(vars.at("SYSTEM_PROMPT"), "keep # this");
+}
+
 TEST(EnvFileTest, MissingFileIsAConfigError) {
   EXPECT_THROW(read_env_file("/nonexistent/autonous.env"), ConfigError);
 }

@@ -122,5 +122,19 @@ TEST_F(HardeningE2eTest, WithoutARetryBudgetTheSameOutageFailsItsTasks) {
   EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'failed'"), 3);
 }
 
+TEST_F(HardeningE2eTest, StatusNeverSendsServerTextsEscapeSequencesToTheTerminal) {
+  ASSERT_EQ(autonous(dir_, {"migrate"}, {{"DB_PATH", db_}}).exit_code, 0);
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec(
+        "INSERT INTO tasks(chat_id, text, status, error, finished_at) VALUES ('a', 'x', "
+        "'failed', 'boom ' || char(27) || '[2J' || char(13) || 'cleared', '2026')");
+  }
+  const auto r = autonous(dir_, {"status"}, {{"DB_PATH", db_}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("boom \\x1b[2J\\x0dcleared"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace autonous::testing

@@ -93,6 +93,25 @@ TEST_F(ClientTest, ToleratesMissingUsageNullContentAndUnknownFields) {
   }
 }
 
+TEST_F(ClientTest, ARefusedTlsCertificateIsPermanentNotANetworkBlip) {
+  transport_.push_error(CURLE_PEER_FAILED_VERIFICATION, "SSL certificate problem");
+  try {
+    (void)client().chat(messages_);
+    FAIL();
+  } catch (const TransportError& e) {
+    EXPECT_FALSE(e.retryable());
+    EXPECT_EQ(e.reason(), "tls_certificate");
+  }
+  transport_.push_error(CURLE_COULDNT_CONNECT, "refused");
+  try {
+    (void)client().chat(messages_);
+    FAIL();
+  } catch (const TransportError& e) {
+    EXPECT_TRUE(e.retryable());
+    EXPECT_EQ(e.reason(), "network");
+  }
+}
+
 TEST_F(ClientTest, ContentPartsAreJoinedAndNulBytesSurvive) {
   transport_.push(
       {200,
