@@ -4,8 +4,10 @@
 
 #include <SQLiteCpp/Database.h>
 #include <spdlog/spdlog.h>
+#include <sqlite3.h>
 
 #include "internal/db/database.h"
+#include "internal/db/migrations.h"
 #include "internal/db/migrator.h"
 #include "internal/tokens/counter_factory.h"
 #include "internal/tokens/token_counter.h"
@@ -18,6 +20,21 @@ std::unique_ptr<SQLite::Database> open_db(const config::Config& config) {
                                      config.sqlite_busy_timeout});
   db::migrate(*db);
   return db;
+}
+
+std::unique_ptr<SQLite::Database> open_db_for_reading(const config::Config& config) {
+  try {
+    return open_db(config);
+  } catch (const SQLite::Exception& e) {
+    if (e.getErrorCode() != SQLITE_READONLY && e.getErrorCode() != SQLITE_CANTOPEN) throw;
+    auto db = db::open_read_only(config.db_path, config.sqlite_busy_timeout);
+    const int version = db::schema_version(*db);
+    if (version != db::embedded_migrations().back().version)
+      throw std::runtime_error("the database is read-only and at schema version " +
+                               std::to_string(version) + "; `autonous migrate` it first");
+    spdlog::debug("database is read-only; reading it as it is");
+    return db;
+  }
 }
 
 std::unique_ptr<tokens::TokenCounter> make_counter(const config::Config& config,

@@ -21,6 +21,10 @@ namespace autonous::cmd {
 // Opens DB_PATH and migrates it when needed, so a fresh DB_PATH just works.
 std::unique_ptr<SQLite::Database> open_db(const config::Config& config);
 
+// For commands that only read: open_db(), or, when the database cannot be written (a read-only
+// file or folder), the same file read-only, provided its schema is current. Throws otherwise.
+std::unique_ptr<SQLite::Database> open_db_for_reading(const config::Config& config);
+
 // Builds the counter `setting` (a TOKEN_COUNTER value) names. A fallback of `auto` is logged as
 // a warning; an explicit encoding that cannot load is a ConfigError.
 std::unique_ptr<tokens::TokenCounter> make_counter(const config::Config& config,

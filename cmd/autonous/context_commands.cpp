@@ -42,7 +42,7 @@ int run_context(const config::Config& config, const ContextOptions& options) {
 }
 
 int run_context_stats(const config::Config& config, const events::StatsFilter& filter) {
-  auto db = open_db(config);
+  auto db = open_db_for_reading(config);
   std::cout << events::context_stats_json(events::compression_stats(*db, filter),
                                           events::estimate_stats(*db, filter))
             << "\n";

@@ -22,7 +22,7 @@ struct EventsOptions {
 };
 
 int run_events(const config::Config& config, const EventsOptions& options) {
-  auto db = open_db(config);
+  auto db = open_db_for_reading(config);
   events::EventFilter filter;
   filter.task_id = options.task_id;
   filter.type = options.type;

@@ -82,7 +82,7 @@ void print_status_json(const queue::QueueStats& s) {
 }
 
 int run_status(const config::Config& config, bool json) {
-  auto db = open_db(config);
+  auto db = open_db_for_reading(config);
   queue::Queue q(*db);
   const queue::QueueStats s = q.stats(common::SystemClock().now());
   if (json) {

@@ -50,17 +50,23 @@ int run_worker(const config::Config& config, bool drain) {
   worker::Worker w(config, deps, drain);
 
   std::stop_source stop;
-  std::jthread signal_thread([&stop, signals](const std::stop_token& done) {
+  std::stop_source hard;  // a second signal: no grace period
+  std::jthread signal_thread([&stop, &hard, signals](const std::stop_token& done) {
     const timespec tick{0, 200'000'000};
     while (!done.stop_requested()) {
       const int sig = sigtimedwait(&signals, nullptr, &tick);
-      if (sig == SIGTERM || sig == SIGINT) {
-        spdlog::info("signal received signal={}; stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      if (sig != SIGTERM && sig != SIGINT) continue;
+      const char* name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+      if (!stop.stop_requested()) {
+        spdlog::info("signal received signal={}; stopping (again: at once)", name);
         stop.request_stop();
+      } else {
+        spdlog::warn("second signal received signal={}; aborting in-flight calls now", name);
+        hard.request_stop();
       }
     }
   });
-  w.run(stop.get_token());
+  w.run(stop.get_token(), hard.get_token());
   // Wake the signal thread now rather than at its next tick: `--drain` exits at once.
   signal_thread.request_stop();
   pthread_kill(signal_thread.native_handle(), SIGUSR1);

@@ -52,4 +52,21 @@ std::unique_ptr<SQLite::Database> open(const std::string& path, const OpenOption
   return db;
 }
 
+std::unique_ptr<SQLite::Database> open_read_only(const std::string& path,
+                                                 std::chrono::milliseconds busy_timeout) {
+  auto db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READONLY);
+  try {
+    db->execAndGet("SELECT count(*) FROM sqlite_schema");
+  } catch (const SQLite::Exception& e) {
+    // A WAL database whose -shm file is missing and cannot be created (a read-only folder):
+    // SQLite can read it only as immutable, which is what a read-only copy is.
+    if (e.getErrorCode() != SQLITE_READONLY && e.getErrorCode() != SQLITE_CANTOPEN) throw;
+    db = std::make_unique<SQLite::Database>("file:" + path + "?immutable=1",
+                                            SQLite::OPEN_READONLY | SQLite::OPEN_URI);
+  }
+  sqlite3_busy_handler(db->getHandle(), &busy_handler,
+                       reinterpret_cast<void*>(static_cast<intptr_t>(busy_timeout.count())));
+  return db;
+}
+
 }  // namespace autonous::db

@@ -22,4 +22,10 @@ struct OpenOptions {
 // cannot be opened or is not a database. The directory must exist.
 std::unique_ptr<SQLite::Database> open(const std::string& path, const OpenOptions& options);
 
+// Opens the existing database at `path` for reading only: no pragma that writes, no migration.
+// For commands that only read (status, events) when the file or its folder is read-only.
+// Throws SQLite::Exception when it cannot be opened.
+std::unique_ptr<SQLite::Database> open_read_only(const std::string& path,
+                                                 std::chrono::milliseconds busy_timeout);
+
 }  // namespace autonous::db

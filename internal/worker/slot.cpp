@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/Database.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include "internal/common/clock.h"
 #include "internal/common/utf8.h"
@@ -41,12 +42,31 @@ Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
 
 Slot::~Slot() = default;
 
+void Slot::check_database_file() {
+  const auto t = std::chrono::steady_clock::now();
+  if (db_inode_ != 0 && t - last_file_check_ < std::chrono::seconds(1)) return;
+  last_file_check_ = t;
+  struct stat st {};
+  if (::stat(config_.db_path.c_str(), &st) != 0)
+    throw std::runtime_error("the database file " + config_.db_path +
+                             " was deleted while the worker ran; stopping");
+  if (db_inode_ == 0) {
+    db_device_ = st.st_dev;
+    db_inode_ = st.st_ino;
+  } else if (st.st_dev != db_device_ || st.st_ino != db_inode_) {
+    throw std::runtime_error("the database file " + config_.db_path +
+                             " was replaced while the worker ran; stopping");
+  }
+}
+
 common::TimePoint Slot::now() const { return deps_.clock->now(); }
 
 void Slot::loop(bool drain) {
   const std::stop_token stop = run_.stop.get_token();
   std::optional<queue::Task> task;
+  check_database_file();
   while (!stop.stop_requested()) {
+    check_database_file();
     if (!task) task = queue_.claim(worker_id_, now(), config_.task_lease);
     if (task) {
       ++stats_.claimed;

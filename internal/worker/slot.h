@@ -59,6 +59,9 @@ class Slot {
                                       const std::vector<events::Event>& trail);
   std::function<bool()> keep_going_for(const queue::Task& task);
   common::TimePoint now() const;
+  // Throws when DB_PATH no longer names the file this slot opened (deleted or replaced): the
+  // worker would otherwise write into an unlinked file that nothing reads.
+  void check_database_file();
 
   const config::Config& config_;
   const WorkerDeps& deps_;
@@ -76,6 +79,9 @@ class Slot {
   store::Engine engine_;
   Turn turn_;
   bool lease_lost_ = false;
+  uint64_t db_device_ = 0;  // DB_PATH's file as opened
+  uint64_t db_inode_ = 0;
+  std::chrono::steady_clock::time_point last_file_check_;
 };
 
 }  // namespace autonous::worker

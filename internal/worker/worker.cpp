@@ -30,7 +30,7 @@ void wait_for_stop(RunState& state, const std::atomic<int>& running, std::chrono
                    state.busy.load());
     state.cv.notify_all();
     std::unique_lock lock(state.mu);
-    state.cv.wait_for(lock, grace, [&] { return running.load() == 0; });
+    state.cv.wait_for(lock, grace, [&] { return running.load() == 0 || state.hard_stop.load(); });
   }
   if (running.load() > 0) {
     spdlog::warn("grace period over: aborting in-flight calls and releasing their leases");
@@ -48,9 +48,17 @@ Worker::Worker(config::Config config, WorkerDeps deps, bool drain)
   if (config_.worker_id.empty()) config_.worker_id = default_worker_id();
 }
 
-void Worker::run(const std::stop_token& stop) {
+void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
   RunState state;
   const std::stop_callback forward(stop, [&state] { state.stop.request_stop(); });
+  const std::stop_callback cut_short(hard, [&state] {
+    {
+      const std::lock_guard lock(state.mu);
+      state.hard_stop = true;
+    }
+    state.stop.request_stop();
+    state.cv.notify_all();
+  });
 
   // Slots are built here, so a database that cannot be opened fails run() before any thread.
   std::vector<std::unique_ptr<Slot>> slots;

@@ -53,7 +53,9 @@ class Worker {
   // Throws when a slot cannot start (the database cannot be opened) or when a slot died of an
   // error outside any task (the database stayed locked past its busy timeout, say): the other
   // slots are stopped gracefully first, then the first such error is rethrown (exit code 1).
-  void run(const std::stop_token& stop);
+  // `hard` ends the grace period at once (a second SIGTERM): in-flight calls are aborted and
+  // their leases released.
+  void run(const std::stop_token& stop, const std::stop_token& hard = {});
 
   const WorkerStats& stats() const noexcept { return stats_; }
 

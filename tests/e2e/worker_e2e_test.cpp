@@ -267,6 +267,26 @@ TEST_F(WorkerE2eTest, SigtermLetsInFlightCallsFinishThenExitsZero) {
   expect_exactly_once(3);
 }
 
+TEST_F(WorkerE2eTest, ASecondSigtermCutsTheGracePeriodShort) {
+  StubServer stub(dir_.path().string());
+  enqueue("a", "[[stub:hang*1]]");
+  // A grace period of an hour: only the second signal can end the run soon.
+  Process worker({autonous_bin(), "worker"}, env(stub, {{"SHUTDOWN_GRACE_SECONDS", "3600"}}),
+                 dir_.path().string());
+  const auto deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (stub.log_lines().empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(20));
+  worker.signal(SIGTERM);
+  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_FALSE(worker.wait(milliseconds(10)));  // still in its grace period
+  worker.signal(SIGTERM);
+  const auto r = worker.wait(seconds(10));
+  ASSERT_TRUE(r) << "the second SIGTERM did not end the grace period";
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  EXPECT_EQ(str("SELECT status FROM tasks"), "queued");  // released for another worker
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'agent.released'"), 1);
+}
+
 TEST_F(WorkerE2eTest, SigtermAfterTheGracePeriodReleasesLeasesForOthers) {
   StubServer stub(dir_.path().string());
   enqueue("a", "[[stub:hang*1]]");
