@@ -2,7 +2,8 @@
 
 #include <cstdio>
 #include <mutex>
-#include <sstream>
+#include <string_view>
+#include <vector>
 
 #include <fmt/chrono.h>
 #include <nlohmann/json.hpp>
@@ -54,6 +55,56 @@ class TextSink final : public spdlog::sinks::base_sink<std::mutex> {
   void flush_() override { std::fflush(stderr); }
 };
 
+// A word of a log message: `key=value`, `key="quoted value"` (values written with {:?}: user
+// and server text, which may hold spaces, '=' or quotes), or a plain word (key empty).
+struct Word {
+  std::string key;
+  std::string value;
+};
+
+// The quoted value starting at text[i] (a '"'), without its quotes, \" and \\ undone; i ends
+// past the closing quote. Other escapes (\n, \x1b) stay as written.
+std::string quoted_value(std::string_view text, size_t& i) {
+  std::string out;
+  for (++i; i < text.size() && text[i] != '"'; ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && (text[i + 1] == '"' || text[i + 1] == '\\')) {
+      out += text[++i];
+    } else {
+      out += text[i];
+    }
+  }
+  ++i;
+  return out;
+}
+
+std::vector<Word> split_words(std::string_view text) {
+  std::vector<Word> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i == text.size()) break;
+    const size_t start = i;
+    while (i < text.size() && text[i] != ' ' && text[i] != '=' && text[i] != '"') ++i;
+    Word w;
+    if (i < text.size() && text[i] == '=' && is_key(text.substr(start, i - start))) {
+      w.key = std::string(text.substr(start, i - start));
+      ++i;
+      if (i < text.size() && text[i] == '"') {
+        w.value = quoted_value(text, i);
+        words.push_back(std::move(w));
+        continue;
+      }
+    } else {
+      i = start;
+    }
+    const size_t value_start = i;
+    while (i < text.size() && text[i] != ' ') ++i;
+    w.value = std::string(text.substr(value_start, i - value_start));
+    words.push_back(std::move(w));
+  }
+  return words;
+}
+
 class JsonLinesSink final : public spdlog::sinks::base_sink<std::mutex> {
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
@@ -69,21 +120,18 @@ class JsonLinesSink final : public spdlog::sinks::base_sink<std::mutex> {
     // "task claimed task_id=3 chat_id=a" → message "task claimed", fields {task_id, chat_id}.
     std::string message;
     nlohmann::ordered_json fields = nlohmann::ordered_json::object();
-    std::istringstream words(text);
-    std::string word;
-    std::string last;  // the field that words without '=' continue (an error's message)
-    while (words >> word) {
-      const auto eq = word.find('=');
-      if (eq != std::string::npos && is_key(word.substr(0, eq))) {
-        last = word.substr(0, eq);
+    std::string last;  // the field that words without '=' continue (an unquoted error text)
+    for (const Word& w : split_words(text)) {
+      if (!w.key.empty()) {
+        last = w.key;
         // A field may not pose as the line's own time, level or message.
         if (last == "time" || last == "level" || last == "message") last = "field_" + last;
-        fields[last] = word.substr(eq + 1);
+        fields[last] = w.value;
       } else if (last.empty()) {
         if (!message.empty()) message += ' ';
-        message += word;
+        message += w.value;
       } else {
-        fields[last] = fields[last].get<std::string>() + " " + word;
+        fields[last] = fields[last].get<std::string>() + " " + w.value;
       }
     }
     j["message"] = message;

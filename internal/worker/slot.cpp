@@ -92,8 +92,8 @@ void Slot::loop(bool drain) {
 }
 
 std::optional<queue::Task> Slot::process(const queue::Task& task) {
-  spdlog::info("task claimed task_id={} chat_id={} attempt={} reclaimed={}", task.id, task.chat_id,
-               task.attempts, task.reclaimed);
+  spdlog::info("task claimed task_id={} chat_id={:?} attempt={} reclaimed={}", task.id,
+               task.chat_id, task.attempts, task.reclaimed);
   const TurnOutcome outcome = turn_.run(task, keep_going_for(task), [this] { return lease_lost_; });
   return apply(task, outcome);
 }
@@ -108,7 +108,7 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
       } catch (const std::exception& e) {
         // The reply arrived but could not be stored: nothing of it is committed, and the event
         // trail says so (no turn.completed); the task is retried like any internal error.
-        spdlog::error("could not store the reply task_id={} error={}", task.id, e.what());
+        spdlog::error("could not store the reply task_id={} error={:?}", task.id, e.what());
         TurnOutcome retry = o;
         turn_.commit_failed(retry, e);
         return apply(task, retry);
@@ -121,18 +121,18 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
                        task.attempts, o.failure->reason, o.delay.count());
         }
       } catch (const std::exception& e) {
-        spdlog::error("could not schedule retry task_id={} error={}", task.id, e.what());
+        spdlog::error("could not schedule retry task_id={} error={:?}", task.id, e.what());
       }
       return std::nullopt;
     case Kind::kFailed:
       try {
         if (queue_.fail(task, o.error, trail)) {
           ++stats_.failed;
-          spdlog::error("task failed task_id={} chat_id={} error={}", task.id, task.chat_id,
+          spdlog::error("task failed task_id={} chat_id={:?} error={:?}", task.id, task.chat_id,
                         o.error);
         }
       } catch (const std::exception& e) {
-        spdlog::error("could not record failure task_id={} error={}", task.id, e.what());
+        spdlog::error("could not record failure task_id={} error={:?}", task.id, e.what());
       }
       return std::nullopt;
     case Kind::kRelease:
@@ -163,7 +163,7 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
     return std::nullopt;
   }
   ++stats_.completed;
-  spdlog::info("task done task_id={} chat_id={} latency_ms={} reply_chars={}", task.id,
+  spdlog::info("task done task_id={} chat_id={:?} latency_ms={} reply_chars={}", task.id,
                task.chat_id, o.result->latency.count(), reply.size());
   return std::move(done.next);
 }

@@ -71,7 +71,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
   } catch (const std::exception& e) {
     // A storage or internal error: the task is not at fault, so it is retried like a
     // transient LLM failure. Never a crash.
-    spdlog::error("task error task_id={} error={}", task.id, e.what());
+    spdlog::error("task error task_id={} error={:?}", task.id, e.what());
     retry_or_fail(o, TurnFailure{"internal", e.what(), std::nullopt, milliseconds(0), std::nullopt,
                                  parts_.clock.now()});
   }
@@ -84,10 +84,10 @@ ContextStep Turn::build(const queue::Task& task, const context::BuildOptions& op
   step.calibration_scale = parts_.counter.scale();
   step.at = parts_.clock.now();
   if (const auto& s = step.built.summarized)
-    spdlog::info("context summarized task_id={} chat_id={} messages={} summary_tokens={}", task.id,
-                 task.chat_id, s->messages_covered, s->summary_tokens);
+    spdlog::info("context summarized task_id={} chat_id={:?} messages={} summary_tokens={}",
+                 task.id, task.chat_id, s->messages_covered, s->summary_tokens);
   for (const auto& w : step.built.warnings)
-    spdlog::warn("context warning task_id={} chat_id={} reason={}", task.id, task.chat_id,
+    spdlog::warn("context warning task_id={} chat_id={:?} reason={}", task.id, task.chat_id,
                  w.reason);
   return step;
 }

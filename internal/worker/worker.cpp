@@ -66,7 +66,7 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
   for (int i = 0; i < config_.worker_concurrency; ++i)
     slots.push_back(
         std::make_unique<Slot>(config_, engine_, deps_, stats_, state, config_.worker_id));
-  spdlog::info("worker started worker_id={} concurrency={} drain={}", config_.worker_id,
+  spdlog::info("worker started worker_id={:?} concurrency={} drain={}", config_.worker_id,
                config_.worker_concurrency, drain_);
 
   std::atomic<int> running{config_.worker_concurrency};
@@ -86,7 +86,7 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
       try {
         s->loop(drain_);
       } catch (const std::exception& e) {
-        spdlog::error("worker slot stopped by an error; shutting down error={}", e.what());
+        spdlog::error("worker slot stopped by an error; shutting down error={:?}", e.what());
         record_failure(std::current_exception());
       } catch (...) {
         spdlog::error("worker slot stopped by an unknown error; shutting down");

@@ -77,12 +77,19 @@ TEST_F(HardeningE2eTest, JsonLogsStayValidJsonThroughFailuresRetriesAndShutdown)
   bool failed = false;
   bool retried = false;
   bool stopped = false;
+  bool claimed_forger = false;
   while (std::getline(lines, line)) {
     ++n;
     const auto j = nlohmann::json::parse(line, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << line;
     ASSERT_TRUE(j.contains("level") && j.contains("message")) << line;
     EXPECT_NE(j["level"], "critical") << line;  // a chat id cannot forge the level
+    if (j["message"] == "task claimed" && j.value("task_id", "") == "4") {
+      // The chat id is one escaped value, not words parsed into forged fields.
+      EXPECT_EQ(j["chat_id"], "forger level=critical message=owned") << line;
+      EXPECT_FALSE(j.contains("field_level")) << line;
+      claimed_forger = true;
+    }
     failed |= j["message"] == "task failed";
     retried |= j["message"] == "task retry";
     stopped |= j["message"] == "worker stopped";
@@ -92,6 +99,14 @@ TEST_F(HardeningE2eTest, JsonLogsStayValidJsonThroughFailuresRetriesAndShutdown)
   EXPECT_TRUE(failed);
   EXPECT_TRUE(retried);
   EXPECT_TRUE(stopped);
+  EXPECT_TRUE(claimed_forger);
+}
+
+TEST_F(HardeningE2eTest, AChatIdOverItsLimitIsAUsageErrorNamingTheFlag) {
+  const auto r =
+      autonous(dir_, {"enqueue", "--chat", std::string(257, 'c'), "hi"}, {{"DB_PATH", db_}});
+  EXPECT_EQ(r.exit_code, 2) << r.err;  // was 1: the CHECK constraint's runtime error
+  EXPECT_NE(r.err.find("--chat"), std::string::npos) << r.err;
 }
 
 TEST_F(HardeningE2eTest, ANewlineInAChatIdCannotStartAForgedTextLogLine) {
