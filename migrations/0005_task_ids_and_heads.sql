@@ -5,7 +5,8 @@
 --    task's history pair and events. SQLite cannot add AUTOINCREMENT in place, so the table is
 --    rebuilt (the documented 12-step procedure; the migrator turns foreign keys off around it
 --    and checks them before commit). Ids continue from the highest one present.
---    It also gains first_claimed_at (Unix ms), where RETRY_BUDGET_SECONDS counts from.
+--    It also gains first_claimed_at (Unix ms), where RETRY_BUDGET_SECONDS counts from, and
+--    lease_expiries, the claims taken over from an expired lease (a crash loop's count).
 -- 2. The head triggers pick a running task first: `autonous requeue` of an older failed task
 --    used to make it the head while a newer task of the chat was still running, so two tasks
 --    of one chat ran at once.
@@ -28,12 +29,26 @@ CREATE TABLE tasks_new (
   started_at       TEXT,
   finished_at      TEXT,
   first_claimed_at INTEGER,                     -- Unix ms of the first claim: the retry budget
+  lease_expiries   INTEGER NOT NULL DEFAULT 0,  -- claims taken over from an expired lease
   CHECK (status <> 'done' OR reply IS NOT NULL),
   CHECK (status <> 'failed' OR error IS NOT NULL)
 );
 INSERT INTO tasks_new SELECT id, chat_id, text, status, priority, attempts, reply, error,
   created_at, updated_at, run_after, lease_owner, lease_token, lease_expires_at, started_at,
-  finished_at, NULL FROM tasks;
+  finished_at, NULL, 0 FROM tasks;
+-- Ids continue after every id still referenced anywhere: rows deleted before this upgrade may
+-- have left their history and events behind. (The sequence row is still named tasks_new here;
+-- the rename below carries it over.)
+INSERT INTO sqlite_sequence(name, seq)
+  SELECT 'tasks_new', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'tasks_new');
+UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT max(id) FROM tasks), 0),
+                                     coalesce((SELECT max(task_id) FROM history), 0),
+                                     coalesce((SELECT max(task_id) FROM events), 0))
+  WHERE name = 'tasks_new';
+-- Tasks deleted from the sqlite3 shell (foreign keys off there by default) left history rows
+-- pointing at them: what ON DELETE SET NULL would have done, done now.
+UPDATE history SET task_id = NULL
+  WHERE task_id IS NOT NULL AND task_id NOT IN (SELECT id FROM tasks);
 DROP TABLE tasks;
 ALTER TABLE tasks_new RENAME TO tasks;
 CREATE INDEX tasks_active_by_chat ON tasks(chat_id, id) WHERE status IN ('queued', 'running');

@@ -88,6 +88,8 @@ std::optional<bool> answer_hostile(int fd, const Fault& fault, const Request& re
   if (k == "endless") return endless(fd);
   if (k == "gzipbomb") return gzip_bomb(fd, fault);
   if (k == "echokey") return echo_key(fd, req);
+  if (k == "hugeerror")
+    return send_all(fd, response(502, std::string(size_arg(fault, 1 << 20), 'x'), {}, "text/html"));
   if (k == "down")
     return send_all(fd, response(503, openai_error("the service is down", "server_error",
                                                    "service_unavailable")));

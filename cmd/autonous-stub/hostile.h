@@ -5,6 +5,7 @@
 //   huge:BYTES      200 with a valid reply whose content is BYTES long (Content-Length set)
 //   endless         200, chunked, a body that never ends (until the client hangs up)
 //   gzipbomb:BYTES  200 with Content-Encoding: gzip, BYTES of zeros compressed (~1000:1)
+//   hugeerror:BYTES 502 with an HTML page BYTES long (an error over MAX_RESPONSE_BYTES)
 //   echokey         401 whose message echoes the request's Authorization header (some gateways do)
 //   down:SECONDS    503 for every request of this message during SECONDS from its first one
 //                   (an outage window; *N is ignored)

@@ -143,9 +143,21 @@ class JsonLinesSink final : public spdlog::sinks::base_sink<std::mutex> {
   void flush_() override { std::fflush(stderr); }
 };
 
+bool g_json_logs = false;  // set once, before any thread starts
+
 }  // namespace
 
+int report_exit(int code, const std::string& text) {
+  if (g_json_logs) {
+    spdlog::error("autonous exiting exit_code={} error={:?}", code, text);
+  } else {
+    std::fputs(("autonous: " + text + "\n").c_str(), stderr);
+  }
+  return code;
+}
+
 void setup_logging(const config::Config& config) {
+  g_json_logs = config.log_format == config::LogFormat::kJson;
   std::shared_ptr<spdlog::logger> logger;
   if (config.log_format == config::LogFormat::kJson) {
     logger = std::make_shared<spdlog::logger>("autonous", std::make_shared<JsonLinesSink>());

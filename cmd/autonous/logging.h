@@ -3,10 +3,16 @@
 // `json`: one object a line {time, level, message, fields…}, where `key=value` words at the end
 // of a message become fields. Invalid UTF-8 is replaced, never thrown.
 
+#include <string>
+
 #include "internal/config/config.h"
 
 namespace autonous::cmd {
 
 void setup_logging(const config::Config& config);
+
+// Says why the process exits with `code`: "autonous: <text>" on stderr, or, once LOG_FORMAT=json
+// is in effect, one more JSON line ("autonous exiting", exit_code, error). Returns `code`.
+int report_exit(int code, const std::string& text);
 
 }  // namespace autonous::cmd

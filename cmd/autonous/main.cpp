@@ -55,14 +55,11 @@ int run(int argc, char** argv) {
     cmd::setup_logging(config);
     return action(config);
   } catch (const config::ConfigError& e) {
-    std::cerr << "autonous: configuration error: " << e.what() << "\n";
-    return 2;
+    return cmd::report_exit(2, std::string("configuration error: ") + e.what());
   } catch (const cmd::UsageError& e) {
-    std::cerr << "autonous: " << e.what() << "\n";
-    return 2;
+    return cmd::report_exit(2, e.what());
   } catch (const std::exception& e) {
-    std::cerr << "autonous: error: " << e.what() << "\n";
-    return 1;
+    return cmd::report_exit(1, std::string("error: ") + e.what());
   }
 }
 

@@ -52,12 +52,16 @@ int run_enqueue(const config::Config& config, const EnqueueOptions& options) {
 // operator's terminal.
 std::string terminal_safe(const std::string& text) {
   std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto u = static_cast<unsigned char>(text[i]);
+    const bool c1 = u == 0xC2 && i + 1 < text.size() &&
+                    (static_cast<unsigned char>(text[i + 1]) & 0xE0) == 0x80;  // U+0080-U+009F
     if (u < 0x20 || u == 0x7F) {
       out += fmt::format("\\x{:02x}", u);
+    } else if (c1) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[++i]));
     } else {
-      out += c;
+      out += text[i];
     }
   }
   return out;

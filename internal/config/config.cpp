@@ -99,6 +99,40 @@ void refuse_control_characters(std::string_view name, const std::string& value) 
   }
 }
 
+// What is wrong with the host[:port] of a URL, or "" when nothing is.
+std::string authority_problem(const std::string& authority) {
+  std::string host = authority;
+  std::string port;
+  if (!authority.empty() && authority.front() == '[') {  // [IPv6]:port
+    const size_t close = authority.find(']');
+    if (close == std::string::npos) return "has an unclosed [";
+    host = authority.substr(1, close - 1);
+    if (host.empty() || host.find_first_not_of("0123456789abcdefABCDEF:.") != std::string::npos)
+      return "has a bad IPv6 host";
+    const std::string rest = authority.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':') return "has text after the IPv6 host";
+    if (!rest.empty() && rest.size() == 1) return "has a bad port";
+    if (!rest.empty()) port = rest.substr(1);
+  } else {
+    const size_t colon = authority.find(':');
+    if (colon != std::string::npos) {
+      host = authority.substr(0, colon);
+      port = authority.substr(colon + 1);
+      if (port.empty()) return "has a bad port";
+    }
+    if (host.empty()) return "has no host";
+    if (host.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
+        std::string::npos)
+      return "has a bad host";
+  }
+  if (!port.empty() &&
+      (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+       std::stoi(port) == 0 || std::stoi(port) > 65535))
+    return "has a bad port";
+  return "";
+}
+
 // scheme://host[:port][/path], http or https, no user info, query, fragment or whitespace.
 void check_base_url(const std::string& url) {
   const std::string l = lower(url);
@@ -113,17 +147,10 @@ void check_base_url(const std::string& url) {
   if (url.find_first_of("?#") != std::string::npos) refuse("has a query or fragment");
   const size_t host_end = std::min(url.find('/', scheme), url.size());
   const std::string authority = url.substr(scheme, host_end - scheme);
-  if (authority.empty()) refuse("has no host");
   if (authority.find('@') != std::string::npos)
     refuse("carries user info (put the key in OPENAI_API_KEY)");
-  const size_t colon = authority.rfind(':');
-  if (colon != std::string::npos && authority.find(']') == std::string::npos) {
-    const std::string port = authority.substr(colon + 1);
-    if (port.empty() || port.size() > 5 ||
-        port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) == 0 ||
-        std::stoi(port) > 65535)
-      refuse("has a bad port");
-  }
+  if (url.find('\\') != std::string::npos) refuse("holds a backslash");
+  if (const std::string why = authority_problem(authority); !why.empty()) refuse(why);
 }
 
 void read_llm(const EnvLookup& env, Config& c) {

@@ -21,6 +21,32 @@ bool valid_key(const std::string& key) {
   return true;
 }
 
+std::string value_of_line(const std::string& path, int number) {
+  return path + ":" + std::to_string(number);
+}
+
+// The value of `raw` (what follows '='): quotes keep spaces and '#', and may be followed by a
+// comment; an unquoted value ends at a '#' that starts a word (a comment, as in systemd's and
+// shells' env files); a '#' inside a word is kept (a URL fragment, a key).
+void out_value(const std::string& raw, const std::string& where, std::string& value) {
+  const std::string v = strip(raw);
+  if (!v.empty() && (v.front() == '"' || v.front() == '\'')) {
+    const auto close = v.find(v.front(), 1);
+    if (close == std::string::npos) throw ConfigError("--env-file", where + ": unterminated quote");
+    const std::string rest = strip(v.substr(close + 1));
+    if (!rest.empty() && rest.front() != '#')
+      throw ConfigError("--env-file", where + ": text after the closing quote");
+    value = v.substr(1, close - 1);
+    return;
+  }
+  value.clear();
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] == '#' && (i == 0 || v[i - 1] == ' ' || v[i - 1] == '\t')) break;
+    value += v[i];
+  }
+  value = strip(value);
+}
+
 }  // namespace
 
 std::map<std::string, std::string> read_env_file(const std::string& path) {
@@ -38,18 +64,7 @@ std::map<std::string, std::string> read_env_file(const std::string& path) {
     const std::string key = eq == std::string::npos ? s : strip(s.substr(0, eq));
     if (eq == std::string::npos || !valid_key(key))
       throw ConfigError("--env-file", path + ":" + std::to_string(number) + ": expected KEY=VALUE");
-    std::string value = strip(s.substr(eq + 1));
-    // Quotes keep spaces and '#'. An unquoted value ends at " #" (an inline comment, as in
-    // systemd's and shells' env files); a '#' inside a word is kept (a URL fragment, a key).
-    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
-        value.back() == value.front()) {
-      value = value.substr(1, value.size() - 2);
-    } else if (const auto hash = value.find(" #"); hash != std::string::npos) {
-      value = strip(value.substr(0, hash));
-    } else if (const auto tab = value.find("\t#"); tab != std::string::npos) {
-      value = strip(value.substr(0, tab));
-    }
-    out[key] = value;
+    out_value(s.substr(eq + 1), value_of_line(path, number), out[key]);
   }
   return out;
 }

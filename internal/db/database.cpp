@@ -1,10 +1,12 @@
 #include "internal/db/database.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <random>
 #include <thread>
 
 #include <SQLiteCpp/Database.h>
+#include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
 namespace autonous::db {
@@ -63,6 +65,12 @@ std::unique_ptr<SQLite::Database> open_read_only(const std::string& path,
     if (e.getErrorCode() != SQLITE_READONLY && e.getErrorCode() != SQLITE_CANTOPEN) throw;
     db = std::make_unique<SQLite::Database>("file:" + path + "?immutable=1",
                                             SQLite::OPEN_READONLY | SQLite::OPEN_URI);
+    std::error_code ec;
+    if (std::filesystem::file_size(path + "-wal", ec) > 0 && !ec)
+      spdlog::warn(
+          "reading {} as an immutable copy: its -wal file holds commits this read "
+          "cannot see (open it with write access for the current state)",
+          path);
   }
   sqlite3_busy_handler(db->getHandle(), &busy_handler,
                        reinterpret_cast<void*>(static_cast<intptr_t>(busy_timeout.count())));

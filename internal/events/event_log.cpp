@@ -80,7 +80,25 @@ std::string to_json_line(const StoredEvent& e) {
   j["chat_id"] = e.event.chat_id ? nlohmann::ordered_json(*e.event.chat_id) : nullptr;
   j["parent_id"] = e.event.parent_id ? nlohmann::ordered_json(*e.event.parent_id) : nullptr;
   j["payload"] = nlohmann::ordered_json::parse(e.event.payload, nullptr, false);
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  // JSON escapes C0 controls already; C1 controls (U+0080-U+009F, e.g. U+009B, a one-character
+  // escape-sequence start some terminals honour) are escaped too, so a line is safe to print.
+  const std::string line = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  std::string out;
+  out.reserve(line.size());
+  for (size_t i = 0; i < line.size(); ++i) {
+    const auto u = static_cast<unsigned char>(line[i]);
+    if (u == 0xC2 && i + 1 < line.size() &&
+        (static_cast<unsigned char>(line[i + 1]) & 0xE0) == 0x80) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      const auto c = static_cast<unsigned char>(line[++i]);
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    } else {
+      out += line[i];
+    }
+  }
+  return out;
 }
 
 }  // namespace autonous::events

@@ -154,13 +154,14 @@ ChatResult parse_success(const HttpResponse& r, const std::string& api_key) {
 
   ChatResult out;
   out.http_status = r.status;
-  out.content = content_text(*message);
-  out.finish_reason = string_or_empty(choice, "finish_reason");
+  // Any server text may echo the key (some gateways do): redacted before it is stored.
+  out.content = redacted(content_text(*message), api_key);
+  out.finish_reason = redacted(string_or_empty(choice, "finish_reason"), api_key);
   if (out.content.empty())
     throw ResponseError("the reply has no text (finish_reason '" + out.finish_reason +
                             "'; tool calls and empty replies are not answers)",
                         "empty_reply");
-  out.model = string_or_empty(body, "model");
+  out.model = redacted(string_or_empty(body, "model"), api_key);
   if (const auto u = body.find("usage"); u != body.end() && u->is_object()) {
     Usage usage;
     usage.prompt_tokens = int_or_zero(*u, "prompt_tokens");

@@ -26,15 +26,17 @@ struct Transfer {
   HttpResponse response;
   const std::function<bool()>* keep_going = nullptr;
   size_t max_body_bytes = 0;
+  bool too_large = false;  // the body passed max_body_bytes: the transfer was stopped there
   std::exception_ptr error;
 };
 
 size_t on_body(char* data, size_t size, size_t count, void* user) noexcept {
   auto* t = static_cast<Transfer*>(user);
   try {
-    if (t->response.body.size() + size * count > t->max_body_bytes)
-      throw ResponseTooLargeError("response body over " + std::to_string(t->max_body_bytes) +
-                                  " bytes (MAX_RESPONSE_BYTES); transfer stopped");
+    if (t->response.body.size() + size * count > t->max_body_bytes) {
+      t->too_large = true;
+      return 0;  // stops the transfer (CURLE_WRITE_ERROR); post() decides what it means
+    }
     t->response.body.append(data, size * count);
     return size * count;
   } catch (...) {
@@ -135,6 +137,14 @@ HttpResponse CurlTransport::post(const HttpRequest& request) {
 
   const CURLcode rc = curl_easy_perform(h);
   if (t.error) std::rethrow_exception(t.error);
+  if (t.too_large) {
+    // An error status keeps its meaning (a 502's oversized HTML page is still a 502, retried),
+    // its body cut at the cap; an oversized answer is refused.
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &t.response.status);
+    if (t.response.status >= 300) return std::move(t.response);
+    throw ResponseTooLargeError("response body over " + std::to_string(request.max_body_bytes) +
+                                " bytes (MAX_RESPONSE_BYTES); transfer stopped");
+  }
   if (rc != CURLE_OK) {
     // errbuf and curl_easy_strerror never hold request headers, so the key cannot leak here.
     std::string detail = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 
 namespace autonous::openai {
@@ -14,8 +15,11 @@ std::optional<double> parse_number(const std::string& s) {
   double v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ptr != s.data() + s.size() || s.empty()) return std::nullopt;
-  if (ec == std::errc::result_out_of_range)
-    return s[0] == '-' ? std::nullopt : std::optional(HUGE_VAL);
+  if (ec == std::errc::result_out_of_range) {
+    if (s[0] == '-') return std::nullopt;
+    // Too large for a double is the longest wait; too small to tell from zero is no wait.
+    return std::strtod(s.c_str(), nullptr) == HUGE_VAL ? HUGE_VAL : 0.0;
+  }
   if (ec != std::errc() || std::isnan(v) || v < 0) return std::nullopt;
   return v;
 }

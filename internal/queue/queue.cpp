@@ -29,8 +29,10 @@ const std::string kClaim =
     "lease_token = ?, lease_expires_at = ?, started_at = coalesce(started_at, " AUTONOUS_NOW
     "), "
     "first_claimed_at = coalesce(first_claimed_at, ?5), "
+    "lease_expiries = lease_expiries + (status = 'running'), "
     "updated_at = " AUTONOUS_NOW
-    " WHERE id = ?4 RETURNING chat_id, text, priority, attempts, first_claimed_at";
+    " WHERE id = ?4 RETURNING chat_id, text, priority, attempts, first_claimed_at, "
+    "lease_expiries";
 const std::string kRenew =
     "UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ? AND status = 'running'";
 const std::string kComplete =
@@ -54,7 +56,7 @@ const std::string kRelease =
     " WHERE id = ? AND lease_token = ? AND status = 'running'";
 const std::string kRequeue =
     "UPDATE tasks SET status = 'queued', attempts = 0, run_after = 0, finished_at = NULL, "
-    "first_claimed_at = NULL, "
+    "first_claimed_at = NULL, lease_expiries = 0, "
     "updated_at = " AUTONOUS_NOW " WHERE id = ? AND status = 'failed' RETURNING chat_id";
 
 #undef AUTONOUS_NOW
@@ -143,6 +145,7 @@ std::optional<Task> Queue::claim_in_transaction(const std::string& worker_id, in
     task.priority = upd->getColumn(2).getInt();
     task.attempts = upd->getColumn(3).getInt();
     task.first_claimed_at = common::from_unix_ms(upd->getColumn(4).getInt64());
+    task.lease_expiries = upd->getColumn(5).getInt();
   }
   events::Event started;
   started.type = std::string(events::kAgentStarted);

@@ -18,6 +18,7 @@ struct Task {
   std::string lease_token;
   int64_t agent_event_id = 0;  // the agent.started event of this claim; parent of turn events
   common::TimePoint first_claimed_at;  // the first claim (since a requeue): the retry budget
+  int lease_expiries = 0;  // claims (this one included) taken over from an expired lease
 };
 
 }  // namespace autonous::queue

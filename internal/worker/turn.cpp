@@ -32,11 +32,11 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
   o.model = parts_.client.model();
   o.started_at = parts_.clock.now();
   o.first_claimed_at = task.first_claimed_at;
-  if (task.reclaimed && task.attempts > parts_.config.task_max_attempts) {
-    // Claimed from an expired lease, past the attempt cap: the workers died or hung on this
-    // task again and again (a poison message), whatever the retry budget says.
+  if (task.reclaimed && task.lease_expiries >= parts_.config.task_max_attempts) {
+    // Its workers died or hung on this task TASK_MAX_ATTEMPTS times (a poison message):
+    // whatever the retry budget says. Retries after errors do not count here.
     o.kind = Kind::kFailed;
-    o.error = "gave up after " + std::to_string(task.attempts - 1) +
+    o.error = "gave up after " + std::to_string(task.lease_expiries) +
               " attempts whose leases expired (worker crashed or hung)";
     o.failure = TurnFailure{"lease_expired", o.error,      std::nullopt,
                             milliseconds(0), std::nullopt, o.started_at};
@@ -117,6 +117,9 @@ void Turn::classify(TurnOutcome& o, const openai::Error& e, milliseconds latency
                 latency,
                 e.retry_after(),
                 o.finished_at};
+  // The provider unreachable or overloaded: RETRY_BUDGET_SECONDS applies (not to a malformed or
+  // empty 2xx, a ResponseError, which would repeat).
+  f.outage = transport != nullptr || api != nullptr;
   if (!e.retryable()) {
     o.kind = Kind::kFailed;
     o.error = f.error;
@@ -137,11 +140,19 @@ void Turn::commit_failed(TurnOutcome& o, const std::exception& error) {
 // outage of minutes loses no task, a task failing for hours does not retry forever.
 void Turn::retry_or_fail(TurnOutcome& o, TurnFailure f) {
   o.finished_at = f.at;
-  const milliseconds delay = backoff_delay(o.attempt, parts_.config.retry_base,
-                                           parts_.config.retry_max, f.retry_after, rng_);
-  const auto next_attempt = f.at + delay;
   const bool attempts_left = o.attempt < parts_.config.task_max_attempts;
-  const bool within_budget = next_attempt - o.first_claimed_at <= parts_.config.retry_budget;
+  milliseconds delay = backoff_delay(o.attempt, parts_.config.retry_base, parts_.config.retry_max,
+                                     f.retry_after, rng_);
+  if (!attempts_left) {
+    // Past the attempt cap only the budget keeps a task going: never faster than our own
+    // backoff, whatever a server's Retry-After says (0 would be a hot loop for the budget).
+    delay = std::max(delay, backoff_delay(o.attempt, parts_.config.retry_base,
+                                          parts_.config.retry_max, std::nullopt, rng_));
+  }
+  // Only a provider's outage (network, timeout, 408/409/429/5xx) earns the budget; a reply that
+  // is malformed or empty, or an internal error, would repeat: the attempt cap ends those.
+  const bool within_budget =
+      f.outage && f.at + delay - o.first_claimed_at <= parts_.config.retry_budget;
   if (attempts_left || within_budget) {
     o.kind = Kind::kRetryLater;
     o.error = f.error;

@@ -32,6 +32,7 @@ struct TurnFailure {
   std::chrono::milliseconds latency{0};
   std::optional<std::chrono::milliseconds> retry_after;
   common::TimePoint at;
+  bool outage = false;  // the provider was unreachable or overloaded: RETRY_BUDGET_SECONDS applies
 };
 
 struct TurnOutcome {

@@ -47,6 +47,17 @@ TEST(EnvFileTest, AnInlineCommentAfterAnUnquotedValueIsNotPartOfIt) {
   EXPECT_EQ(vars.at("SYSTEM_PROMPT"), "keep # this");
 }
 
+TEST(EnvFileTest, AQuotedValueMayBeFollowedByACommentAndAnEmptyOneByAComment) {
+  testing::TempDir dir;
+  const std::string path = dir.file("d.env");
+  std::ofstream(path) << "OPENAI_API_KEY=\"sk-x\" # the key\nEMPTY= # nothing\n";
+  const auto vars = read_env_file(path);
+  EXPECT_EQ(vars.at("OPENAI_API_KEY"), "sk-x");  // was "\"sk-x\"" with its quotes: every call 401
+  EXPECT_EQ(vars.at("EMPTY"), "");
+  std::ofstream(path) << "A=\"open\n";
+  EXPECT_THROW(read_env_file(path), ConfigError);
+}
+
 TEST(EnvFileTest, MissingFileIsAConfigError) {
   EXPECT_THROW(read_env_file("/nonexistent/autonous.env"), ConfigError);
 }

@@ -123,6 +123,24 @@ TEST_F(MigratorTest, TheTaskTableRebuildKeepsEveryRowAndItsHistoryLinks) {
   EXPECT_TRUE(db->execAndGet("SELECT task_id FROM history").isNull());
 }
 
+TEST_F(MigratorTest, TheRebuildAcceptsLinksLeftByShellDeletesAndNeverReusesTheirIds) {
+  auto db = open_db();
+  const std::vector<Migration> up_to_4(embedded_migrations().begin(),
+                                       embedded_migrations().begin() + 4);
+  ASSERT_EQ(migrate(*db, up_to_4), 4);
+  db->exec("INSERT INTO tasks(chat_id, text) VALUES ('a', 'x'), ('a', 'y'), ('a', 'z')");
+  db->exec("INSERT INTO history(chat_id, role, text, task_id) VALUES ('a', 'user', 'z', 3)");
+  db->exec("INSERT INTO events(type, task_id) VALUES ('turn.started', 3)");
+  // The sqlite3 shell has foreign keys off: the history row keeps pointing at task 3.
+  db->exec("PRAGMA foreign_keys = OFF");
+  db->exec("DELETE FROM tasks WHERE id >= 2");
+  db->exec("PRAGMA foreign_keys = ON");
+  ASSERT_EQ(migrate(*db), embedded_migrations().back().version);  // before: refused
+  EXPECT_TRUE(db->execAndGet("SELECT task_id FROM history").isNull());
+  db->exec("INSERT INTO tasks(chat_id, text) VALUES ('a', 'w')");
+  EXPECT_EQ(db->getLastInsertRowid(), 4);  // not 2 or 3: their events are still there
+}
+
 TEST_F(MigratorTest, ManyConnectionsOpeningOneFreshFileTogetherAllSucceed) {
   // Switching a new file to WAL answers SQLITE_BUSY without the busy handler: about 1-2 % of
   // such opens failed with "database is locked" before open() retried that step.

@@ -51,6 +51,16 @@ TEST_F(HardeningE2eTest, HostileRepliesFailTheirTaskWithoutCrashingOrBloatingThe
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE NOT json_valid(payload)"), 0);
 }
 
+TEST_F(HardeningE2eTest, AnErrorPageOverTheBodyCapIsStillRetriedAsItsStatus) {
+  StubServer stub(dir_.path().string());
+  enqueue("a", "[[stub:hugeerror:100000*1]]");
+  drain(stub, {{"MAX_RESPONSE_BYTES", "4096"}});
+  // A 502 with an oversized page is a 502 (retried), not response_too_large (failed for good).
+  EXPECT_EQ(str("SELECT status FROM tasks"), "done");
+  EXPECT_EQ(str("SELECT json_extract(payload, '$.reason') FROM events WHERE type = 'llm.retry'"),
+            "http_502");
+}
+
 TEST_F(HardeningE2eTest, AnEchoedKeyReachesNoTableEventOrLog) {
   StubServer stub(dir_.path().string());
   enqueue("a", "[[stub:echokey]]");
@@ -145,12 +155,18 @@ TEST_F(HardeningE2eTest, StatusNeverSendsServerTextsEscapeSequencesToTheTerminal
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
     db.exec(
         "INSERT INTO tasks(chat_id, text, status, error, finished_at) VALUES ('a', 'x', "
-        "'failed', 'boom ' || char(27) || '[2J' || char(13) || 'cleared', '2026')");
+        "'failed', 'boom ' || char(27) || '[2J' || char(13) || 'cleared' || char(155) || '2J', "
+        "'2026')");
+    db.exec("INSERT INTO events(type, chat_id) VALUES ('x', 'c' || char(155) || '2J')");
   }
   const auto r = autonous(dir_, {"status"}, {{"DB_PATH", db_}});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("boom \\x1b[2J\\x0dcleared"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("boom \\x1b[2J\\x0dcleared\\u009b2J"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\xC2\x9B"), std::string::npos) << r.out;  // U+009B, a one-byte CSI
+  const auto events = autonous(dir_, {"events"}, {{"DB_PATH", db_}});
+  EXPECT_EQ(events.out.find("\xC2\x9B"), std::string::npos) << events.out;
+  EXPECT_NE(events.out.find("c\\u009b2J"), std::string::npos) << events.out;
 }
 
 TEST_F(HardeningE2eTest, AReadOnlyDatabaseCanStillBeInspected) {
@@ -197,7 +213,8 @@ TEST_F(HardeningE2eTest, AWorkerWhoseDatabaseFileIsDeletedOrReplacedStopsSayingS
   for (const std::string how : {"deleted", "replaced"}) {
     SCOPED_TRACE(how);
     enqueue("a", "hello");
-    Process worker({autonous_bin(), "worker"}, env(stub), dir_.path().string());
+    Process worker({autonous_bin(), "worker"}, env(stub, {{"LOG_FORMAT", "json"}}),
+                   dir_.path().string());
     const auto deadline = std::chrono::steady_clock::now() + seconds(10);
     while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < 1 &&
            std::chrono::steady_clock::now() < deadline)
@@ -213,6 +230,10 @@ TEST_F(HardeningE2eTest, AWorkerWhoseDatabaseFileIsDeletedOrReplacedStopsSayingS
     ASSERT_TRUE(r) << "the worker kept running";
     EXPECT_EQ(r->exit_code, 1);
     EXPECT_NE(r->err.find("was " + how), std::string::npos) << r->err;
+    // Under LOG_FORMAT=json the last words are a JSON line too.
+    std::istringstream lines(r->err);
+    for (std::string line; std::getline(lines, line);)
+      EXPECT_TRUE(nlohmann::json::accept(line)) << line;
   }
 }
 

@@ -171,6 +171,13 @@ TEST_F(ClientTest, AnEchoedKeyIsRedactedFromEveryErrorText) {
     EXPECT_NE(std::string(e.what()).find("[redacted]"), std::string::npos);
     EXPECT_EQ(e.type().find(key), std::string::npos);
   }
+  transport_.push({200,
+                   {},
+                   R"({"model":"m-)" + key + R"(","choices":[{"message":{"content":"k=)" + key +
+                       R"("},"finish_reason":")" + key + R"("}]})"});
+  const ChatResult ok = client().chat(messages_);
+  for (const std::string& text : {ok.model, ok.content, ok.finish_reason})
+    EXPECT_EQ(text.find(key), std::string::npos) << text;
   transport_.push({502, {}, "<html>bad gateway for " + key + "</html>"});
   try {
     (void)client().chat(messages_);

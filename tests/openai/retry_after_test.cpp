@@ -38,6 +38,8 @@ TEST(RetryAfterTest, InfiniteAndHugeWaitsAreClampedNotUndefined) {
     EXPECT_EQ(parse_retry_after({{"retry-after", v}}, kNow), kMaxRetryWait) << v;
     EXPECT_EQ(parse_retry_after({{"retry-after-ms", v}}, kNow), kMaxRetryWait) << v;
   }
+  // Too small to tell from zero is no wait, not the longest one.
+  EXPECT_EQ(parse_retry_after({{"retry-after", "1e-400"}}, kNow), milliseconds(0));
   for (const char* v : {"nan", "-inf", "-1e999", ""}) {
     EXPECT_EQ(parse_retry_after({{"retry-after", v}}, kNow), std::nullopt) << v;
     EXPECT_EQ(parse_retry_after({{"retry-after-ms", v}}, kNow), std::nullopt) << v;

@@ -149,6 +149,53 @@ TEST_F(WorkerTest, AnOutageWithinTheRetryBudgetOutlastsTheAttemptCap) {
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.retry'"), 6);
 }
 
+TEST_F(WorkerTest, PastTheAttemptCapAZeroRetryAfterNeverBecomesAHotLoop) {
+  q_.enqueue("c", "ping");
+  // "Retry now", again and again: within the cap the server's word holds; past it, our own
+  // backoff is the floor (before: 1 535 requests in 10 s under the defaults).
+  for (int i = 0; i < 6; ++i) shared_.script().push({429, {{"retry-after-ms", "0"}}, "{}"});
+  shared_.script().push({200, {}, kOk});
+  auto c = config();
+  c.retry_budget = std::chrono::seconds(600);
+  run(c);
+  EXPECT_EQ(col("SELECT status FROM tasks"), "done");
+  EXPECT_EQ(
+      num("SELECT count(*) FROM events WHERE type = 'llm.retry' AND "
+          "json_extract(payload, '$.attempt') < 3 AND json_extract(payload, '$.delay_ms') = 0"),
+      2);
+  // Past the cap: at least the backoff (2 s x 2^(attempt-1), minus up to 25 % jitter).
+  EXPECT_GE(num("SELECT min(json_extract(payload, '$.delay_ms')) FROM events WHERE "
+                "type = 'llm.retry' AND json_extract(payload, '$.attempt') >= 3"),
+            6000);
+}
+
+TEST_F(WorkerTest, TheRetryBudgetIsForOutagesNotForRepliesThatWouldRepeat) {
+  q_.enqueue("c", "ping");
+  const std::string empty =
+      R"({"choices":[{"message":{"content":null},"finish_reason":"tool_calls"}]})";
+  for (int i = 0; i < 10; ++i) shared_.script().push({200, {}, empty});
+  auto c = config();
+  c.retry_budget = std::chrono::seconds(600);
+  run(c);
+  EXPECT_EQ(col("SELECT status FROM tasks"), "failed");
+  EXPECT_EQ(num("SELECT attempts FROM tasks"), 3);  // TASK_MAX_ATTEMPTS, budget or not
+  EXPECT_NE(col("SELECT error FROM tasks").find("no text"), std::string::npos);
+}
+
+TEST_F(WorkerTest, RetriesAllowedByTheBudgetDoNotCountAsExpiredLeases) {
+  const int64_t id = q_.enqueue("c", "ping");
+  // Four attempts that ended in retries (an outage), then one worker that died mid-call.
+  for (int i = 0; i < 4; ++i) {
+    const auto t = q_.claim("w", common::from_unix_ms(1000 + 10 * i), std::chrono::seconds(1));
+    ASSERT_TRUE(t);
+    ASSERT_TRUE(q_.retry_later(*t, common::from_unix_ms(1000 + 10 * i), "503", {}));
+  }
+  ASSERT_TRUE(q_.claim("dead", common::from_unix_ms(2000), std::chrono::seconds(1)));
+  shared_.script().push({200, {}, kOk});
+  run(config());  // attempt 6 > TASK_MAX_ATTEMPTS, but only one lease expired
+  EXPECT_EQ(col("SELECT status FROM tasks WHERE id = " + std::to_string(id)), "done");
+}
+
 TEST_F(WorkerTest, PastTheRetryBudgetTheAttemptCapEndsIt) {
   q_.enqueue("c", "ping");
   for (int i = 0; i < 40; ++i) shared_.script().push({503, {}, "{}"});
