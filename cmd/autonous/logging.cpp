@@ -1,6 +1,7 @@
 #include "cmd/autonous/logging.h"
 
 #include <cstdio>
+#include <ctime>
 #include <mutex>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
+
+#include "internal/common/text.h"
 
 namespace autonous::cmd {
 namespace {
@@ -149,11 +152,24 @@ bool g_json_logs = false;  // set once, before any thread starts
 
 int report_exit(int code, const std::string& text) {
   if (g_json_logs) {
-    spdlog::error("autonous exiting exit_code={} error={:?}", code, text);
+    // Written here, not through the logger: LOG_LEVEL=off must not silence why it exits.
+    nlohmann::ordered_json j;
+    j["time"] = fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", fmt::gmtime(std::time(nullptr)));
+    j["level"] = "error";
+    j["message"] = "autonous exiting";
+    j["exit_code"] = code;
+    j["error"] = text;
+    const std::string line =
+        j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
   } else {
     std::fputs(("autonous: " + text + "\n").c_str(), stderr);
   }
   return code;
+}
+
+void prefer_json_errors(const std::optional<std::string>& log_format) {
+  g_json_logs = log_format && common::to_lower_ascii(common::trim(*log_format)) == "json";
 }
 
 void setup_logging(const config::Config& config) {

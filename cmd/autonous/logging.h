@@ -3,6 +3,7 @@
 // `json`: one object a line {time, level, message, fields…}, where `key=value` words at the end
 // of a message become fields. Invalid UTF-8 is replaced, never thrown.
 
+#include <optional>
 #include <string>
 
 #include "internal/config/config.h"
@@ -14,5 +15,9 @@ void setup_logging(const config::Config& config);
 // Says why the process exits with `code`: "autonous: <text>" on stderr, or, once LOG_FORMAT=json
 // is in effect, one more JSON line ("autonous exiting", exit_code, error). Returns `code`.
 int report_exit(int code, const std::string& text);
+
+// Before the configuration is read: report_exit() writes JSON when LOG_FORMAT (as set in the
+// environment) is json, so even a refused configuration ends in a JSON line.
+void prefer_json_errors(const std::optional<std::string>& log_format);
 
 }  // namespace autonous::cmd

@@ -51,6 +51,7 @@ int run(int argc, char** argv) {
   try {
     config::EnvLookup env = config::process_env();
     if (!env_file.empty()) env = config::layered_env(env, config::read_env_file(env_file));
+    cmd::prefer_json_errors(env("LOG_FORMAT"));
     const config::Config config = config::load_config(env);
     cmd::setup_logging(config);
     return action(config);

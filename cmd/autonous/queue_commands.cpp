@@ -13,7 +13,9 @@
 #include "cmd/autonous/commands.h"
 #include "internal/common/clock.h"
 #include "internal/common/text.h"
+#include "internal/common/utf8.h"
 #include "internal/db/migrator.h"
+#include "internal/events/event_log.h"
 #include "internal/queue/queue.h"
 
 namespace autonous::cmd {
@@ -50,7 +52,8 @@ int run_enqueue(const config::Config& config, const EnqueueOptions& options) {
 
 // Server text and chat ids may hold escape sequences: shown escaped, never interpreted by the
 // operator's terminal.
-std::string terminal_safe(const std::string& text) {
+std::string terminal_safe(const std::string& raw) {
+  const std::string text = common::sanitize_utf8(raw);  // a stray 0x9B byte is no CSI either
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
     const auto u = static_cast<unsigned char>(text[i]);
@@ -82,7 +85,9 @@ void print_status_json(const queue::QueueStats& s) {
                         {"error", f.error},
                         {"finished_at", f.finished_at}});
   j["recent_failures"] = failures;
-  std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+  std::cout << events::escape_c1(
+                   j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace))
+            << "\n";
 }
 
 int run_status(const config::Config& config, bool json) {

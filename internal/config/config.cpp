@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cstdlib>
 
+#include <arpa/inet.h>
+
 #include "internal/common/text.h"
 
 namespace autonous::config {
@@ -99,6 +101,23 @@ void refuse_control_characters(std::string_view name, const std::string& value) 
   }
 }
 
+// A DNS name or IPv4 address: dot-separated labels of letters, digits, '-' and '_', none
+// empty, none longer than 63, none starting or ending with '-'.
+bool valid_hostname(const std::string& host) {
+  if (host.size() > 253) return false;
+  size_t start = 0;
+  while (start <= host.size()) {
+    const size_t end = std::min(host.find('.', start), host.size());
+    const std::string label = host.substr(start, end - start);
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-')
+      return false;
+    for (const char c : label)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
 // What is wrong with the host[:port] of a URL, or "" when nothing is.
 std::string authority_problem(const std::string& authority) {
   std::string host = authority;
@@ -107,8 +126,8 @@ std::string authority_problem(const std::string& authority) {
     const size_t close = authority.find(']');
     if (close == std::string::npos) return "has an unclosed [";
     host = authority.substr(1, close - 1);
-    if (host.empty() || host.find_first_not_of("0123456789abcdefABCDEF:.") != std::string::npos)
-      return "has a bad IPv6 host";
+    in6_addr address{};
+    if (inet_pton(AF_INET6, host.c_str(), &address) != 1) return "has a bad IPv6 host";
     const std::string rest = authority.substr(close + 1);
     if (!rest.empty() && rest.front() != ':') return "has text after the IPv6 host";
     if (!rest.empty() && rest.size() == 1) return "has a bad port";
@@ -121,10 +140,7 @@ std::string authority_problem(const std::string& authority) {
       if (port.empty()) return "has a bad port";
     }
     if (host.empty()) return "has no host";
-    if (host.find_first_not_of(
-            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
-        std::string::npos)
-      return "has a bad host";
+    if (!valid_hostname(host)) return "has a bad host";
   }
   if (!port.empty() &&
       (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||

@@ -30,19 +30,27 @@ std::string value_of_line(const std::string& path, int number) {
 // shells' env files); a '#' inside a word is kept (a URL fragment, a key).
 void out_value(const std::string& raw, const std::string& where, std::string& value) {
   const std::string v = strip(raw);
-  if (!v.empty() && (v.front() == '"' || v.front() == '\'')) {
+  const bool quoted = !v.empty() && (v.front() == '"' || v.front() == '\'');
+  if (quoted && v.size() >= 2 && v.back() == v.front()) {  // "…" or '…': inside as written
+    value = v.substr(1, v.size() - 2);
+    return;
+  }
+  if (quoted) {  // "…" # comment
     const auto close = v.find(v.front(), 1);
-    if (close == std::string::npos) throw ConfigError("--env-file", where + ": unterminated quote");
-    const std::string rest = strip(v.substr(close + 1));
-    if (!rest.empty() && rest.front() != '#')
-      throw ConfigError("--env-file", where + ": text after the closing quote");
+    const std::string rest = close == std::string::npos ? "" : strip(v.substr(close + 1));
+    if (close == std::string::npos || rest.empty() || rest.front() != '#')
+      throw ConfigError("--env-file", where +
+                                          ": a quoted value must end at its closing quote "
+                                          "(a # comment may follow)");
     value = v.substr(1, close - 1);
     return;
   }
+  // Unquoted: a comment starts at a '#' after whitespace ("KEY=8 # slots", "KEY= # none");
+  // "KEY=#abc" and "KEY=ab#cd" keep theirs, as a shell would.
   value.clear();
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i] == '#' && (i == 0 || v[i - 1] == ' ' || v[i - 1] == '\t')) break;
-    value += v[i];
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] == '#' && i > 0 && (raw[i - 1] == ' ' || raw[i - 1] == '\t')) break;
+    value += raw[i];
   }
   value = strip(value);
 }

@@ -1,5 +1,6 @@
 #include "internal/db/migrator.h"
 
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -44,12 +45,24 @@ struct ForeignKeysOn {
   }
 };
 
-void check_foreign_keys(SQLite::Database& db, const Migration& m) {
+// Rows that break a foreign key now (`PRAGMA foreign_key_check`), by table.
+std::map<std::string, int64_t> foreign_key_violations(SQLite::Database& db) {
+  std::map<std::string, int64_t> out;
   SQLite::Statement check(db, "PRAGMA foreign_key_check");
-  if (check.executeStep())
-    throw std::runtime_error("migration " + std::string(m.name) +
-                             " would break a foreign key (table " + check.getColumn(0).getString() +
-                             "); nothing applied");
+  while (check.executeStep()) ++out[check.getColumn(0).getString()];
+  return out;
+}
+
+// A migration may not add violations; those already there (rows deleted from the sqlite3
+// shell, where foreign keys are off) are not its doing and do not block it.
+void check_foreign_keys(SQLite::Database& db, const Migration& m,
+                        const std::map<std::string, int64_t>& before) {
+  for (const auto& [table, n] : foreign_key_violations(db)) {
+    const auto it = before.find(table);
+    if (n > (it == before.end() ? 0 : it->second))
+      throw std::runtime_error("migration " + std::string(m.name) +
+                               " would break a foreign key (table " + table + "); nothing applied");
+  }
 }
 
 }  // namespace
@@ -86,8 +99,10 @@ int migrate(SQLite::Database& db, const std::vector<Migration>& migrations) {
                               " is newer than this binary knows (" + std::to_string(known) +
                               "); upgrade autonous");
     if (m.version <= current) continue;
+    const auto violations_before =
+        keys_off ? foreign_key_violations(db) : std::map<std::string, int64_t>{};
     db.exec(std::string(m.sql));
-    if (keys_off) check_foreign_keys(db, m);
+    if (keys_off) check_foreign_keys(db, m, violations_before);
     SQLite::Statement ins(db, "INSERT INTO schema_migrations(version, name) VALUES (?, ?)");
     ins.bind(1, m.version);
     ins.bind(2, std::string(m.name));

@@ -80,9 +80,10 @@ std::string to_json_line(const StoredEvent& e) {
   j["chat_id"] = e.event.chat_id ? nlohmann::ordered_json(*e.event.chat_id) : nullptr;
   j["parent_id"] = e.event.parent_id ? nlohmann::ordered_json(*e.event.parent_id) : nullptr;
   j["payload"] = nlohmann::ordered_json::parse(e.event.payload, nullptr, false);
-  // JSON escapes C0 controls already; C1 controls (U+0080-U+009F, e.g. U+009B, a one-character
-  // escape-sequence start some terminals honour) are escaped too, so a line is safe to print.
-  const std::string line = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  return escape_c1(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+}
+
+std::string escape_c1(const std::string& line) {
   std::string out;
   out.reserve(line.size());
   for (size_t i = 0; i < line.size(); ++i) {

@@ -54,4 +54,9 @@ std::vector<StoredEvent> query(SQLite::Database& db, const EventFilter& filter);
 // payload (as an object).
 std::string to_json_line(const StoredEvent& e);
 
+// `json_text` (valid JSON) with C1 controls (U+0080-U+009F, e.g. U+009B, a one-character
+// escape-sequence start some terminals honour) written as \u escapes: JSON escapes C0 controls
+// already, so the text is then safe to print to a terminal.
+std::string escape_c1(const std::string& json_text);
+
 }  // namespace autonous::events

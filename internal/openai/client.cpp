@@ -99,7 +99,8 @@ std::string redacted(std::string text, const std::string& secret) {
   return text;
 }
 
-[[noreturn]] void throw_api_error(const HttpResponse& r, const std::string& api_key) {
+[[noreturn]] void throw_api_error(const HttpResponse& r, const std::string& api_key,
+                                  bool in_success_body = false) {
   std::string type;
   std::string code;
   std::string message;
@@ -123,7 +124,8 @@ std::string redacted(std::string text, const std::string& secret) {
   // Redacted before clipping, so a key cut in half by the clip cannot survive either.
   throw ApiError(r.status, redacted(type, api_key), redacted(code, api_key),
                  "HTTP " + std::to_string(r.status) + ": " + clip(redacted(message, api_key)),
-                 parse_retry_after(r.headers, std::chrono::system_clock::now()), should_retry);
+                 parse_retry_after(r.headers, std::chrono::system_clock::now()), should_retry,
+                 in_success_body);
 }
 
 int64_t int_or_zero(const json& j, const char* key) {
@@ -142,7 +144,7 @@ ChatResult parse_success(const HttpResponse& r, const std::string& api_key) {
                         std::to_string(r.body.size()) + " bytes)");
   // Some servers answer 200 with an error object.
   if (body.contains("error") && !body.contains("choices"))
-    throw_api_error(HttpResponse{500, r.headers, r.body}, api_key);
+    throw_api_error(HttpResponse{500, r.headers, r.body}, api_key, /*in_success_body=*/true);
   const auto choices = body.find("choices");
   if (choices == body.end() || !choices->is_array() || choices->empty() ||
       !(*choices)[0].is_object())

@@ -46,13 +46,14 @@ std::string TransportError::reason() const {
 
 ApiError::ApiError(long status, std::string type, std::string code, const std::string& message,
                    std::optional<std::chrono::milliseconds> retry_after,
-                   std::optional<bool> should_retry)
+                   std::optional<bool> should_retry, bool in_success_body)
     : Error(message),
       status_(status),
       type_(std::move(type)),
       code_(std::move(code)),
       retry_after_(retry_after),
-      should_retry_(should_retry) {}
+      should_retry_(should_retry),
+      in_success_body_(in_success_body) {}
 
 bool ApiError::context_overflow() const noexcept {
   return code_ == "context_length_exceeded" || type_ == "exceed_context_size_error";

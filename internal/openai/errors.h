@@ -50,7 +50,11 @@ TransportError aborted_error(const std::string& message);
 class ApiError final : public Error {
  public:
   ApiError(long status, std::string type, std::string code, const std::string& message,
-           std::optional<std::chrono::milliseconds> retry_after, std::optional<bool> should_retry);
+           std::optional<std::chrono::milliseconds> retry_after, std::optional<bool> should_retry,
+           bool in_success_body = false);
+  // The error object came inside a 2xx body (classified as a 500): the server answered, so it
+  // is not an outage the retry budget should wait out.
+  bool in_success_body() const noexcept { return in_success_body_; }
   long status() const noexcept { return status_; }
   const std::string& type() const noexcept { return type_; }
   const std::string& api_code() const noexcept { return code_; }
@@ -68,6 +72,7 @@ class ApiError final : public Error {
   std::string code_;
   std::optional<std::chrono::milliseconds> retry_after_;
   std::optional<bool> should_retry_;
+  bool in_success_body_ = false;
 };
 
 // A 2xx whose body is unusable (reason "malformed_response") or holds no answer ("empty_reply":

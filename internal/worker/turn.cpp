@@ -119,7 +119,7 @@ void Turn::classify(TurnOutcome& o, const openai::Error& e, milliseconds latency
                 o.finished_at};
   // The provider unreachable or overloaded: RETRY_BUDGET_SECONDS applies (not to a malformed or
   // empty 2xx, a ResponseError, which would repeat).
-  f.outage = transport != nullptr || api != nullptr;
+  f.outage = transport != nullptr || (api != nullptr && !api->in_success_body());
   if (!e.retryable()) {
     o.kind = Kind::kFailed;
     o.error = f.error;

@@ -185,11 +185,29 @@ TEST(ConfigTest, ControlCharactersInHeaderValuesAreRefusedWithoutEchoingThem) {
 }
 
 TEST(ConfigTest, BaseUrlIsValidatedWhole) {
-  for (const char* bad :
-       {"http://", "https://exa mple.com/v1", "https://x/v1?key=1", "https://x/v1#frag",
-        "https://user:pw@x/v1", "https://x:0/v1", "https://x:99999/v1", "https://x:ab/v1",
-        "http://x/v1\r\nHost: y", "https:///v1", "http://:80/v1", "http://[::1]:abc/v1",
-        "http://h:80:80/v1", "http://h\\evil/v1", "http://[::1/v1", "http://h$x/v1"})
+  for (const char* bad : {"http://",
+                          "https://exa mple.com/v1",
+                          "https://x/v1?key=1",
+                          "https://x/v1#frag",
+                          "https://user:pw@x/v1",
+                          "https://x:0/v1",
+                          "https://x:99999/v1",
+                          "https://x:ab/v1",
+                          "http://x/v1\r\nHost: y",
+                          "https:///v1",
+                          "http://:80/v1",
+                          "http://[::1]:abc/v1",
+                          "http://h:80:80/v1",
+                          "http://h\\evil/v1",
+                          "http://[::1/v1",
+                          "http://h$x/v1",
+                          "http://[:::::]/v1",
+                          "http://[1.2.3.4]/v1",
+                          "http://-/v1",
+                          "http://./v1",
+                          "http://.../v1",
+                          "http://h..x/v1",
+                          "http://-h.x/v1"})
     expect_refused("OPENAI_BASE_URL", bad);
   for (const char* good : {"http://127.0.0.1:8080/v1", "https://api.openai.com/v1/",
                            "https://[::1]:8443/v1", "HTTPS://X.example/openai/deployments/d"})

@@ -56,6 +56,13 @@ TEST(EnvFileTest, AQuotedValueMayBeFollowedByACommentAndAnEmptyOneByAComment) {
   EXPECT_EQ(vars.at("EMPTY"), "");
   std::ofstream(path) << "A=\"open\n";
   EXPECT_THROW(read_env_file(path), ConfigError);
+  // As a shell reads them: a '#' that starts the value is the value; quotes inside quotes as
+  // written before.
+  std::ofstream(path) << "SYSTEM_PROMPT=#abc\nB=\"a \\\"b\\\" c\"\nC='it''s'\n";
+  const auto more = read_env_file(path);
+  EXPECT_EQ(more.at("SYSTEM_PROMPT"), "#abc");
+  EXPECT_EQ(more.at("B"), "a \\\"b\\\" c");
+  EXPECT_EQ(more.at("C"), "it''s");
 }
 
 TEST(EnvFileTest, MissingFileIsAConfigError) {

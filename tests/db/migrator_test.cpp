@@ -129,16 +129,19 @@ TEST_F(MigratorTest, TheRebuildAcceptsLinksLeftByShellDeletesAndNeverReusesTheir
                                        embedded_migrations().begin() + 4);
   ASSERT_EQ(migrate(*db, up_to_4), 4);
   db->exec("INSERT INTO tasks(chat_id, text) VALUES ('a', 'x'), ('a', 'y'), ('a', 'z')");
-  db->exec("INSERT INTO history(chat_id, role, text, task_id) VALUES ('a', 'user', 'z', 3)");
-  db->exec("INSERT INTO events(type, task_id) VALUES ('turn.started', 3)");
+  db->exec("INSERT INTO history(chat_id, role, text, task_id) VALUES ('a', 'user', 'z', 2)");
+  // Only an event still names task 3; and an event whose parent was deleted from the shell.
+  db->exec("INSERT INTO events(type, task_id) VALUES ('agent.started', 3)");
+  db->exec("INSERT INTO events(type, task_id, parent_id) VALUES ('turn.started', 3, 1)");
   // The sqlite3 shell has foreign keys off: the history row keeps pointing at task 3.
   db->exec("PRAGMA foreign_keys = OFF");
   db->exec("DELETE FROM tasks WHERE id >= 2");
+  db->exec("DELETE FROM events WHERE type = 'agent.started'");  // its child keeps parent_id 1
   db->exec("PRAGMA foreign_keys = ON");
   ASSERT_EQ(migrate(*db), embedded_migrations().back().version);  // before: refused
   EXPECT_TRUE(db->execAndGet("SELECT task_id FROM history").isNull());
   db->exec("INSERT INTO tasks(chat_id, text) VALUES ('a', 'w')");
-  EXPECT_EQ(db->getLastInsertRowid(), 4);  // not 2 or 3: their events are still there
+  EXPECT_EQ(db->getLastInsertRowid(), 4);  // not 2 or 3: an event still names task 3
 }
 
 TEST_F(MigratorTest, ManyConnectionsOpeningOneFreshFileTogetherAllSucceed) {

@@ -112,6 +112,21 @@ TEST_F(HardeningE2eTest, JsonLogsStayValidJsonThroughFailuresRetriesAndShutdown)
   EXPECT_TRUE(claimed_forger);
 }
 
+TEST_F(HardeningE2eTest, UnderJsonLogsEvenTheExitReasonIsAJsonLine) {
+  // Whatever LOG_LEVEL says, and even when the configuration itself is refused.
+  for (const Env& e : std::vector<Env>{
+           {{"DB_PATH", "/nonexistent/dir/x.db"}, {"LOG_FORMAT", "json"}, {"LOG_LEVEL", "off"}},
+           {{"DB_PATH", db_}, {"LOG_FORMAT", "JSON"}, {"HISTORY_WINDOW", "abc"}}}) {
+    const auto r = autonous(dir_, {"status"}, e);
+    EXPECT_NE(r.exit_code, 0);
+    const auto j = nlohmann::json::parse(r.err, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.err;
+    EXPECT_EQ(j["message"], "autonous exiting");
+    EXPECT_EQ(j["exit_code"], r.exit_code);  // a number
+    EXPECT_FALSE(j["error"].get<std::string>().empty());
+  }
+}
+
 TEST_F(HardeningE2eTest, AChatIdOverItsLimitIsAUsageErrorNamingTheFlag) {
   const auto r =
       autonous(dir_, {"enqueue", "--chat", std::string(257, 'c'), "hi"}, {{"DB_PATH", db_}});
@@ -164,6 +179,9 @@ TEST_F(HardeningE2eTest, StatusNeverSendsServerTextsEscapeSequencesToTheTerminal
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("boom \\x1b[2J\\x0dcleared\\u009b2J"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\xC2\x9B"), std::string::npos) << r.out;  // U+009B, a one-byte CSI
+  const auto json = autonous(dir_, {"status", "--json"}, {{"DB_PATH", db_}});
+  EXPECT_EQ(json.out.find("\xC2\x9B"), std::string::npos) << json.out;
+  EXPECT_TRUE(nlohmann::json::accept(json.out)) << json.out;
   const auto events = autonous(dir_, {"events"}, {{"DB_PATH", db_}});
   EXPECT_EQ(events.out.find("\xC2\x9B"), std::string::npos) << events.out;
   EXPECT_NE(events.out.find("c\\u009b2J"), std::string::npos) << events.out;

@@ -182,6 +182,18 @@ TEST_F(WorkerTest, TheRetryBudgetIsForOutagesNotForRepliesThatWouldRepeat) {
   EXPECT_NE(col("SELECT error FROM tasks").find("no text"), std::string::npos);
 }
 
+TEST_F(WorkerTest, AnErrorObjectInsideA200IsNoOutageForTheBudget) {
+  q_.enqueue("c", "ping");
+  const std::string error =
+      R"({"error":{"message":"The model `nope` does not exist","code":"model_not_found"}})";
+  for (int i = 0; i < 10; ++i) shared_.script().push({200, {}, error});
+  auto c = config();
+  c.retry_budget = std::chrono::seconds(600);
+  run(c);
+  EXPECT_EQ(col("SELECT status FROM tasks"), "failed");
+  EXPECT_EQ(num("SELECT attempts FROM tasks"), 3);  // the server answered: the attempt cap ends it
+}
+
 TEST_F(WorkerTest, RetriesAllowedByTheBudgetDoNotCountAsExpiredLeases) {
   const int64_t id = q_.enqueue("c", "ping");
   // Four attempts that ended in retries (an outage), then one worker that died mid-call.
