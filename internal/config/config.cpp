@@ -186,8 +186,7 @@ void read_llm(const EnvLookup& env, Config& c) {
 void read_prompt_limits(const EnvLookup& env, Config& c) {
   c.history_window = static_cast<int>(read_int(env, "HISTORY_WINDOW", c.history_window, 0, 100000));
   c.max_context_tokens = read_optional_int(env, "MAX_CONTEXT_TOKENS", 1, 100'000'000);
-  c.max_chars_per_message =
-      read_int(env, "MAX_CHARS_PER_MESSAGE", c.max_chars_per_message, 1, 100'000'000);
+  c.max_chars_per_message = read_optional_int(env, "MAX_CHARS_PER_MESSAGE", 1, 100'000'000);
 }
 
 void read_worker(const EnvLookup& env, Config& c) {
@@ -255,6 +254,11 @@ void read_context(const EnvLookup& env, Config& c) {
   c.summary_model = trim(read_string(env, "SUMMARY_MODEL", ""));
   c.summary_max_tokens = read_int(env, "SUMMARY_MAX_TOKENS", c.summary_max_tokens, 64, 1'000'000);
   c.keep_recent_tokens = read_optional_int(env, "KEEP_RECENT_TOKENS", 0, 100'000'000);
+  c.summary_request_shape =
+      read_choice(env, "SUMMARY_REQUEST_SHAPE", c.summary_request_shape,
+                  {"auto", "classic", "openai", "reasoning", "bare"});
+  c.keep_recent_messages =
+      static_cast<int>(read_int(env, "KEEP_RECENT_MESSAGES", c.keep_recent_messages, 0, 100000));
 }
 
 }  // namespace

@@ -35,10 +35,11 @@ struct Config {
   std::string openai_api_key;   // never logged, never stored
   std::string openai_model = "gpt-4o-mini";
   std::string system_prompt = std::string(kDefaultSystemPrompt);
-  int history_window = 50;
+  int history_window = 100;
   // MAX_CONTEXT_TOKENS when set; unset: the model preset decides (context/model_presets.h).
   std::optional<int64_t> max_context_tokens;
-  int64_t max_chars_per_message = 4000;
+  // MAX_CHARS_PER_MESSAGE when set; unset: a history message may cost a quarter of the budget.
+  std::optional<int64_t> max_chars_per_message;
   int worker_concurrency = 4;
   std::chrono::milliseconds poll_interval{500};
   std::chrono::seconds task_lease{300};
@@ -75,6 +76,10 @@ struct Config {
   std::string summary_model;  // SUMMARY_MODEL; empty: OPENAI_MODEL
   int64_t summary_max_tokens = 1024;
   std::optional<int64_t> keep_recent_tokens;  // unset: a quarter of the prompt budget
+  // auto | classic | openai | reasoning | bare: how a summary call states its reply cap and
+  // temperature (context/model_presets.h: request_shape).
+  std::string summary_request_shape = "auto";
+  int keep_recent_messages = 6;  // KEEP_RECENT_MESSAGES: the floor no compaction folds or drops
 };
 
 // Returns the value of an environment variable, or nullopt when it is unset.

@@ -12,6 +12,7 @@
 #include "internal/common/message.h"
 #include "internal/common/usage.h"
 #include "internal/context/policy.h"
+#include "internal/context/provider.h"
 
 namespace autonous::context {
 
@@ -51,6 +52,7 @@ struct SummaryOutcome {
   int64_t covers_through = 0;
   int64_t summary_tokens = 0;
   int64_t calls = 0;  // summarizer calls (more than one when the span was chunked)
+  int64_t skipped = 0;  // leaving messages left out of the summary (over kMaxFoldCalls' worth)
   std::string model;
   std::vector<std::optional<common::Usage>> usage;  // each call's, as the API reported it
   std::chrono::milliseconds latency{0};
@@ -59,8 +61,9 @@ struct SummaryOutcome {
 // Something the operator should know about a turn (a context.warning or
 // context.summary_failed event).
 struct ContextWarning {
-  std::string
-      reason;  // summarize_unavailable | bad_chat_settings | summary_failed | summary_dropped
+  // summarize_unavailable | bad_chat_settings | summary_failed | summary_dropped |
+  // summary_backoff
+  std::string reason;
   std::string message;
 };
 
@@ -73,8 +76,17 @@ struct ResolvedChat {
   int64_t cleared_through = 0;
 };
 
+// The chat's context state around this turn (provider.h ContextState).
+struct StateChange {
+  ContextState before;  // as read (fresh when it belonged to another clear point)
+  ContextState after;   // as stored after this turn (equal to `before` between compactions)
+  CompactionReason compaction = CompactionReason::kNone;  // this turn moved the verbatim start
+  std::optional<int64_t> budget_cap;  // a learned limit lowered this turn's budget to this
+};
+
 struct BuiltContext {
   std::vector<common::Message> messages;  // what would be sent
+  StateChange state;
   Figures figures;
   SummaryInUse summary;
   std::optional<SummaryOutcome> summarized;  // this turn compacted history into a new summary
@@ -82,10 +94,14 @@ struct BuiltContext {
   std::vector<ContextWarning> warnings;
 };
 
-// How a rebuild after a provider's "context length exceeded" compresses harder.
+// How a turn is built: a rebuild after a provider's "context length exceeded" compacts
+// (min_level above none) within a smaller budget; a learned limit caps the budget; a dry run
+// stores nothing (no summary, no state).
 struct BuildOptions {
-  Level min_level = Level::kNone;  // compress at least at this level
-  double budget_scale = 1.0;       // of the policy's budget, in (0, 1]
+  Level min_level = Level::kNone;      // above none: the provider refused the last prompt
+  double budget_scale = 1.0;           // of the policy's budget, in (0, 1]
+  std::optional<int64_t> budget_cap;   // a learned limit for the endpoint and model
+  bool dry_run = false;
 };
 
 // The level a rebuild after an overflow starts from: one above `level`.

@@ -12,6 +12,8 @@
 #include "internal/context/truncate.h"
 #include "internal/tokens/token_counter.h"
 
+#include <fmt/format.h>
+
 namespace autonous::context {
 
 Level next_level(Level level) noexcept {
@@ -64,9 +66,9 @@ ContextBuilder::Ends ContextBuilder::fit_ends(const std::string& user_text,
   Ends e;
   const int64_t floor_budget = min_budget(settings_.system_prompt, counter_);
   const double scale = std::clamp(options.budget_scale, 0.0, 1.0);
-  e.budget_tokens =
-      std::max(floor_budget,
-               static_cast<int64_t>(std::floor(static_cast<double>(policy.max_tokens) * scale)));
+  int64_t budget = static_cast<int64_t>(std::floor(static_cast<double>(policy.max_tokens) * scale));
+  if (options.budget_cap) budget = std::min(budget, *options.budget_cap);
+  e.budget_tokens = std::max(floor_budget, budget);
   e.system = {common::Role::kSystem, common::sanitize_utf8(settings_.system_prompt), 0};
   e.user = {common::Role::kUser, common::sanitize_utf8(user_text), 0};
   e.system_tokens = e.system.content.empty() ? 0 : counter_.count_message(e.system);
@@ -89,88 +91,10 @@ ContextBuilder::Ends ContextBuilder::fit_ends(const std::string& user_text,
   return e;
 }
 
-Compaction ContextBuilder::read_history(const std::string& chat_id, const ResolvedChat& chat,
-                                        const Ends& ends, const BuildOptions& options) const {
-  int limit = settings_.history_window;
-  if (chat.strategy == Strategy::kSlidingWindow)
-    limit = static_cast<int>(std::min<int64_t>(limit, chat.policy.recent_messages));
-  Compaction c;
-  if (limit <= 0) return c;
-  if (chat.strategy != Strategy::kSummarize || ends.user_truncated) {
-    c.history = provider_.get_history(chat_id, limit, chat.cleared_through);
-    return c;
-  }
-  const SummaryCompactor compactor(settings_, provider_, *store_, summarizer_, counter_);
-  c = compactor.run({chat_id, chat.cleared_through, ends.fixed_tokens, ends.budget_tokens,
-                     chat.policy, options.min_level});
-  return c;
-}
-
-std::optional<common::Message> ContextBuilder::take_summary(Compaction& history,
-                                                            BuiltContext& out) const {
-  if (history.warning) out.warnings.push_back(*history.warning);
-  if (history.summary_message && history.summary.tokens > out.figures.history_budget_tokens) {
-    // MustFit first: a summary that does not fit this budget stays out of this prompt.
-    out.warnings.push_back({"summary_dropped", "the summary (" +
-                                                   std::to_string(history.summary.tokens) +
-                                                   " tokens) does not fit the budget"});
-    history.summary_message.reset();
-  }
-  out.summary = history.summary;
-  if (!history.summary_message) {
-    out.summary.used = false;
-    out.summary.tokens = 0;
-  }
-  out.summarized = std::move(history.summarized);
-  out.figures.history_budget_tokens -= out.summary.tokens;
-  out.figures.level = history.level;
-  out.figures.rounds = history.rounds;
-  out.figures.tokens_before = history.tokens_before;
-  return std::move(history.summary_message);
-}
-
-Compression ContextBuilder::compress(Compaction history, const Ends& ends,
-                                     const BuildOptions& options, BuiltContext& out) const {
-  Figures& f = out.figures;
-  f.original_count = static_cast<int64_t>(history.history.size());
-  const ContextPolicy& policy = out.chat.policy;
-  TokenBudget budget;
-  budget.max_tokens = f.history_budget_tokens;
-  budget.max_chars = settings_.max_chars_per_message;
-  budget.fixed_tokens = ends.fixed_tokens + out.summary.tokens;
-  budget.thresholds = policy.thresholds;
-  budget.min_level = options.min_level;
-  if (out.chat.strategy == Strategy::kSummarize) {
-    // The compaction already aimed at the target: only the fit is left. No cuts below the
-    // limit: they would change the cached prefix.
-    budget.thresholds = Thresholds{1.0, 1.0, 1.0, policy.thresholds.target};
-    budget.min_level = Level::kNone;
-  }
-  Compression kept = compressor_.compress(std::move(history.history), budget);
-  f.compressed_count = static_cast<int64_t>(kept.messages.size());
-  f.dropped_count = kept.dropped_count;
-  f.truncated_count = kept.truncated_count;
-  f.cut_messages = kept.cut_count;
-  f.level = std::max(f.level, kept.level);
-  f.rounds = std::max(f.rounds, kept.rounds);
-  f.hard_truncated = kept.hard_truncated;
-  f.tokens_before = std::max(f.tokens_before, budget.fixed_tokens + kept.tokens_before);
-  if (f.user_truncated) {  // the last resort ran
-    f.level = Level::kEmergency;
-    f.rounds = std::max(f.rounds, 1);
-  }
-  return kept;
-}
-
-BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string& user_text,
-                                   const BuildOptions& options) const {
-  const auto started = std::chrono::steady_clock::now();
-  BuiltContext out;
-  Figures& f = out.figures;
-  f.counter = std::string(counter_.name());
-
+void ContextBuilder::begin(const std::string& chat_id, BuiltContext& out) const {
+  const ChatState stored = provider_.chat_state(chat_id);
   std::optional<ContextWarning> bad_settings;
-  out.chat = resolve(provider_.chat_state(chat_id), bad_settings);
+  out.chat = resolve(stored, bad_settings);
   if (bad_settings) out.warnings.push_back(*bad_settings);
   if (out.chat.strategy == Strategy::kSummarize && store_ == nullptr) {
     out.chat.strategy = Strategy::kTokenBudget;
@@ -179,20 +103,225 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
          "the summarize strategy needs a summary store, which this engine has none of; "
          "token_budget used"});
   }
-  const ContextPolicy& policy = out.chat.policy;
+  // A state written before the chat's latest clear point belongs to the cleared context.
+  ContextState state = stored.context;
+  if (state.chain_start != stored.cleared_through)
+    state = ContextState{.chain_start = stored.cleared_through,
+                         .verbatim_after = stored.cleared_through};
+  out.state.before = state;
+  out.state.after = state;
+}
 
-  const Ends ends = fit_ends(user_text, policy, options);
+void ContextBuilder::take_summary(Verbatim& v, BuiltContext& out) const {
+  if (!v.summary) return;
+  if (v.summary_tokens > out.figures.history_budget_tokens) {
+    // MustFit first: a summary that does not fit this budget stays out of this prompt.
+    out.warnings.push_back({"summary_dropped", fmt::format("the summary ({} tokens) does not fit "
+                                                           "the budget",
+                                                           v.summary_tokens)});
+    return;
+  }
+  out.summary.used = true;
+  out.summary.id = v.summary->id;
+  out.summary.tokens = v.summary_tokens;
+  out.summary.pending = out.summarized ? 0 : out.summary.pending;
+}
+
+ContextBuilder::Verbatim ContextBuilder::read_verbatim(const std::string& chat_id,
+                                                      const BuiltContext& out, const Ends& ends,
+                                                      const Marks& marks) const {
+  Verbatim v;
+  v.after = std::max(out.chat.cleared_through, out.state.before.verbatim_after);
+  if (out.chat.strategy == Strategy::kSummarize) {
+    v.summary = store_->latest(chat_id, out.chat.cleared_through);
+    if (v.summary) {
+      v.after = std::max(v.after, v.summary->covers_through);
+      v.summary_tokens = counter_.count_text(summary_block(v.summary->text));
+    }
+  }
+  const int limit = marks.high + 1;
+  if (ends.user_truncated || limit <= 0) return v;
+  std::vector<common::Message> rows = provider_.get_history(chat_id, limit, v.after);
+  v.full = static_cast<int>(rows.size()) == limit;
+  const int64_t message_cap =
+      settings_.max_chars_per_message > 0 ? 0 : ends.budget_tokens / kMessageShareDivisor;
+  v.rows = prepare(std::move(rows), settings_.max_chars_per_message, message_cap, counter_);
+  return v;
+}
+
+Cut ContextBuilder::plan(const Verbatim& v, const Ends& ends, const Marks& marks,
+                         const BuildOptions& options, bool will_fold,
+                         const BuiltContext& out) const {
+  const ContextPolicy& policy = out.chat.policy;
+  CutInput in;
+  in.messages = v.rows.messages;
+  in.cost = v.rows.cost;
+  in.fixed_tokens = ends.fixed_tokens + v.summary_tokens;
+  in.budget_tokens = ends.budget_tokens;
+  in.thresholds = policy.thresholds;
+  in.marks = marks;
+  in.overflow = options.min_level > Level::kNone;
+  const auto at_target = static_cast<int64_t>(
+      std::floor(policy.thresholds.target * static_cast<double>(ends.budget_tokens)));
+  // A fold replaces the summary: room for a full-size new one, and the tail it keeps within
+  // KEEP_RECENT_TOKENS (a quarter of the budget when unset).
+  const int64_t summary_room =
+      will_fold ? std::max(v.summary_tokens,
+                           counter_.count_text(summary_block("")) + settings_.summary.max_tokens)
+                : v.summary_tokens;
+  in.goal_tokens = std::max<int64_t>(at_target - ends.fixed_tokens - summary_room, 0);
+  if (will_fold) {
+    const int64_t keep = settings_.summary.keep_recent_tokens > 0
+                             ? settings_.summary.keep_recent_tokens
+                             : ends.budget_tokens / 4;
+    in.goal_tokens = std::min(in.goal_tokens, keep);
+  }
+  return plan_cut(in);
+}
+
+void ContextBuilder::fold(const std::string& chat_id, Verbatim& v, const Cut& cut,
+                          const BuildOptions& options, BuiltContext& out) const {
+  ContextState& state = out.state.after;
+  std::vector<common::Message> leaving(v.rows.messages.begin(),
+                                       v.rows.messages.begin() + static_cast<ptrdiff_t>(cut.first));
+  if (options.dry_run || summarizer_ == nullptr) {
+    out.summary.pending = static_cast<int64_t>(leaving.size());
+    return;
+  }
+  if (state.summary_skips > 0) {
+    --state.summary_skips;
+    out.warnings.push_back(
+        {"summary_backoff",
+         fmt::format("after {} failed summaries, this compaction drops {} message(s) instead of "
+                     "summarizing them; {} more compaction(s) will",
+                     state.summary_failures, leaving.size(), state.summary_skips)});
+    return;
+  }
+  const int64_t unread =
+      v.full ? store_->count_between(chat_id, v.after, v.rows.messages.front().history_id) : 0;
+  const SummaryCompactor compactor(settings_, *store_, *summarizer_, counter_);
+  Fold f = compactor.fold({chat_id, out.chat.cleared_through, v.summary, std::move(leaving)});
+  f.outcome.skipped += unread;
+  if (f.stored) {
+    v.summary = std::move(f.stored);
+    v.summary_tokens = v.summary->tokens;
+    out.summarized = std::move(f.outcome);
+  }
+  if (!f.error) {
+    state.summary_failures = 0;
+    return;
+  }
+  // Back off: after f consecutive failures the next 2^(f-1) - 1 compactions (at most 7) drop
+  // instead of calling; the leaving messages are dropped now either way (hysteresis holds).
+  ++state.summary_failures;
+  state.summary_skips = std::min<int64_t>((int64_t{1} << std::min<int64_t>(state.summary_failures - 1, 3)) - 1, 7);
+  out.warnings.push_back(
+      {"summary_failed",
+       fmt::format("{} (failure {} in a row; the next {} compaction(s) will not summarize)",
+                   *f.error, state.summary_failures, state.summary_skips)});
+}
+
+Compression ContextBuilder::compress(Prepared kept, const Ends& ends, int64_t summary_tokens,
+                                     BuiltContext& out) const {
+  Figures& f = out.figures;
+  const ContextPolicy& policy = out.chat.policy;
+  TokenBudget budget;
+  budget.max_tokens = std::max<int64_t>(f.history_budget_tokens - summary_tokens, 0);
+  budget.fixed_tokens = ends.fixed_tokens + summary_tokens;
+  // The plan already compacted: only oversized cuts below the budget (deterministic, so the
+  // prefix stays), and the last resort over it.
+  budget.thresholds = Thresholds{policy.thresholds.soft, 1.0, 1.0, policy.thresholds.target};
+  Compression c = compressor_.compress(std::move(kept), budget);
+  f.truncated_count = c.truncated_count;
+  f.cut_messages = c.cut_count;
+  f.level = std::max(f.level, c.level);
+  f.rounds = std::max(f.rounds, c.rounds);
+  f.hard_truncated = c.hard_truncated;
+  if (f.user_truncated) {  // the last resort ran
+    f.level = Level::kEmergency;
+    f.rounds = std::max(f.rounds, 1);
+  }
+  return c;
+}
+
+void ContextBuilder::record_state(const std::string& chat_id, const Verbatim& v, size_t first,
+                                  const BuildOptions& options, BuiltContext& out) const {
+  ContextState& after = out.state.after;
+  const std::vector<common::Message>& rows = v.rows.messages;
+  if (first > 0) {
+    after.verbatim_after =
+        first < rows.size() ? rows[first].history_id - 1 : rows.back().history_id;
+    after.verbatim_after = std::max(after.verbatim_after, out.state.before.verbatim_after);
+    if (out.state.compaction == CompactionReason::kNone)
+      out.state.compaction = CompactionReason::kThreshold;
+    ++after.compactions;
+    after.last_reason = out.state.compaction;
+  } else {
+    out.state.compaction = CompactionReason::kNone;
+  }
+  if (!options.dry_run && after != out.state.before) provider_.save_context_state(chat_id, after);
+}
+
+namespace {
+
+// The summary leads the first kept user message (or the new one): data in the user's turn, and
+// the roles still alternate as strict chat templates require.
+void place_summary(const std::optional<Summary>& summary, std::vector<common::Message>& kept,
+                   common::Message& user) {
+  if (!summary) return;
+  common::Message& lead = kept.empty() ? user : kept.front();
+  lead.content.insert(0, summary_block(summary->text));
+}
+
+}  // namespace
+
+BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string& user_text,
+                                   const BuildOptions& options) const {
+  const auto started = std::chrono::steady_clock::now();
+  BuiltContext out;
+  Figures& f = out.figures;
+  f.counter = std::string(counter_.name());
+  begin(chat_id, out);
+  const ContextPolicy& policy = out.chat.policy;
+  Ends ends = fit_ends(user_text, policy, options);
   f.budget_tokens = ends.budget_tokens;
   f.system_tokens = ends.system_tokens;
   f.user_tokens = ends.user_tokens;
   f.user_truncated = ends.user_truncated;
   f.history_budget_tokens = ends.history_budget_tokens;
+  out.state.budget_cap = options.budget_cap;
 
-  Compaction history = read_history(chat_id, out.chat, ends, options);
-  std::optional<common::Message> summary = take_summary(history, out);
-  Compression kept = compress(std::move(history), ends, options, out);
-  if (summary) kept.messages.insert(kept.messages.begin(), std::move(*summary));
-  out.messages = assembler_.assemble(ends.system, kept.messages, ends.user);
+  const Marks marks = count_marks(settings_, policy);
+  Verbatim v = read_verbatim(chat_id, out, ends, marks);
+  const bool summarize = out.chat.strategy == Strategy::kSummarize;
+  const bool will_fold = summarize && out.state.before.summary_skips == 0;
+  Cut cut = plan(v, ends, marks, options, will_fold, out);
+  out.state.compaction = cut.reason;
+  f.original_count = static_cast<int64_t>(v.rows.messages.size());
+  f.tokens_before = ends.fixed_tokens + v.summary_tokens + v.rows.tokens;
+  if (cut.first > 0) f.level = std::max(cut.level, Level::kAggressive);
+  if (summarize && cut.first > 0) fold(chat_id, v, cut, options, out);
+  take_summary(v, out);
+
+  Prepared kept = v.rows;
+  kept.messages.erase(kept.messages.begin(), kept.messages.begin() + static_cast<ptrdiff_t>(cut.first));
+  kept.cost.erase(kept.cost.begin(), kept.cost.begin() + static_cast<ptrdiff_t>(cut.first));
+  kept.cut.erase(kept.cut.begin(), kept.cut.begin() + static_cast<ptrdiff_t>(cut.first));
+  kept.tokens = 0;
+  for (const int64_t c : kept.cost) kept.tokens += c;
+  Compression c = compress(std::move(kept), ends, out.summary.tokens, out);
+  // What the compressor's last resort dropped, and a leading non-user message after it, leave
+  // the verbatim part too.
+  size_t first = cut.first + static_cast<size_t>(c.dropped_count);
+  const size_t lead = user_start(c.messages, 0);
+  c.messages.erase(c.messages.begin(), c.messages.begin() + static_cast<ptrdiff_t>(lead));
+  first += lead;
+  f.compressed_count = static_cast<int64_t>(c.messages.size());
+  f.dropped_count = static_cast<int64_t>(first);
+  record_state(chat_id, v, first, options, out);
+
+  place_summary(out.summary.used ? v.summary : std::nullopt, c.messages, ends.user);
+  out.messages = assembler_.assemble(ends.system, c.messages, ends.user);
   f.estimated_tokens = counter_.count_prompt(out.messages);
   f.build_time = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - started);

@@ -1,16 +1,20 @@
 #pragma once
 // ContextBuilder: the context engine for one turn. Resolves the chat's policy (its own settings
-// over the environment's, its clear point), fits the system prompt and the user message, reads
-// history through the Provider (or the SummaryCompactor under summarize), fits it with the
-// Compressor's levels and orders the prompt with the Assembler. The budget bounds the whole
-// prompt: history gets what is left after the system prompt, the user message and the request
-// framing; a user message too long for even that is cut (marker), so the prompt never exceeds
-// the budget (MustFit). Returns what it decided as a BuiltContext value. Not thread-safe (the
-// provider holds a connection); cheap to construct.
+// over the environment's, its clear point) and its stored state, fits the system prompt and the
+// user message, reads the verbatim part of the history (from where the last compaction left it,
+// at most the high mark + 1 messages), plans a compaction when a mark is crossed (compaction.h;
+// under summarize the leaving messages are folded into the summary, with a back-off after
+// failures), fits the rest with the Compressor and orders the prompt with the Assembler. Between
+// compactions the prompt only grows at its end. The budget bounds the whole prompt: a user
+// message too long for even the system prompt's remainder is cut (marker), so the prompt never
+// exceeds the budget (MustFit). Stores the state after a compaction unless it is a dry run.
+// Returns what it decided as a BuiltContext value. Not thread-safe (the provider holds a
+// connection); cheap to construct.
 
 #include <string>
 
 #include "internal/context/built_context.h"
+#include "internal/context/compaction.h"
 #include "internal/context/compressor.h"
 #include "internal/context/context_settings.h"
 #include "internal/context/summary_compactor.h"
@@ -24,9 +28,6 @@ namespace autonous::context {
 class Provider;
 class Compressor;
 class Assembler;
-class SummaryStore;
-class Summarizer;
-struct ChatState;
 
 class ContextBuilder {
  public:
@@ -41,8 +42,8 @@ class ContextBuilder {
   const ContextSettings& settings() const noexcept { return settings_; }
 
   // Enables the summarize strategy: `store` holds the chats' summaries; `summarizer` writes new
-  // ones (nullptr: a dry run, which reports what it would fold in but calls nothing). Without
-  // a store, `summarize` falls back to token_budget with a warning. Both must outlive the builder.
+  // ones (nullptr: only reports what a compaction would fold in). Without a store, `summarize`
+  // falls back to token_budget with a warning. Both must outlive the builder.
   void enable_summaries(SummaryStore& store, Summarizer* summarizer) {
     store_ = &store;
     summarizer_ = summarizer;
@@ -60,19 +61,36 @@ class ContextBuilder {
     int64_t history_budget_tokens = 0;  // what history (and a summary) may cost
     int64_t fixed_tokens = 0;           // framing + system + user
   };
+  // The verbatim candidates of this turn and the summary in use.
+  struct Verbatim {
+    Prepared rows;
+    std::optional<Summary> summary;
+    int64_t summary_tokens = 0;
+    int64_t after = 0;  // rows above this id were read
+    bool full = false;  // read as many as asked: older ones may be unread
+  };
 
+  // Reads the chat's settings and state: the policy and the state this turn starts from.
+  void begin(const std::string& chat_id, BuiltContext& out) const;
   ResolvedChat resolve(const ChatState& state, std::optional<ContextWarning>& warning) const;
+  // The summary in use, when it fits the history budget.
+  void take_summary(Verbatim& v, BuiltContext& out) const;
   Ends fit_ends(const std::string& user_text, const ContextPolicy& policy,
                 const BuildOptions& options) const;
-  // The history candidates, and the summary under summarize.
-  Compaction read_history(const std::string& chat_id, const ResolvedChat& chat, const Ends& ends,
-                          const BuildOptions& options) const;
-  // Records the compaction's summary, warnings and level in `out`; returns the summary message
-  // when it fits the history budget.
-  std::optional<common::Message> take_summary(Compaction& history, BuiltContext& out) const;
-  // Fits the history candidates with the compressor; records the figures in `out`.
-  Compression compress(Compaction history, const Ends& ends, const BuildOptions& options,
+  Verbatim read_verbatim(const std::string& chat_id, const BuiltContext& out, const Ends& ends,
+                         const Marks& marks) const;
+  Cut plan(const Verbatim& v, const Ends& ends, const Marks& marks, const BuildOptions& options,
+           bool will_fold, const BuiltContext& out) const;
+  // Summarize: folds the messages leaving at `cut` into the summary (or backs off); updates
+  // the summary in `v`, the state and the report in `out`.
+  void fold(const std::string& chat_id, Verbatim& v, const Cut& cut, const BuildOptions& options,
+            BuiltContext& out) const;
+  // Fits what is left with the compressor; records the figures in `out`.
+  Compression compress(Prepared kept, const Ends& ends, int64_t summary_tokens,
                        BuiltContext& out) const;
+  // The state after this turn; stores it when it changed (not in a dry run).
+  void record_state(const std::string& chat_id, const Verbatim& v, size_t first,
+                    const BuildOptions& options, BuiltContext& out) const;
 
   ContextSettings settings_;
   Provider& provider_;

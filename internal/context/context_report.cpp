@@ -51,6 +51,14 @@ ordered_json figures(const BuiltContext& b) {
           {"summarized", b.summarized.has_value()},
           {"settings", b.chat.own_settings ? "chat" : "env"},
           {"cleared_through", b.chat.cleared_through},
+          {"compaction", b.state.compaction == CompactionReason::kNone
+                             ? ordered_json(nullptr)
+                             : ordered_json(to_string(b.state.compaction))},
+          {"verbatim_after", b.state.after.verbatim_after},
+          {"compactions", b.state.after.compactions},
+          {"summary_failures", b.state.after.summary_failures},
+          {"summary_backoff", b.state.after.summary_skips},
+          {"learned_budget", b.state.budget_cap ? ordered_json(*b.state.budget_cap) : nullptr},
           {"build_us", f.build_time.count()}};
 }
 
@@ -73,9 +81,36 @@ std::string level_sentence(const BuiltContext& b) {
           before, t.warn, f.cut_messages, f.dropped_count, t.target);
     case Level::kEmergency:
       return fmt::format(
-          "emergency: usage {:.2f} >= hard {:.2f}; cut {} oversized message(s), kept the newest "
-          "{} that fit, dropped {}",
-          before, t.hard, f.cut_messages, f.compressed_count, f.dropped_count);
+          "emergency: usage {:.2f} >= hard {:.2f}; cut {} oversized message(s), dropped the {} "
+          "oldest to reach the {:.2f} target",
+          before, t.hard, f.cut_messages, f.dropped_count, t.target);
+  }
+  return {};
+}
+
+}  // namespace
+
+namespace {
+
+std::string compaction_sentence(const BuiltContext& b) {
+  const StateChange& st = b.state;
+  switch (st.compaction) {
+    case CompactionReason::kNone:
+      return fmt::format("; no compaction: the prompt grows at its end (verbatim after history id "
+                         "{})",
+                         st.after.verbatim_after);
+    case CompactionReason::kWindow:
+      return fmt::format("; compaction (window): more than the high mark of messages; the "
+                         "verbatim part now starts after history id {}",
+                         st.after.verbatim_after);
+    case CompactionReason::kThreshold:
+      return fmt::format("; compaction (threshold): usage reached warn; the verbatim part now "
+                         "starts after history id {}",
+                         st.after.verbatim_after);
+    case CompactionReason::kOverflow:
+      return fmt::format("; compaction (overflow): the provider refused the prompt; the verbatim "
+                         "part now starts after history id {}",
+                         st.after.verbatim_after);
   }
   return {};
 }
@@ -84,7 +119,12 @@ std::string level_sentence(const BuiltContext& b) {
 
 std::string describe_decision(const BuiltContext& b) {
   const Figures& f = b.figures;
-  std::string s = level_sentence(b);
+  std::string s = level_sentence(b) + compaction_sentence(b);
+  if (b.state.budget_cap)
+    s += fmt::format("; budget capped at {} tokens learned from the endpoint", *b.state.budget_cap);
+  if (b.state.after.summary_skips > 0)
+    s += fmt::format("; summary back-off: the next {} compaction(s) drop instead of summarizing",
+                     b.state.after.summary_skips);
   if (b.summarized)
     s += fmt::format("; summarized {} older message(s) into summary #{} ({} tokens, {} call(s))",
                      b.summarized->messages_covered, b.summarized->summary_id,
@@ -120,6 +160,7 @@ std::string summarized_json(const BuiltContext& built) {
                             {"tokens_after", built.figures.estimated_tokens},
                             {"summary_tokens", s.summary_tokens},
                             {"calls", s.calls},
+                            {"skipped", s.skipped},
                             {"latency_ms", s.latency.count()},
                             {"model", s.model},
                             {"usage", std::move(usage)}};

@@ -19,6 +19,9 @@ namespace autonous::context {
 // this much is refused as configuration.
 inline constexpr int64_t kMinUserTokens = 16;
 
+// Without MAX_CHARS_PER_MESSAGE, one history message may cost at most budget / this.
+inline constexpr int64_t kMessageShareDivisor = 4;
+
 // The summarize strategy's knobs.
 struct SummarySettings {
   int64_t keep_recent_tokens = 0;  // verbatim tail kept at a compaction; 0: a quarter of the budget
@@ -27,8 +30,9 @@ struct SummarySettings {
 
 struct ContextSettings {
   std::string system_prompt;
-  int history_window = 50;
-  int64_t max_chars_per_message = 4000;
+  int history_window = 100;          // the high mark in messages (compaction.h)
+  int64_t max_chars_per_message = 0;  // 0: a history message may cost kMessageShare of the budget
+  int keep_recent_messages = 6;       // the floor no compaction folds or drops
   ContextPolicy policy;  // the environment's defaults; a chat's overrides go on top
   int64_t ceiling = 0;   // window − reserve when the model's window is known; 0: none
   SummarySettings summary;

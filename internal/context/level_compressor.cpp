@@ -47,22 +47,24 @@ class Pass {
         0, limit_);
   }
 
-  // Up to kMaxRounds escalating passes from `level`, then the last resort.
+  // Escalating passes from `level` until the history fits. Each level does what the one below
+  // does (monotone: more pressure never keeps more): normal cuts oversized messages, aggressive
+  // and emergency also drop the oldest down to the target. Dropping can reach nothing, so a pass
+  // at aggressive or above always fits; there is no further round.
   void run(Level level, Compression& out) {
     if (level == Level::kNone) return;
-    for (int round = 1; round <= kMaxRounds; ++round) {
+    for (int round = 1;; ++round) {
       out.rounds = round;
       out.level = level;
-      const int64_t drop_goal = level == Level::kAggressive ? target_ : limit_;
-      if (level >= Level::kAggressive) drop_hopeless(drop_goal);
-      cut_oversized(target_);
-      if (level >= Level::kAggressive) drop_oldest(drop_goal);
-      if (tokens_ <= limit_) return;
+      if (level >= Level::kAggressive) drop_hopeless(target_);
+      cut_oversized(target_, cap_);
+      if (level >= Level::kAggressive) drop_oldest(target_);
+      if (tokens_ <= limit_) {
+        out.hard_truncated = level == Level::kEmergency && first_ > 0;
+        return;
+      }
       level = next_level(level);
     }
-    // Unreachable while counts add up; kept so the guarantee does not rest on that.
-    drop_oldest(limit_);
-    out.hard_truncated = true;
   }
 
   Compression result(Compression out) && {
@@ -79,11 +81,11 @@ class Pass {
   }
 
  private:
-  // Cut oversized messages, oldest first, while the history is above `goal`.
-  void cut_oversized(int64_t goal) {
-    const int64_t content_cap = cap_ - counter_.per_message();
+  // Cut messages over `cap`, oldest first, while the history is above `goal`.
+  void cut_oversized(int64_t goal, int64_t cap) {
+    const int64_t content_cap = cap - counter_.per_message();
     for (size_t i = first_; i < n_ && tokens_ > goal; ++i) {
-      if (cost_[i] <= cap_ || level_cut_[i]) continue;
+      if (cost_[i] <= cap) continue;
       common::Message& m = messages_[i];
       m.content =
           cut_middle_to_tokens(m.content, content_cap, cost_[i] - counter_.per_message(), counter_);
@@ -138,7 +140,11 @@ int64_t oversized_tokens(int64_t prompt_budget) noexcept {
 
 Compression LevelCompressor::compress(std::vector<common::Message> messages,
                                       const TokenBudget& budget) const {
-  Prepared prepared = prepare(std::move(messages), budget.max_chars, counter_);
+  return compress(prepare(std::move(messages), budget.max_chars, budget.max_message_tokens, counter_),
+                  budget);
+}
+
+Compression LevelCompressor::compress(Prepared prepared, const TokenBudget& budget) const {
   const Level level = start_level(prepared.tokens, budget);
   // No level applies (usage under soft, so everything fits): the simple fit is the answer.
   if (level == Level::kNone) return keep_newest(std::move(prepared), budget.max_tokens);

@@ -6,11 +6,10 @@
 //   normal      soft <= u < warn cut oversized messages (over 1/16 of the prompt budget) to
 //                                that size, head and tail kept, oldest first, until u <= target
 //   aggressive  warn <= u < hard normal, then drop the oldest history until u <= target
-//   emergency   u >= hard        normal, then drop the oldest history until it fits: the newest
-//                                contiguous run that fills the budget (token_budget's meaning)
-// A pass that leaves the history over budget escalates to the next level (at most kMaxRounds
-// passes); then the last resort drops history until it fits, which cannot fail. The result's
-// tokens never exceed budget.max_tokens.
+//   emergency   u >= hard        as aggressive (hard_truncated: messages were dropped at it)
+// Levels are monotone: a higher one keeps no more than a lower one. A normal pass that leaves
+// the history over budget escalates to aggressive, which always fits (dropping can reach
+// nothing), so the result's tokens never exceed budget.max_tokens.
 
 #include "internal/context/compressor.h"
 
@@ -20,7 +19,6 @@ class TokenCounter;
 
 namespace autonous::context {
 
-inline constexpr int kMaxRounds = 5;
 // A history message is oversized when it costs more than this share of the prompt budget
 // (and at least kMinOversizedTokens): normal compression cuts it to that size.
 inline constexpr int64_t kOversizedDivisor = 16;
@@ -34,6 +32,7 @@ class LevelCompressor final : public Compressor {
   explicit LevelCompressor(const tokens::TokenCounter& counter) : counter_(counter) {}
   Compression compress(std::vector<common::Message> messages,
                        const TokenBudget& budget) const override;
+  Compression compress(Prepared prepared, const TokenBudget& budget) const override;
 
  private:
   const tokens::TokenCounter& counter_;

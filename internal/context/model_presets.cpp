@@ -12,25 +12,29 @@ namespace {
 
 // Windows and output limits as the vendors publish them (late 2026). The reserve is the reply
 // room kept free: the model's usual output cap, smaller where the cap is most of the window.
+constexpr auto kOpenAI = RequestShape::kOpenAI;
+constexpr auto kReasoning = RequestShape::kReasoning;
+
 constexpr std::array kPresets = {
     // OpenAI
-    ModelPreset{"gpt-4o", "GPT-4o", 128'000, 16'384},
-    ModelPreset{"chatgpt-4o", "GPT-4o", 128'000, 16'384},
-    ModelPreset{"gpt-4.1", "GPT-4.1", 1'047'576, 32'768},
-    ModelPreset{"gpt-4.5", "GPT-4.5", 128'000, 16'384},
-    ModelPreset{"gpt-5", "GPT-5", 400'000, 128'000},
-    ModelPreset{"o1-mini", "o-series", 128'000, 25'000},
-    ModelPreset{"o1-preview", "o-series", 128'000, 25'000},
-    ModelPreset{"o1", "o-series", 200'000, 25'000},
-    ModelPreset{"o3", "o-series", 200'000, 25'000},
-    ModelPreset{"o4-mini", "o-series", 200'000, 25'000},
-    ModelPreset{"gpt-4-turbo", "GPT-4 Turbo", 128'000, 4'096},
-    ModelPreset{"gpt-4-1106", "GPT-4 Turbo", 128'000, 4'096},
-    ModelPreset{"gpt-4-0125", "GPT-4 Turbo", 128'000, 4'096},
-    ModelPreset{"gpt-4-32k", "GPT-4", 32'768, 4'096},
-    ModelPreset{"gpt-4", "GPT-4", 8'192, 1'024},
-    ModelPreset{"gpt-3.5-turbo-instruct", "GPT-3.5", 4'096, 1'024},
-    ModelPreset{"gpt-3.5-turbo", "GPT-3.5", 16'385, 4'096},
+    ModelPreset{"gpt-4o", "GPT-4o", 128'000, 16'384, kOpenAI},
+    ModelPreset{"chatgpt-4o", "GPT-4o", 128'000, 16'384, kOpenAI},
+    ModelPreset{"gpt-4.1", "GPT-4.1", 1'047'576, 32'768, kOpenAI},
+    ModelPreset{"gpt-4.5", "GPT-4.5", 128'000, 16'384, kOpenAI},
+    ModelPreset{"gpt-5-chat-latest", "GPT-5 chat", 128'000, 16'384, kOpenAI, true},
+    ModelPreset{"gpt-5", "GPT-5", 400'000, 128'000, kReasoning},
+    ModelPreset{"o1-mini", "o-series", 128'000, 25'000, kReasoning},
+    ModelPreset{"o1-preview", "o-series", 128'000, 25'000, kReasoning},
+    ModelPreset{"o1", "o-series", 200'000, 25'000, kReasoning},
+    ModelPreset{"o3", "o-series", 200'000, 25'000, kReasoning},
+    ModelPreset{"o4-mini", "o-series", 200'000, 25'000, kReasoning},
+    ModelPreset{"gpt-4-turbo", "GPT-4 Turbo", 128'000, 4'096, kOpenAI},
+    ModelPreset{"gpt-4-1106", "GPT-4 Turbo", 128'000, 4'096, kOpenAI},
+    ModelPreset{"gpt-4-0125", "GPT-4 Turbo", 128'000, 4'096, kOpenAI},
+    ModelPreset{"gpt-4-32k", "GPT-4", 32'768, 4'096, kOpenAI},
+    ModelPreset{"gpt-4", "GPT-4", 8'192, 1'024, kOpenAI},
+    ModelPreset{"gpt-3.5-turbo-instruct", "GPT-3.5", 4'096, 1'024, kOpenAI},
+    ModelPreset{"gpt-3.5-turbo", "GPT-3.5", 16'385, 4'096, kOpenAI},
     // Anthropic
     ModelPreset{"claude-3-7", "Claude 3", 200'000, 16'384},
     ModelPreset{"claude-3-5", "Claude 3", 200'000, 8'192},
@@ -79,12 +83,40 @@ std::span<const ModelPreset> model_presets() { return kPresets; }
 
 std::optional<ModelPreset> find_preset(std::string_view model) {
   const std::string name = normalise(model);
+  for (const ModelPreset& p : kPresets)
+    if (p.exact && name == p.prefix) return p;
   std::optional<ModelPreset> best;
   for (const ModelPreset& p : kPresets) {
-    if (name.rfind(p.prefix, 0) != 0) continue;
+    if (p.exact || name.rfind(p.prefix, 0) != 0) continue;
     if (!best || p.prefix.size() > best->prefix.size()) best = p;
   }
   return best;
+}
+
+std::string_view to_string(RequestShape shape) {
+  switch (shape) {
+    case RequestShape::kClassic:
+      return "classic";
+    case RequestShape::kOpenAI:
+      return "openai";
+    case RequestShape::kReasoning:
+      return "reasoning";
+    case RequestShape::kBare:
+      return "bare";
+  }
+  return "classic";
+}
+
+std::optional<RequestShape> parse_request_shape(std::string_view name) {
+  for (const auto shape : {RequestShape::kClassic, RequestShape::kOpenAI, RequestShape::kReasoning,
+                           RequestShape::kBare})
+    if (name == to_string(shape)) return shape;
+  return std::nullopt;
+}
+
+RequestShape request_shape(std::string_view model) {
+  const std::optional<ModelPreset> preset = find_preset(model);
+  return preset ? preset->shape : RequestShape::kClassic;
 }
 
 PromptBudget resolve_prompt_budget(const BudgetInputs& in) {

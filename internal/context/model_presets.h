@@ -13,19 +13,35 @@
 
 namespace autonous::context {
 
+// How a request states its reply cap and temperature (the summarizer's calls):
+//   classic    max_tokens, temperature (llama.cpp, vLLM, Ollama, DeepSeek, Mistral, Groq, …)
+//   openai     max_completion_tokens, temperature (OpenAI's chat models; max_tokens is deprecated)
+//   reasoning  max_completion_tokens with room for hidden reasoning, no temperature (o-series,
+//              gpt-5: they refuse max_tokens and any temperature but 1)
+//   bare       neither (the server's defaults)
+enum class RequestShape { kClassic, kOpenAI, kReasoning, kBare };
+std::string_view to_string(RequestShape shape);
+std::optional<RequestShape> parse_request_shape(std::string_view name);  // "auto": nullopt
+
 struct ModelPreset {
   std::string_view prefix;  // matched against the normalised model name
   std::string_view family;
   int64_t window = 0;   // tokens in + out the model accepts
   int64_t reserve = 0;  // tokens kept free for the reply
+  RequestShape shape = RequestShape::kClassic;
+  bool exact = false;  // matches the whole name only (before any prefix is tried)
 };
 
 // Every preset, most specific first within a family.
 std::span<const ModelPreset> model_presets();
 
 // The preset for `model`: case-insensitive; a provider prefix ("openai/", "meta-llama/") and a
-// leading "meta-" are ignored; the longest matching prefix wins. nullopt for an unknown model.
+// leading "meta-" are ignored; an exact preset wins, then the longest matching prefix. nullopt
+// for an unknown model.
 std::optional<ModelPreset> find_preset(std::string_view model);
+
+// The request shape for `model`: its preset's, classic for an unknown model.
+RequestShape request_shape(std::string_view model);
 
 inline constexpr int64_t kUnknownModelBudget = 8000;
 

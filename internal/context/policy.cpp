@@ -1,5 +1,7 @@
 #include "internal/context/policy.h"
 
+#include "internal/context/provider.h"
+
 #include <algorithm>
 #include <array>
 
@@ -47,6 +49,20 @@ std::string_view to_string(Strategy strategy) {
       return "summarize";
   }
   return "token_budget";
+}
+
+std::string_view to_string(CompactionReason reason) {
+  switch (reason) {
+    case CompactionReason::kNone:
+      return "none";
+    case CompactionReason::kWindow:
+      return "window";
+    case CompactionReason::kThreshold:
+      return "threshold";
+    case CompactionReason::kOverflow:
+      return "overflow";
+  }
+  return "none";
 }
 
 std::string_view to_string(Level level) {

@@ -4,16 +4,35 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "internal/common/message.h"
 
 namespace autonous::context {
 
-// What the database holds about a chat's context besides its history (chat_settings).
+// Why a compaction moved the start of the verbatim part.
+enum class CompactionReason { kNone, kWindow, kThreshold, kOverflow };
+std::string_view to_string(CompactionReason reason);
+
+// The engine's memory of a chat between turns (context_state): where the verbatim part of the
+// prompt starts and the summarize back-off. Changes only at a compaction.
+struct ContextState {
+  int64_t chain_start = 0;     // the clear point it belongs to (another clear point: stale)
+  int64_t verbatim_after = 0;  // history ids up to this are out of the verbatim part
+  int64_t compactions = 0;
+  CompactionReason last_reason = CompactionReason::kNone;
+  int64_t summary_failures = 0;  // consecutive failed summaries
+  int64_t summary_skips = 0;     // compactions left that drop instead of summarizing
+  bool operator==(const ContextState&) const = default;
+};
+
+// What the database holds about a chat's context besides its history (chat_settings,
+// context_state).
 struct ChatState {
   std::string settings_json = "{}";  // the chat's overrides, as stored (validated by the reader)
   int64_t cleared_through = 0;       // history ids up to this are out of the context
+  ContextState context;              // defaults when the chat has none
 };
 
 class Provider {
@@ -25,6 +44,8 @@ class Provider {
                                                    int64_t after_id) = 0;
   // The chat's stored state; defaults when it has none. Throws on storage errors.
   virtual ChatState chat_state(const std::string& chat_id) = 0;
+  // Stores the chat's context state after a compaction. Throws on storage errors.
+  virtual void save_context_state(const std::string& chat_id, const ContextState& state) = 0;
 };
 
 }  // namespace autonous::context

@@ -8,26 +8,6 @@
 
 namespace autonous::context {
 
-Prepared prepare(std::vector<common::Message> messages, int64_t max_chars,
-                 const tokens::TokenCounter& counter) {
-  Prepared p;
-  p.messages = std::move(messages);
-  const size_t n = p.messages.size();
-  p.cost.resize(n);
-  p.cut.assign(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    std::string& text = p.messages[i].content;
-    text = common::sanitize_utf8(text);
-    if (max_chars > 0 && common::count_code_points(text) > static_cast<size_t>(max_chars)) {
-      text = cut_to_chars(text, static_cast<size_t>(max_chars));
-      p.cut[i] = 1;
-    }
-    p.cost[i] = counter.count_message(p.messages[i]);
-    p.tokens += p.cost[i];
-  }
-  return p;
-}
-
 Compression keep_newest(Prepared p, int64_t limit) {
   Compression out;
   out.tokens_before = p.tokens;
@@ -48,7 +28,12 @@ Compression keep_newest(Prepared p, int64_t limit) {
 
 Compression SimpleCompressor::compress(std::vector<common::Message> messages,
                                        const TokenBudget& budget) const {
-  return keep_newest(prepare(std::move(messages), budget.max_chars, counter_), budget.max_tokens);
+  return compress(prepare(std::move(messages), budget.max_chars, budget.max_message_tokens, counter_),
+                  budget);
+}
+
+Compression SimpleCompressor::compress(Prepared prepared, const TokenBudget& budget) const {
+  return keep_newest(std::move(prepared), budget.max_tokens);
 }
 
 }  // namespace autonous::context

@@ -13,17 +13,6 @@ class TokenCounter;
 
 namespace autonous::context {
 
-// A history made ready for fitting: repaired, cut to the character cap, each message counted.
-struct Prepared {
-  std::vector<common::Message> messages;
-  std::vector<int64_t> cost;  // count_message of each
-  std::vector<char> cut;      // cut to the character cap
-  int64_t tokens = 0;         // the sum of cost
-};
-
-Prepared prepare(std::vector<common::Message> messages, int64_t max_chars,
-                 const tokens::TokenCounter& counter);
-
 // The newest contiguous run of `p` that costs at most `limit`. level is kNone when everything
 // fits, kEmergency when older messages were dropped (emergency's meaning: the newest run that
 // fills the budget), with rounds 1.
@@ -35,6 +24,7 @@ class SimpleCompressor final : public Compressor {
   explicit SimpleCompressor(const tokens::TokenCounter& counter) : counter_(counter) {}
   Compression compress(std::vector<common::Message> messages,
                        const TokenBudget& budget) const override;
+  Compression compress(Prepared prepared, const TokenBudget& budget) const override;
 
  private:
   const tokens::TokenCounter& counter_;

@@ -22,7 +22,7 @@ struct Summary {
   int64_t covers_through = 0;  // every message of the chain up to this history id is folded in
   int64_t chain_start = 0;     // the clear point the chain started from
   std::string text;
-  int64_t tokens = 0;  // of the summary message, by the engine's counter
+  int64_t tokens = 0;  // of the summary block (summary_block()), by the engine's counter
   std::string model;
 };
 
@@ -50,10 +50,10 @@ class SummaryStore {
   virtual ~SummaryStore() = default;
   // The newest summary of the chain that starts at `chain_start`, if any.
   virtual std::optional<Summary> latest(const std::string& chat_id, int64_t chain_start) = 0;
-  // History of `chat_id` with ids in (after_id, before_id), oldest first: what fell out of the
-  // window without being summarized.
-  virtual std::vector<common::Message> between(const std::string& chat_id, int64_t after_id,
-                                               int64_t before_id) = 0;
+  // How many history rows of `chat_id` have ids in (after_id, before_id): rows that left the
+  // verbatim part unread (more than a turn reads since the last compaction).
+  virtual int64_t count_between(const std::string& chat_id, int64_t after_id,
+                                int64_t before_id) = 0;
   // Stores `summary` (with each call's usage) and returns its id.
   virtual int64_t save(const std::string& chat_id, const Summary& summary,
                        const std::vector<std::optional<common::Usage>>& usage,

@@ -1,15 +1,17 @@
 #pragma once
-// SummaryCompactor: the summarize strategy's history for one turn. It reads the chat's summary
-// and the verbatim tail after it; when usage reaches warn (or rows fell out of HISTORY_WINDOW
-// since the last summary), it folds the oldest of them into a new summary through the
-// Summarizer (rolling: previous summary + only the newly evicted messages, chunked to the
-// summarizer's window), stores it and keeps the newest tail. A failed fold loses nothing: the
-// history is returned whole with a warning, and the next compaction tries again. Not
-// thread-safe (the provider and store hold a connection).
+// SummaryCompactor: the summarize strategy's fold. At a compaction the builder hands it the
+// messages leaving the verbatim part; it folds them into the chat's summary through the
+// Summarizer (rolling: the previous summary plus only the new messages, chunked to the
+// summarizer's window, at most kMaxFoldCalls calls) and stores the result. A failed call keeps
+// what the calls before it folded (stored as a summary covering that far) and reports the
+// failure; the builder's back-off decides when the next compaction tries again. The summary
+// reaches the chat model as data: a marked block leading the first kept user message
+// (summary_block), never with system authority. Not thread-safe (the store holds a connection).
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "internal/common/message.h"
@@ -23,59 +25,46 @@ class TokenCounter;
 
 namespace autonous::context {
 
-class Provider;
+// A compaction folds at most this many summarizer calls' worth of messages; older ones among
+// those leaving are left out of the summary (counted as skipped): a chat switched to summarize
+// with a long history gets its reply after a bounded delay.
+inline constexpr int kMaxFoldCalls = 3;
 
-// The header of the summary message that follows the system prompt.
-inline constexpr std::string_view kSummaryHeader =
-    "Summary of the earlier conversation (older messages are replaced by it):\n";
+// The summary as the chat model reads it: a marked data block, followed by the message it leads.
+std::string summary_block(std::string_view summary_text);
 
-// What one turn's compaction step decided.
-struct Compaction {
-  std::vector<common::Message> history;  // the verbatim candidates, oldest first
-  std::optional<common::Message> summary_message;
-  SummaryInUse summary;
-  std::optional<SummaryOutcome> summarized;
-  Level level = Level::kNone;
-  int rounds = 0;
-  int64_t tokens_before = 0;  // the whole prompt before this step, with the previous summary
-  std::optional<ContextWarning> warning;
+struct FoldInput {
+  std::string chat_id;
+  int64_t chain_start = 0;
+  std::optional<Summary> previous;
+  std::vector<common::Message> leaving;  // prepared, oldest first
 };
 
-struct CompactionInput {
-  std::string chat_id;
-  int64_t chain_start = 0;   // the chat's clear point
-  int64_t fixed_tokens = 0;  // system prompt, user message and framing
-  int64_t budget_tokens = 0;
-  ContextPolicy policy;
-  Level min_level = Level::kNone;
+struct Fold {
+  std::optional<Summary> stored;  // the new summary, when at least one call succeeded
+  SummaryOutcome outcome;
+  std::optional<std::string> error;  // a call failed (what was folded before it is stored)
 };
 
 class SummaryCompactor {
  public:
-  // `summarizer` may be nullptr: a dry run, which reports what it would fold in (pending) but
-  // calls nothing. All references must outlive the compactor.
-  SummaryCompactor(const ContextSettings& settings, Provider& provider, SummaryStore& store,
-                   Summarizer* summarizer, const tokens::TokenCounter& counter);
+  // All references must outlive the compactor.
+  SummaryCompactor(const ContextSettings& settings, SummaryStore& store, Summarizer& summarizer,
+                   const tokens::TokenCounter& counter);
 
-  // Throws what the provider and the store throw on reads; a failed fold is a warning.
-  Compaction run(const CompactionInput& in) const;
+  // Throws what the store throws when saving; a failed summarizer call is Fold::error.
+  Fold fold(FoldInput in) const;
 
  private:
-  // Folds `evicted` into `previous` and stores the new summary. Throws on any failure.
-  SummaryOutcome fold(const std::string& chat_id, int64_t chain_start,
-                      const std::optional<Summary>& previous,
-                      const std::vector<common::Message>& evicted, Summary& stored) const;
-  void use(const Summary& s, Compaction& out) const;
-  int64_t keep_tokens(const CompactionInput& in) const;
+  // The newest of `leaving` that kMaxFoldCalls calls can take, each cut to half a call's input.
+  std::vector<common::Message> fitting(std::vector<common::Message> leaving, int64_t& skipped) const;
+  void store(const FoldInput& in, const std::string& text, int64_t through, int64_t covered,
+             Fold& out) const;
 
   const ContextSettings& settings_;
-  Provider& provider_;
   SummaryStore& store_;
-  Summarizer* summarizer_;
+  Summarizer& summarizer_;
   const tokens::TokenCounter& counter_;
 };
-
-// A history message as the compressor will see it: valid UTF-8, cut to the character cap.
-common::Message prepared(common::Message m, int64_t max_chars);
 
 }  // namespace autonous::context

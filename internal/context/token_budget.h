@@ -13,6 +13,7 @@ namespace autonous::context {
 struct TokenBudget {
   int64_t max_tokens = 0;
   int64_t max_chars = 0;
+  int64_t max_message_tokens = 0;  // with no max_chars: each message's cap in tokens (0: none)
   int64_t fixed_tokens = 0;
   Thresholds thresholds;
   // Compress at least at this level (a provider said the context was too long). kNone: by usage.

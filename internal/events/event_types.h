@@ -13,9 +13,11 @@ inline constexpr std::string_view kContextCompressed = "context.compressed";
 // settings that were ignored. Recorded before the turn's context.compressed.
 inline constexpr std::string_view kContextWarning = "context.warning";
 // The summarize strategy: a compaction folded older history into a new summary, or failed (the
-// turn then runs token_budget and the next compaction tries again).
+// leaving messages are dropped; a back-off decides when a compaction tries again).
 inline constexpr std::string_view kContextSummarized = "context.summarized";
 inline constexpr std::string_view kContextSummaryFailed = "context.summary_failed";
+// A provider refused a prompt as too long: the budget learned for its endpoint and model.
+inline constexpr std::string_view kContextLimitLearned = "context.limit_learned";
 inline constexpr std::string_view kLlmRequest = "llm.request";
 inline constexpr std::string_view kLlmResponse = "llm.response";
 inline constexpr std::string_view kLlmRetry = "llm.retry";

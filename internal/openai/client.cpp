@@ -121,11 +121,12 @@ std::string redacted(std::string text, const std::string& secret) {
     if (it->second == "true") should_retry = true;
     if (it->second == "false") should_retry = false;
   }
+  const std::optional<Overflow> overflow = read_overflow(r.status, r.body, type, code, message);
   // Redacted before clipping, so a key cut in half by the clip cannot survive either.
   throw ApiError(r.status, redacted(type, api_key), redacted(code, api_key),
                  "HTTP " + std::to_string(r.status) + ": " + clip(redacted(message, api_key)),
                  parse_retry_after(r.headers, std::chrono::system_clock::now()), should_retry,
-                 in_success_body);
+                 in_success_body, overflow);
 }
 
 int64_t int_or_zero(const json& j, const char* key) {
@@ -188,6 +189,7 @@ std::string request_body(const std::string& model, const std::vector<common::Mes
   json body = {{"model", call.model.empty() ? model : call.model}, {"messages", std::move(msgs)}};
   if (call.temperature) body["temperature"] = *call.temperature;
   if (call.max_tokens) body["max_tokens"] = *call.max_tokens;
+  if (call.max_completion_tokens) body["max_completion_tokens"] = *call.max_completion_tokens;
   // Content is valid UTF-8 by the time it gets here; `replace` keeps a bug from becoming a crash.
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }

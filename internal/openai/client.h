@@ -31,6 +31,7 @@ struct CallOptions {
   std::string model;                  // empty: the client's model
   std::optional<double> temperature;  // unset: the server's default
   std::optional<int64_t> max_tokens;  // unset: no cap
+  std::optional<int64_t> max_completion_tokens;  // OpenAI's name for the cap (reasoning included)
 };
 
 class Client {

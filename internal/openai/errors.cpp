@@ -46,18 +46,16 @@ std::string TransportError::reason() const {
 
 ApiError::ApiError(long status, std::string type, std::string code, const std::string& message,
                    std::optional<std::chrono::milliseconds> retry_after,
-                   std::optional<bool> should_retry, bool in_success_body)
+                   std::optional<bool> should_retry, bool in_success_body,
+                   std::optional<Overflow> overflow)
     : Error(message),
       status_(status),
       type_(std::move(type)),
       code_(std::move(code)),
       retry_after_(retry_after),
       should_retry_(should_retry),
-      in_success_body_(in_success_body) {}
-
-bool ApiError::context_overflow() const noexcept {
-  return code_ == "context_length_exceeded" || type_ == "exceed_context_size_error";
-}
+      in_success_body_(in_success_body),
+      overflow_(overflow) {}
 
 bool ApiError::retryable() const noexcept {
   if (should_retry_) return *should_retry_;  // the server's own word (x-should-retry)

@@ -9,6 +9,8 @@
 #include <string>
 #include <system_error>
 
+#include "internal/openai/overflow.h"
+
 namespace autonous::openai {
 
 class Error : public std::runtime_error {
@@ -51,15 +53,17 @@ class ApiError final : public Error {
  public:
   ApiError(long status, std::string type, std::string code, const std::string& message,
            std::optional<std::chrono::milliseconds> retry_after, std::optional<bool> should_retry,
-           bool in_success_body = false);
+           bool in_success_body = false, std::optional<Overflow> overflow = std::nullopt);
   // The error object came inside a 2xx body (classified as a 500): the server answered, so it
   // is not an outage the retry budget should wait out.
   bool in_success_body() const noexcept { return in_success_body_; }
   long status() const noexcept { return status_; }
   const std::string& type() const noexcept { return type_; }
   const std::string& api_code() const noexcept { return code_; }
-  // The prompt was larger than the model's window (OpenAI or llama.cpp wording).
-  bool context_overflow() const noexcept;
+  // The prompt was larger than the model's window (overflow.h: the providers' wordings).
+  bool context_overflow() const noexcept { return overflow_.has_value(); }
+  // What the overflow answer stated (the window, the tokens counted), when it is one.
+  const std::optional<Overflow>& overflow() const noexcept { return overflow_; }
   bool retryable() const noexcept override;
   std::optional<std::chrono::milliseconds> retry_after() const noexcept override {
     return retry_after_;
@@ -73,6 +77,7 @@ class ApiError final : public Error {
   std::optional<std::chrono::milliseconds> retry_after_;
   std::optional<bool> should_retry_;
   bool in_success_body_ = false;
+  std::optional<Overflow> overflow_;
 };
 
 // A 2xx whose body is unusable (reason "malformed_response") or holds no answer ("empty_reply":

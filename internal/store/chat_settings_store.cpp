@@ -40,7 +40,8 @@ bool reset_overrides(SQLite::Database& db, const std::string& chat_id) {
 }
 
 int64_t clear_context(SQLite::Database& db, const std::string& chat_id) {
-  // One statement: the newest id is read and stored atomically.
+  // The newest id is read and stored in one statement; the engine's state starts over with it.
+  // The caller holds the write transaction.
   SQLite::Statement q(
       db,
       "INSERT INTO chat_settings(chat_id, cleared_through, cleared_at) "
@@ -51,7 +52,12 @@ int64_t clear_context(SQLite::Database& db, const std::string& chat_id) {
       "RETURNING cleared_through");
   q.bind(1, chat_id);
   q.executeStep();
-  return q.getColumn(0).getInt64();
+  const int64_t through = q.getColumn(0).getInt64();
+  q.reset();
+  SQLite::Statement state(db, "DELETE FROM context_state WHERE chat_id = ?");
+  state.bind(1, chat_id);
+  state.exec();
+  return through;
 }
 
 }  // namespace autonous::store

@@ -29,8 +29,9 @@ void save_overrides(SQLite::Database& db, const std::string& chat_id,
 // no overrides.
 bool reset_overrides(SQLite::Database& db, const std::string& chat_id);
 
-// Starts the chat's context fresh after its newest stored history row; the rows stay for
-// audit. Returns the new clear point (0 when the chat has no history).
+// Starts the chat's context fresh after its newest stored history row (its context_state goes
+// too); the rows stay for audit. Returns the new clear point (0 when the chat has no history).
+// Run it inside the caller's write transaction.
 int64_t clear_context(SQLite::Database& db, const std::string& chat_id);
 
 }  // namespace autonous::store

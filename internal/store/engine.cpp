@@ -7,6 +7,7 @@
 #include "internal/context/level_compressor.h"
 #include "internal/context/simple_compressor.h"
 #include "internal/store/calibration_store.h"
+#include "internal/store/context_state_store.h"
 #include "internal/store/sqlite_provider.h"
 #include "internal/store/sqlite_summary_store.h"
 
@@ -52,7 +53,8 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
   context::ContextSettings& s = out.context;
   s.system_prompt = config.system_prompt;
   s.history_window = config.history_window;
-  s.max_chars_per_message = config.max_chars_per_message;
+  s.max_chars_per_message = config.max_chars_per_message.value_or(0);
+  s.keep_recent_messages = config.keep_recent_messages;
   s.ceiling = out.budget.ceiling;
   s.policy.strategy =
       context::parse_strategy(config.context_strategy).value_or(context::Strategy::kTokenBudget);
@@ -77,6 +79,8 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
   }
   out.summary_model = config.summary_model.empty() ? config.openai_model : config.summary_model;
   out.summary_window_budget = summary_window_budget(config, out.summary_model);
+  out.summary_shape = context::parse_request_shape(config.summary_request_shape)
+                          .value_or(context::request_shape(out.summary_model));
   out.simple_compressor = config.context_compressor == "simple";
   return out;
 }
@@ -103,7 +107,7 @@ struct Engine::Parts {
 
 Engine::Engine(SQLite::Database& db, const EngineSettings& settings,
                const tokens::TokenCounter& counter, context::Summarizer* summarizer)
-    : parts_(std::make_unique<Parts>(db, settings, counter)) {
+    : parts_(std::make_unique<Parts>(db, settings, counter)), dry_run_(summarizer == nullptr) {
   parts_->builder.enable_summaries(parts_->summaries, summarizer);
 }
 
@@ -111,11 +115,26 @@ Engine::~Engine() = default;
 
 context::BuiltContext Engine::build(const std::string& chat_id, const std::string& user_text,
                                     const context::BuildOptions& options) const {
-  return parts_->builder.build(chat_id, user_text, options);
+  context::BuildOptions o = options;
+  o.dry_run = o.dry_run || dry_run_;
+  return parts_->builder.build(chat_id, user_text, o);
 }
 
 double Engine::calibration_scale(const std::string& model) const {
   return store::calibration_scale(parts_->db, model);
+}
+
+std::optional<int64_t> Engine::learned_budget(const std::string& endpoint,
+                                              const std::string& model) const {
+  const std::optional<LearnedLimit> l = learned_limit(parts_->db, endpoint, model);
+  if (!l) return std::nullopt;
+  return l->budget_tokens;
+}
+
+int64_t Engine::learn_budget(const std::string& endpoint, const std::string& model, int64_t budget,
+                             std::optional<int64_t> stated_limit,
+                             const std::string& message) const {
+  return learn_limit(parts_->db, endpoint, model, {budget, stated_limit, message, {}});
 }
 
 double Engine::raise_calibration(const std::string& model, double scale_used, int64_t estimated,

@@ -8,6 +8,7 @@
 // Not thread-safe: one Engine per connection (per worker slot).
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "internal/config/config.h"
@@ -32,6 +33,8 @@ struct EngineSettings {
   context::PromptBudget budget;
   std::string summary_model;          // SUMMARY_MODEL, or OPENAI_MODEL
   int64_t summary_window_budget = 0;  // the summary model's window − SUMMARY_MAX_TOKENS
+  // SUMMARY_REQUEST_SHAPE, or the summary model's preset under auto.
+  context::RequestShape summary_shape = context::RequestShape::kClassic;
   bool simple_compressor = false;     // CONTEXT_COMPRESSOR=simple: no levels, only the fit
 };
 
@@ -46,7 +49,8 @@ std::string variable_for(const std::string& policy_field, const config::Config& 
 class Engine {
  public:
   // `summarizer` writes summaries under summarize; nullptr makes a dry run (the summary in use
-  // is shown, nothing is called or written). `db`, `counter` and `summarizer` must outlive the
+  // and what a compaction would do are shown; nothing is called or written, the chat's state
+  // included). `db`, `counter` and `summarizer` must outlive the
   // engine. Throws context::PolicyError when the settings' budget is too small.
   Engine(SQLite::Database& db, const EngineSettings& settings, const tokens::TokenCounter& counter,
          context::Summarizer* summarizer = nullptr);
@@ -64,9 +68,18 @@ class Engine {
   double raise_calibration(const std::string& model, double scale_used, int64_t estimated,
                            int64_t actual) const;
 
+  // The prompt budget learned for `endpoint` and `model` from overflow answers
+  // (context_state_store.h), and recording one; learning keeps the smaller budget and returns
+  // the one stored. Throw SQLite::Exception.
+  std::optional<int64_t> learned_budget(const std::string& endpoint,
+                                        const std::string& model) const;
+  int64_t learn_budget(const std::string& endpoint, const std::string& model, int64_t budget,
+                       std::optional<int64_t> stated_limit, const std::string& message) const;
+
  private:
   struct Parts;
   std::unique_ptr<Parts> parts_;
+  bool dry_run_ = false;
 };
 
 }  // namespace autonous::store

@@ -7,11 +7,12 @@
 
 #include "internal/db/statement_cache.h"
 #include "internal/store/chat_settings_store.h"
+#include "internal/store/context_state_store.h"
 
 namespace autonous::store {
 
 SQLiteProvider::SQLiteProvider(SQLite::Database& db)
-    : cache_(std::make_unique<db::StatementCache>(db)) {}
+    : db_(db), cache_(std::make_unique<db::StatementCache>(db)) {}
 
 SQLiteProvider::~SQLiteProvider() = default;
 
@@ -47,7 +48,14 @@ std::vector<common::Message> read_messages(SQLite::Statement& q) {
 }
 
 context::ChatState SQLiteProvider::chat_state(const std::string& chat_id) {
-  return load_chat_state(*cache_, chat_id);
+  context::ChatState out = load_chat_state(*cache_, chat_id);
+  out.context = load_context_state(*cache_, chat_id);
+  return out;
+}
+
+void SQLiteProvider::save_context_state(const std::string& chat_id,
+                                        const context::ContextState& state) {
+  store::save_context_state(db_, chat_id, state);
 }
 
 }  // namespace autonous::store

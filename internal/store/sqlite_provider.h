@@ -25,8 +25,10 @@ class SQLiteProvider final : public context::Provider {
   std::vector<common::Message> get_history(const std::string& chat_id, int limit,
                                            int64_t after_id) override;
   context::ChatState chat_state(const std::string& chat_id) override;
+  void save_context_state(const std::string& chat_id, const context::ContextState& state) override;
 
  private:
+  SQLite::Database& db_;
   std::unique_ptr<db::StatementCache> cache_;  // both reads run on every turn
 };
 

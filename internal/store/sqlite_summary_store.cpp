@@ -33,15 +33,18 @@ std::optional<context::Summary> SQLiteSummaryStore::latest(const std::string& ch
   return s;
 }
 
-std::vector<common::Message> SQLiteSummaryStore::between(const std::string& chat_id,
-                                                         int64_t after_id, int64_t before_id) {
+int64_t SQLiteSummaryStore::count_between(const std::string& chat_id, int64_t after_id,
+                                          int64_t before_id) {
   auto q = cache_->get(
-      "SELECT id, role, text FROM history INDEXED BY history_by_chat "
-      "WHERE chat_id = ? AND id > ? AND id < ? ORDER BY id");
+      "SELECT count(*) FROM history INDEXED BY history_by_chat "
+      "WHERE chat_id = ? AND id > ? AND id < ?");
   q->bind(1, chat_id);
   q->bind(2, after_id);
   q->bind(3, before_id);
-  return read_messages(*q);
+  q->executeStep();
+  const int64_t n = q->getColumn(0).getInt64();
+  q->reset();
+  return n;
 }
 
 int64_t SQLiteSummaryStore::save(const std::string& chat_id, const context::Summary& summary,

@@ -21,8 +21,7 @@ class SQLiteSummaryStore final : public context::SummaryStore {
   explicit SQLiteSummaryStore(SQLite::Database& db);
   ~SQLiteSummaryStore() override;
   std::optional<context::Summary> latest(const std::string& chat_id, int64_t chain_start) override;
-  std::vector<common::Message> between(const std::string& chat_id, int64_t after_id,
-                                       int64_t before_id) override;
+  int64_t count_between(const std::string& chat_id, int64_t after_id, int64_t before_id) override;
   int64_t save(const std::string& chat_id, const context::Summary& summary,
                const std::vector<std::optional<common::Usage>>& usage,
                int64_t messages_covered) override;

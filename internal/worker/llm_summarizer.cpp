@@ -12,20 +12,34 @@
 namespace autonous::worker {
 namespace {
 
-std::string transcript(const std::string& previous, const std::vector<common::Message>& evicted) {
-  std::string out = "Previous summary:\n";
-  out += previous.empty() ? "(none)" : previous;
-  out += "\n\nNew messages:\n";
-  for (const auto& m : evicted) {
-    out += common::to_string(m.role);
-    out += ": ";
-    out += m.content;
-    out += '\n';
-  }
-  return out;
+constexpr std::string_view kTranscriptFrame =
+    "<previous_summary>\n\n</previous_summary>\n\n<new_messages>\n</new_messages>";
+
+// The size the prompt asks for: about 0.6 words per token of the cap, with room to spare.
+std::string size_sentence(int64_t max_tokens) {
+  return "\nKeep the summary under " + std::to_string(std::max<int64_t>(max_tokens * 6 / 10, 50)) +
+         " words.";
 }
 
 }  // namespace
+
+std::string summary_transcript(const std::string& previous,
+                               const std::vector<common::Message>& messages) {
+  std::string out = "<previous_summary>\n";
+  out += previous.empty() ? "(none)" : previous;
+  out += "\n</previous_summary>\n\n<new_messages>\n";
+  for (const auto& m : messages) {
+    const nlohmann::json line = {{"role", common::to_string(m.role)}, {"content", m.content}};
+    // JSON escapes quotes, newlines and control characters; '<' too, so nothing closes a tag.
+    std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    for (size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at))
+      text.replace(at, 1, "\\u003c");
+    out += text;
+    out += '\n';
+  }
+  out += "</new_messages>";
+  return out;
+}
 
 LlmSummarizer::LlmSummarizer(openai::Client& client, const tokens::TokenCounter& counter,
                              SummarizerOptions options)
@@ -34,19 +48,40 @@ LlmSummarizer::LlmSummarizer(openai::Client& client, const tokens::TokenCounter&
 int64_t LlmSummarizer::input_budget() const {
   const int64_t overhead = counter_.per_request() + 2 * counter_.per_message() +
                            counter_.count_text(kSummaryInstructions) +
-                           counter_.count_text("Previous summary:\n\n\nNew messages:\n");
+                           counter_.count_text(size_sentence(options_.max_tokens)) +
+                           counter_.count_text(kTranscriptFrame);
   return options_.window_budget - overhead;
+}
+
+openai::CallOptions LlmSummarizer::call_options() const {
+  openai::CallOptions call;
+  call.model = options_.model;
+  switch (options_.shape) {
+    case context::RequestShape::kClassic:
+      call.temperature = 0.2;
+      call.max_tokens = options_.max_tokens;
+      break;
+    case context::RequestShape::kOpenAI:
+      call.temperature = 0.2;
+      call.max_completion_tokens = options_.max_tokens;
+      break;
+    case context::RequestShape::kReasoning:
+      // Hidden reasoning counts against the cap: room for it, or the answer comes back empty.
+      call.max_completion_tokens = options_.max_tokens * kReasoningRoom;
+      break;
+    case context::RequestShape::kBare:
+      break;
+  }
+  return call;
 }
 
 context::SummaryCall LlmSummarizer::summarize(const std::string& previous,
                                               const std::vector<common::Message>& evicted) {
   const std::vector<common::Message> messages = {
-      {common::Role::kSystem, std::string(kSummaryInstructions), 0},
-      {common::Role::kUser, transcript(previous, evicted), 0}};
-  openai::CallOptions call;
-  call.model = options_.model;
-  call.temperature = 0.2;
-  call.max_tokens = options_.max_tokens;
+      {common::Role::kSystem,
+       std::string(kSummaryInstructions) + size_sentence(options_.max_tokens), 0},
+      {common::Role::kUser, summary_transcript(previous, evicted), 0}};
+  const openai::CallOptions call = call_options();
   openai::ChatResult result;
   for (int attempt = 1;; ++attempt) {
     try {
@@ -60,8 +95,12 @@ context::SummaryCall LlmSummarizer::summarize(const std::string& previous,
     }
   }
   if (result.finish_reason == "length")
-    throw std::runtime_error("the summary was cut off at SUMMARY_MAX_TOKENS (" +
-                             std::to_string(options_.max_tokens) + ")");
+    throw std::runtime_error("the summary was cut off at its cap of " +
+                             std::to_string(call.max_tokens.value_or(
+                                 call.max_completion_tokens.value_or(0))) +
+                             " tokens (SUMMARY_MAX_TOKENS " + std::to_string(options_.max_tokens) +
+                             ", request shape " + std::string(context::to_string(options_.shape)) +
+                             ")");
   context::SummaryCall out;
   out.text = result.content;
   out.model = result.model.empty() ? options_.model : result.model;

@@ -22,6 +22,25 @@ milliseconds since(std::chrono::steady_clock::time_point t) {
 
 }  // namespace
 
+int64_t fitted_budget(int64_t sent_tokens, int64_t budget_tokens, double target,
+                      const openai::Overflow& said) {
+  int64_t budget = 0;
+  if (said.limit && *said.limit > 0) {
+    // The stated window, a quarter left for the reply, in our tokens: the server's count of
+    // this prompt against ours gives the exchange rate.
+    const std::optional<int64_t> counted = said.prompt ? said.prompt : said.requested;
+    double ours_per_theirs = 1.0;
+    if (counted && *counted > 0)
+      ours_per_theirs = std::clamp(static_cast<double>(sent_tokens) / static_cast<double>(*counted),
+                                   0.25, 4.0);
+    budget = static_cast<int64_t>(static_cast<double>(*said.limit) * 0.75 * ours_per_theirs);
+  } else {
+    budget = static_cast<int64_t>(static_cast<double>(budget_tokens) * target);
+  }
+  // Always smaller than what was refused.
+  return std::max<int64_t>(std::min(budget, sent_tokens * 9 / 10), 1);
+}
+
 Turn::Turn(TurnParts parts) : parts_(parts), rng_(std::random_device{}()) {}
 
 TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep_going,
@@ -48,22 +67,27 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     if (parts_.calibrate)
       parts_.counter.set_scale(parts_.engine.calibration_scale(parts_.client.model()));
     parts_.summarizer.set_keep_going(keep_going);
-    o.contexts.push_back(build(task, {}));
+    context::BuildOptions options;
+    options.budget_cap =
+        parts_.engine.learned_budget(parts_.config.openai_base_url, parts_.client.model());
+    o.contexts.push_back(build(task, options));
     // A slow build (a huge history, summaries) must not cost the lease: renew now if due.
     if (!keep_going()) throw openai::aborted_error("aborted before the call");
-    try {
-      o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going);
-    } catch (const openai::ApiError& e) {
-      if (!e.context_overflow()) throw;
-      // The provider counts more than we did: recompress at the next level, with the budget
-      // cut to the target share, and retry once. A second overflow fails the turn.
-      o.overflow = TurnFailure{e.reason(),          e.what(),     e.status(),
-                               since(call_started), std::nullopt, parts_.clock.now()};
-      const context::BuiltContext& first = o.contexts.back().built;
-      o.contexts.push_back(build(
-          task, {context::next_level(first.figures.level), first.chat.policy.thresholds.target}));
-      o.contexts.back().after_overflow = true;
-      o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going);
+    for (int rebuilds = 0;; ++rebuilds) {
+      try {
+        o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going);
+        break;
+      } catch (const openai::ApiError& e) {
+        if (!e.context_overflow() || rebuilds >= kMaxRebuilds) throw;
+        // The server's window is smaller than we thought: learn the budget it allows (kept
+        // for later turns), then compact into it and try again.
+        o.overflows.push_back(TurnFailure{e.reason(), e.what(), e.status(), since(call_started),
+                                          std::nullopt, parts_.clock.now()});
+        options.budget_cap = learn(o, e);
+        options.min_level = context::next_level(o.contexts.back().built.figures.level);
+        o.contexts.push_back(build(task, options));
+        o.contexts.back().after_overflow = true;
+      }
     }
     answered(o);
   } catch (const openai::Error& e) {
@@ -92,8 +116,28 @@ ContextStep Turn::build(const queue::Task& task, const context::BuildOptions& op
   return step;
 }
 
+int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e) {
+  const context::BuiltContext& sent = o.contexts.back().built;
+  const openai::Overflow& said = *e.overflow();
+  LearnedBudget l{parts_.config.openai_base_url, parts_.client.model(), 0,
+                  sent.figures.estimated_tokens, said.limit, said.prompt ? said.prompt : said.requested};
+  l.budget_tokens = fitted_budget(sent.figures.estimated_tokens, sent.figures.budget_tokens,
+                                  sent.chat.policy.thresholds.target, said);
+  l.budget_tokens = parts_.engine.learn_budget(l.endpoint, l.model, l.budget_tokens, said.limit,
+                                               e.what());
+  o.learned = l;
+  return l.budget_tokens;
+}
+
 void Turn::answered(TurnOutcome& o) {
   const openai::ChatResult& r = *o.result;
+  const int64_t estimated = o.contexts.back().built.figures.estimated_tokens;
+  if (r.usage && estimated >= kTruncationFloor &&
+      r.usage->prompt_tokens * kTruncationRatio < estimated)
+    o.truncated = "the server counted " + std::to_string(r.usage->prompt_tokens) +
+                  " prompt tokens for a prompt estimated at " + std::to_string(estimated) +
+                  ": it may have cut the prompt silently (Ollama's num_ctx, a proxy's limit); "
+                  "set MAX_CONTEXT_TOKENS or CONTEXT_WINDOW to the server's window";
   if (parts_.calibrate && r.usage)
     o.calibration_after = parts_.engine.raise_calibration(
         parts_.client.model(), parts_.counter.scale(),

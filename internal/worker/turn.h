@@ -1,6 +1,7 @@
 #pragma once
 // Turn: one claimed task, from context to outcome. Builds the prompt through the slot's engine,
-// calls the LLM (rebuilding once, harder, when the provider says the prompt is too long),
+// calls the LLM (when the provider says the prompt is too long: learns the endpoint's budget,
+// stores it for later turns, compacts into it and tries again, at most kMaxRebuilds times),
 // calibrates the estimator when enabled, and classifies a failure into retry later or fail.
 // Returns a TurnOutcome; it never writes the task (the slot applies the outcome). Not
 // thread-safe: one per worker slot.
@@ -18,6 +19,8 @@ class Clock;
 namespace autonous::openai {
 class Client;
 class Error;
+class ApiError;
+struct Overflow;
 }  // namespace autonous::openai
 namespace autonous::store {
 class Engine;
@@ -41,6 +44,19 @@ struct TurnParts {
   const common::Clock& clock;
 };
 
+// After an overflow answer the turn rebuilds at most this many times.
+inline constexpr int kMaxRebuilds = 2;
+// A prompt the server counted at under 1/kTruncationRatio of our estimate (and of at least
+// kTruncationFloor tokens) was probably cut by the server: a warning event says so.
+inline constexpr int64_t kTruncationRatio = 3;
+inline constexpr int64_t kTruncationFloor = 2048;
+
+// The budget to learn from an overflow answer: the window it states, a quarter left for the
+// reply, converted to the engine's tokens by the server's count of the refused prompt; without
+// a stated window, `target` of the budget refused. Always under what was sent.
+int64_t fitted_budget(int64_t sent_tokens, int64_t budget_tokens, double target,
+                      const openai::Overflow& said);
+
 class Turn {
  public:
   explicit Turn(TurnParts parts);
@@ -58,6 +74,8 @@ class Turn {
  private:
   ContextStep build(const queue::Task& task, const context::BuildOptions& options);
   void answered(TurnOutcome& o);
+  // Learns (and stores) the budget an overflow answer allows; returns the budget stored.
+  int64_t learn(TurnOutcome& o, const openai::ApiError& e);
   void classify(TurnOutcome& o, const openai::Error& e, std::chrono::milliseconds latency,
                 bool lease_lost);
   void retry_or_fail(TurnOutcome& o, TurnFailure failure);

@@ -60,6 +60,17 @@ void add_context(Trail& trail, const TurnOutcome& o, const ContextStep& step) {
             step.at);
 }
 
+void add_learned(Trail& trail, const LearnedBudget& l, common::TimePoint at) {
+  trail.add(events::kContextLimitLearned,
+            {{"endpoint", l.endpoint},
+             {"model", l.model},
+             {"budget_tokens", l.budget_tokens},
+             {"sent_tokens", l.sent_tokens},
+             {"stated_limit", l.stated_limit ? json(*l.stated_limit) : json(nullptr)},
+             {"server_tokens", l.server_tokens ? json(*l.server_tokens) : json(nullptr)}},
+            at);
+}
+
 json retry_payload(const TurnOutcome& o, const TurnFailure& f, std::chrono::milliseconds delay) {
   return {{"attempt", o.attempt},
           {"reason", f.reason},
@@ -91,6 +102,9 @@ void add_response(Trail& trail, const TurnOutcome& o) {
 void add_done(Trail& trail, const TurnOutcome& o) {
   const openai::ChatResult& r = *o.result;
   add_response(trail, o);
+  if (o.truncated)
+    trail.add(events::kContextWarning, {{"reason", "server_truncated"}, {"message", *o.truncated}},
+              o.finished_at);
   trail.add(events::kTurnCompleted,
             {{"attempt", o.attempt},
              {"reply_chars", common::count_code_points(r.content)},
@@ -142,11 +156,13 @@ std::vector<events::Event> turn_events(const queue::Task& task, const TurnOutcom
             o.started_at);
   for (size_t i = 0; i < o.contexts.size(); ++i) {
     add_context(trail, o, o.contexts[i]);
-    if (i == 0 && o.overflow) {
-      // The provider counted more than we did: a rebuild at a harder level follows.
-      json retry = retry_payload(o, *o.overflow, std::chrono::milliseconds(0));
+    if (i < o.overflows.size()) {
+      // The provider refused the prompt as too long: a rebuild into the learned budget follows.
+      const TurnFailure& f = o.overflows[i];
+      json retry = retry_payload(o, f, std::chrono::milliseconds(0));
       retry["recompress"] = true;
-      trail.add(events::kLlmRetry, retry, o.overflow->at);
+      trail.add(events::kLlmRetry, retry, f.at);
+      if (o.learned && i + 1 == o.overflows.size()) add_learned(trail, *o.learned, f.at);
     }
   }
   add_ending(trail, o);

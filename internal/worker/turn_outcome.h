@@ -35,6 +35,16 @@ struct TurnFailure {
   bool outage = false;  // the provider was unreachable or overloaded: RETRY_BUDGET_SECONDS applies
 };
 
+// A prompt budget learned from an endpoint's overflow answer (context.limit_learned).
+struct LearnedBudget {
+  std::string endpoint;
+  std::string model;
+  int64_t budget_tokens = 0;  // stored (never above an earlier learned budget)
+  int64_t sent_tokens = 0;    // what the refused prompt cost, by the engine's counter
+  std::optional<int64_t> stated_limit;
+  std::optional<int64_t> server_tokens;  // what the server counted for it, when it said
+};
+
 struct TurnOutcome {
   enum class Kind {
     kDone,        // complete the task with the reply
@@ -50,7 +60,9 @@ struct TurnOutcome {
   common::TimePoint first_claimed_at;  // the task's first claim: where the retry budget counts from
   std::string model;                   // the chat model requested
   std::vector<ContextStep> contexts;
-  std::optional<TurnFailure> overflow;       // the failure that caused the rebuild
+  std::vector<TurnFailure> overflows;        // each overflow answer that caused a rebuild
+  std::optional<LearnedBudget> learned;      // the budget the overflows taught
+  std::optional<std::string> truncated;      // the server counted far fewer prompt tokens
   std::optional<openai::ChatResult> result;  // kDone
   std::optional<double> calibration_after;   // the scale stored after this answer, when calibrating
   std::optional<TurnFailure> failure;        // kRetryLater, kFailed

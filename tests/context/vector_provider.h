@@ -23,12 +23,17 @@ class VectorProvider final : public Provider {
     return out;
   }
   ChatState chat_state(const std::string& /*chat_id*/) override { return state; }
+  void save_context_state(const std::string& /*chat_id*/, const ContextState& saved) override {
+    state.context = saved;
+    ++saves;
+  }
 
   std::vector<common::Message> history;
   ChatState state;
   std::string last_chat;
   int last_limit = -1;
   int64_t last_after = -1;
+  int saves = 0;
 };
 
 }  // namespace autonous::context

@@ -1,0 +1,61 @@
+#include "internal/context/compaction.h"
+
+#include <algorithm>
+
+namespace autonous::context {
+
+Marks count_marks(const ContextSettings& settings, const ContextPolicy& policy) {
+  Marks m;
+  const int window = std::max(settings.history_window, 0);
+  if (policy.strategy == Strategy::kSlidingWindow) {
+    const int n = static_cast<int>(std::min<int64_t>(policy.recent_messages, window));
+    m.low = n;
+    m.high = std::min(window, 3 * n);
+  } else {
+    m.high = window;
+    m.low = static_cast<int>(policy.thresholds.target * static_cast<double>(window));
+  }
+  m.floor = std::min(settings.keep_recent_messages, m.low);
+  m.low = std::max(m.low, m.floor);
+  return m;
+}
+
+size_t user_start(std::span<const common::Message> messages, size_t from) {
+  while (from < messages.size() && messages[from].role != common::Role::kUser) ++from;
+  return from;
+}
+
+Cut plan_cut(const CutInput& in) {
+  Cut cut;
+  const size_t n = in.messages.size();
+  int64_t tokens = 0;
+  for (const int64_t c : in.cost) tokens += c;
+  const double budget = static_cast<double>(std::max<int64_t>(in.budget_tokens, 1));
+  cut.level = classify(static_cast<double>(in.fixed_tokens + tokens) / budget, in.thresholds);
+  const bool by_count = n > static_cast<size_t>(in.marks.high);
+  const bool by_tokens = cut.level >= Level::kAggressive;
+  if (in.overflow)
+    cut.reason = CompactionReason::kOverflow;
+  else if (by_tokens)
+    cut.reason = CompactionReason::kThreshold;
+  else if (by_count)
+    cut.reason = CompactionReason::kWindow;
+  else
+    return cut;
+
+  // The floor: the newest `floor` messages stay (the compressor's last resort may still drop
+  // them when they alone exceed the budget).
+  const size_t floor = std::min(n, static_cast<size_t>(std::max(in.marks.floor, 0)));
+  const size_t most = n - floor;
+  size_t first = 0;
+  if (by_count || in.overflow) first = n - std::min(n, static_cast<size_t>(in.marks.low));
+  if (by_tokens || in.overflow) {
+    int64_t kept = 0;
+    for (size_t i = first; i < n; ++i) kept += in.cost[i];
+    while (first < most && kept > in.goal_tokens) kept -= in.cost[first++];
+  }
+  cut.first = user_start(in.messages, std::min(first, most));
+  return cut;
+}
+
+}  // namespace autonous::context

@@ -1,0 +1,102 @@
+#include "internal/store/context_state_store.h"
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include "internal/db/statement_cache.h"
+#include "internal/db/write_transaction.h"
+
+namespace autonous::store {
+namespace {
+
+context::CompactionReason parse_reason(const std::string& s) {
+  if (s == "window") return context::CompactionReason::kWindow;
+  if (s == "threshold") return context::CompactionReason::kThreshold;
+  if (s == "overflow") return context::CompactionReason::kOverflow;
+  return context::CompactionReason::kNone;
+}
+
+}  // namespace
+
+context::ContextState load_context_state(db::StatementCache& cache, const std::string& chat_id) {
+  auto q = cache.get(
+      "SELECT chain_start, verbatim_after, compactions, coalesce(last_reason, ''), "
+      "summary_failures, summary_skips FROM context_state WHERE chat_id = ?");
+  q->bind(1, chat_id);
+  context::ContextState s;
+  if (q->executeStep()) {
+    s.chain_start = q->getColumn(0).getInt64();
+    s.verbatim_after = q->getColumn(1).getInt64();
+    s.compactions = q->getColumn(2).getInt64();
+    s.last_reason = parse_reason(q->getColumn(3).getString());
+    s.summary_failures = q->getColumn(4).getInt64();
+    s.summary_skips = q->getColumn(5).getInt64();
+  }
+  q->reset();
+  return s;
+}
+
+void save_context_state(SQLite::Database& db, const std::string& chat_id,
+                        const context::ContextState& s) {
+  db::WriteTransaction tx(db);
+  SQLite::Statement q(db,
+                      "INSERT OR REPLACE INTO context_state(chat_id, chain_start, verbatim_after, "
+                      "compactions, last_reason, summary_failures, summary_skips) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?)");
+  q.bind(1, chat_id);
+  q.bind(2, s.chain_start);
+  q.bind(3, s.verbatim_after);
+  q.bind(4, s.compactions);
+  if (s.last_reason == context::CompactionReason::kNone)
+    q.bind(5);
+  else
+    q.bind(5, std::string(context::to_string(s.last_reason)));
+  q.bind(6, s.summary_failures);
+  q.bind(7, s.summary_skips);
+  q.exec();
+  tx.commit();
+}
+
+std::optional<LearnedLimit> learned_limit(SQLite::Database& db, const std::string& endpoint,
+                                          const std::string& model) {
+  SQLite::Statement q(db,
+                      "SELECT budget_tokens, stated_limit, coalesce(message, ''), learned_at "
+                      "FROM learned_limits WHERE endpoint = ? AND model = ?");
+  q.bind(1, endpoint);
+  q.bind(2, model);
+  if (!q.executeStep()) return std::nullopt;
+  LearnedLimit out;
+  out.budget_tokens = q.getColumn(0).getInt64();
+  if (!q.getColumn(1).isNull()) out.stated_limit = q.getColumn(1).getInt64();
+  out.message = q.getColumn(2).getString();
+  out.learned_at = q.getColumn(3).getString();
+  return out;
+}
+
+int64_t learn_limit(SQLite::Database& db, const std::string& endpoint, const std::string& model,
+                    const LearnedLimit& limit) {
+  db::WriteTransaction tx(db);
+  SQLite::Statement q(db,
+                      "INSERT INTO learned_limits(endpoint, model, budget_tokens, stated_limit, "
+                      "message) VALUES (?1, ?2, ?3, ?4, ?5) "
+                      "ON CONFLICT(endpoint, model) DO UPDATE SET "
+                      "budget_tokens = min(budget_tokens, excluded.budget_tokens), "
+                      "stated_limit = coalesce(excluded.stated_limit, stated_limit), "
+                      "message = excluded.message, learned_at = excluded.learned_at "
+                      "RETURNING budget_tokens");
+  q.bind(1, endpoint);
+  q.bind(2, model);
+  q.bind(3, limit.budget_tokens);
+  if (limit.stated_limit)
+    q.bind(4, *limit.stated_limit);
+  else
+    q.bind(4);
+  q.bind(5, limit.message);
+  q.executeStep();
+  const int64_t stored = q.getColumn(0).getInt64();
+  q.reset();
+  tx.commit();
+  return stored;
+}
+
+}  // namespace autonous::store

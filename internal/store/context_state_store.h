@@ -1,0 +1,46 @@
+#pragma once
+// The context engine's stored memory (migration 0006): context_state, a chat's verbatim start
+// and summarize back-off, written at compactions only; and learned_limits, the prompt budget an
+// endpoint's context-overflow answers taught for a model, so later turns fit the first time.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "internal/context/provider.h"
+
+namespace SQLite {
+class Database;
+}
+namespace autonous::db {
+class StatementCache;
+}
+
+namespace autonous::store {
+
+// The chat's context state; defaults when it has none. Through the connection's cache (every
+// turn reads it). Throws SQLite::Exception.
+context::ContextState load_context_state(db::StatementCache& cache, const std::string& chat_id);
+
+// Stores the chat's context state (one write transaction). Throws SQLite::Exception.
+void save_context_state(SQLite::Database& db, const std::string& chat_id,
+                        const context::ContextState& state);
+
+// What an endpoint taught about a model's prompt size.
+struct LearnedLimit {
+  int64_t budget_tokens = 0;           // the whole prompt, in the engine's tokens
+  std::optional<int64_t> stated_limit;  // the window the server stated, in its tokens
+  std::string message;                  // the server's answer
+  std::string learned_at;
+};
+
+// The limit learned for (`endpoint`, `model`), if any. Throws SQLite::Exception.
+std::optional<LearnedLimit> learned_limit(SQLite::Database& db, const std::string& endpoint,
+                                          const std::string& model);
+
+// Records `limit` for (`endpoint`, `model`); a larger limit never replaces a smaller one
+// learned before. Returns the budget now stored. Throws SQLite::Exception.
+int64_t learn_limit(SQLite::Database& db, const std::string& endpoint, const std::string& model,
+                    const LearnedLimit& limit);
+
+}  // namespace autonous::store
