@@ -28,6 +28,8 @@ bool is_summary_request(const json& messages) {
 bool is_summary_fault(const Fault& fault) { return fault.kind.rfind("sum", 0) == 0; }
 
 std::string stub_summary(const std::string& input) {
+  // The transcript (worker/llm_summarizer.cpp): the previous summary's "- user: ..." lines, then
+  // one JSON object per message. Facts the user stated are kept, as "user: <text>".
   std::vector<std::string> lines;
   std::set<std::string> seen;
   size_t pos = 0;
@@ -36,6 +38,10 @@ std::string stub_summary(const std::string& input) {
     if (end == std::string::npos) end = input.size();
     std::string line = input.substr(pos, end - pos);
     pos = end + 1;
+    const json message = json::parse(line, nullptr, false);
+    if (message.is_object() && message.value("role", "") == "user" && message.contains("content") &&
+        message["content"].is_string())
+      line = "user: " + message["content"].get<std::string>();
     while (!line.empty() && (line[0] == '-' || line[0] == ' ')) line.erase(0, 1);
     const bool fact = states_fact(line);
     if (line.size() > 200) line.resize(200);

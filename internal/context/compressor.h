@@ -32,7 +32,6 @@ struct Prepared {
 Prepared prepare(std::vector<common::Message> messages, int64_t max_chars,
                  int64_t max_message_tokens, const tokens::TokenCounter& counter);
 
-
 struct Compression {
   std::vector<common::Message> messages;  // what is kept, oldest first, valid UTF-8
   int64_t tokens = 0;                     // their cost by the compressor's counter
@@ -53,7 +52,7 @@ class Compressor {
   virtual Compression compress(std::vector<common::Message> messages,
                                const TokenBudget& budget) const = 0;
   // The same for a history prepare() already made ready.
-  virtual Compression compress(Prepared prepared, const TokenBudget& budget) const = 0;
+  virtual Compression compress_prepared(Prepared prepared, const TokenBudget& budget) const = 0;
 };
 
 }  // namespace autonous::context

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "internal/common/utf8.h"
 #include "internal/context/assembler.h"
 #include "internal/context/compressor.h"
@@ -11,8 +13,6 @@
 #include "internal/context/token_budget.h"
 #include "internal/context/truncate.h"
 #include "internal/tokens/token_counter.h"
-
-#include <fmt/format.h>
 
 namespace autonous::context {
 
@@ -128,8 +128,8 @@ void ContextBuilder::take_summary(Verbatim& v, BuiltContext& out) const {
 }
 
 ContextBuilder::Verbatim ContextBuilder::read_verbatim(const std::string& chat_id,
-                                                      const BuiltContext& out, const Ends& ends,
-                                                      const Marks& marks) const {
+                                                       const BuiltContext& out, const Ends& ends,
+                                                       const Marks& marks) const {
   Verbatim v;
   v.after = std::max(out.chat.cleared_through, out.state.before.verbatim_after);
   if (out.chat.strategy == Strategy::kSummarize) {
@@ -139,7 +139,7 @@ ContextBuilder::Verbatim ContextBuilder::read_verbatim(const std::string& chat_i
       v.summary_tokens = counter_.count_text(summary_block(v.summary->text));
     }
   }
-  const int limit = marks.high + 1;
+  const int limit = settings_.history_window > 0 ? marks.high + 1 : 0;
   if (ends.user_truncated || limit <= 0) return v;
   std::vector<common::Message> rows = provider_.get_history(chat_id, limit, v.after);
   v.full = static_cast<int>(rows.size()) == limit;
@@ -179,7 +179,7 @@ Cut ContextBuilder::plan(const Verbatim& v, const Ends& ends, const Marks& marks
   return plan_cut(in);
 }
 
-void ContextBuilder::fold(const std::string& chat_id, Verbatim& v, const Cut& cut,
+void ContextBuilder::fold(const std::string& chat_id, Verbatim& v, Cut& cut,
                           const BuildOptions& options, BuiltContext& out) const {
   ContextState& state = out.state.after;
   std::vector<common::Message> leaving(v.rows.messages.begin(),
@@ -211,10 +211,21 @@ void ContextBuilder::fold(const std::string& chat_id, Verbatim& v, const Cut& cu
     state.summary_failures = 0;
     return;
   }
-  // Back off: after f consecutive failures the next 2^(f-1) - 1 compactions (at most 7) drop
-  // instead of calling; the leaving messages are dropped now either way (hysteresis holds).
+  // What was not folded stays verbatim this turn (nothing lost to one failure; the prompt keeps
+  // its prefix) when the turn read everything since the last compaction; the next compaction
+  // tries again. Past the window it is dropped: the read would slide every turn. Back off: after
+  // f consecutive failures the next 2^(f-1) - 1 compactions (at most 15) drop instead of
+  // calling.
+  if (!v.full) {
+    size_t kept_from = 0;
+    if (v.summary && f.stored)
+      while (kept_from < cut.first &&
+             v.rows.messages[kept_from].history_id <= v.summary->covers_through)
+        ++kept_from;
+    cut.first = user_start(v.rows.messages, kept_from);
+  }
   ++state.summary_failures;
-  state.summary_skips = std::min<int64_t>((int64_t{1} << std::min<int64_t>(state.summary_failures - 1, 3)) - 1, 7);
+  state.summary_skips = (int64_t{1} << std::min<int64_t>(state.summary_failures - 1, 4)) - 1;
   out.warnings.push_back(
       {"summary_failed",
        fmt::format("{} (failure {} in a row; the next {} compaction(s) will not summarize)",
@@ -228,10 +239,19 @@ Compression ContextBuilder::compress(Prepared kept, const Ends& ends, int64_t su
   TokenBudget budget;
   budget.max_tokens = std::max<int64_t>(f.history_budget_tokens - summary_tokens, 0);
   budget.fixed_tokens = ends.fixed_tokens + summary_tokens;
-  // The plan already compacted: only oversized cuts below the budget (deterministic, so the
-  // prefix stays), and the last resort over it.
-  budget.thresholds = Thresholds{policy.thresholds.soft, 1.0, 1.0, policy.thresholds.target};
-  Compression c = compressor_.compress(std::move(kept), budget);
+  // The plan already compacted. From soft, every oversized message is cut (a cut depends on the
+  // message alone); soft is judged without the new user message, so the decision only grows
+  // with the history between compactions and the prefix stays. Over the budget the last resort
+  // drops.
+  int64_t history = 0;
+  for (const int64_t c : kept.cost) history += c;
+  const double usage =
+      static_cast<double>(ends.fixed_tokens - ends.user_tokens + summary_tokens + history) /
+      static_cast<double>(std::max<int64_t>(ends.budget_tokens, 1));
+  budget.thresholds = Thresholds{1.0, 1.0, 1.0, policy.thresholds.target};
+  budget.min_level = usage >= policy.thresholds.soft ? Level::kNormal : Level::kNone;
+  budget.stable_cuts = true;
+  Compression c = compressor_.compress_prepared(std::move(kept), budget);
   f.truncated_count = c.truncated_count;
   f.cut_messages = c.cut_count;
   f.level = std::max(f.level, c.level);
@@ -299,12 +319,16 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   out.state.compaction = cut.reason;
   f.original_count = static_cast<int64_t>(v.rows.messages.size());
   f.tokens_before = ends.fixed_tokens + v.summary_tokens + v.rows.tokens;
-  if (cut.first > 0) f.level = std::max(cut.level, Level::kAggressive);
+  if (cut.first > 0) {
+    f.level = std::max(cut.level, Level::kAggressive);
+    f.rounds = 1;
+  }
   if (summarize && cut.first > 0) fold(chat_id, v, cut, options, out);
   take_summary(v, out);
 
   Prepared kept = v.rows;
-  kept.messages.erase(kept.messages.begin(), kept.messages.begin() + static_cast<ptrdiff_t>(cut.first));
+  kept.messages.erase(kept.messages.begin(),
+                      kept.messages.begin() + static_cast<ptrdiff_t>(cut.first));
   kept.cost.erase(kept.cost.begin(), kept.cost.begin() + static_cast<ptrdiff_t>(cut.first));
   kept.cut.erase(kept.cut.begin(), kept.cut.begin() + static_cast<ptrdiff_t>(cut.first));
   kept.tokens = 0;

@@ -82,8 +82,9 @@ class ContextBuilder {
   Cut plan(const Verbatim& v, const Ends& ends, const Marks& marks, const BuildOptions& options,
            bool will_fold, const BuiltContext& out) const;
   // Summarize: folds the messages leaving at `cut` into the summary (or backs off); updates
-  // the summary in `v`, the state and the report in `out`.
-  void fold(const std::string& chat_id, Verbatim& v, const Cut& cut, const BuildOptions& options,
+  // the summary in `v`, the state and the report in `out`. After a failed call, `cut` moves
+  // back to what was folded: the rest stays verbatim.
+  void fold(const std::string& chat_id, Verbatim& v, Cut& cut, const BuildOptions& options,
             BuiltContext& out) const;
   // Fits what is left with the compressor; records the figures in `out`.
   Compression compress(Prepared kept, const Ends& ends, int64_t summary_tokens,

@@ -57,7 +57,7 @@ class Pass {
       out.rounds = round;
       out.level = level;
       if (level >= Level::kAggressive) drop_hopeless(target_);
-      cut_oversized(target_, cap_);
+      cut_oversized(budget_.stable_cuts ? 0 : target_, cap_);
       if (level >= Level::kAggressive) drop_oldest(target_);
       if (tokens_ <= limit_) {
         out.hard_truncated = level == Level::kEmergency && first_ > 0;
@@ -140,11 +140,11 @@ int64_t oversized_tokens(int64_t prompt_budget) noexcept {
 
 Compression LevelCompressor::compress(std::vector<common::Message> messages,
                                       const TokenBudget& budget) const {
-  return compress(prepare(std::move(messages), budget.max_chars, budget.max_message_tokens, counter_),
-                  budget);
+  return compress_prepared(
+      prepare(std::move(messages), budget.max_chars, budget.max_message_tokens, counter_), budget);
 }
 
-Compression LevelCompressor::compress(Prepared prepared, const TokenBudget& budget) const {
+Compression LevelCompressor::compress_prepared(Prepared prepared, const TokenBudget& budget) const {
   const Level level = start_level(prepared.tokens, budget);
   // No level applies (usage under soft, so everything fits): the simple fit is the answer.
   if (level == Level::kNone) return keep_newest(std::move(prepared), budget.max_tokens);

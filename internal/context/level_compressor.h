@@ -32,7 +32,7 @@ class LevelCompressor final : public Compressor {
   explicit LevelCompressor(const tokens::TokenCounter& counter) : counter_(counter) {}
   Compression compress(std::vector<common::Message> messages,
                        const TokenBudget& budget) const override;
-  Compression compress(Prepared prepared, const TokenBudget& budget) const override;
+  Compression compress_prepared(Prepared prepared, const TokenBudget& budget) const override;
 
  private:
   const tokens::TokenCounter& counter_;

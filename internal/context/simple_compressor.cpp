@@ -28,11 +28,12 @@ Compression keep_newest(Prepared p, int64_t limit) {
 
 Compression SimpleCompressor::compress(std::vector<common::Message> messages,
                                        const TokenBudget& budget) const {
-  return compress(prepare(std::move(messages), budget.max_chars, budget.max_message_tokens, counter_),
-                  budget);
+  return compress_prepared(
+      prepare(std::move(messages), budget.max_chars, budget.max_message_tokens, counter_), budget);
 }
 
-Compression SimpleCompressor::compress(Prepared prepared, const TokenBudget& budget) const {
+Compression SimpleCompressor::compress_prepared(Prepared prepared,
+                                                const TokenBudget& budget) const {
   return keep_newest(std::move(prepared), budget.max_tokens);
 }
 

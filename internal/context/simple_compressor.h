@@ -24,7 +24,7 @@ class SimpleCompressor final : public Compressor {
   explicit SimpleCompressor(const tokens::TokenCounter& counter) : counter_(counter) {}
   Compression compress(std::vector<common::Message> messages,
                        const TokenBudget& budget) const override;
-  Compression compress(Prepared prepared, const TokenBudget& budget) const override;
+  Compression compress_prepared(Prepared prepared, const TokenBudget& budget) const override;
 
  private:
   const tokens::TokenCounter& counter_;

@@ -41,7 +41,9 @@ SummaryCompactor::SummaryCompactor(const ContextSettings& settings, SummaryStore
 std::vector<common::Message> SummaryCompactor::fitting(std::vector<common::Message> leaving,
                                                        int64_t& skipped) const {
   const int64_t input = std::max<int64_t>(summarizer_.input_budget(), 64);
-  const int64_t room = input * kMaxFoldCalls;
+  // Room for the messages: each call also carries the rolling summary.
+  const int64_t room =
+      std::max<int64_t>(input - settings_.summary.max_tokens, input / 2) * kMaxFoldCalls;
   int64_t total = 0;
   size_t first = leaving.size();
   std::vector<int64_t> cost(leaving.size());
@@ -88,13 +90,18 @@ Fold SummaryCompactor::fold(FoldInput in) const {
     chunk_tokens = 0;
   };
   try {
-    for (const auto& m : span) {
-      const int64_t c = counter_.count_message(m);
-      if (!chunk.empty() && counter_.count_text(text) + chunk_tokens + c > input) flush();
-      chunk.push_back(m);
+    size_t i = 0;
+    for (; i < span.size(); ++i) {
+      const int64_t c = counter_.count_message(span[i]);
+      if (!chunk.empty() && counter_.count_text(text) + chunk_tokens + c > input) {
+        flush();
+        if (out.outcome.calls == kMaxFoldCalls) break;  // the bound holds whatever the sizes
+      }
+      chunk.push_back(span[i]);
       chunk_tokens += c;
     }
-    if (!chunk.empty()) flush();
+    out.outcome.skipped += static_cast<int64_t>(span.size() - i);
+    if (!chunk.empty() && i == span.size()) flush();
   } catch (const std::exception& e) {
     out.error = e.what();
   }

@@ -34,9 +34,11 @@ TEST(ConfigTest, DefaultsMatchDesign) {
   EXPECT_EQ(c.openai_api_key, "");
   EXPECT_EQ(c.openai_model, "gpt-4o-mini");
   EXPECT_FALSE(c.system_prompt.empty());
-  EXPECT_EQ(c.history_window, 50);
+  EXPECT_EQ(c.history_window, 100);
   EXPECT_FALSE(c.max_context_tokens.has_value());  // unset: the model preset decides
-  EXPECT_EQ(c.max_chars_per_message, 4000);
+  EXPECT_FALSE(c.max_chars_per_message.has_value());
+  EXPECT_EQ(c.keep_recent_messages, 6);
+  EXPECT_EQ(c.summary_request_shape, "auto");
   EXPECT_EQ(c.worker_concurrency, 4);
   EXPECT_EQ(c.poll_interval.count(), 500);
   EXPECT_EQ(c.task_lease.count(), 300);
@@ -85,7 +87,7 @@ TEST(ConfigTest, ReadsEveryVariable) {
 
 TEST(ConfigTest, EmptyValueMeansDefault) {
   const Config c = load_config(env_of({{"HISTORY_WINDOW", ""}, {"OPENAI_MODEL", ""}}));
-  EXPECT_EQ(c.history_window, 50);
+  EXPECT_EQ(c.history_window, 100);
   EXPECT_EQ(c.openai_model, "gpt-4o-mini");
 }
 

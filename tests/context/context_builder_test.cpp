@@ -28,6 +28,13 @@ ContextSettings S(std::string system, int window, int64_t max_tokens, int64_t ma
   return s;
 }
 
+BuildOptions rebuild_options(Level level, double scale) {
+  BuildOptions o;
+  o.min_level = level;
+  o.budget_scale = scale;
+  return o;
+}
+
 class ContextBuilderTest : public ::testing::Test {
  protected:
   ContextBuilder builder(ContextSettings s) {
@@ -46,7 +53,7 @@ TEST_F(ContextBuilderTest, AssemblesSystemHistoryAndUser) {
   EXPECT_EQ(b.messages[0].content, "sys prompt");
   EXPECT_EQ(b.messages[3].content, "q2");
   EXPECT_EQ(provider_.last_chat, "chat-9");
-  EXPECT_EQ(provider_.last_limit, 50);
+  EXPECT_EQ(provider_.last_limit, 51);  // HISTORY_WINDOW + 1: one more tells a compaction is due
   EXPECT_EQ(b.figures.original_count, 2);
   EXPECT_EQ(b.figures.compressed_count, 2);
   EXPECT_EQ(b.figures.dropped_count, 0);
@@ -64,8 +71,13 @@ TEST_F(ContextBuilderTest, BudgetBoundsTheWholePromptNotJustHistory) {
   EXPECT_EQ(b.figures.system_tokens, 50);
   EXPECT_EQ(b.figures.user_tokens, 30);
   EXPECT_EQ(b.figures.history_budget_tokens, 120);
-  EXPECT_EQ(b.figures.compressed_count, 12);  // 10 tokens each
-  EXPECT_EQ(b.figures.dropped_count, 28);
+  // Usage over warn: a compaction to the 0.60 target (40 tokens of history would be 4 of 10
+  // tokens each), held up by the floor of KEEP_RECENT_MESSAGES (6).
+  EXPECT_EQ(b.figures.compressed_count, 6);
+  EXPECT_EQ(b.figures.dropped_count, 34);
+  EXPECT_EQ(b.state.compaction, CompactionReason::kThreshold);
+  EXPECT_EQ(b.state.after.verbatim_after, 34);
+  EXPECT_EQ(provider_.saves, 1);
 }
 
 TEST_F(ContextBuilderTest, CutsTheUserMessageWhenSystemAndUserAloneDoNotFit) {
@@ -117,7 +129,7 @@ TEST_F(ContextBuilderTest, ChatSettingsOverrideTheEnvironment) {
   const auto b = builder(S("sys", 50, 5000, 4000)).build("c", "hi");
   EXPECT_TRUE(b.chat.own_settings);
   EXPECT_EQ(b.chat.strategy, Strategy::kSlidingWindow);
-  EXPECT_EQ(provider_.last_limit, 5);  // sliding_window reads only the newest N
+  EXPECT_EQ(provider_.last_limit, 16);  // sliding_window: 3 N + 1, then keeps N
   EXPECT_EQ(b.figures.budget_tokens, 900);
   EXPECT_EQ(b.figures.compressed_count, 5);
   const auto j = nlohmann::json::parse(figures_json(b));
@@ -132,7 +144,7 @@ TEST_F(ContextBuilderTest, SlidingWindowStillRespectsTheTokenBudget) {
   s.policy.strategy = Strategy::kSlidingWindow;
   s.policy.recent_messages = 20;
   const auto b = builder(s).build("c", "hi");
-  EXPECT_EQ(b.figures.original_count, 20);
+  EXPECT_EQ(b.figures.original_count, 30);
   EXPECT_LE(b.figures.estimated_tokens, 600);
   EXPECT_GT(b.figures.dropped_count, 0);
 }
@@ -188,7 +200,7 @@ TEST_F(ContextBuilderTest, HarderRebuildScalesTheBudgetAndRaisesTheLevel) {
   const auto normal = builder(S("sys", 50, 1000, 4000)).build("c", "hi");
   EXPECT_EQ(normal.figures.level, Level::kNone);
   const auto harder =
-      builder(S("sys", 50, 1000, 4000)).build("c", "hi", BuildOptions{Level::kAggressive, 0.1});
+      builder(S("sys", 50, 1000, 4000)).build("c", "hi", rebuild_options(Level::kAggressive, 0.1));
   EXPECT_EQ(harder.figures.budget_tokens, 100);
   EXPECT_GE(harder.figures.level, Level::kAggressive);
   EXPECT_LE(harder.figures.estimated_tokens, 100);
@@ -201,7 +213,9 @@ TEST_F(ContextBuilderTest, DecisionNamesTheLevelAndWhatWasDone) {
   EXPECT_EQ(b.figures.level, Level::kEmergency);
   const std::string d = describe_decision(b);
   EXPECT_EQ(d.rfind("emergency:", 0), 0u) << d;
-  EXPECT_NE(d.find("dropped " + std::to_string(b.figures.dropped_count)), std::string::npos) << d;
+  EXPECT_NE(d.find("dropped the " + std::to_string(b.figures.dropped_count)), std::string::npos)
+      << d;
+  EXPECT_NE(d.find("compaction (threshold)"), std::string::npos) << d;
   const auto dry = nlohmann::json::parse(dry_run_json(b));
   EXPECT_EQ(dry["level"], "emergency");
   EXPECT_EQ(dry["decision"], d);

@@ -1,5 +1,7 @@
 #include "internal/context/level_compressor.h"
 
+#include <random>
+
 #include <gtest/gtest.h>
 
 #include "internal/common/utf8.h"
@@ -37,8 +39,8 @@ class LevelCompressorTest : public ::testing::Test {
 };
 
 TEST_F(LevelCompressorTest, KeepsEverythingWhenItFits) {
-  const auto in = conversation(6, 40);  // 10 tokens each
-  const Compression out = compressor_.compress(in, B(60, 4000));
+  const auto in = conversation(6, 40);                             // 10 tokens each
+  const Compression out = compressor_.compress(in, B(100, 4000));  // usage 0.60: no level
   EXPECT_EQ(out.messages, in);
   EXPECT_EQ(out.tokens, 60);
   EXPECT_EQ(out.dropped_count, 0);
@@ -48,11 +50,12 @@ TEST_F(LevelCompressorTest, KeepsEverythingWhenItFits) {
 TEST_F(LevelCompressorTest, DropsOldestMessagesFirstWhenOverBudget) {
   const auto in = conversation(10, 40);  // 10 tokens each
   const Compression out = compressor_.compress(in, B(35, 4000));
-  ASSERT_EQ(out.messages.size(), 3u);
-  EXPECT_EQ(out.messages.front().content, in[7].content);
+  // Over the budget: emergency drops the oldest down to the target (0.60 of 35: 21 tokens).
+  ASSERT_EQ(out.messages.size(), 2u);
+  EXPECT_EQ(out.messages.front().content, in[8].content);
   EXPECT_EQ(out.messages.back().content, in[9].content);
-  EXPECT_EQ(out.dropped_count, 7);
-  EXPECT_EQ(out.tokens, 30);
+  EXPECT_EQ(out.dropped_count, 8);
+  EXPECT_EQ(out.tokens, 20);
 }
 
 TEST_F(LevelCompressorTest, KeptHistoryIsTheNewestContiguousRun) {
@@ -76,12 +79,13 @@ TEST_F(LevelCompressorTest, EmptyHistoryGivesEmptyResult) {
 
 TEST_F(LevelCompressorTest, EverythingOverBudgetKeepsTheNewestCutToFitOrNothing) {
   const auto in = conversation(5, 400);  // 100 tokens each
-  const Compression out = compressor_.compress(in, B(50, 4000));
-  // Cut head + tail to the oversized cap (32 tokens), the newest fits; the rest are dropped.
+  const Compression out = compressor_.compress(in, B(80, 4000));
+  // Cut head + tail to the oversized cap (32 tokens), the newest fits the target (48); the rest
+  // are dropped.
   ASSERT_EQ(out.messages.size(), 1u);
   EXPECT_EQ(out.cut_count, 1);
   EXPECT_EQ(out.dropped_count, 4);
-  EXPECT_LE(out.tokens, 50);
+  EXPECT_LE(out.tokens, 48);
   const Compression zero = compressor_.compress(in, B(0, 4000));
   EXPECT_TRUE(zero.messages.empty());
   EXPECT_EQ(zero.tokens, 0);
@@ -136,12 +140,13 @@ TEST_F(LevelCompressorTest, CountsOnlyKeptMessagesAsTruncated) {
   std::vector<Message> in = {msg(Role::kUser, std::string(500, 'a')),
                              msg(Role::kAssistant, std::string(500, 'b')),
                              msg(Role::kUser, "short")};
-  const Compression out = compressor_.compress(in, B(40, 100));
-  // Newest "short" (2 tokens) + one cut message (~31 tokens) fit in 40; the oldest is dropped.
+  const Compression out = compressor_.compress(in, B(60, 100));
+  // Each long one is cut to 100 characters (~31 tokens): over 60, so emergency drops to the
+  // target (36): newest "short" (2 tokens) + one cut message stay; the oldest is dropped.
   EXPECT_EQ(out.messages.size(), 2u);
   EXPECT_EQ(out.truncated_count, 1);
   EXPECT_EQ(out.dropped_count, 1);
-  EXPECT_LE(out.tokens, 40);
+  EXPECT_LE(out.tokens, 36);
 }
 
 // Levels. Budget: no fixed part, 1000 history tokens, so usage = history tokens / 1000.
@@ -229,19 +234,42 @@ TEST_F(LevelCompressorTest, JustUnderWarnDoesNotDrop) {
   EXPECT_EQ(out.dropped_count, 0);
 }
 
-TEST_F(LevelCompressorTest, AtHardTheNewestRunThatFillsTheBudgetIsKept) {
+TEST_F(LevelCompressorTest, AtHardTheOldestAreDroppedToTheTargetLikeAggressive) {
   std::vector<Message> in;
   for (int i = 0; i < 19; ++i) in.push_back(sized(50, static_cast<char>('a' + i)));  // 0.95
   Compression out = compressor_.compress(in, thousand());
   EXPECT_EQ(out.level, Level::kEmergency);
-  EXPECT_EQ(out.dropped_count, 0);  // 950 fits: emergency fills the budget, not the target
+  // Monotone: emergency keeps no more than aggressive would (down to the 0.60 target).
+  EXPECT_EQ(out.tokens, 600);
+  EXPECT_EQ(out.dropped_count, 7);
+  EXPECT_TRUE(out.hard_truncated);
   in.push_back(sized(50, 'y'));
   in.push_back(sized(50, 'z'));  // 1.05
   out = compressor_.compress(in, thousand());
   EXPECT_EQ(out.level, Level::kEmergency);
-  EXPECT_EQ(out.tokens, 1000);
-  EXPECT_EQ(out.dropped_count, 1);
+  EXPECT_EQ(out.tokens, 600);
+  EXPECT_EQ(out.dropped_count, 9);
   EXPECT_EQ(out.messages.back(), in.back());
+}
+
+TEST_F(LevelCompressorTest, LevelsAreMonotoneMorePressureNeverKeepsMore) {
+  std::mt19937 rng(20261122);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<Message> in;
+    const int n = static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i)
+      in.push_back(sized(static_cast<int64_t>(1 + rng() % 200), static_cast<char>('a' + i % 26)));
+    int64_t previous = INT64_MAX;
+    for (const Level level :
+         {Level::kNone, Level::kNormal, Level::kAggressive, Level::kEmergency}) {
+      TokenBudget b = thousand();
+      b.min_level = level;
+      const Compression out = compressor_.compress(in, b);
+      ASSERT_LE(out.tokens, 1000);
+      ASSERT_LE(out.tokens, previous) << "round " << round << " level " << to_string(level);
+      previous = out.tokens;
+    }
+  }
 }
 
 TEST_F(LevelCompressorTest, UnderPressureOversizedMessagesAreCutBeforeOlderOnesAreDropped) {

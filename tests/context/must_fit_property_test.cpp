@@ -153,12 +153,17 @@ void check_must_fit(const tokens::TokenCounter& counter, uint32_t seed, int roun
     ContextSettings s;
     s.system_prompt = g.text(g.between(0, 3) == 0 ? 0 : static_cast<size_t>(g.between(1, 3000)));
     s.history_window = static_cast<int>(g.between(0, 150));
-    s.max_chars_per_message = g.between(0, 5) == 0 ? 100'000'000 : g.between(1, 20'000);
+    s.max_chars_per_message = g.between(0, 2) == 0   ? 0
+                              : g.between(0, 5) == 0 ? 100'000'000
+                                                     : g.between(1, 20'000);
     const int64_t floor_budget = min_budget(s.system_prompt, counter);
     s.policy = random_policy(g, floor_budget);
     const std::string user = g.text(g.size(allow_huge && !huge_used));
     BuildOptions options;
-    if (g.between(0, 9) == 0) options = {static_cast<Level>(g.between(0, 3)), g.share(0.05, 1.0)};
+    if (g.between(0, 9) == 0) {
+      options.min_level = static_cast<Level>(g.between(0, 3));
+      options.budget_scale = g.share(0.05, 1.0);
+    }
 
     const ContextBuilder builder(s, provider, compressor, assembler, counter);
     const BuiltContext b = builder.build("chat", user, options);
@@ -179,11 +184,9 @@ void check_must_fit(const tokens::TokenCounter& counter, uint32_t seed, int roun
     std::vector<Message> read;
     for (const auto& m : provider.history)
       if (m.history_id > provider.state.cleared_through) read.push_back(m);
-    if (static_cast<int>(read.size()) > s.history_window)
-      read.erase(read.begin(), read.end() - s.history_window);
-    if (b.chat.strategy == Strategy::kSlidingWindow &&
-        static_cast<int>(read.size()) > s.policy.recent_messages)
-      read.erase(read.begin(), read.end() - s.policy.recent_messages);
+    const int limit = s.history_window > 0 ? count_marks(s, b.chat.policy).high + 1 : 0;
+    if (b.figures.user_truncated) read.clear();
+    if (static_cast<int>(read.size()) > limit) read.erase(read.begin(), read.end() - limit);
     ASSERT_EQ(b.figures.original_count, static_cast<int64_t>(read.size()));
     ASSERT_EQ(b.figures.compressed_count + b.figures.dropped_count, b.figures.original_count);
     for (int64_t k = 0; k < b.figures.compressed_count; ++k) {
@@ -191,6 +194,9 @@ void check_must_fit(const tokens::TokenCounter& counter, uint32_t seed, int roun
       const Message& orig = read[static_cast<size_t>(b.figures.dropped_count + k)];
       ASSERT_EQ(kept.history_id, orig.history_id);
       ASSERT_EQ(kept.role, orig.role);
+    }
+    if (b.figures.compressed_count > 0) {
+      ASSERT_EQ(b.messages[i].role, Role::kUser);
     }
     const Message& last = b.messages.back();
     if (!common::sanitize_utf8(user).empty() && !b.figures.user_truncated) {
@@ -265,11 +271,10 @@ class MemorySummaries final : public SummaryStore {
       if (it->chain_start == chain_start) return *it;
     return std::nullopt;
   }
-  std::vector<Message> between(const std::string&, int64_t after, int64_t before) override {
-    std::vector<Message> out;
-    for (const auto& m : p_.history)
-      if (m.history_id > after && m.history_id < before) out.push_back(m);
-    return out;
+  int64_t count_between(const std::string&, int64_t after, int64_t before) override {
+    int64_t n = 0;
+    for (const auto& m : p_.history) n += m.history_id > after && m.history_id < before;
+    return n;
   }
   int64_t save(const std::string&, const Summary& s,
                const std::vector<std::optional<common::Usage>>&, int64_t) override {
@@ -322,7 +327,7 @@ TEST(MustFitProperty, SummarizeWithRandomSummariesAndFailures) {
     }
     summarized += b.summarized ? 1 : 0;
   }
-  EXPECT_GT(summarized, 20);
+  EXPECT_GT(summarized, 5);  // with hysteresis, compactions are rare: coverage, not a rate
 }
 
 TEST(MustFitProperty, ABudgetTooSmallForTheSystemPromptIsRefusedNotBuilt) {

@@ -1,7 +1,8 @@
 // The summarize strategy in the builder, with an in-memory store and a scripted summarizer:
-// compaction only when needed, rolling input, nothing leaves unsummarized, failures fall back,
-// chunking to the summarizer's window, a stable prompt prefix between compactions, new chains
-// after a clear, and a dry run that calls nothing.
+// compaction only when a mark is crossed, rolling input, rows a turn did not read counted as
+// skipped, failures back off, bounded chunking to the summarizer's window, a stable prompt
+// prefix between compactions, the summary as a data block in the user's turn, new chains after
+// a clear, and a dry run that calls nothing.
 
 #include <stdexcept>
 
@@ -31,12 +32,10 @@ class MemoryStore final : public SummaryStore {
       if (it->chain_start == chain_start) return *it;
     return std::nullopt;
   }
-  std::vector<Message> between(const std::string& /*chat*/, int64_t after,
-                               int64_t before) override {
-    std::vector<Message> out;
-    for (const auto& m : provider_.history)
-      if (m.history_id > after && m.history_id < before) out.push_back(m);
-    return out;
+  int64_t count_between(const std::string& /*chat*/, int64_t after, int64_t before) override {
+    int64_t n = 0;
+    for (const auto& m : provider_.history) n += m.history_id > after && m.history_id < before;
+    return n;
   }
   int64_t save(const std::string& /*chat*/, const Summary& s,
                const std::vector<std::optional<common::Usage>>& /*usage*/,
@@ -57,7 +56,8 @@ class ScriptedSummarizer final : public Summarizer {
  public:
   SummaryCall summarize(const std::string& previous, const std::vector<Message>& evicted) override {
     inputs.push_back({previous, evicted});
-    if (fail) throw std::runtime_error("summarizer down");
+    if (fail || (fail_from_call > 0 && static_cast<int>(inputs.size()) >= fail_from_call))
+      throw std::runtime_error("summarizer down");
     std::string text =
         answer_override.empty() ? "S" + std::to_string(inputs.size()) + ":" : answer_override;
     if (answer_override.empty())
@@ -67,6 +67,7 @@ class ScriptedSummarizer final : public Summarizer {
   int64_t input_budget() const override { return budget; }
   std::vector<std::pair<std::string, std::vector<Message>>> inputs;
   bool fail = false;
+  int fail_from_call = 0;  // > 0: this call and every later one fail
   std::string answer_override;
   int64_t budget = 100'000;
 };
@@ -114,7 +115,7 @@ TEST_F(SummariesTest, NoSummaryCallWhileUsageIsUnderWarn) {
   EXPECT_TRUE(b.warnings.empty());
 }
 
-TEST_F(SummariesTest, CompactionFoldsTheOldestIntoASummaryRightAfterTheSystemPrompt) {
+TEST_F(SummariesTest, CompactionFoldsTheOldestIntoASummaryBlockLeadingTheFirstUserMessage) {
   add(18, 50);  // 900 + fixed: aggressive
   const auto b = builder().build("c", "hi");
   ASSERT_EQ(summarizer_.inputs.size(), 1u);
@@ -127,11 +128,13 @@ TEST_F(SummariesTest, CompactionFoldsTheOldestIntoASummaryRightAfterTheSystemPro
             static_cast<int64_t>(summarizer_.inputs[0].second.size()));
   ASSERT_GE(b.messages.size(), 3u);
   EXPECT_EQ(b.messages[0].content, "sys");
-  EXPECT_EQ(b.messages[1].role, Role::kSystem);
-  EXPECT_EQ(b.messages[1].content.rfind(std::string(kSummaryHeader), 0), 0u);
-  EXPECT_NE(b.messages[1].content.find(s.text), std::string::npos);
+  // As data in the user's turn, not with system authority; the roles still alternate.
+  EXPECT_EQ(b.messages[1].role, Role::kUser);
+  EXPECT_EQ(b.messages[1].content.rfind(summary_block(s.text), 0), 0u);
   // The verbatim tail starts right after what the summary covers: nothing is lost or repeated.
-  EXPECT_EQ(b.messages[2].history_id, s.covers_through + 1);
+  EXPECT_EQ(b.messages[1].history_id, s.covers_through + 1);
+  EXPECT_EQ(b.state.compaction, CompactionReason::kThreshold);
+  EXPECT_EQ(b.state.after.verbatim_after, s.covers_through);
   EXPECT_EQ(b.messages.back().content, "hi");
   EXPECT_TRUE(b.summary.used);
   EXPECT_GE(b.figures.level, Level::kAggressive);
@@ -167,57 +170,96 @@ TEST_F(SummariesTest, RollingTheNextSummaryReadsThePreviousOneAndOnlyNewMessages
   EXPECT_GT(store_.rows[1].covers_through, covered);
 }
 
-TEST_F(SummariesTest, NothingLeavesUnsummarizedWhenItFallsOutOfTheWindow) {
-  add(12, 5);  // tiny: usage is low, but the window holds only 5
+TEST_F(SummariesTest, RowsOlderThanWhatATurnReadsAreCountedAsSkipped) {
+  add(12, 5);  // tiny: usage is low, but the window holds only 5 (a turn reads 6)
   const auto b = builder(/*window=*/5).build("c", "hi");
   ASSERT_EQ(summarizer_.inputs.size(), 1u);
+  EXPECT_EQ(b.state.compaction, CompactionReason::kWindow);
   const auto& folded = summarizer_.inputs[0].second;
   ASSERT_FALSE(folded.empty());
-  EXPECT_EQ(folded.front().history_id, 1);  // from the very first message
-  // Every message is either in the summary or in the verbatim tail.
-  EXPECT_EQ(folded.back().history_id + 1, b.messages[2].history_id);
+  EXPECT_EQ(folded.front().history_id, 7);  // the oldest row read
+  ASSERT_TRUE(b.summarized.has_value());
+  EXPECT_EQ(b.summarized->skipped, 6);  // rows 1..6 were never read
+  // Every row read is either in the summary or in the verbatim tail, which starts on a user.
+  EXPECT_EQ(folded.back().history_id + 1, b.messages[1].history_id);
+  EXPECT_EQ(b.messages[1].role, Role::kUser);
   EXPECT_EQ(b.messages[b.messages.size() - 2].history_id, 12);
 }
 
-TEST_F(SummariesTest, AFailedSummaryFallsBackLosesNothingAndIsRetriedNextTime) {
-  add(30, 50);  // 1500 of 1000: emergency
+TEST_F(SummariesTest, AFailedSummaryBacksOffAndNeverRetriesEveryTurn) {
+  add(30, 50);  // 1500 of 1000: a compaction
   summarizer_.fail = true;
   auto b = builder().build("c", "hi");
   ASSERT_EQ(b.warnings.size(), 1u);
   EXPECT_EQ(b.warnings[0].reason, "summary_failed");
   EXPECT_TRUE(store_.rows.empty());
   EXPECT_FALSE(b.summary.used);
-  EXPECT_LE(b.figures.estimated_tokens, 1000);  // token_budget fit for this turn
+  EXPECT_LE(b.figures.estimated_tokens, 600);  // dropped to the target all the same
   EXPECT_GT(b.figures.compressed_count, 0);
   EXPECT_EQ(provider_.history.size(), 30u);  // history untouched
-  summarizer_.fail = false;
-  b = builder().build("c", "hi");
+  EXPECT_EQ(b.state.after.summary_failures, 1);
+  EXPECT_EQ(summarizer_.inputs.size(), 1u);
+  // The next turns only append: no call until the next compaction.
+  for (int turn = 0; turn < 3; ++turn) {
+    add(2, 10);
+    b = builder().build("c", "again");
+    EXPECT_EQ(summarizer_.inputs.size(), 1u);
+    EXPECT_EQ(b.state.compaction, CompactionReason::kNone);
+  }
+  // Failure 2 at the next compaction: then one compaction is skipped (dropped, with a warning).
+  add(16, 50);
+  b = builder().build("c", "x");
   EXPECT_EQ(summarizer_.inputs.size(), 2u);
+  EXPECT_EQ(b.state.after.summary_failures, 2);
+  EXPECT_EQ(b.state.after.summary_skips, 1);
+  add(16, 50);
+  b = builder().build("c", "y");
+  EXPECT_EQ(summarizer_.inputs.size(), 2u);
+  ASSERT_EQ(b.warnings.size(), 1u);
+  EXPECT_EQ(b.warnings[0].reason, "summary_backoff");
+  summarizer_.fail = false;
+  add(16, 50);
+  b = builder().build("c", "z");
+  EXPECT_EQ(summarizer_.inputs.size(), 3u);
   EXPECT_TRUE(b.summarized.has_value());
-  EXPECT_TRUE(b.warnings.empty());
+  EXPECT_EQ(b.state.after.summary_failures, 0);
 }
 
-TEST_F(SummariesTest, AnOverLongOrEmptySummaryIsAFailure) {
+TEST_F(SummariesTest, AnEmptySummaryIsAFailure) {
   add(30, 50);
-  summarizer_.answer_override = std::string(2000, 'x');  // 500 tokens, cap 100
-  auto b = builder().build("c", "hi");
-  ASSERT_EQ(b.warnings.size(), 1u);
-  EXPECT_NE(b.warnings[0].message.find("SUMMARY_MAX_TOKENS"), std::string::npos);
-  EXPECT_TRUE(store_.rows.empty());
   summarizer_.answer_override = "  \n ";
-  b = builder().build("c", "hi");
+  const auto b = builder().build("c", "hi");
   ASSERT_EQ(b.warnings.size(), 1u);
+  EXPECT_EQ(b.warnings[0].reason, "summary_failed");
   EXPECT_TRUE(store_.rows.empty());
 }
 
-TEST_F(SummariesTest, ASpanLongerThanTheSummarizersWindowIsFoldedInChunks) {
+TEST_F(SummariesTest, AFailedChunkKeepsTheChunksAlreadyFolded) {
   add(40, 50);
-  summarizer_.budget = 300;  // about 6 messages a call
+  summarizer_.budget = 300;  // about 5 messages a call
+  summarizer_.fail_from_call = 2;
+  const auto b = builder(/*window=*/50, /*max_tokens=*/1200).build("c", "hi");
+  ASSERT_EQ(store_.rows.size(), 1u);  // the first call's fold is stored
+  EXPECT_TRUE(b.summary.used);
+  ASSERT_TRUE(b.summarized.has_value());
+  EXPECT_EQ(b.summarized->calls, 1);
+  EXPECT_EQ(store_.rows[0].covers_through, summarizer_.inputs[0].second.back().history_id);
+  ASSERT_EQ(b.warnings.size(), 1u);
+  EXPECT_EQ(b.warnings[0].reason, "summary_failed");
+}
+
+TEST_F(SummariesTest, ASpanLongerThanTheSummarizersWindowIsFoldedInAtMostThreeChunks) {
+  add(40, 50);
+  summarizer_.budget = 300;  // about 5 messages a call
   const auto b = builder(/*window=*/50, /*max_tokens=*/1200).build("c", "hi");
   ASSERT_TRUE(b.summarized.has_value());
   EXPECT_GT(b.summarized->calls, 1);
+  EXPECT_LE(b.summarized->calls, kMaxFoldCalls);
   ASSERT_EQ(summarizer_.inputs.size(), static_cast<size_t>(b.summarized->calls));
-  int64_t last_id = 0;
+  // What three calls cannot take is left out, oldest first, and counted.
+  EXPECT_GT(b.summarized->skipped, 0);
+  int64_t last_id = summarizer_.inputs[0].second.front().history_id - 1;
+  EXPECT_EQ(last_id, b.summarized->skipped);
   for (size_t i = 0; i < summarizer_.inputs.size(); ++i) {
     const auto& [previous, chunk] = summarizer_.inputs[i];
     int64_t tokens = counter_.count_text(previous);
@@ -241,7 +283,7 @@ TEST_F(SummariesTest, BetweenCompactionsThePromptOnlyGrowsAtTheEnd) {
   int stable = 0;
   for (int turn = 0; turn < 80; ++turn) {
     const auto built = b.build("c", "question " + std::to_string(turn));
-    if (built.summarized) {
+    if (built.state.compaction != CompactionReason::kNone) {
       ++compactions;
     } else if (!previous.empty()) {
       // Everything but the last (user) message of the previous prompt is a prefix of this one.

@@ -84,11 +84,11 @@ TEST_F(CliTest, WorkerRequiresTheBaseUrlAndABudgetThatHoldsTheSystemPrompt) {
 TEST_F(CliTest, MigrateIsIdempotentAndPrintsTheVersion) {
   auto r = autonous(dir_, {"migrate"}, env());
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "schema version 5\n");
+  EXPECT_EQ(r.out, "schema version 6\n");
   r = autonous(dir_, {"migrate"}, env());
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "schema version 5\n");
-  EXPECT_EQ(query_int(db_, "SELECT count(*) FROM schema_migrations"), 5);
+  EXPECT_EQ(r.out, "schema version 6\n");
+  EXPECT_EQ(query_int(db_, "SELECT count(*) FROM schema_migrations"), 6);
 }
 
 TEST_F(CliTest, ADatabaseFromANewerVersionIsRefused) {
@@ -237,9 +237,12 @@ TEST_F(CliTest, ContextDryRunHonoursTheBudget) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_LE(j["estimated_tokens"].get<int>(), 500);
-  EXPECT_EQ(j["original_count"], 20);
+  EXPECT_EQ(j["original_count"], 21);       // HISTORY_WINDOW + 1: a compaction is due
+  EXPECT_EQ(j["compaction"], "threshold");  // over warn by tokens (and over the window)
   EXPECT_GT(j["dropped_count"].get<int>(), 0);
   EXPECT_GT(j["truncated_count"].get<int>(), 0);
+  // A dry run stores nothing: the chat's state is as it was.
+  EXPECT_EQ(query_int(db_, "SELECT count(*) FROM context_state"), 0);
 }
 
 TEST_F(CliTest, EnvFileFillsUnsetVariablesAndTheEnvironmentWins) {

@@ -125,7 +125,12 @@ TEST_F(EngineE2eTest, ChatSettingsOverrideTheEnvironmentAndSurviveRestarts) {
   const int64_t b1 = enqueue("b", "first");
   drain(stub);
   EXPECT_EQ(compressed(a1)["strategy"], "sliding_window");
-  EXPECT_EQ(compressed(a1)["original_count"], 3);
+  // sliding_window with 3: reads up to 3 x 3 + 1, compacts down to 3 (a user message first).
+  EXPECT_EQ(compressed(a1)["original_count"], 10);
+  EXPECT_EQ(compressed(a1)["compaction"], "window");
+  const int64_t kept = compressed(a1)["compressed_count"].get<int64_t>();
+  EXPECT_GE(kept, 2);
+  EXPECT_LE(kept, 3);
   EXPECT_EQ(compressed(a1)["settings"], "chat");
   EXPECT_EQ(compressed(b1)["strategy"], "token_budget");
   EXPECT_EQ(compressed(b1)["original_count"], 30);
@@ -133,13 +138,15 @@ TEST_F(EngineE2eTest, ChatSettingsOverrideTheEnvironmentAndSurviveRestarts) {
   const int64_t a2 = enqueue("a", "second");
   drain(stub, {{"CONTEXT_STRATEGY", "token_budget"}, {"HISTORY_WINDOW", "40"}});
   EXPECT_EQ(compressed(a2)["strategy"], "sliding_window");
-  EXPECT_EQ(compressed(a2)["original_count"], 3);
+  // The stored state survived the restart: the prompt only grew at its end (+ the last pair).
+  EXPECT_EQ(compressed(a2)["original_count"], kept + 2);
+  EXPECT_EQ(compressed(a2)["compaction"], nullptr);
   // Reset: back to the environment on the next turn.
   ASSERT_EQ(cli({"chat", "reset", "a"}).exit_code, 0);
   const int64_t a3 = enqueue("a", "third");
   drain(stub, {{"HISTORY_WINDOW", "40"}});
   EXPECT_EQ(compressed(a3)["strategy"], "token_budget");
-  EXPECT_EQ(compressed(a3)["original_count"], 34);
+  EXPECT_EQ(compressed(a3)["original_count"], kept + 4);
 }
 
 TEST_F(EngineE2eTest, ChatClearTakesEffectOnTheNextTurn) {
@@ -223,13 +230,17 @@ TEST_F(EngineE2eTest, LevelsShowInEventsAndContextStats) {
   EXPECT_EQ(only_small["turns"], 1);
   EXPECT_EQ(only_small["emergency"], 0);
 
-  // The dry run shows the level and the decision it would take now.
+  // The turn compacted and stored where the verbatim part starts: the dry run of the next turn
+  // needs no compaction, its prompt only grows at the end.
+  EXPECT_EQ(b["compaction"], "threshold");
   const auto dry = cli({"context", "--chat", "big", "--text", "next"},
                        {{"MAX_CONTEXT_TOKENS", "2000"}, {"TOKEN_COUNTER", "chars4"}});
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   const json d = json::parse(dry.out);
-  EXPECT_EQ(d["level"], "emergency");
-  EXPECT_EQ(d["decision"].get<std::string>().rfind("emergency: usage", 0), 0u) << d["decision"];
+  EXPECT_EQ(d["compaction"], nullptr);
+  EXPECT_EQ(d["verbatim_after"], b["verbatim_after"]);
+  EXPECT_NE(d["decision"].get<std::string>().find("no compaction"), std::string::npos)
+      << d["decision"];
 }
 
 TEST_F(EngineE2eTest, BadEngineEnvironmentIsRefusedAtStartNamingTheVariable) {

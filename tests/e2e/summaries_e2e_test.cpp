@@ -66,9 +66,11 @@ TEST_F(SummariesE2eTest, SummariesAreStoredReusedAcrossRestartsAndKeepEarlyFacts
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'context.summarized'"), summaries);
   auto [summary_requests, chat_requests] = requests(stub);
   EXPECT_EQ(static_cast<int64_t>(summary_requests.size()), summaries);  // one call each, no retries
-  // The summary request is structured, low temperature and capped.
+  // The summary request is structured, low temperature and capped, in the shape OpenAI's chat
+  // models take (the default model, gpt-4o-mini): max_completion_tokens, not max_tokens.
   EXPECT_EQ(summary_requests[0]["body"]["temperature"], 0.2);
-  EXPECT_EQ(summary_requests[0]["body"]["max_tokens"], 200);
+  EXPECT_EQ(summary_requests[0]["body"]["max_completion_tokens"], 200);
+  EXPECT_FALSE(summary_requests[0]["body"].contains("max_tokens"));
   EXPECT_NE(summary_requests[0]["body"]["messages"][0]["content"].get<std::string>().find(
                 "## Facts the user stated"),
             std::string::npos);
@@ -76,7 +78,12 @@ TEST_F(SummariesE2eTest, SummariesAreStoredReusedAcrossRestartsAndKeepEarlyFacts
   EXPECT_EQ(num("SELECT count(*) FROM context_summaries WHERE previous_id IS NULL"), 1);
   // Early facts are still in the last prompt, through the summary.
   const std::string last = prompt_text(chat_requests.back());
-  EXPECT_NE(last.find("Summary of the earlier conversation"), std::string::npos);
+  EXPECT_NE(last.find("<conversation_summary>"), std::string::npos);
+  // As data in the user's turn: never in a system message.
+  for (const auto& m : chat_requests.back()["body"]["messages"])
+    if (m["role"] == "system") {
+      EXPECT_EQ(m["content"].get<std::string>().find("conversation_summary"), std::string::npos);
+    }
   EXPECT_NE(last.find("Ada Lovelace"), std::string::npos);
   EXPECT_NE(last.find("4471"), std::string::npos);
   EXPECT_NE(last.find("2026-12-24"), std::string::npos);

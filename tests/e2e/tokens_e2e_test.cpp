@@ -87,7 +87,8 @@ TEST_F(TokensE2eTest, ChineseChatPromptFitsTheBudgetByTheExactO200kCount) {
   EXPECT_EQ(exact["token_counter"], "o200k_base");
   EXPECT_EQ(exact["estimated_tokens"].get<int64_t>(), exact_prompt_tokens(exact));
   EXPECT_LE(exact_prompt_tokens(exact), 1000);
-  EXPECT_GT(exact_prompt_tokens(exact), 900);  // and the budget is used, not wasted
+  // A compaction aims at the 0.60 target (the next turns then only append): used, not wasted.
+  EXPECT_GT(exact_prompt_tokens(exact), 550);
   EXPECT_GT(exact["dropped_count"].get<int>(), 0);
 
   // The seed's chars/4 believes the same budget holds far more: by the real count it overflows.

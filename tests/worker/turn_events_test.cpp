@@ -83,9 +83,9 @@ TEST(TurnEventsTest, ADoneTurnRecordsTheFullTrailUnderTheAgentEvent) {
 
 TEST(TurnEventsTest, AnOverflowRebuildShowsBothContextsAndTheRecompressRetry) {
   TurnOutcome o = outcome(Kind::kDone);
-  o.overflow =
-      TurnFailure{"http_400",   "context_length_exceeded", 400, std::chrono::milliseconds(9),
-                  std::nullopt, common::from_unix_ms(5500)};
+  o.overflows.push_back(TurnFailure{"http_400", "context_length_exceeded", 400,
+                                    std::chrono::milliseconds(9), std::nullopt,
+                                    common::from_unix_ms(5500)});
   o.contexts.push_back(step(context::Level::kAggressive));
   o.contexts.back().after_overflow = true;
   o.result = openai::ChatResult{};
