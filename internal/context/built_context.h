@@ -51,7 +51,7 @@ struct SummaryOutcome {
   int64_t messages_covered = 0;  // folded in by this compaction
   int64_t covers_through = 0;
   int64_t summary_tokens = 0;
-  int64_t calls = 0;  // summarizer calls (more than one when the span was chunked)
+  int64_t calls = 0;    // summarizer calls (more than one when the span was chunked)
   int64_t skipped = 0;  // leaving messages left out of the summary (over kMaxFoldCalls' worth)
   std::string model;
   std::vector<std::optional<common::Usage>> usage;  // each call's, as the API reported it
@@ -98,9 +98,9 @@ struct BuiltContext {
 // (min_level above none) within a smaller budget; a learned limit caps the budget; a dry run
 // stores nothing (no summary, no state).
 struct BuildOptions {
-  Level min_level = Level::kNone;      // above none: the provider refused the last prompt
-  double budget_scale = 1.0;           // of the policy's budget, in (0, 1]
-  std::optional<int64_t> budget_cap;   // a learned limit for the endpoint and model
+  Level min_level = Level::kNone;     // above none: the provider refused the last prompt
+  double budget_scale = 1.0;          // of the policy's budget, in (0, 1]
+  std::optional<int64_t> budget_cap;  // a learned limit for the endpoint and model
   bool dry_run = false;
 };
 

@@ -96,21 +96,25 @@ std::string compaction_sentence(const BuiltContext& b) {
   const StateChange& st = b.state;
   switch (st.compaction) {
     case CompactionReason::kNone:
-      return fmt::format("; no compaction: the prompt grows at its end (verbatim after history id "
-                         "{})",
-                         st.after.verbatim_after);
+      return fmt::format(
+          "; no compaction: the prompt grows at its end (verbatim after history id "
+          "{})",
+          st.after.verbatim_after);
     case CompactionReason::kWindow:
-      return fmt::format("; compaction (window): more than the high mark of messages; the "
-                         "verbatim part now starts after history id {}",
-                         st.after.verbatim_after);
+      return fmt::format(
+          "; compaction (window): more than the high mark of messages; the "
+          "verbatim part now starts after history id {}",
+          st.after.verbatim_after);
     case CompactionReason::kThreshold:
-      return fmt::format("; compaction (threshold): usage reached warn; the verbatim part now "
-                         "starts after history id {}",
-                         st.after.verbatim_after);
+      return fmt::format(
+          "; compaction (threshold): usage reached warn; the verbatim part now "
+          "starts after history id {}",
+          st.after.verbatim_after);
     case CompactionReason::kOverflow:
-      return fmt::format("; compaction (overflow): the provider refused the prompt; the verbatim "
-                         "part now starts after history id {}",
-                         st.after.verbatim_after);
+      return fmt::format(
+          "; compaction (overflow): the provider refused the prompt; the verbatim "
+          "part now starts after history id {}",
+          st.after.verbatim_after);
   }
   return {};
 }

@@ -30,11 +30,11 @@ struct SummarySettings {
 
 struct ContextSettings {
   std::string system_prompt;
-  int history_window = 100;          // the high mark in messages (compaction.h)
+  int history_window = 100;           // the high mark in messages (compaction.h)
   int64_t max_chars_per_message = 0;  // 0: a history message may cost kMessageShare of the budget
   int keep_recent_messages = 6;       // the floor no compaction folds or drops
-  ContextPolicy policy;  // the environment's defaults; a chat's overrides go on top
-  int64_t ceiling = 0;   // window − reserve when the model's window is known; 0: none
+  ContextPolicy policy;               // the environment's defaults; a chat's overrides go on top
+  int64_t ceiling = 0;  // window − reserve when the model's window is known; 0: none
   SummarySettings summary;
 };
 

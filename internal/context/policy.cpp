@@ -1,11 +1,11 @@
 #include "internal/context/policy.h"
 
-#include "internal/context/provider.h"
-
 #include <algorithm>
 #include <array>
 
 #include <nlohmann/json.hpp>
+
+#include "internal/context/provider.h"
 
 namespace autonous::context {
 namespace {

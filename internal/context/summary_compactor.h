@@ -57,7 +57,8 @@ class SummaryCompactor {
 
  private:
   // The newest of `leaving` that kMaxFoldCalls calls can take, each cut to half a call's input.
-  std::vector<common::Message> fitting(std::vector<common::Message> leaving, int64_t& skipped) const;
+  std::vector<common::Message> fitting(std::vector<common::Message> leaving,
+                                       int64_t& skipped) const;
   void store(const FoldInput& in, const std::string& text, int64_t through, int64_t covered,
              Fold& out) const;
 

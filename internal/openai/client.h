@@ -28,9 +28,9 @@ struct ClientOptions {
 
 // Per-call overrides of the request (the summarizer's model, a low temperature, a reply cap).
 struct CallOptions {
-  std::string model;                  // empty: the client's model
-  std::optional<double> temperature;  // unset: the server's default
-  std::optional<int64_t> max_tokens;  // unset: no cap
+  std::string model;                             // empty: the client's model
+  std::optional<double> temperature;             // unset: the server's default
+  std::optional<int64_t> max_tokens;             // unset: no cap
   std::optional<int64_t> max_completion_tokens;  // OpenAI's name for the cap (reasoning included)
 };
 

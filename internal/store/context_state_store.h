@@ -28,7 +28,7 @@ void save_context_state(SQLite::Database& db, const std::string& chat_id,
 
 // What an endpoint taught about a model's prompt size.
 struct LearnedLimit {
-  int64_t budget_tokens = 0;           // the whole prompt, in the engine's tokens
+  int64_t budget_tokens = 0;            // the whole prompt, in the engine's tokens
   std::optional<int64_t> stated_limit;  // the window the server stated, in its tokens
   std::string message;                  // the server's answer
   std::string learned_at;

@@ -35,7 +35,7 @@ struct EngineSettings {
   int64_t summary_window_budget = 0;  // the summary model's window − SUMMARY_MAX_TOKENS
   // SUMMARY_REQUEST_SHAPE, or the summary model's preset under auto.
   context::RequestShape summary_shape = context::RequestShape::kClassic;
-  bool simple_compressor = false;     // CONTEXT_COMPRESSOR=simple: no levels, only the fit
+  bool simple_compressor = false;  // CONTEXT_COMPRESSOR=simple: no levels, only the fit
 };
 
 // Throws config::ConfigError naming the variable: thresholds out of order, a reserve that

@@ -95,12 +95,11 @@ context::SummaryCall LlmSummarizer::summarize(const std::string& previous,
     }
   }
   if (result.finish_reason == "length")
-    throw std::runtime_error("the summary was cut off at its cap of " +
-                             std::to_string(call.max_tokens.value_or(
-                                 call.max_completion_tokens.value_or(0))) +
-                             " tokens (SUMMARY_MAX_TOKENS " + std::to_string(options_.max_tokens) +
-                             ", request shape " + std::string(context::to_string(options_.shape)) +
-                             ")");
+    throw std::runtime_error(
+        "the summary was cut off at its cap of " +
+        std::to_string(call.max_tokens.value_or(call.max_completion_tokens.value_or(0))) +
+        " tokens (SUMMARY_MAX_TOKENS " + std::to_string(options_.max_tokens) + ", request shape " +
+        std::string(context::to_string(options_.shape)) + ")");
   context::SummaryCall out;
   out.text = result.content;
   out.model = result.model.empty() ? options_.model : result.model;

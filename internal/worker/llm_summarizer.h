@@ -15,7 +15,7 @@
 namespace autonous::openai {
 class Client;
 struct CallOptions;
-}
+}  // namespace autonous::openai
 namespace autonous::tokens {
 class TokenCounter;
 }
@@ -50,8 +50,8 @@ std::string summary_transcript(const std::string& previous,
 inline constexpr int64_t kReasoningRoom = 4;
 
 struct SummarizerOptions {
-  std::string model;             // SUMMARY_MODEL (the chat model when unset)
-  int64_t max_tokens = 1024;     // SUMMARY_MAX_TOKENS: the reply cap
+  std::string model;          // SUMMARY_MODEL (the chat model when unset)
+  int64_t max_tokens = 1024;  // SUMMARY_MAX_TOKENS: the reply cap
   // How the cap and temperature are sent (SUMMARY_REQUEST_SHAPE; auto: the model's preset).
   context::RequestShape shape = context::RequestShape::kClassic;
   int64_t window_budget = 8000;  // the summary model's window − max_tokens

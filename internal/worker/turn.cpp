@@ -31,8 +31,8 @@ int64_t fitted_budget(int64_t sent_tokens, int64_t budget_tokens, double target,
     const std::optional<int64_t> counted = said.prompt ? said.prompt : said.requested;
     double ours_per_theirs = 1.0;
     if (counted && *counted > 0)
-      ours_per_theirs = std::clamp(static_cast<double>(sent_tokens) / static_cast<double>(*counted),
-                                   0.25, 4.0);
+      ours_per_theirs =
+          std::clamp(static_cast<double>(sent_tokens) / static_cast<double>(*counted), 0.25, 4.0);
     budget = static_cast<int64_t>(static_cast<double>(*said.limit) * 0.75 * ours_per_theirs);
   } else {
     budget = static_cast<int64_t>(static_cast<double>(budget_tokens) * target);
@@ -119,12 +119,16 @@ ContextStep Turn::build(const queue::Task& task, const context::BuildOptions& op
 int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e) {
   const context::BuiltContext& sent = o.contexts.back().built;
   const openai::Overflow& said = *e.overflow();
-  LearnedBudget l{parts_.config.openai_base_url, parts_.client.model(), 0,
-                  sent.figures.estimated_tokens, said.limit, said.prompt ? said.prompt : said.requested};
+  LearnedBudget l{parts_.config.openai_base_url,
+                  parts_.client.model(),
+                  0,
+                  sent.figures.estimated_tokens,
+                  said.limit,
+                  said.prompt ? said.prompt : said.requested};
   l.budget_tokens = fitted_budget(sent.figures.estimated_tokens, sent.figures.budget_tokens,
                                   sent.chat.policy.thresholds.target, said);
-  l.budget_tokens = parts_.engine.learn_budget(l.endpoint, l.model, l.budget_tokens, said.limit,
-                                               e.what());
+  l.budget_tokens =
+      parts_.engine.learn_budget(l.endpoint, l.model, l.budget_tokens, said.limit, e.what());
   o.learned = l;
   return l.budget_tokens;
 }
