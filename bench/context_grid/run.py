@@ -19,7 +19,7 @@ median / max `build_us` of `context.compressed` (in ms) for compaction turns and
 Usage: bench/context_grid/run.py [--bin PATH] [--turns 300] [--seed 1] [--timeout 600]
        [--only-defaults] [--budgets 4000,16000,unset] [--windows 20,50,400,unset]
        [--strategies token_budget,sliding_window,summarize] [--json]
-"unset" leaves the variable out (budget: the gpt-4o-mini preset; window: 50). --json prints one
+"unset" leaves the variable out (budget: the gpt-4o-mini preset; window: the default, 100). --json prints one
 JSON object per run instead of the table. Not part of the test suite.
 """
 import argparse, json, os, random, re, sqlite3, statistics, subprocess, sys, tempfile, threading, time

@@ -15,6 +15,9 @@ Marks count_marks(const ContextSettings& settings, const ContextPolicy& policy) 
     m.high = window;
     m.low = static_cast<int>(policy.thresholds.target * static_cast<double>(window));
   }
+  // A compaction must leave room to grow: the low mark stays at the target share of the high
+  // mark at most (a window no larger than RECENT_MESSAGE_COUNT would compact every turn).
+  m.low = std::min(m.low, static_cast<int>(policy.thresholds.target * static_cast<double>(m.high)));
   m.floor = std::min(settings.keep_recent_messages, m.low);
   m.low = std::max(m.low, m.floor);
   return m;

@@ -26,7 +26,11 @@ std::string size_sentence(int64_t max_tokens) {
 std::string summary_transcript(const std::string& previous,
                                const std::vector<common::Message>& messages) {
   std::string out = "<previous_summary>\n";
-  out += previous.empty() ? "(none)" : previous;
+  // Written by a model from user text: no '<' of it may open or close a tag of the transcript.
+  std::string summary = previous.empty() ? std::string("(none)") : previous;
+  for (size_t at = summary.find('<'); at != std::string::npos; at = summary.find('<', at))
+    summary.replace(at, 1, "&lt;");
+  out += summary;
   out += "\n</previous_summary>\n\n<new_messages>\n";
   for (const auto& m : messages) {
     const nlohmann::json line = {{"role", common::to_string(m.role)}, {"content", m.content}};

@@ -223,5 +223,26 @@ TEST_F(ContextBuilderTest, DecisionNamesTheLevelAndWhatWasDone) {
   EXPECT_GT(dry["tokens_before"].get<int64_t>(), 200);
 }
 
+TEST_F(ContextBuilderTest, ASlidingWindowNoWiderThanTheWindowStillLeavesRoomToGrow) {
+  // HISTORY_WINDOW 20 with RECENT_MESSAGE_COUNT 20: the marks must not meet, or every turn
+  // would compact (the prompt's prefix would change every turn).
+  ContextSettings s = S("sys", 20, 100000, 0);
+  s.policy.strategy = Strategy::kSlidingWindow;
+  s.policy.recent_messages = 20;
+  const Marks m = count_marks(s, s.policy);
+  EXPECT_EQ(m.high, 20);
+  EXPECT_EQ(m.low, 12);
+  int compactions = 0;
+  int64_t id = 0;
+  for (int turn = 0; turn < 40; ++turn) {
+    const auto b = builder(s).build("c", "q");
+    compactions += b.state.compaction != CompactionReason::kNone;
+    provider_.history.push_back({Role::kUser, "q", ++id});
+    provider_.history.push_back({Role::kAssistant, "a", ++id});
+  }
+  EXPECT_GE(compactions, 4);
+  EXPECT_LE(compactions, 8);  // one per ~4 turns, not one per turn
+}
+
 }  // namespace
 }  // namespace autonous::context
