@@ -16,7 +16,10 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: autonous-stub [--port N] [--latency-ms N] [--log FILE] [--port-file FILE] "
-    "[--usage-scale X]\n";
+    "[--usage-scale X]\n"
+    "                     [--rules openai] [--context-limit N [--overflow-style STYLE]] "
+    "[--silent-limit N]\n"
+    "STYLE: openai, vllm, llamacpp, gemini, anthropic, mistral, openrouter, deepseek, groq\n";
 
 int usage(const std::string& why) {
   std::cerr << "autonous-stub: " << why << "\n" << kUsage;
@@ -47,6 +50,16 @@ std::optional<int> parse_args(int argc, char** argv, Options& options) {
         options.port_file = v;
       else if (a == "--usage-scale")
         options.usage_scale = std::stod(v);
+      else if (a == "--rules" && v == "openai")
+        options.rules.openai = true;
+      else if (a == "--context-limit")
+        options.rules.context_limit = std::stoll(v);
+      else if (a == "--overflow-style" && known_overflow_style(v))
+        options.rules.overflow_style = v;
+      else if (a == "--silent-limit")
+        options.rules.silent_limit = std::stoll(v);
+      else if (a == "--rules" || a == "--overflow-style")
+        return usage("bad value for " + a);
       else
         return usage("unknown option " + a);
     } catch (const std::exception&) {

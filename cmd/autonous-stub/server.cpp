@@ -76,6 +76,9 @@ bool Server::handle_chat(int fd, const Request& req, const json& body) {
   const int latency = options_.latency_ms + (fault ? fault_delay_ms(*fault) : 0);
   if (latency > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latency));
 
+  const auto prompt_tokens =
+      static_cast<int64_t>(static_cast<double>(prompt.chars / 4 + 1) * options_.usage_scale);
+  if (auto refused = refusal(options_.rules, body, prompt_tokens)) return send_all(fd, *refused);
   ReplyShape shape;
   shape.content =
       summary_request ? stub_summary(prompt.last_user) : chat_content(prompt, messages.size());
@@ -85,8 +88,12 @@ bool Server::handle_chat(int fd, const Request& req, const json& body) {
     if (!answered && !summary_request) answered = answer_fault(fd, *fault, shape);
     if (answered) return *answered;
   }
+  // Ollama past num_ctx: it answers, from the prompt's tail only, and says so only in usage.
+  size_t counted_chars = prompt.chars;
+  if (options_.rules.silent_limit && prompt_tokens > *options_.rules.silent_limit)
+    counted_chars = static_cast<size_t>(*options_.rules.silent_limit * 4);
   return send_all(fd,
-                  reply_response(body, shape, prompt.chars, cached_chars, options_.usage_scale));
+                  reply_response(body, shape, counted_chars, cached_chars, options_.usage_scale));
 }
 
 }  // namespace autonous::stub

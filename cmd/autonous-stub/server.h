@@ -8,6 +8,7 @@
 
 #include "cmd/autonous-stub/faults.h"
 #include "cmd/autonous-stub/http.h"
+#include "cmd/autonous-stub/provider_rules.h"
 #include "cmd/autonous-stub/replies.h"
 #include "cmd/autonous-stub/request_log.h"
 
@@ -17,6 +18,7 @@ struct Options {
   int port = 0;
   int latency_ms = 0;
   double usage_scale = 1.0;  // multiplies reported prompt_tokens (to test calibration)
+  ProviderRules rules;       // provider behaviour to play (provider_rules.h)
   std::string log_path;
   std::string port_file;
 };

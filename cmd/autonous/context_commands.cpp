@@ -1,5 +1,6 @@
-// `autonous context --chat ID [--text T]` (the dry run), `autonous context stats` and
-// `autonous tokens`: what the engine would send, what it did, and what a text costs.
+// `autonous context --chat ID [--text T]` (the dry run), `autonous context stats`,
+// `autonous context limits [--clear]` and `autonous tokens`: what the engine would send, what it
+// did, what endpoints taught it, and what a text costs.
 
 #include <fstream>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "internal/common/utf8.h"
 #include "internal/context/context_report.h"
 #include "internal/events/event_stats.h"
+#include "internal/store/context_state_store.h"
 #include "internal/store/engine.h"
 #include "internal/tokens/token_counter.h"
 
@@ -37,8 +39,40 @@ int run_context(const config::Config& config, const ContextOptions& options) {
   auto db = open_db(config);
   // The worker's own wiring, without a summarizer: shows the summary in use, calls nothing.
   const store::Engine engine(*db, settings, token_counter(config));
-  std::cout << context::dry_run_json(engine.build(options.chat_id, options.text)) << "\n";
+  context::BuildOptions build;
+  build.budget_cap = engine.learned_budget(config.openai_base_url, config.openai_model);
+  std::cout << context::dry_run_json(engine.build(options.chat_id, options.text, build)) << "\n";
   return 0;
+}
+
+int run_context_limits(const config::Config& config, bool clear) {
+  if (clear) {
+    auto db = open_db(config);
+    std::cout << "forgot " << store::forget_limits(*db) << " learned limit(s)\n";
+    return 0;
+  }
+  auto db = open_db_for_reading(config);
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& r : store::learned_limits(*db))
+    out.push_back({{"endpoint", r.endpoint},
+                   {"model", r.model},
+                   {"budget_tokens", r.limit.budget_tokens},
+                   {"stated_limit",
+                    r.limit.stated_limit ? nlohmann::ordered_json(*r.limit.stated_limit) : nullptr},
+                   {"learned_at", r.limit.learned_at},
+                   {"message", r.limit.message}});
+  std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+  return 0;
+}
+
+void add_context_limits(CLI::App& context, Action& action) {
+  auto clear = std::make_shared<bool>(false);
+  auto* limits = context.add_subcommand(
+      "limits", "The prompt budgets learned from endpoints' context-overflow answers, as JSON");
+  limits->add_flag("--clear", *clear, "forget them all (after a server's window grew)");
+  limits->callback([&action, clear] {
+    action = [clear](const config::Config& c) { return run_context_limits(c, *clear); };
+  });
 }
 
 int run_context_stats(const config::Config& config, const events::StatsFilter& filter) {
@@ -94,8 +128,10 @@ void add_context_command(CLI::App& app, Action& action) {
   auto* chat_opt = context->add_option("--chat", ctx->chat_id, "chat id (required without stats)");
   context->add_option("--text", ctx->text, "the user message to assume (default: none)");
   add_context_stats(*context, action);
+  add_context_limits(*context, action);
   context->callback([&action, ctx, chat_opt, context] {
-    if (context->get_subcommand("stats")->parsed()) return;
+    if (context->get_subcommand("stats")->parsed() || context->get_subcommand("limits")->parsed())
+      return;
     if (chat_opt->count() == 0) throw CLI::RequiredError("--chat");
     action = [ctx](const config::Config& c) { return run_context(c, *ctx); };
   });

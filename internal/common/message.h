@@ -1,11 +1,13 @@
 #pragma once
 // Message: one chat message (role + content) as the context pipeline and the LLM client see it.
-// A plain value; `history_id` is the stored row's id, 0 for messages not read from history.
+// A plain value; `history_id` is the stored row's id, 0 for messages not read from history, and
+// `at` its time (the summarizer writes dates from it; it is never sent to the chat model).
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace autonous::common {
 
@@ -17,9 +19,14 @@ std::string_view to_string(Role role) noexcept;
 std::optional<Role> parse_role(std::string_view s) noexcept;
 
 struct Message {
+  Message() = default;
+  Message(Role r, std::string text, int64_t id = 0, std::string stored_at = {})
+      : role(r), content(std::move(text)), history_id(id), at(std::move(stored_at)) {}
+
   Role role = Role::kUser;
   std::string content;
   int64_t history_id = 0;
+  std::string at;  // when it was stored (history.created_at, UTC ISO 8601); empty otherwise
 
   bool operator==(const Message&) const = default;
 };

@@ -5,7 +5,9 @@
 // usage at or over the warn threshold, or a provider's overflow answer — and then moves the
 // start down in one step: to the low mark in messages and the target share in tokens, never into
 // the newest KEEP_RECENT_MESSAGES (the floor; only the last resort, when the budget cannot hold
-// even those, drops them) and always onto a user message. Pure: no I/O.
+// even those, drops them) and always onto a user message. A token compaction that the floor
+// would leave over warn is not made (it would repeat every turn); the prompt then grows until
+// the compressor's last resort. Pure: no I/O.
 
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +18,9 @@
 #include "internal/context/provider.h"
 
 namespace autonous::context {
+
+// The low mark is at most this share of the high mark, whatever the target.
+inline constexpr double kMaxLowShare = 0.8;
 
 // The message-count marks of one chat's policy.
 struct Marks {
@@ -31,7 +36,7 @@ Marks count_marks(const ContextSettings& settings, const ContextPolicy& policy);
 
 struct CutInput {
   std::span<const common::Message> messages;  // the verbatim candidates, oldest first
-  std::span<const int64_t> cost;              // each one's tokens
+  std::span<const int64_t> cost;              // each one's tokens (before any level's cut)
   int64_t fixed_tokens = 0;   // the rest of the prompt now (framing, system, user, summary)
   int64_t budget_tokens = 0;  // the whole prompt
   int64_t goal_tokens = 0;    // what the kept messages may cost after a token compaction

@@ -71,6 +71,7 @@ ContextBuilder::Ends ContextBuilder::fit_ends(const std::string& user_text,
   e.budget_tokens = std::max(floor_budget, budget);
   e.system = {common::Role::kSystem, common::sanitize_utf8(settings_.system_prompt), 0};
   e.user = {common::Role::kUser, common::sanitize_utf8(user_text), 0};
+  defuse_summary_tags(e.user.content);
   e.system_tokens = e.system.content.empty() ? 0 : counter_.count_message(e.system);
 
   // What the user message may cost at most; the budget holds kMinUserTokens of it.
@@ -145,6 +146,7 @@ ContextBuilder::Verbatim ContextBuilder::read_verbatim(const std::string& chat_i
   v.full = static_cast<int>(rows.size()) == limit;
   const int64_t message_cap =
       settings_.max_chars_per_message > 0 ? 0 : ends.budget_tokens / kMessageShareDivisor;
+  for (auto& m : rows) defuse_summary_tags(m.content);
   v.rows = prepare(std::move(rows), settings_.max_chars_per_message, message_cap, counter_);
   return v;
 }
@@ -202,28 +204,31 @@ void ContextBuilder::fold(const std::string& chat_id, Verbatim& v, Cut& cut,
   const SummaryCompactor compactor(settings_, *store_, *summarizer_, counter_);
   Fold f = compactor.fold({chat_id, out.chat.cleared_through, v.summary, std::move(leaving)});
   f.outcome.skipped += unread;
-  if (f.stored) {
+  const bool stored = f.stored.has_value();
+  if (stored) {
     v.summary = std::move(f.stored);
     v.summary_tokens = v.summary->tokens;
-    out.summarized = std::move(f.outcome);
   }
-  if (!f.error) {
-    state.summary_failures = 0;
-    return;
-  }
-  // What was not folded stays verbatim this turn (nothing lost to one failure; the prompt keeps
-  // its prefix) when the turn read everything since the last compaction; the next compaction
-  // tries again. Past the window it is dropped: the read would slide every turn. Back off: after
-  // f consecutive failures the next 2^(f-1) - 1 compactions (at most 15) drop instead of
-  // calling.
-  if (!v.full) {
+  // What was not folded (a failure, or more than kMaxFoldCalls calls take) stays verbatim when
+  // the turn read everything since the last compaction: nothing lost, the next compaction goes
+  // on. Past the window it is dropped (counted as skipped): the read would slide every turn.
+  if (f.unfolded > 0 && !v.full) {
     size_t kept_from = 0;
-    if (v.summary && f.stored)
+    if (stored)
       while (kept_from < cut.first &&
              v.rows.messages[kept_from].history_id <= v.summary->covers_through)
         ++kept_from;
     cut.first = user_start(v.rows.messages, kept_from);
+  } else {
+    f.outcome.skipped += f.unfolded;
   }
+  if (stored) out.summarized = std::move(f.outcome);
+  if (!f.error) {
+    state.summary_failures = 0;
+    return;
+  }
+  // Back off: after f consecutive failures the next 2^(f-1) - 1 compactions (at most 15) drop
+  // instead of calling.
   ++state.summary_failures;
   state.summary_skips = (int64_t{1} << std::min<int64_t>(state.summary_failures - 1, 4)) - 1;
   out.warnings.push_back(

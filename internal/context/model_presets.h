@@ -43,6 +43,14 @@ std::optional<ModelPreset> find_preset(std::string_view model);
 // The request shape for `model`: its preset's, classic for an unknown model.
 RequestShape request_shape(std::string_view model);
 
+// A reasoning model's reply cap is this many times the answer's size: its hidden reasoning
+// counts against it.
+inline constexpr int64_t kReasoningRoom = 4;
+// The reply cap a call of `shape` sends for an answer of `answer_tokens`.
+constexpr int64_t reply_cap(RequestShape shape, int64_t answer_tokens) {
+  return shape == RequestShape::kReasoning ? answer_tokens * kReasoningRoom : answer_tokens;
+}
+
 inline constexpr int64_t kUnknownModelBudget = 8000;
 
 struct BudgetInputs {

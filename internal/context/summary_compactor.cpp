@@ -1,6 +1,7 @@
 #include "internal/context/summary_compactor.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <stdexcept>
 
@@ -22,12 +23,22 @@ constexpr std::string_view kBlockTail = "\n</conversation_summary>\n\n";
 
 }  // namespace
 
+void defuse_summary_tags(std::string& text) {
+  constexpr std::string_view kTag = "conversation_summary";
+  for (size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at + 1)) {
+    size_t name = at + 1;
+    if (name < text.size() && text[name] == '/') ++name;
+    if (text.size() - name < kTag.size()) break;
+    bool same = true;
+    for (size_t i = 0; i < kTag.size() && same; ++i)
+      same = std::tolower(static_cast<unsigned char>(text[name + i])) == kTag[i];
+    if (same) text.replace(at, 1, "\u2039");  // '‹': reads the same, is no tag
+  }
+}
+
 std::string summary_block(std::string_view summary_text) {
   std::string text = common::sanitize_utf8(summary_text);
-  // The block's end cannot be forged from inside it.
-  for (size_t at = text.find("</conversation_summary"); at != std::string::npos;
-       at = text.find("</conversation_summary", at))
-    text.replace(at, 2, "< /");
+  defuse_summary_tags(text);  // the block's end cannot be forged from inside it
   std::string out(kBlockHead);
   out += text;
   out += kBlockTail;
@@ -100,11 +111,11 @@ Fold SummaryCompactor::fold(FoldInput in) const {
       chunk.push_back(span[i]);
       chunk_tokens += c;
     }
-    out.outcome.skipped += static_cast<int64_t>(span.size() - i);
     if (!chunk.empty() && i == span.size()) flush();
   } catch (const std::exception& e) {
     out.error = e.what();
   }
+  out.unfolded = static_cast<int64_t>(span.size()) - covered;
   if (covered > 0) store(in, text, through, covered, out);
   out.outcome.latency = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);

@@ -2,10 +2,11 @@
 // SummaryCompactor: the summarize strategy's fold. At a compaction the builder hands it the
 // messages leaving the verbatim part; it folds them into the chat's summary through the
 // Summarizer (rolling: the previous summary plus only the new messages, chunked to the
-// summarizer's window, at most kMaxFoldCalls calls) and stores the result. A failed call keeps
-// what the calls before it folded (stored as a summary covering that far) and reports the
-// failure; the builder's back-off decides when the next compaction tries again. The summary
-// reaches the chat model as data: a marked block leading the first kept user message
+// summarizer's window, at most kMaxFoldCalls calls; what does not fit them is left out, oldest
+// first) and stores the result. A failed call keeps what the calls before it folded (stored as
+// a summary covering that far) and reports the failure and what was not folded; the builder
+// keeps that verbatim or drops it, and its back-off decides when a compaction tries again. The
+// summary reaches the chat model as data: a marked block leading the first kept user message
 // (summary_block), never with system authority. Not thread-safe (the store holds a connection).
 
 #include <cstdint>
@@ -33,6 +34,10 @@ inline constexpr int kMaxFoldCalls = 3;
 // The summary as the chat model reads it: a marked data block, followed by the message it leads.
 std::string summary_block(std::string_view summary_text);
 
+// Makes every <conversation_summary> or </conversation_summary> tag in `text` (any case) inert,
+// so a user's message cannot open or close a summary block of its own.
+void defuse_summary_tags(std::string& text);
+
 struct FoldInput {
   std::string chat_id;
   int64_t chain_start = 0;
@@ -44,6 +49,7 @@ struct Fold {
   std::optional<Summary> stored;  // the new summary, when at least one call succeeded
   SummaryOutcome outcome;
   std::optional<std::string> error;  // a call failed (what was folded before it is stored)
+  int64_t unfolded = 0;  // the newest leaving messages not folded (a failure, or kMaxFoldCalls)
 };
 
 class SummaryCompactor {

@@ -73,6 +73,36 @@ std::optional<LearnedLimit> learned_limit(SQLite::Database& db, const std::strin
   return out;
 }
 
+std::vector<LearnedLimitRow> learned_limits(SQLite::Database& db) {
+  SQLite::Statement q(db,
+                      "SELECT endpoint, model, budget_tokens, stated_limit, coalesce(message, ''), "
+                      "learned_at FROM learned_limits ORDER BY endpoint, model");
+  std::vector<LearnedLimitRow> out;
+  while (q.executeStep()) {
+    LearnedLimitRow r;
+    r.endpoint = q.getColumn(0).getString();
+    r.model = q.getColumn(1).getString();
+    r.limit.budget_tokens = q.getColumn(2).getInt64();
+    if (!q.getColumn(3).isNull()) r.limit.stated_limit = q.getColumn(3).getInt64();
+    r.limit.message = q.getColumn(4).getString();
+    r.limit.learned_at = q.getColumn(5).getString();
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+int64_t forget_limits(SQLite::Database& db) {
+  db::WriteTransaction tx(db);
+  const int64_t n = db.exec("DELETE FROM learned_limits");
+  tx.commit();
+  return n;
+}
+
+std::string endpoint_key(std::string base_url) {
+  while (!base_url.empty() && base_url.back() == '/') base_url.pop_back();
+  return base_url;
+}
+
 int64_t learn_limit(SQLite::Database& db, const std::string& endpoint, const std::string& model,
                     const LearnedLimit& limit) {
   db::WriteTransaction tx(db);
@@ -80,7 +110,9 @@ int64_t learn_limit(SQLite::Database& db, const std::string& endpoint, const std
                       "INSERT INTO learned_limits(endpoint, model, budget_tokens, stated_limit, "
                       "message) VALUES (?1, ?2, ?3, ?4, ?5) "
                       "ON CONFLICT(endpoint, model) DO UPDATE SET "
-                      "budget_tokens = min(budget_tokens, excluded.budget_tokens), "
+                      "budget_tokens = CASE WHEN excluded.stated_limit IS NOT NULL "
+                      "THEN excluded.budget_tokens "
+                      "ELSE min(budget_tokens, excluded.budget_tokens) END, "
                       "stated_limit = coalesce(excluded.stated_limit, stated_limit), "
                       "message = excluded.message, learned_at = excluded.learned_at "
                       "RETURNING budget_tokens");

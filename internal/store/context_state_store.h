@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "internal/context/provider.h"
 
@@ -38,9 +39,24 @@ struct LearnedLimit {
 std::optional<LearnedLimit> learned_limit(SQLite::Database& db, const std::string& endpoint,
                                           const std::string& model);
 
-// Records `limit` for (`endpoint`, `model`); a larger limit never replaces a smaller one
-// learned before. Returns the budget now stored. Throws SQLite::Exception.
+// Records `limit` for (`endpoint`, `model`). A limit the server stated replaces what was stored
+// (the server said so); one guessed without a stated window never raises a smaller one.
+// Returns the budget now stored. Throws SQLite::Exception.
 int64_t learn_limit(SQLite::Database& db, const std::string& endpoint, const std::string& model,
                     const LearnedLimit& limit);
+
+struct LearnedLimitRow {
+  std::string endpoint;
+  std::string model;
+  LearnedLimit limit;
+};
+
+// Every learned limit (`autonous context limits`), and forgetting them all (`--clear`: after a
+// server's window grew); forget_limits returns how many were deleted. Throw SQLite::Exception.
+std::vector<LearnedLimitRow> learned_limits(SQLite::Database& db);
+int64_t forget_limits(SQLite::Database& db);
+
+// OPENAI_BASE_URL as the key of learned limits: trailing slashes do not make another endpoint.
+std::string endpoint_key(std::string base_url);
 
 }  // namespace autonous::store

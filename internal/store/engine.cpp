@@ -1,5 +1,6 @@
 #include "internal/store/engine.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "internal/context/assembler.h"
@@ -31,14 +32,16 @@ context::PromptBudget prompt_budget(const config::Config& config) {
   }
 }
 
-// The summary model's own window, its reply room being SUMMARY_MAX_TOKENS. The chat model's
+// The summary model's own window, its reply room being the summary call's cap. The chat model's
 // CONTEXT_WINDOW applies to it too when it is the same model.
-int64_t summary_window_budget(const config::Config& config, const std::string& summary_model) {
+int64_t summary_window_budget(const config::Config& config, const std::string& summary_model,
+                              context::RequestShape shape) {
   const bool same = config.summary_model.empty() || config.summary_model == config.openai_model;
+  // A reasoning model's reply cap also holds its hidden reasoning: the window keeps room for it.
+  const int64_t reply = context::reply_cap(shape, config.summary_max_tokens);
   try {
-    return context::resolve_prompt_budget({summary_model, std::nullopt,
-                                           same ? config.context_window : std::nullopt,
-                                           config.summary_max_tokens})
+    return context::resolve_prompt_budget(
+               {summary_model, std::nullopt, same ? config.context_window : std::nullopt, reply})
         .tokens;
   } catch (const std::invalid_argument& e) {
     throw config::ConfigError("SUMMARY_MAX_TOKENS", e.what());
@@ -78,9 +81,9 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
                                   "-token prompt budget: a summary may take at most half of it");
   }
   out.summary_model = config.summary_model.empty() ? config.openai_model : config.summary_model;
-  out.summary_window_budget = summary_window_budget(config, out.summary_model);
   out.summary_shape = context::parse_request_shape(config.summary_request_shape)
                           .value_or(context::request_shape(out.summary_model));
+  out.summary_window_budget = summary_window_budget(config, out.summary_model, out.summary_shape);
   out.simple_compressor = config.context_compressor == "simple";
   return out;
 }
@@ -88,6 +91,7 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
 struct Engine::Parts {
   Parts(SQLite::Database& d, const EngineSettings& settings, const tokens::TokenCounter& counter)
       : db(d),
+        floor_budget(context::min_budget(settings.context.system_prompt, counter)),
         provider(d),
         summaries(d),
         levels(counter),
@@ -97,6 +101,7 @@ struct Engine::Parts {
             settings.simple_compressor ? static_cast<const context::Compressor&>(simple) : levels,
             assembler, counter) {}
   SQLite::Database& db;
+  int64_t floor_budget;  // the least budget: holds the system prompt and a user message
   SQLiteProvider provider;
   SQLiteSummaryStore summaries;
   context::LevelCompressor levels;
@@ -126,7 +131,7 @@ double Engine::calibration_scale(const std::string& model) const {
 
 std::optional<int64_t> Engine::learned_budget(const std::string& endpoint,
                                               const std::string& model) const {
-  const std::optional<LearnedLimit> l = learned_limit(parts_->db, endpoint, model);
+  const std::optional<LearnedLimit> l = learned_limit(parts_->db, endpoint_key(endpoint), model);
   if (!l) return std::nullopt;
   return l->budget_tokens;
 }
@@ -134,7 +139,11 @@ std::optional<int64_t> Engine::learned_budget(const std::string& endpoint,
 int64_t Engine::learn_budget(const std::string& endpoint, const std::string& model, int64_t budget,
                              std::optional<int64_t> stated_limit,
                              const std::string& message) const {
-  return learn_limit(parts_->db, endpoint, model, {budget, stated_limit, message, {}});
+  // Never below what holds the system prompt and a minimal user message: repeated guesses
+  // without a stated window must not shrink it towards nothing.
+  budget = std::max(budget, parts_->floor_budget);
+  return learn_limit(parts_->db, endpoint_key(endpoint), model,
+                     {budget, stated_limit, message, {}});
 }
 
 double Engine::raise_calibration(const std::string& model, double scale_used, int64_t estimated,

@@ -32,8 +32,8 @@ class SQLiteProvider final : public context::Provider {
   std::unique_ptr<db::StatementCache> cache_;  // both reads run on every turn
 };
 
-// Steps `q`, whose columns are history's (id, role, text), into messages in row order. Text
-// comes back byte for byte (a BLOB or text with NULs survives).
+// Steps `q`, whose columns are history's (id, role, text[, created_at]), into messages in row
+// order. Text comes back byte for byte (a BLOB or text with NULs survives).
 std::vector<common::Message> read_messages(SQLite::Statement& q);
 
 }  // namespace autonous::store

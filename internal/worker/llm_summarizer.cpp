@@ -33,9 +33,11 @@ std::string summary_transcript(const std::string& previous,
   out += summary;
   out += "\n</previous_summary>\n\n<new_messages>\n";
   for (const auto& m : messages) {
-    const nlohmann::json line = {{"role", common::to_string(m.role)}, {"content", m.content}};
+    nlohmann::ordered_json line = {{"role", common::to_string(m.role)}};
+    if (!m.at.empty()) line["at"] = m.at;  // when it was said: relative dates can be resolved
+    line["content"] = m.content;
     // JSON escapes quotes, newlines and control characters; '<' too, so nothing closes a tag.
-    std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string text = line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     for (size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at))
       text.replace(at, 1, "\\u003c");
     out += text;
@@ -71,7 +73,7 @@ openai::CallOptions LlmSummarizer::call_options() const {
       break;
     case context::RequestShape::kReasoning:
       // Hidden reasoning counts against the cap: room for it, or the answer comes back empty.
-      call.max_completion_tokens = options_.max_tokens * kReasoningRoom;
+      call.max_completion_tokens = context::reply_cap(options_.shape, options_.max_tokens);
       break;
     case context::RequestShape::kBare:
       break;

@@ -78,12 +78,13 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
         o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going);
         break;
       } catch (const openai::ApiError& e) {
-        if (!e.context_overflow() || rebuilds >= kMaxRebuilds) throw;
+        if (!e.context_overflow()) throw;
         // The server's window is smaller than we thought: learn the budget it allows (kept
-        // for later turns), then compact into it and try again.
+        // for later turns, also when this turn gives up), then compact into it and try again.
+        options.budget_cap = learn(o, e);
+        if (rebuilds >= kMaxRebuilds) throw;
         o.overflows.push_back(TurnFailure{e.reason(), e.what(), e.status(), since(call_started),
                                           std::nullopt, parts_.clock.now()});
-        options.budget_cap = learn(o, e);
         options.min_level = context::next_level(o.contexts.back().built.figures.level);
         o.contexts.push_back(build(task, options));
         o.contexts.back().after_overflow = true;
@@ -129,15 +130,20 @@ int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e) {
                                   sent.chat.policy.thresholds.target, said);
   l.budget_tokens =
       parts_.engine.learn_budget(l.endpoint, l.model, l.budget_tokens, said.limit, e.what());
-  o.learned = l;
+  o.learned.push_back(l);
   return l.budget_tokens;
 }
 
 void Turn::answered(TurnOutcome& o) {
   const openai::ChatResult& r = *o.result;
   const int64_t estimated = o.contexts.back().built.figures.estimated_tokens;
+  // The estimator may count English up to twice what a real tokenizer does: it needs a wider
+  // margin before calling a low count a cut.
+  const double ratio = o.contexts.back().built.figures.counter == "estimate"
+                           ? kTruncationShareEstimated
+                           : kTruncationShare;
   if (r.usage && estimated >= kTruncationFloor &&
-      r.usage->prompt_tokens * kTruncationRatio < estimated)
+      static_cast<double>(r.usage->prompt_tokens) < ratio * static_cast<double>(estimated))
     o.truncated = "the server counted " + std::to_string(r.usage->prompt_tokens) +
                   " prompt tokens for a prompt estimated at " + std::to_string(estimated) +
                   ": it may have cut the prompt silently (Ollama's num_ctx, a proxy's limit); "

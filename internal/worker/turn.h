@@ -46,9 +46,11 @@ struct TurnParts {
 
 // After an overflow answer the turn rebuilds at most this many times.
 inline constexpr int kMaxRebuilds = 2;
-// A prompt the server counted at under 1/kTruncationRatio of our estimate (and of at least
-// kTruncationFloor tokens) was probably cut by the server: a warning event says so.
-inline constexpr int64_t kTruncationRatio = 3;
+// A prompt of at least kTruncationFloor tokens that the server counted at under this share of
+// our count was probably cut by the server (Ollama's num_ctx): a warning event says so. With
+// the estimator (which may count English up to twice too high) the share is smaller.
+inline constexpr double kTruncationShare = 0.6;
+inline constexpr double kTruncationShareEstimated = 0.34;
 inline constexpr int64_t kTruncationFloor = 2048;
 
 // The budget to learn from an overflow answer: the window it states, a quarter left for the

@@ -161,10 +161,12 @@ std::vector<events::Event> turn_events(const queue::Task& task, const TurnOutcom
       const TurnFailure& f = o.overflows[i];
       json retry = retry_payload(o, f, std::chrono::milliseconds(0));
       retry["recompress"] = true;
+      if (i < o.learned.size()) add_learned(trail, o.learned[i], f.at);
       trail.add(events::kLlmRetry, retry, f.at);
-      if (o.learned && i + 1 == o.overflows.size()) add_learned(trail, *o.learned, f.at);
     }
   }
+  // An overflow the turn gave up on still taught a budget (the next attempt starts within it).
+  if (o.learned.size() > o.overflows.size()) add_learned(trail, o.learned.back(), o.finished_at);
   add_ending(trail, o);
   return trail.take();
 }

@@ -61,7 +61,7 @@ struct TurnOutcome {
   std::string model;                   // the chat model requested
   std::vector<ContextStep> contexts;
   std::vector<TurnFailure> overflows;        // each overflow answer that caused a rebuild
-  std::optional<LearnedBudget> learned;      // the budget the overflows taught
+  std::vector<LearnedBudget> learned;        // what each overflow answer taught (in order)
   std::optional<std::string> truncated;      // the server counted far fewer prompt tokens
   std::optional<openai::ChatResult> result;  // kDone
   std::optional<double> calibration_after;   // the scale stored after this answer, when calibrating
