@@ -25,6 +25,11 @@ Marks count_marks(const ContextSettings& settings, const ContextPolicy& policy) 
   return m;
 }
 
+int read_limit(const Marks& marks) {
+  if (marks.high <= 0) return 0;
+  return marks.high + std::max(kReadSlack, marks.high / 4);
+}
+
 size_t user_start(std::span<const common::Message> messages, size_t from) {
   while (from < messages.size() && messages[from].role != common::Role::kUser) ++from;
   return from;

@@ -19,15 +19,24 @@
 
 namespace autonous::context {
 
+// The least slack a turn reads over the high mark (read_limit).
+inline constexpr int kReadSlack = 8;
+
 // The low mark is at most this share of the high mark, whatever the target.
 inline constexpr double kMaxLowShare = 0.8;
 
 // The message-count marks of one chat's policy.
 struct Marks {
-  int high = 0;   // more verbatim messages than this: a compaction (what a turn reads: high + 1)
+  int high = 0;   // more verbatim messages than this: a compaction
   int low = 0;    // a compaction keeps at most this many
   int floor = 0;  // the newest messages a compaction keeps whatever the marks say
 };
+
+// What a turn reads of the verbatim part: the high mark plus slack for what arrived since the
+// last turn (a reply and a question, or a front end's batch), so the rows a compaction moves
+// past were all read (under summarize, folded). More than that since the last compaction (a long
+// chat switched to summarize) is left unread: the work per turn stays bounded.
+int read_limit(const Marks& marks);
 
 // token_budget and summarize: high = HISTORY_WINDOW, low = target × HISTORY_WINDOW;
 // sliding_window: low = RECENT_MESSAGE_COUNT, high = three times that (at most HISTORY_WINDOW).

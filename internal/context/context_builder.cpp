@@ -140,7 +140,7 @@ ContextBuilder::Verbatim ContextBuilder::read_verbatim(const std::string& chat_i
       v.summary_tokens = counter_.count_text(summary_block(v.summary->text));
     }
   }
-  const int limit = settings_.history_window > 0 ? marks.high + 1 : 0;
+  const int limit = settings_.history_window > 0 ? read_limit(marks) : 0;
   if (ends.user_truncated || limit <= 0) return v;
   std::vector<common::Message> rows = provider_.get_history(chat_id, limit, v.after);
   v.full = static_cast<int>(rows.size()) == limit;

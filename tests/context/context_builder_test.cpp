@@ -53,7 +53,7 @@ TEST_F(ContextBuilderTest, AssemblesSystemHistoryAndUser) {
   EXPECT_EQ(b.messages[0].content, "sys prompt");
   EXPECT_EQ(b.messages[3].content, "q2");
   EXPECT_EQ(provider_.last_chat, "chat-9");
-  EXPECT_EQ(provider_.last_limit, 51);  // HISTORY_WINDOW + 1: one more tells a compaction is due
+  EXPECT_EQ(provider_.last_limit, 62);  // HISTORY_WINDOW + a quarter: what arrived since last turn
   EXPECT_EQ(b.figures.original_count, 2);
   EXPECT_EQ(b.figures.compressed_count, 2);
   EXPECT_EQ(b.figures.dropped_count, 0);
@@ -129,7 +129,7 @@ TEST_F(ContextBuilderTest, ChatSettingsOverrideTheEnvironment) {
   const auto b = builder(S("sys", 50, 5000, 4000)).build("c", "hi");
   EXPECT_TRUE(b.chat.own_settings);
   EXPECT_EQ(b.chat.strategy, Strategy::kSlidingWindow);
-  EXPECT_EQ(provider_.last_limit, 16);  // sliding_window: 3 N + 1, then keeps N
+  EXPECT_EQ(provider_.last_limit, 23);  // sliding_window: 3 N + 8, then keeps N
   EXPECT_EQ(b.figures.budget_tokens, 900);
   EXPECT_EQ(b.figures.compressed_count, 5);
   const auto j = nlohmann::json::parse(figures_json(b));

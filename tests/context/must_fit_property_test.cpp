@@ -184,7 +184,7 @@ void check_must_fit(const tokens::TokenCounter& counter, uint32_t seed, int roun
     std::vector<Message> read;
     for (const auto& m : provider.history)
       if (m.history_id > provider.state.cleared_through) read.push_back(m);
-    const int limit = s.history_window > 0 ? count_marks(s, b.chat.policy).high + 1 : 0;
+    const int limit = s.history_window > 0 ? read_limit(count_marks(s, b.chat.policy)) : 0;
     if (b.figures.user_truncated) read.clear();
     if (static_cast<int>(read.size()) > limit) read.erase(read.begin(), read.end() - limit);
     ASSERT_EQ(b.figures.original_count, static_cast<int64_t>(read.size()));

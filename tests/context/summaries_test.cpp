@@ -171,19 +171,37 @@ TEST_F(SummariesTest, RollingTheNextSummaryReadsThePreviousOneAndOnlyNewMessages
 }
 
 TEST_F(SummariesTest, RowsOlderThanWhatATurnReadsAreCountedAsSkipped) {
-  add(12, 5);  // tiny: usage is low, but the window holds only 5 (a turn reads 6)
+  add(30, 5);  // tiny: usage is low, but the window holds only 5 (a turn reads 5 + 8)
   const auto b = builder(/*window=*/5).build("c", "hi");
   ASSERT_EQ(summarizer_.inputs.size(), 1u);
   EXPECT_EQ(b.state.compaction, CompactionReason::kWindow);
   const auto& folded = summarizer_.inputs[0].second;
   ASSERT_FALSE(folded.empty());
-  EXPECT_EQ(folded.front().history_id, 7);  // the oldest row read
+  EXPECT_EQ(folded.front().history_id, 18);  // the oldest row read
   ASSERT_TRUE(b.summarized.has_value());
-  EXPECT_EQ(b.summarized->skipped, 6);  // rows 1..6 were never read
+  EXPECT_EQ(b.summarized->skipped, 17);  // rows 1..17 were never read
   // Every row read is either in the summary or in the verbatim tail, which starts on a user.
   EXPECT_EQ(folded.back().history_id + 1, b.messages[1].history_id);
   EXPECT_EQ(b.messages[1].role, Role::kUser);
-  EXPECT_EQ(b.messages[b.messages.size() - 2].history_id, 12);
+  EXPECT_EQ(b.messages[b.messages.size() - 2].history_id, 30);
+}
+
+TEST_F(SummariesTest, AWindowCompactionFoldsEveryRowWhenTwoArriveEachTurn) {
+  // A question and a reply per turn: the count passes the high mark by two. Every row that
+  // leaves the verbatim part is folded, the very first included.
+  ContextBuilder b = builder(/*window=*/20, /*max_tokens=*/100'000);
+  int64_t covered_before = 0;
+  for (int turn = 0; turn < 40; ++turn) {
+    const auto built = b.build("c", "q");
+    if (built.summarized) {
+      EXPECT_EQ(built.summarized->skipped, 0);
+      EXPECT_EQ(summarizer_.inputs.back().second.front().history_id, covered_before + 1);
+      covered_before = built.summarized->covers_through;
+    }
+    add(2, 5);
+  }
+  EXPECT_GE(store_.rows.size(), 3u);
+  EXPECT_EQ(summarizer_.inputs.front().second.front().history_id, 1);
 }
 
 TEST_F(SummariesTest, AFailedSummaryBacksOffAndNeverRetriesEveryTurn) {

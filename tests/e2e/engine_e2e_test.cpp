@@ -125,9 +125,9 @@ TEST_F(EngineE2eTest, ChatSettingsOverrideTheEnvironmentAndSurviveRestarts) {
   const int64_t b1 = enqueue("b", "first");
   drain(stub);
   EXPECT_EQ(compressed(a1)["strategy"], "sliding_window");
-  // sliding_window with 3: reads up to 3 x 3 + 1, compacts down to 3, or 4 to start on a user
+  // sliding_window with 3: reads up to 3 x 3 + 8, compacts down to 3, or 4 to start on a user
   // message without cutting into the floor.
-  EXPECT_EQ(compressed(a1)["original_count"], 10);
+  EXPECT_EQ(compressed(a1)["original_count"], 17);
   EXPECT_EQ(compressed(a1)["compaction"], "window");
   const int64_t kept = compressed(a1)["compressed_count"].get<int64_t>();
   EXPECT_GE(kept, 3);
