@@ -75,7 +75,9 @@ bool FaultCounter::fires(const Fault& fault, const std::string& text) {
   return fire;
 }
 
-int fault_delay_ms(const Fault& fault) { return fault.kind == "slow" ? std::stoi(fault.arg) : 0; }
+int fault_delay_ms(const Fault& fault) {
+  return fault.kind == "slow" || fault.kind == "sumslow" ? std::stoi(fault.arg) : 0;
+}
 
 std::optional<bool> answer_fault(int fd, const Fault& fault, ReplyShape& shape) {
   const std::string& k = fault.kind;

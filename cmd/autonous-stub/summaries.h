@@ -1,7 +1,8 @@
 #pragma once
 // Summary requests (autonous's summarizer: the system message starts "You maintain a running
 // summary") get a deterministic summary: the user lines holding a digit or "name". Faults for
-// them only, counted by directive: sum500 · sumgarbage (blank content) · sumhang (no answer).
+// them only, counted by directive: sum500 · sumgarbage (blank content) · sumhang (no answer) ·
+// sumslow:MS (answers after MS milliseconds).
 
 #include <optional>
 #include <string>

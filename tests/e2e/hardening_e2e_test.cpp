@@ -156,6 +156,31 @@ TEST_F(HardeningE2eTest, AProviderOutageWithinTheRetryBudgetLosesNoTask) {
   EXPECT_GT(num("SELECT max(attempts) FROM tasks"), 2);
 }
 
+TEST_F(HardeningE2eTest, ALeaseOutlivesASlowSummaryCallInsideTheContextBuild) {
+  // The build of the first turn that compacts calls the summarizer, which takes longer than the
+  // whole lease (2 s). The lease is renewed during that call: no other slot takes the task over.
+  StubServer stub(dir_.path().string());
+  enqueue("slow", "[[stub:sumslow:3500*1]] my name is Di");
+  for (int i = 0; i < 8; ++i) enqueue("slow", "filler " + std::string(300, 's'));
+  for (int i = 0; i < 6; ++i) enqueue("other-" + std::to_string(i), "hello");
+  const auto r = drain(stub, {{"TASK_LEASE_SECONDS", "2"},
+                              {"WORKER_CONCURRENCY", "3"},
+                              {"CONTEXT_STRATEGY", "summarize"},
+                              {"MAX_CONTEXT_TOKENS", "1200"},
+                              {"SUMMARY_MAX_TOKENS", "200"},
+                              {"TOKEN_COUNTER", "chars4"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 15);
+  EXPECT_GE(num("SELECT count(*) FROM events WHERE type = 'context.summarized'"), 1);
+  EXPECT_GE(num("SELECT max(json_extract(payload, '$.latency_ms')) FROM events "
+                "WHERE type = 'context.summarized'"),
+            3000);  // the slow call did happen inside a build
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE lease_expiries > 0 OR attempts > 1"), 0);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'agent.started' AND "
+                "json_extract(payload, '$.reclaimed') = 1"),
+            0);
+}
+
 TEST_F(HardeningE2eTest, WithoutARetryBudgetTheSameOutageFailsItsTasks) {
   StubServer stub(dir_.path().string());
   for (int i = 0; i < 3; ++i) enqueue("c" + std::to_string(i), "[[stub:down:3]] hello");
