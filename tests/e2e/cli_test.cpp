@@ -237,7 +237,7 @@ TEST_F(CliTest, ContextDryRunHonoursTheBudget) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_LE(j["estimated_tokens"].get<int>(), 500);
-  EXPECT_EQ(j["original_count"], 28);  // HISTORY_WINDOW + 8 (read_limit): a compaction is due
+  EXPECT_EQ(j["original_count"], 28);       // HISTORY_WINDOW + 8 (read_limit): a compaction is due
   EXPECT_EQ(j["compaction"], "threshold");  // over warn by tokens (and over the window)
   EXPECT_GT(j["dropped_count"].get<int>(), 0);
   EXPECT_GT(j["truncated_count"].get<int>(), 0);
