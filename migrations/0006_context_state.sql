@@ -4,7 +4,9 @@
 -- prompt cache serves it). `chain_start` is the clear point the row belongs to: after
 -- `autonous chat clear` (which deletes the row) or a clear point it does not match, the engine
 -- starts fresh. `summary_failures` / `summary_skips`: the summarize back-off (consecutive failed
--- summaries; compactions left that drop instead of calling the summarizer).
+-- summaries; compactions left that drop instead of calling the summarizer). `summary_from`:
+-- after a front end deleted a chat's rows and their ids were given out again, the chat starts
+-- over and its older summaries are set aside.
 CREATE TABLE context_state (
   chat_id          TEXT    PRIMARY KEY CHECK (length(chat_id) BETWEEN 1 AND 256),
   chain_start      INTEGER NOT NULL DEFAULT 0,
@@ -13,6 +15,7 @@ CREATE TABLE context_state (
   last_reason      TEXT    CHECK (last_reason IN ('window', 'threshold', 'overflow')),
   summary_failures INTEGER NOT NULL DEFAULT 0 CHECK (summary_failures >= 0),
   summary_skips    INTEGER NOT NULL DEFAULT 0 CHECK (summary_skips >= 0),
+  summary_from     INTEGER NOT NULL DEFAULT 0,  -- summaries with a lower id are set aside
   updated_at       TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 ) WITHOUT ROWID;
 

@@ -38,69 +38,79 @@ std::optional<std::string> openai_refusal(const json& body) {
   return std::nullopt;
 }
 
-std::string overflow_body(const std::string& style, int64_t limit, int64_t tokens) {
+// vLLM, llama.cpp and Gemini (a JSON array).
+json open_server_overflow(const std::string& style, int64_t limit, int64_t tokens) {
   const std::string n = std::to_string(limit);
   const std::string m = std::to_string(tokens);
-  const std::string openai_sentence = "This model's maximum context length is " + n +
-                                      " tokens. However, your messages resulted in " + m +
-                                      " tokens. Please reduce the length of the messages.";
-  json b;
   if (style == "vllm")
-    b = {{"object", "error"},
-         {"message", "This model's maximum context length is " + n +
-                         " tokens. However, you requested " + m + " tokens (" + m +
-                         " in the messages, 0 in the completion). Please reduce the length of "
-                         "the messages or completion."},
-         {"type", "BadRequestError"},
-         {"param", nullptr},
-         {"code", 400}};
-  else if (style == "llamacpp")
-    b = {{"error",
-          {{"code", 400},
-           {"message", "request (" + m + " tokens) exceeds the available context size (" + n +
-                           " tokens), try increasing it"},
-           {"type", "exceed_context_size_error"},
-           {"n_prompt_tokens", tokens},
-           {"n_ctx", limit}}}};
-  else if (style == "gemini")
-    b = json::array(
-        {{{"error",
-           {{"code", 400},
-            {"message", "The input token count (" + m +
-                            ") exceeds the maximum number of tokens allowed (" + n + ")."},
-            {"status", "INVALID_ARGUMENT"}}}}});
-  else if (style == "anthropic")
-    b = {{"type", "error"},
-         {"error",
-          {{"type", "invalid_request_error"},
-           {"message", "prompt is too long: " + m + " tokens > " + n + " maximum"}}}};
-  else if (style == "mistral")
-    b = {{"object", "error"},
-         {"message", "Prompt contains " + m +
-                         " tokens and 0 draft tokens, too large for model with " + n +
-                         " maximum context length"},
-         {"type", "invalid_request_invalid_args"},
-         {"param", nullptr},
-         {"code", "3051"}};
-  else if (style == "openrouter")
-    b = {{"error",
-          {{"message", "This endpoint's maximum context length is " + n +
-                           " tokens. However, you requested about " + m + " tokens (" + m +
-                           " of text input). Please reduce the length."},
-           {"code", 400}}}};
-  else if (style == "groq")
-    b = {{"error",
-          {{"message", "Please reduce the length of the messages or completion."},
-           {"type", "invalid_request_error"},
-           {"param", "messages"},
-           {"code", "context_length_exceeded"}}}};
-  else  // openai, deepseek (the same sentence; DeepSeek's code differs)
-    b = {{"error",
-          {{"message", openai_sentence},
-           {"type", "invalid_request_error"},
-           {"param", "messages"},
-           {"code", style == "deepseek" ? "invalid_request_error" : "context_length_exceeded"}}}};
-  return b.dump();
+    return {{"object", "error"},
+            {"message", "This model's maximum context length is " + n +
+                            " tokens. However, you requested " + m + " tokens (" + m +
+                            " in the messages, 0 in the completion). Please reduce the length "
+                            "of the messages or completion."},
+            {"type", "BadRequestError"},
+            {"param", nullptr},
+            {"code", 400}};
+  if (style == "llamacpp")
+    return {{"error",
+             {{"code", 400},
+              {"message", "request (" + m + " tokens) exceeds the available context size (" + n +
+                              " tokens), try increasing it"},
+              {"type", "exceed_context_size_error"},
+              {"n_prompt_tokens", tokens},
+              {"n_ctx", limit}}}};
+  return json::array(
+      {{{"error",
+         {{"code", 400},
+          {"message", "The input token count (" + m +
+                          ") exceeds the maximum number of tokens allowed (" + n + ")."},
+          {"status", "INVALID_ARGUMENT"}}}}});
+}
+
+// OpenAI, DeepSeek, Anthropic, Mistral, OpenRouter and Groq.
+json hosted_overflow(const std::string& style, int64_t limit, int64_t tokens) {
+  const std::string n = std::to_string(limit);
+  const std::string m = std::to_string(tokens);
+  if (style == "anthropic")
+    return {{"type", "error"},
+            {"error",
+             {{"type", "invalid_request_error"},
+              {"message", "prompt is too long: " + m + " tokens > " + n + " maximum"}}}};
+  if (style == "mistral")
+    return {{"object", "error"},
+            {"message", "Prompt contains " + m +
+                            " tokens and 0 draft tokens, too large for model with " + n +
+                            " maximum context length"},
+            {"type", "invalid_request_invalid_args"},
+            {"param", nullptr},
+            {"code", "3051"}};
+  if (style == "openrouter")
+    return {{"error",
+             {{"message", "This endpoint's maximum context length is " + n +
+                              " tokens. However, you requested about " + m + " tokens (" + m +
+                              " of text input). Please reduce the length."},
+              {"code", 400}}}};
+  if (style == "groq")
+    return {{"error",
+             {{"message", "Please reduce the length of the messages or completion."},
+              {"type", "invalid_request_error"},
+              {"param", "messages"},
+              {"code", "context_length_exceeded"}}}};
+  // openai, deepseek: the same sentence; DeepSeek's code differs.
+  return {{"error",
+           {{"message", "This model's maximum context length is " + n +
+                            " tokens. However, your messages resulted in " + m +
+                            " tokens. Please reduce the length of the messages."},
+            {"type", "invalid_request_error"},
+            {"param", "messages"},
+            {"code", style == "deepseek" ? "invalid_request_error" : "context_length_exceeded"}}}};
+}
+
+std::string overflow_body(const std::string& style, int64_t limit, int64_t tokens) {
+  const bool open_server = style == "vllm" || style == "llamacpp" || style == "gemini";
+  return (open_server ? open_server_overflow(style, limit, tokens)
+                      : hosted_overflow(style, limit, tokens))
+      .dump();
 }
 
 }  // namespace

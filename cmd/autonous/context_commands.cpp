@@ -16,8 +16,10 @@
 #include "internal/common/utf8.h"
 #include "internal/context/context_report.h"
 #include "internal/events/event_stats.h"
+#include "internal/store/calibration_store.h"
 #include "internal/store/context_state_store.h"
 #include "internal/store/engine.h"
+#include "internal/tokens/scaled_counter.h"
 #include "internal/tokens/token_counter.h"
 
 namespace autonous::cmd {
@@ -37,8 +39,12 @@ int run_context(const config::Config& config, const ContextOptions& options) {
   if (common::trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
   const store::EngineSettings settings = engine_settings(config);
   auto db = open_db(config);
+  // Counted as the worker counts: with the estimator's stored calibration when it calibrates.
+  tokens::ScaledCounter counter(token_counter(config));
+  if (config.token_calibration && counter.name() == "estimate")
+    counter.set_scale(store::calibration_scale(*db, config.openai_model));
   // The worker's own wiring, without a summarizer: shows the summary in use, calls nothing.
-  const store::Engine engine(*db, settings, token_counter(config));
+  const store::Engine engine(*db, settings, counter);
   context::BuildOptions build;
   build.budget_cap = engine.learned_budget(config.openai_base_url, config.openai_model);
   std::cout << context::dry_run_json(engine.build(options.chat_id, options.text, build)) << "\n";

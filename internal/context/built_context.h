@@ -62,7 +62,7 @@ struct SummaryOutcome {
 // context.summary_failed event).
 struct ContextWarning {
   // summarize_unavailable | bad_chat_settings | summary_failed | summary_dropped |
-  // summary_backoff
+  // summary_backoff | state_reset
   std::string reason;
   std::string message;
 };
@@ -82,6 +82,7 @@ struct StateChange {
   ContextState after;   // as stored after this turn (equal to `before` between compactions)
   CompactionReason compaction = CompactionReason::kNone;  // this turn moved the verbatim start
   std::optional<int64_t> budget_cap;  // a learned limit lowered this turn's budget to this
+  bool reset = false;  // the stored state was set aside (its rows vanished): store the fresh one
 };
 
 struct BuiltContext {

@@ -128,16 +128,53 @@ void ContextBuilder::take_summary(Verbatim& v, BuiltContext& out) const {
   out.summary.pending = out.summarized ? 0 : out.summary.pending;
 }
 
+// A chat whose newest row is older than where its state says the verbatim part starts had rows
+// deleted and their ids given out again (history ids are not AUTOINCREMENT): its state and
+// summary describe a conversation that is gone. The chat starts over from its clear point.
+bool ContextBuilder::restart_if_rows_vanished(const std::string& chat_id, BuiltContext& out,
+                                              int64_t after) const {
+  if (after <= out.chat.cleared_through) return false;
+  const std::vector<common::Message> newest =
+      provider_.get_history(chat_id, 1, out.chat.cleared_through);
+  if (newest.empty() || newest.back().history_id >= after) return false;
+  ContextState fresh{.chain_start = out.chat.cleared_through,
+                     .verbatim_after = out.chat.cleared_through};
+  if (store_ != nullptr) {
+    const std::optional<Summary> stale = store_->latest(chat_id, out.chat.cleared_through);
+    fresh.summary_from = stale ? stale->id + 1 : out.state.before.summary_from;
+  }
+  fresh.compactions = out.state.before.compactions;
+  out.state.before = fresh;
+  out.state.after = fresh;
+  out.state.reset = true;  // stored even without a compaction
+  out.warnings.push_back(
+      {"state_reset",
+       fmt::format("the chat's newest history id {} is below where its context state starts ({}): "
+                   "rows were deleted and ids reused; its state and summary are set aside",
+                   newest.back().history_id, after)});
+  return true;
+}
+
 ContextBuilder::Verbatim ContextBuilder::read_verbatim(const std::string& chat_id,
-                                                       const BuiltContext& out, const Ends& ends,
+                                                       BuiltContext& out, const Ends& ends,
                                                        const Marks& marks) const {
+  Verbatim v = read_from(chat_id, out, ends, marks);
+  if (v.rows.messages.empty() && restart_if_rows_vanished(chat_id, out, v.after))
+    v = read_from(chat_id, out, ends, marks);
+  return v;
+}
+
+ContextBuilder::Verbatim ContextBuilder::read_from(const std::string& chat_id,
+                                                   const BuiltContext& out, const Ends& ends,
+                                                   const Marks& marks) const {
   Verbatim v;
   v.after = std::max(out.chat.cleared_through, out.state.before.verbatim_after);
   if (out.chat.strategy == Strategy::kSummarize) {
     v.summary = store_->latest(chat_id, out.chat.cleared_through);
+    if (v.summary && v.summary->id < out.state.before.summary_from) v.summary.reset();
     if (v.summary) {
       v.after = std::max(v.after, v.summary->covers_through);
-      v.summary_tokens = counter_.count_text(summary_block(v.summary->text));
+      v.summary_tokens = summary_block_tokens(v.summary->text, counter_);
     }
   }
   const int limit = settings_.history_window > 0 ? read_limit(marks) : 0;
@@ -167,10 +204,10 @@ Cut ContextBuilder::plan(const Verbatim& v, const Ends& ends, const Marks& marks
       std::floor(policy.thresholds.target * static_cast<double>(ends.budget_tokens)));
   // A fold replaces the summary: room for a full-size new one, and the tail it keeps within
   // KEEP_RECENT_TOKENS (a quarter of the budget when unset).
-  const int64_t summary_room =
-      will_fold ? std::max(v.summary_tokens,
-                           counter_.count_text(summary_block("")) + settings_.summary.max_tokens)
-                : v.summary_tokens;
+  const int64_t summary_room = will_fold
+                                   ? std::max(v.summary_tokens, summary_block_tokens("", counter_) +
+                                                                    settings_.summary.max_tokens)
+                                   : v.summary_tokens;
   in.goal_tokens = std::max<int64_t>(at_target - ends.fixed_tokens - summary_room, 0);
   if (will_fold) {
     const int64_t keep = settings_.summary.keep_recent_tokens > 0
@@ -219,6 +256,8 @@ void ContextBuilder::fold(const std::string& chat_id, Verbatim& v, Cut& cut,
              v.rows.messages[kept_from].history_id <= v.summary->covers_through)
         ++kept_from;
     cut.first = user_start(v.rows.messages, kept_from);
+    // A reply the fold stopped before leaves with the user message it answered folded.
+    if (stored) f.outcome.skipped += static_cast<int64_t>(cut.first - kept_from);
   } else {
     f.outcome.skipped += f.unfolded;
   }
@@ -284,7 +323,8 @@ void ContextBuilder::record_state(const std::string& chat_id, const Verbatim& v,
   } else {
     out.state.compaction = CompactionReason::kNone;
   }
-  if (!options.dry_run && after != out.state.before) provider_.save_context_state(chat_id, after);
+  if (!options.dry_run && (after != out.state.before || out.state.reset))
+    provider_.save_context_state(chat_id, after);
 }
 
 namespace {
@@ -339,14 +379,13 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   kept.tokens = 0;
   for (const int64_t c : kept.cost) kept.tokens += c;
   Compression c = compress(std::move(kept), ends, out.summary.tokens, out);
-  // What the compressor's last resort dropped, and a leading non-user message after it, leave
-  // the verbatim part too.
-  size_t first = cut.first + static_cast<size_t>(c.dropped_count);
+  // What the compressor's last resort dropped leaves the verbatim part too. Kept history starts
+  // on a user message: a leading reply is left out (every turn alike, so no state changes).
+  const size_t first = cut.first + static_cast<size_t>(c.dropped_count);
   const size_t lead = user_start(c.messages, 0);
   c.messages.erase(c.messages.begin(), c.messages.begin() + static_cast<ptrdiff_t>(lead));
-  first += lead;
   f.compressed_count = static_cast<int64_t>(c.messages.size());
-  f.dropped_count = static_cast<int64_t>(first);
+  f.dropped_count = static_cast<int64_t>(first + lead);
   record_state(chat_id, v, first, options, out);
 
   place_summary(out.summary.used ? v.summary : std::nullopt, c.messages, ends.user);

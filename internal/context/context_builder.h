@@ -2,7 +2,7 @@
 // ContextBuilder: the context engine for one turn. Resolves the chat's policy (its own settings
 // over the environment's, its clear point) and its stored state, fits the system prompt and the
 // user message, reads the verbatim part of the history (from where the last compaction left it,
-// at most the high mark + 1 messages), plans a compaction when a mark is crossed (compaction.h;
+// at most read_limit messages), plans a compaction when a mark is crossed (compaction.h;
 // under summarize the leaving messages are folded into the summary, with a back-off after
 // failures), fits the rest with the Compressor and orders the prompt with the Assembler. Between
 // compactions the prompt only grows at its end. The budget bounds the whole prompt: a user
@@ -77,8 +77,12 @@ class ContextBuilder {
   void take_summary(Verbatim& v, BuiltContext& out) const;
   Ends fit_ends(const std::string& user_text, const ContextPolicy& policy,
                 const BuildOptions& options) const;
-  Verbatim read_verbatim(const std::string& chat_id, const BuiltContext& out, const Ends& ends,
+  // The verbatim candidates; restarts the chat's state when its rows vanished.
+  Verbatim read_verbatim(const std::string& chat_id, BuiltContext& out, const Ends& ends,
                          const Marks& marks) const;
+  Verbatim read_from(const std::string& chat_id, const BuiltContext& out, const Ends& ends,
+                     const Marks& marks) const;
+  bool restart_if_rows_vanished(const std::string& chat_id, BuiltContext& out, int64_t after) const;
   Cut plan(const Verbatim& v, const Ends& ends, const Marks& marks, const BuildOptions& options,
            bool will_fold, const BuiltContext& out) const;
   // Summarize: folds the messages leaving at `cut` into the summary (or backs off); updates

@@ -24,6 +24,7 @@ struct ContextState {
   CompactionReason last_reason = CompactionReason::kNone;
   int64_t summary_failures = 0;  // consecutive failed summaries
   int64_t summary_skips = 0;     // compactions left that drop instead of summarizing
+  int64_t summary_from = 0;      // summaries with a lower id are set aside (their rows vanished)
   bool operator==(const ContextState&) const = default;
 };
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,15 +35,25 @@ struct SummaryCall {
   std::chrono::milliseconds latency{0};
 };
 
+// A summary call stopped by its caller (shutdown, or the task's lease lost): not a failure of
+// the summarizer; the turn ends instead.
+class SummaryAborted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Summarizer {
  public:
   virtual ~Summarizer() = default;
-  // Folds `evicted` (oldest first) into `previous` (may be empty). Throws std::exception on any
-  // failure (the call failed, timed out or answered nothing usable).
+  // Folds `evicted` (oldest first) into `previous` (may be empty). Throws SummaryAborted when
+  // the caller stopped it, std::exception on any other failure (the call failed, timed out or
+  // answered nothing usable).
   virtual SummaryCall summarize(const std::string& previous,
                                 const std::vector<common::Message>& evicted) = 0;
   // The summarizer's own input budget in the engine's tokens (its window − its reply room).
   virtual int64_t input_budget() const = 0;
+  // What the call adds to each message beyond its count_message (its transcript framing).
+  virtual int64_t per_message_overhead() const { return 0; }
 };
 
 class SummaryStore {

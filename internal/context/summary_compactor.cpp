@@ -45,6 +45,10 @@ std::string summary_block(std::string_view summary_text) {
   return out;
 }
 
+int64_t summary_block_tokens(std::string_view summary_text, const tokens::TokenCounter& counter) {
+  return counter.count_message(common::Message{common::Role::kUser, summary_block(summary_text)});
+}
+
 SummaryCompactor::SummaryCompactor(const ContextSettings& settings, SummaryStore& store,
                                    Summarizer& summarizer, const tokens::TokenCounter& counter)
     : settings_(settings), store_(store), summarizer_(summarizer), counter_(counter) {}
@@ -57,14 +61,13 @@ std::vector<common::Message> SummaryCompactor::fitting(std::vector<common::Messa
       std::max<int64_t>(input - settings_.summary.max_tokens, input / 2) * kMaxFoldCalls;
   int64_t total = 0;
   size_t first = leaving.size();
-  std::vector<int64_t> cost(leaving.size());
   for (size_t i = leaving.size(); i-- > 0;) {
     common::Message& m = leaving[i];
-    int64_t c = counter_.count_message(m);
+    int64_t c = cost(m);
     if (c > input / 2) {
-      m.content = cut_middle_to_tokens(m.content, input / 2 - counter_.per_message(),
-                                       c - counter_.per_message(), counter_);
-      c = counter_.count_message(m);
+      const int64_t overhead = c - counter_.count_text(m.content);
+      m.content = cut_middle_to_tokens(m.content, input / 2 - overhead, c - overhead, counter_);
+      c = cost(m);
     }
     if (total + c > room) break;
     total += c;
@@ -73,6 +76,10 @@ std::vector<common::Message> SummaryCompactor::fitting(std::vector<common::Messa
   skipped += static_cast<int64_t>(first);
   leaving.erase(leaving.begin(), leaving.begin() + static_cast<ptrdiff_t>(first));
   return leaving;
+}
+
+int64_t SummaryCompactor::cost(const common::Message& m) const {
+  return counter_.count_message(m) + summarizer_.per_message_overhead();
 }
 
 Fold SummaryCompactor::fold(FoldInput in) const {
@@ -103,7 +110,7 @@ Fold SummaryCompactor::fold(FoldInput in) const {
   try {
     size_t i = 0;
     for (; i < span.size(); ++i) {
-      const int64_t c = counter_.count_message(span[i]);
+      const int64_t c = cost(span[i]);
       if (!chunk.empty() && counter_.count_text(text) + chunk_tokens + c > input) {
         flush();
         if (out.outcome.calls == kMaxFoldCalls) break;  // the bound holds whatever the sizes
@@ -112,6 +119,8 @@ Fold SummaryCompactor::fold(FoldInput in) const {
       chunk_tokens += c;
     }
     if (!chunk.empty() && i == span.size()) flush();
+  } catch (const SummaryAborted&) {
+    throw;  // the turn ends; nothing was stored
   } catch (const std::exception& e) {
     out.error = e.what();
   }
@@ -129,7 +138,7 @@ void SummaryCompactor::store(const FoldInput& in, const std::string& text, int64
   s.covers_through = through;
   s.text = text;
   s.model = out.outcome.model;
-  s.tokens = counter_.count_text(summary_block(text));
+  s.tokens = summary_block_tokens(text, counter_);
   s.id = store_.save(in.chat_id, s, out.outcome.usage, covered);
   out.outcome.summary_id = s.id;
   out.outcome.messages_covered = covered;

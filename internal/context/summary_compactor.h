@@ -34,6 +34,10 @@ inline constexpr int kMaxFoldCalls = 3;
 // The summary as the chat model reads it: a marked data block, followed by the message it leads.
 std::string summary_block(std::string_view summary_text);
 
+// What the block costs in the prompt: counted as a user message of its own (framing included),
+// which is never less than what it adds to the message it leads.
+int64_t summary_block_tokens(std::string_view summary_text, const tokens::TokenCounter& counter);
+
 // Makes every <conversation_summary> or </conversation_summary> tag in `text` (any case) inert,
 // so a user's message cannot open or close a summary block of its own.
 void defuse_summary_tags(std::string& text);
@@ -65,6 +69,8 @@ class SummaryCompactor {
   // The newest of `leaving` that kMaxFoldCalls calls can take, each cut to half a call's input.
   std::vector<common::Message> fitting(std::vector<common::Message> leaving,
                                        int64_t& skipped) const;
+  // A message's tokens in a summary call (count_message + the call's framing).
+  int64_t cost(const common::Message& m) const;
   void store(const FoldInput& in, const std::string& text, int64_t through, int64_t covered,
              Fold& out) const;
 

@@ -60,7 +60,7 @@ ApiError::ApiError(long status, std::string type, std::string code, const std::s
 bool ApiError::retryable() const noexcept {
   if (should_retry_) return *should_retry_;  // the server's own word (x-should-retry)
   // As the official client: 408, 409, 429 and 5xx are worth another try. A context overflow
-  // is not retried as it is: the worker recompresses harder and retries once itself.
+  // is not retried as it is: the worker learns the budget, compacts and retries (at most twice).
   return status_ == 408 || status_ == 409 || status_ == 429 || status_ >= 500;
 }
 

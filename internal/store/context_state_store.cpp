@@ -21,7 +21,7 @@ context::CompactionReason parse_reason(const std::string& s) {
 context::ContextState load_context_state(db::StatementCache& cache, const std::string& chat_id) {
   auto q = cache.get(
       "SELECT chain_start, verbatim_after, compactions, coalesce(last_reason, ''), "
-      "summary_failures, summary_skips FROM context_state WHERE chat_id = ?");
+      "summary_failures, summary_skips, summary_from FROM context_state WHERE chat_id = ?");
   q->bind(1, chat_id);
   context::ContextState s;
   if (q->executeStep()) {
@@ -31,6 +31,7 @@ context::ContextState load_context_state(db::StatementCache& cache, const std::s
     s.last_reason = parse_reason(q->getColumn(3).getString());
     s.summary_failures = q->getColumn(4).getInt64();
     s.summary_skips = q->getColumn(5).getInt64();
+    s.summary_from = q->getColumn(6).getInt64();
   }
   q->reset();
   return s;
@@ -41,8 +42,8 @@ void save_context_state(SQLite::Database& db, const std::string& chat_id,
   db::WriteTransaction tx(db);
   SQLite::Statement q(db,
                       "INSERT OR REPLACE INTO context_state(chat_id, chain_start, verbatim_after, "
-                      "compactions, last_reason, summary_failures, summary_skips) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?)");
+                      "compactions, last_reason, summary_failures, summary_skips, summary_from) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   q.bind(1, chat_id);
   q.bind(2, s.chain_start);
   q.bind(3, s.verbatim_after);
@@ -53,6 +54,7 @@ void save_context_state(SQLite::Database& db, const std::string& chat_id,
     q.bind(5, std::string(context::to_string(s.last_reason)));
   q.bind(6, s.summary_failures);
   q.bind(7, s.summary_skips);
+  q.bind(8, s.summary_from);
   q.exec();
   tx.commit();
 }

@@ -56,7 +56,15 @@ int64_t LlmSummarizer::input_budget() const {
                            counter_.count_text(kSummaryInstructions) +
                            counter_.count_text(size_sentence(options_.max_tokens)) +
                            counter_.count_text(kTranscriptFrame);
-  return options_.window_budget - overhead;
+  // A tenth left for JSON escaping (quotes, newlines, '<' as \u003c) of the messages.
+  return (options_.window_budget - overhead) * 9 / 10;
+}
+
+int64_t LlmSummarizer::per_message_overhead() const {
+  // One transcript line's framing, a timestamp included.
+  return counter_.count_text(
+             R"({"role":"assistant","at":"2026-11-22T17:40:00.000Z","content":""})") +
+         1;
 }
 
 openai::CallOptions LlmSummarizer::call_options() const {
@@ -93,6 +101,11 @@ context::SummaryCall LlmSummarizer::summarize(const std::string& previous,
     try {
       result = client_.chat(messages, keep_going_, call);
       break;
+    } catch (const openai::TransportError& e) {
+      if (e.aborted()) throw context::SummaryAborted(e.what());
+      if (attempt >= 2 || !e.retryable()) throw;
+      std::this_thread::sleep_for(std::min(e.retry_after().value_or(options_.retry_pause),
+                                           std::chrono::milliseconds(2000)));
     } catch (const openai::Error& e) {
       if (attempt >= 2 || !e.retryable()) throw;
       const auto pause =

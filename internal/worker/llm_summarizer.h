@@ -68,6 +68,7 @@ class LlmSummarizer final : public context::Summarizer {
   context::SummaryCall summarize(const std::string& previous,
                                  const std::vector<common::Message>& evicted) override;
   int64_t input_budget() const override;
+  int64_t per_message_overhead() const override;
 
  private:
   openai::CallOptions call_options() const;

@@ -93,6 +93,8 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     answered(o);
   } catch (const openai::Error& e) {
     classify(o, e, since(call_started), lease_lost());
+  } catch (const context::SummaryAborted& e) {
+    classify(o, openai::aborted_error(e.what()), since(call_started), lease_lost());
   } catch (const std::exception& e) {
     // A storage or internal error: the task is not at fault, so it is retried like a
     // transient LLM failure. Never a crash.

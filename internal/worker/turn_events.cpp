@@ -165,7 +165,7 @@ std::vector<events::Event> turn_events(const queue::Task& task, const TurnOutcom
       trail.add(events::kLlmRetry, retry, f.at);
     }
   }
-  // An overflow the turn gave up on still taught a budget (the next attempt starts within it).
+  // An overflow the turn gave up on still taught a budget (later turns start within it).
   if (o.learned.size() > o.overflows.size()) add_learned(trail, o.learned.back(), o.finished_at);
   add_ending(trail, o);
   return trail.take();

@@ -244,5 +244,37 @@ TEST_F(ContextBuilderTest, ASlidingWindowNoWiderThanTheWindowStillLeavesRoomToGr
   EXPECT_LE(compactions, 8);  // one per ~4 turns, not one per turn
 }
 
+TEST_F(ContextBuilderTest, RowsDeletedAndTheirIdsReusedStartTheChatOver) {
+  // The state says the verbatim part starts after id 100, but the chat's rows were deleted and
+  // new ones got ids 1..4 again: without a check they would never be read.
+  provider_.state.context.verbatim_after = 100;
+  provider_.state.context.compactions = 3;
+  for (int i = 1; i <= 4; ++i)
+    provider_.history.push_back({i % 2 ? Role::kUser : Role::kAssistant, "new", i});
+  const auto b = builder(S("sys", 50, 1000, 0)).build("c", "hi");
+  EXPECT_EQ(b.figures.original_count, 4);
+  ASSERT_EQ(b.warnings.size(), 1u);
+  EXPECT_EQ(b.warnings[0].reason, "state_reset");
+  EXPECT_EQ(provider_.saves, 1);
+  EXPECT_EQ(provider_.state.context.verbatim_after, 0);
+  EXPECT_EQ(provider_.state.context.compactions, 3);
+  const auto again = builder(S("sys", 50, 1000, 0)).build("c", "hi");  // settled: no warning
+  EXPECT_TRUE(again.warnings.empty());
+  EXPECT_EQ(again.figures.original_count, 4);
+  EXPECT_EQ(provider_.saves, 1);
+}
+
+TEST_F(ContextBuilderTest, ALeadingReplyIsLeftOutWithoutACompaction) {
+  provider_.history = {{Role::kAssistant, "Welcome! How can I help?", 1},
+                       {Role::kUser, "q1", 2},
+                       {Role::kAssistant, "a1", 3}};
+  const auto b = builder(S("sys", 50, 1000, 0)).build("c", "q2");
+  EXPECT_EQ(b.state.compaction, CompactionReason::kNone);
+  EXPECT_EQ(b.figures.dropped_count, 1);
+  EXPECT_EQ(b.figures.compressed_count, 2);
+  EXPECT_EQ(b.messages[1].role, Role::kUser);  // strict chat templates start on a user turn
+  EXPECT_EQ(provider_.saves, 0);
+}
+
 }  // namespace
 }  // namespace autonous::context

@@ -56,6 +56,7 @@ class ScriptedSummarizer final : public Summarizer {
  public:
   SummaryCall summarize(const std::string& previous, const std::vector<Message>& evicted) override {
     inputs.push_back({previous, evicted});
+    if (abort) throw SummaryAborted("lease lost");
     if (fail || (fail_from_call > 0 && static_cast<int>(inputs.size()) >= fail_from_call))
       throw std::runtime_error("summarizer down");
     std::string text =
@@ -67,6 +68,7 @@ class ScriptedSummarizer final : public Summarizer {
   int64_t input_budget() const override { return budget; }
   std::vector<std::pair<std::string, std::vector<Message>>> inputs;
   bool fail = false;
+  bool abort = false;
   int fail_from_call = 0;  // > 0: this call and every later one fail
   std::string answer_override;
   int64_t budget = 100'000;
@@ -241,6 +243,59 @@ TEST_F(SummariesTest, AFailedSummaryBacksOffAndNeverRetriesEveryTurn) {
   EXPECT_EQ(summarizer_.inputs.size(), 3u);
   EXPECT_TRUE(b.summarized.has_value());
   EXPECT_EQ(b.state.after.summary_failures, 0);
+}
+
+TEST_F(SummariesTest, AnAbortedCallEndsTheTurnAndIsNoFailure) {
+  add(30, 50);
+  summarizer_.abort = true;
+  EXPECT_THROW(builder().build("c", "hi"), SummaryAborted);
+  EXPECT_EQ(provider_.saves, 0);  // no back-off, no moved start
+  EXPECT_TRUE(store_.rows.empty());
+}
+
+TEST_F(SummariesTest, ASummaryOfRowsThatVanishedIsSetAside) {
+  add(18, 50);
+  builder().build("c", "hi");  // a summary covering the oldest rows, the state after them
+  ASSERT_EQ(store_.rows.size(), 1u);
+  // The front end deletes the chat's rows; new ones get ids from 1 again.
+  provider_.history.clear();
+  add(4, 10);
+  auto b = builder().build("c", "fresh");
+  EXPECT_FALSE(b.summary.used);
+  EXPECT_EQ(b.figures.original_count, 4);
+  ASSERT_FALSE(b.warnings.empty());
+  EXPECT_EQ(b.warnings[0].reason, "state_reset");
+  b = builder().build("c", "again");  // stays set aside, without a new warning
+  EXPECT_FALSE(b.summary.used);
+  EXPECT_TRUE(b.warnings.empty());
+  EXPECT_EQ(b.figures.original_count, 4);
+}
+
+TEST_F(SummariesTest, AnEmptyUserTextWithOnlyTheSummaryStillFits) {
+  add(30, 50);
+  builder(/*window=*/50, /*max_tokens=*/1000).build("c", "hi");  // folds most of it
+  ASSERT_EQ(store_.rows.size(), 1u);
+  provider_.history.erase(provider_.history.begin() + store_.rows[0].covers_through,
+                          provider_.history.end());  // nothing after the summary (ids kept)
+  provider_.state.context = {};
+  // With per-message framing: the summary then leads an empty user message whose framing must
+  // be in the count.
+  const tokens::CharsOver4Counter framed(tokens::kFramingPerMessage, tokens::kFramingPerRequest);
+  const LevelCompressor compressor(framed);
+  // Budgets around the tight point: system prompt, framing and the block's text exactly.
+  const int64_t tight = framed.per_request() + framed.count_message(Message{Role::kSystem, "sys"}) +
+                        framed.count_text(summary_block(store_.rows[0].text));
+  for (int64_t budget = tight - 2; budget <= tight + 8; ++budget) {
+    ContextSettings s;
+    s.system_prompt = "sys";
+    s.policy.max_tokens = budget;
+    s.policy.strategy = Strategy::kSummarize;
+    s.summary.max_tokens = 100;
+    ContextBuilder b(s, provider_, compressor, assembler_, framed);
+    b.enable_summaries(store_, nullptr);
+    const auto built = b.build("c", "");
+    EXPECT_LE(built.figures.estimated_tokens, built.figures.budget_tokens) << budget;
+  }
 }
 
 TEST_F(SummariesTest, AnEmptySummaryIsAFailure) {
