@@ -276,5 +276,18 @@ TEST_F(ContextBuilderTest, ALeadingReplyIsLeftOutWithoutACompaction) {
   EXPECT_EQ(provider_.saves, 0);
 }
 
+TEST_F(ContextBuilderTest, AToolRowIsSentAsMarkedUserTextNotAsAToolMessage) {
+  // Without its tool_call_id a `tool` message is refused by OpenAI-compatible servers.
+  provider_.history = {{Role::kUser, "look it up", 1},
+                       {Role::kTool, R"({"order": 4471, "status": "shipped"})", 2},
+                       {Role::kAssistant, "It has shipped.", 3}};
+  const auto b = builder(S("sys", 50, 1000, 0)).build("c", "thanks");
+  ASSERT_EQ(b.messages.size(), 5u);
+  EXPECT_EQ(b.messages[2].role, Role::kUser);
+  EXPECT_EQ(b.messages[2].content,
+            std::string(kToolOutputHeader) + R"({"order": 4471, "status": "shipped"})");
+  for (const auto& m : b.messages) EXPECT_NE(m.role, Role::kTool);
+}
+
 }  // namespace
 }  // namespace autonous::context

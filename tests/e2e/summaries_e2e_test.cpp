@@ -4,6 +4,9 @@
 // or hanging summary call never loses history or blocks the reply; `chat clear` starts a new
 // chain; early facts survive in the prompt.
 
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -146,6 +149,36 @@ TEST_F(SummariesE2eTest, AFailureIsRetriedAtTheNextCompaction) {
   EXPECT_GE(num("SELECT count(*) FROM context_summaries"), 1);
   EXPECT_NE(str("SELECT text FROM context_summaries ORDER BY id LIMIT 1").find("Cy"),
             std::string::npos);
+}
+
+TEST_F(SummariesE2eTest, SwitchingAHundredThousandMessageChatToSummarizeIsBounded) {
+  StubServer stub(dir_.path().string());
+  ASSERT_EQ(autonous(dir_, {"migrate"}, {{"DB_PATH", db_}}).exit_code, 0);
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    SQLite::Transaction tx(db);
+    SQLite::Statement ins(db, "INSERT INTO history(chat_id, role, text) VALUES ('long', ?, ?)");
+    for (int i = 0; i < 100'000; ++i) {
+      ins.bind(1, i % 2 ? "assistant" : "user");
+      ins.bind(2, "message " + std::to_string(i) + " about bread and ovens and flour");
+      ins.exec();
+      ins.reset();
+    }
+    tx.commit();
+  }
+  ASSERT_EQ(autonous(dir_, {"chat", "set", "long", "--strategy", "summarize"}, {{"DB_PATH", db_}})
+                .exit_code,
+            0);
+  enqueue("long", "and now?");
+  drain(env(stub));  // the defaults otherwise: gpt-4o-mini's budget, HISTORY_WINDOW 100
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 1);
+  // One compaction, a bounded span folded: what a turn reads (125 rows) leaves 65, one call.
+  const auto [summary_requests, chat_requests] = requests(stub);
+  EXPECT_GE(summary_requests.size(), 1u);
+  EXPECT_LE(summary_requests.size(), 3u);
+  const json s = json::parse(str("SELECT payload FROM events WHERE type = 'context.summarized'"));
+  EXPECT_GE(s["skipped"].get<int64_t>(), 99'000);  // never read, counted
+  EXPECT_LE(s["messages_covered"].get<int64_t>(), 125);
 }
 
 TEST_F(SummariesE2eTest, ChatClearStartsANewSummaryChain) {
