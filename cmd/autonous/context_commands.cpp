@@ -15,6 +15,7 @@
 #include "internal/common/text.h"
 #include "internal/common/utf8.h"
 #include "internal/context/context_report.h"
+#include "internal/events/event_log.h"
 #include "internal/events/event_stats.h"
 #include "internal/store/calibration_store.h"
 #include "internal/store/context_state_store.h"
@@ -67,7 +68,10 @@ int run_context_limits(const config::Config& config, bool clear) {
                     r.limit.stated_limit ? nlohmann::ordered_json(*r.limit.stated_limit) : nullptr},
                    {"learned_at", r.limit.learned_at},
                    {"message", r.limit.message}});
-  std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+  // The server's words may hold C1 controls: escaped, as `status` does, for the terminal.
+  std::cout << events::escape_c1(
+                   out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace))
+            << "\n";
   return 0;
 }
 

@@ -103,6 +103,9 @@ struct BuildOptions {
   double budget_scale = 1.0;          // of the policy's budget, in (0, 1]
   std::optional<int64_t> budget_cap;  // a learned limit for the endpoint and model
   bool dry_run = false;
+  // The caller stores the state itself once the prompt was answered (the worker: a turn that
+  // fails, e.g. in an outage, must not move the chat's state or its summary back-off).
+  bool defer_commit = false;
 };
 
 // The level a rebuild after an overflow starts from: one above `level`.

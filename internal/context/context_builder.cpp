@@ -323,8 +323,12 @@ void ContextBuilder::record_state(const std::string& chat_id, const Verbatim& v,
   } else {
     out.state.compaction = CompactionReason::kNone;
   }
-  if (!options.dry_run && (after != out.state.before || out.state.reset))
-    provider_.save_context_state(chat_id, after);
+  if (!options.dry_run && !options.defer_commit) commit(chat_id, out);
+}
+
+void ContextBuilder::commit(const std::string& chat_id, const BuiltContext& built) const {
+  if (built.state.after != built.state.before || built.state.reset)
+    provider_.save_context_state(chat_id, built.state.after);
 }
 
 namespace {

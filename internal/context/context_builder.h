@@ -41,6 +41,10 @@ class ContextBuilder {
 
   const ContextSettings& settings() const noexcept { return settings_; }
 
+  // Stores the chat's state after `built` when it changed (build() does it itself unless the
+  // options deferred it). Throws what the provider throws.
+  void commit(const std::string& chat_id, const BuiltContext& built) const;
+
   // Enables the summarize strategy: `store` holds the chats' summaries; `summarizer` writes new
   // ones (nullptr: only reports what a compaction would fold in). Without a store, `summarize`
   // falls back to token_budget with a warning. Both must outlive the builder.

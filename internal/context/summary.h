@@ -35,6 +35,14 @@ struct SummaryCall {
   std::chrono::milliseconds latency{0};
 };
 
+// A summary call that failed (an HTTP error, a timeout, an unusable answer): the compaction
+// keeps what it has, the back-off starts. Anything else a summarizer throws is not the
+// summary's failure and ends the turn (a storage error while renewing the lease, say).
+class SummaryFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // A summary call stopped by its caller (shutdown, or the task's lease lost): not a failure of
 // the summarizer; the turn ends instead.
 class SummaryAborted : public std::runtime_error {
@@ -45,9 +53,9 @@ class SummaryAborted : public std::runtime_error {
 class Summarizer {
  public:
   virtual ~Summarizer() = default;
-  // Folds `evicted` (oldest first) into `previous` (may be empty). Throws SummaryAborted when
-  // the caller stopped it, std::exception on any other failure (the call failed, timed out or
-  // answered nothing usable).
+  // Folds `evicted` (oldest first) into `previous` (may be empty). Throws SummaryFailure when
+  // the call failed, timed out or answered nothing usable; SummaryAborted when the caller
+  // stopped it.
   virtual SummaryCall summarize(const std::string& previous,
                                 const std::vector<common::Message>& evicted) = 0;
   // The summarizer's own input budget in the engine's tokens (its window − its reply room).

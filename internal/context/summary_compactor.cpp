@@ -97,7 +97,7 @@ Fold SummaryCompactor::fold(FoldInput in) const {
   auto flush = [&] {
     SummaryCall call = summarizer_.summarize(text, chunk);
     const std::string answer = common::trim(call.text);
-    if (answer.empty()) throw std::runtime_error("the summarizer answered nothing");
+    if (answer.empty()) throw SummaryFailure("the summarizer answered nothing");
     text = common::sanitize_utf8(answer);
     out.outcome.model = call.model;
     out.outcome.usage.push_back(call.usage);
@@ -119,10 +119,8 @@ Fold SummaryCompactor::fold(FoldInput in) const {
       chunk_tokens += c;
     }
     if (!chunk.empty() && i == span.size()) flush();
-  } catch (const SummaryAborted&) {
-    throw;  // the turn ends; nothing was stored
-  } catch (const std::exception& e) {
-    out.error = e.what();
+  } catch (const SummaryFailure& e) {
+    out.error = e.what();  // anything else (an abort, a storage error) ends the turn
   }
   out.unfolded = static_cast<int64_t>(span.size()) - covered;
   if (covered > 0) store(in, text, through, covered, out);

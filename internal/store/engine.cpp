@@ -125,6 +125,10 @@ context::BuiltContext Engine::build(const std::string& chat_id, const std::strin
   return parts_->builder.build(chat_id, user_text, o);
 }
 
+void Engine::commit_state(const std::string& chat_id, const context::BuiltContext& built) const {
+  if (!dry_run_) parts_->builder.commit(chat_id, built);
+}
+
 double Engine::calibration_scale(const std::string& model) const {
   return store::calibration_scale(parts_->db, model);
 }

@@ -62,6 +62,10 @@ class Engine {
   context::BuiltContext build(const std::string& chat_id, const std::string& user_text,
                               const context::BuildOptions& options = {}) const;
 
+  // Stores the chat's context state after a build made with defer_commit, once its prompt was
+  // answered; nothing in a dry run. Throws SQLite::Exception.
+  void commit_state(const std::string& chat_id, const context::BuiltContext& built) const;
+
   // The estimator's stored calibration scale for `model` (calibration_store.h), and raising it
   // after the API counted `actual` prompt tokens for `estimated`. Throw SQLite::Exception.
   double calibration_scale(const std::string& model) const;

@@ -89,6 +89,37 @@ openai::CallOptions LlmSummarizer::call_options() const {
   return call;
 }
 
+// Waits before the one retry, polling keep_going (the lease keeps being renewed; a shutdown or
+// a lost lease ends the wait).
+void LlmSummarizer::pause(std::optional<std::chrono::milliseconds> retry_after) const {
+  const auto until = std::chrono::steady_clock::now() +
+                     std::min(retry_after.value_or(options_.retry_pause), kMaxRetryPause);
+  while (std::chrono::steady_clock::now() < until) {
+    if (keep_going_ && !keep_going_()) throw context::SummaryAborted("aborted while waiting");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+// An answer cut off at its cap, or one far over it (a server that ignores the cap), is no
+// usable summary: it would be dropped from every prompt and fed into every later fold.
+void LlmSummarizer::check(const openai::ChatResult& result, const openai::CallOptions& call) const {
+  const int64_t cap = call.max_tokens.value_or(call.max_completion_tokens.value_or(0));
+  const std::string shape(context::to_string(options_.shape));
+  if (result.finish_reason == "length")
+    throw context::SummaryFailure("the summary was cut off at its cap of " + std::to_string(cap) +
+                                  " tokens (SUMMARY_MAX_TOKENS " +
+                                  std::to_string(options_.max_tokens) + ", request shape " + shape +
+                                  ")");
+  // Judged by the API's own count when it gives one (ours may count English twice too high).
+  const int64_t size =
+      result.usage ? result.usage->completion_tokens : counter_.count_text(result.content) / 2;
+  const int64_t limit = (cap > 0 ? cap : options_.max_tokens * context::kReasoningRoom) * 11 / 10;
+  if (size > limit)
+    throw context::SummaryFailure("the summary is " + std::to_string(size) +
+                                  " tokens, over its cap of " + std::to_string(cap) +
+                                  ": the server ignored it");
+}
+
 context::SummaryCall LlmSummarizer::summarize(const std::string& previous,
                                               const std::vector<common::Message>& evicted) {
   const std::vector<common::Message> messages = {
@@ -103,22 +134,14 @@ context::SummaryCall LlmSummarizer::summarize(const std::string& previous,
       break;
     } catch (const openai::TransportError& e) {
       if (e.aborted()) throw context::SummaryAborted(e.what());
-      if (attempt >= 2 || !e.retryable()) throw;
-      std::this_thread::sleep_for(std::min(e.retry_after().value_or(options_.retry_pause),
-                                           std::chrono::milliseconds(2000)));
+      if (attempt >= 2 || !e.retryable()) throw context::SummaryFailure(e.what());
+      pause(e.retry_after());
     } catch (const openai::Error& e) {
-      if (attempt >= 2 || !e.retryable()) throw;
-      const auto pause =
-          std::min(e.retry_after().value_or(options_.retry_pause), std::chrono::milliseconds(2000));
-      std::this_thread::sleep_for(pause);
+      if (attempt >= 2 || !e.retryable()) throw context::SummaryFailure(e.what());
+      pause(e.retry_after());
     }
   }
-  if (result.finish_reason == "length")
-    throw std::runtime_error(
-        "the summary was cut off at its cap of " +
-        std::to_string(call.max_tokens.value_or(call.max_completion_tokens.value_or(0))) +
-        " tokens (SUMMARY_MAX_TOKENS " + std::to_string(options_.max_tokens) + ", request shape " +
-        std::string(context::to_string(options_.shape)) + ")");
+  check(result, call);
   context::SummaryCall out;
   out.text = result.content;
   out.model = result.model.empty() ? options_.model : result.model;

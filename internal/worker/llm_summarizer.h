@@ -5,7 +5,9 @@
 // in the request shape the model accepts (model_presets.h), retries one transient failure after
 // a short pause, and refuses an empty or cut-off answer. Not thread-safe: one per slot.
 
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +17,7 @@
 namespace autonous::openai {
 class Client;
 struct CallOptions;
+struct ChatResult;
 }  // namespace autonous::openai
 namespace autonous::tokens {
 class TokenCounter;
@@ -47,6 +50,9 @@ inline constexpr std::string_view kSummaryInstructions =
 std::string summary_transcript(const std::string& previous,
                                const std::vector<common::Message>& messages);
 
+// The longest wait before a summary call's one retry.
+inline constexpr std::chrono::milliseconds kMaxRetryPause{2000};
+
 struct SummarizerOptions {
   std::string model;          // SUMMARY_MODEL (the chat model when unset)
   int64_t max_tokens = 1024;  // SUMMARY_MAX_TOKENS: the reply cap
@@ -72,6 +78,8 @@ class LlmSummarizer final : public context::Summarizer {
 
  private:
   openai::CallOptions call_options() const;
+  void pause(std::optional<std::chrono::milliseconds> retry_after) const;
+  void check(const openai::ChatResult& result, const openai::CallOptions& call) const;
 
   openai::Client& client_;
   const tokens::TokenCounter& counter_;

@@ -61,7 +61,7 @@ class FlakySummarizer final : public Summarizer {
   explicit FlakySummarizer(std::mt19937& rng) : rng_(rng) {}
   SummaryCall summarize(const std::string&, const std::vector<Message>& evicted) override {
     ++calls;
-    if (rng_() % 4 == 0) throw std::runtime_error("down");
+    if (rng_() % 4 == 0) throw SummaryFailure("down");
     return {"summary of " + std::to_string(evicted.size()) + " " + std::string(rng_() % 800, 's'),
             "m",
             std::nullopt,

@@ -254,7 +254,7 @@ class RandomSummarizer final : public Summarizer {
   explicit RandomSummarizer(Generator& g) : g_(g) {}
   SummaryCall summarize(const std::string& /*previous*/,
                         const std::vector<Message>& /*evicted*/) override {
-    if (g_.between(0, 9) == 0) throw std::runtime_error("down");
+    if (g_.between(0, 9) == 0) throw SummaryFailure("down");
     return {g_.text(static_cast<size_t>(g_.between(0, 6000))), "m", std::nullopt, {}};
   }
   int64_t input_budget() const override { return 2000; }

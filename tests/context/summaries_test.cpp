@@ -58,7 +58,7 @@ class ScriptedSummarizer final : public Summarizer {
     inputs.push_back({previous, evicted});
     if (abort) throw SummaryAborted("lease lost");
     if (fail || (fail_from_call > 0 && static_cast<int>(inputs.size()) >= fail_from_call))
-      throw std::runtime_error("summarizer down");
+      throw SummaryFailure("summarizer down");
     std::string text =
         answer_override.empty() ? "S" + std::to_string(inputs.size()) + ":" : answer_override;
     if (answer_override.empty())

@@ -158,12 +158,12 @@ TEST_F(HardeningE2eTest, AProviderOutageWithinTheRetryBudgetLosesNoTask) {
 
 TEST_F(HardeningE2eTest, ALeaseOutlivesASlowSummaryCallInsideTheContextBuild) {
   // The build of the first turn that compacts calls the summarizer, which takes longer than the
-  // whole lease (2 s). The lease is renewed during that call: no other slot takes the task over.
+  // whole lease (3 s). The lease is renewed during that call: no other slot takes the task over.
   StubServer stub(dir_.path().string());
-  enqueue("slow", "[[stub:sumslow:3500*1]] my name is Di");
+  enqueue("slow", "[[stub:sumslow:5000*1]] my name is Di");
   for (int i = 0; i < 8; ++i) enqueue("slow", "filler " + std::string(300, 's'));
   for (int i = 0; i < 6; ++i) enqueue("other-" + std::to_string(i), "hello");
-  const auto r = drain(stub, {{"TASK_LEASE_SECONDS", "2"},
+  const auto r = drain(stub, {{"TASK_LEASE_SECONDS", "3"},
                               {"WORKER_CONCURRENCY", "3"},
                               {"CONTEXT_STRATEGY", "summarize"},
                               {"MAX_CONTEXT_TOKENS", "1200"},
@@ -174,7 +174,7 @@ TEST_F(HardeningE2eTest, ALeaseOutlivesASlowSummaryCallInsideTheContextBuild) {
   EXPECT_GE(num("SELECT count(*) FROM events WHERE type = 'context.summarized'"), 1);
   EXPECT_GE(num("SELECT max(json_extract(payload, '$.latency_ms')) FROM events "
                 "WHERE type = 'context.summarized'"),
-            3000);  // the slow call did happen inside a build
+            4500);  // the slow call did happen inside a build
   EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE lease_expiries > 0 OR attempts > 1"), 0);
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'agent.started' AND "
                 "json_extract(payload, '$.reclaimed') = 1"),

@@ -181,6 +181,39 @@ TEST_F(SummariesE2eTest, SwitchingAHundredThousandMessageChatToSummarizeIsBounde
   EXPECT_LE(s["messages_covered"].get<int64_t>(), 125);
 }
 
+TEST_F(SummariesE2eTest, AnOutageAcrossRetriesMovesNoStateAndDropsNothing) {
+  // The summarizer and the chat call fail together for two attempts (an outage). Only the turn
+  // that is answered stores the chat's state: the failed attempts leave no back-off behind that
+  // would drop history unsummarized, and the fact folds in once the provider is back.
+  StubServer stub(dir_.path().string());
+  ASSERT_EQ(autonous(dir_, {"migrate"}, {{"DB_PATH", db_}}).exit_code, 0);
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    SQLite::Transaction tx(db);
+    SQLite::Statement ins(db, "INSERT INTO history(chat_id, role, text) VALUES ('o', ?, ?)");
+    for (int i = 0; i < 24; ++i) {
+      ins.bind(1, i % 2 ? "assistant" : "user");
+      ins.bind(2, i == 0 ? "[[stub:sum500*4]] my name is Fay" : "filler " + std::string(300, 'o'));
+      ins.exec();
+      ins.reset();
+    }
+    tx.commit();
+  }
+  enqueue("o", "[[stub:503*2]] hello again");
+  drain(summarize(stub, {{"RETRY_BASE_MS", "20"}}));
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 1);
+  EXPECT_EQ(num("SELECT attempts FROM tasks"), 3);
+  EXPECT_GE(num("SELECT count(*) FROM events WHERE type = 'context.summary_failed'"), 2);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'context.warning' AND "
+                "json_extract(payload, '$.reason') = 'summary_backoff'"),
+            0);
+  // The answered attempt's summary fold succeeded (the four faults were spent by then) and
+  // holds the fact from the very first message.
+  ASSERT_EQ(num("SELECT count(*) FROM context_summaries"), 1);
+  EXPECT_NE(str("SELECT text FROM context_summaries").find("Fay"), std::string::npos);
+  EXPECT_EQ(num("SELECT summary_failures FROM context_state WHERE chat_id = 'o'"), 0);
+}
+
 TEST_F(SummariesE2eTest, ChatClearStartsANewSummaryChain) {
   StubServer stub(dir_.path().string());
   converse("k", 10);
