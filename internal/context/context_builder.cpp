@@ -136,7 +136,7 @@ bool ContextBuilder::restart_if_rows_vanished(const std::string& chat_id, BuiltC
   if (after <= out.chat.cleared_through) return false;
   const std::vector<common::Message> newest =
       provider_.get_history(chat_id, 1, out.chat.cleared_through);
-  if (newest.empty() || newest.back().history_id >= after) return false;
+  if (!newest.empty() && newest.back().history_id >= after) return false;
   ContextState fresh{.chain_start = out.chat.cleared_through,
                      .verbatim_after = out.chat.cleared_through};
   if (store_ != nullptr) {
@@ -151,7 +151,7 @@ bool ContextBuilder::restart_if_rows_vanished(const std::string& chat_id, BuiltC
       {"state_reset",
        fmt::format("the chat's newest history id {} is below where its context state starts ({}): "
                    "rows were deleted and ids reused; its state and summary are set aside",
-                   newest.back().history_id, after)});
+                   newest.empty() ? 0 : newest.back().history_id, after)});
   return true;
 }
 
@@ -327,8 +327,7 @@ void ContextBuilder::record_state(const std::string& chat_id, const Verbatim& v,
 }
 
 void ContextBuilder::commit(const std::string& chat_id, const BuiltContext& built) const {
-  if (built.state.after != built.state.before || built.state.reset)
-    provider_.save_context_state(chat_id, built.state.after);
+  if (state_changed(built)) provider_.save_context_state(chat_id, built.state.after);
 }
 
 namespace {

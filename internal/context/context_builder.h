@@ -44,6 +44,10 @@ class ContextBuilder {
   // Stores the chat's state after `built` when it changed (build() does it itself unless the
   // options deferred it). Throws what the provider throws.
   void commit(const std::string& chat_id, const BuiltContext& built) const;
+  // Whether `built` changed the chat's stored state.
+  static bool state_changed(const BuiltContext& built) noexcept {
+    return built.state.after != built.state.before || built.state.reset;
+  }
 
   // Enables the summarize strategy: `store` holds the chats' summaries; `summarizer` writes new
   // ones (nullptr: only reports what a compaction would fold in). Without a store, `summarize`

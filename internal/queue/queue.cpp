@@ -202,9 +202,10 @@ bool Queue::complete_in_transaction(const Task& task, const std::string& user_te
 }
 
 bool Queue::complete(const Task& task, const std::string& user_text, const std::string& reply,
-                     const std::vector<events::Event>& list) {
+                     const std::vector<events::Event>& list, const std::function<void()>& also) {
   db::WriteTransaction tx(db_);
   if (!complete_in_transaction(task, user_text, reply, list)) return false;
+  if (also) also();
   tx.commit();
   return true;
 }
@@ -213,11 +214,12 @@ Queue::CompleteAndClaim Queue::complete_and_claim(const Task& task, const std::s
                                                   const std::string& reply,
                                                   const std::vector<events::Event>& list,
                                                   const std::string& worker_id,
-                                                  common::TimePoint now,
-                                                  std::chrono::seconds lease) {
+                                                  common::TimePoint now, std::chrono::seconds lease,
+                                                  const std::function<void()>& also) {
   CompleteAndClaim out;
   db::WriteTransaction tx(db_);
   if (!complete_in_transaction(task, user_text, reply, list)) return out;
+  if (also) also();
   out.completed = true;
   out.next = claim_in_transaction(worker_id, common::to_unix_ms(now), lease);
   tx.commit();

@@ -57,11 +57,13 @@ class Queue {
   // Extends the lease to now + lease. False when the lease was lost (then commit nothing).
   bool renew_lease(const Task& task, common::TimePoint now, std::chrono::seconds lease);
 
-  // One transaction: the user/assistant pair into history, the task done with `reply`, and
-  // the turn's events (`list`). False (and nothing written) when this worker no longer holds the
-  // lease. `user_text` is what goes into history as the user's message.
+  // One transaction: the user/assistant pair into history, the task done with `reply`, the
+  // turn's events (`list`), and `also` (more writes of the turn on this connection, e.g. the
+  // chat's context state; no transaction of its own). False (and nothing written) when this
+  // worker no longer holds the lease. `user_text` is what goes into history as the user's
+  // message.
   bool complete(const Task& task, const std::string& user_text, const std::string& reply,
-                const std::vector<events::Event>& list);
+                const std::vector<events::Event>& list, const std::function<void()>& also = {});
 
   // complete(), and in the same transaction claim() the next runnable task for `worker_id`:
   // one commit (one fsync under synchronous=FULL) per task instead of two while work is
@@ -75,7 +77,8 @@ class Queue {
                                       const std::string& reply,
                                       const std::vector<events::Event>& list,
                                       const std::string& worker_id, common::TimePoint now,
-                                      std::chrono::seconds lease);
+                                      std::chrono::seconds lease,
+                                      const std::function<void()>& also = {});
 
   // Puts the task back to run at `run_after`, keeping `error` as the last error.
   bool retry_later(const Task& task, common::TimePoint run_after, const std::string& error,

@@ -40,6 +40,12 @@ context::ContextState load_context_state(db::StatementCache& cache, const std::s
 void save_context_state(SQLite::Database& db, const std::string& chat_id,
                         const context::ContextState& s) {
   db::WriteTransaction tx(db);
+  write_context_state(db, chat_id, s);
+  tx.commit();
+}
+
+void write_context_state(SQLite::Database& db, const std::string& chat_id,
+                         const context::ContextState& s) {
   SQLite::Statement q(db,
                       "INSERT OR REPLACE INTO context_state(chat_id, chain_start, verbatim_after, "
                       "compactions, last_reason, summary_failures, summary_skips, summary_from) "
@@ -56,7 +62,6 @@ void save_context_state(SQLite::Database& db, const std::string& chat_id,
   q.bind(7, s.summary_skips);
   q.bind(8, s.summary_from);
   q.exec();
-  tx.commit();
 }
 
 std::optional<LearnedLimit> learned_limit(SQLite::Database& db, const std::string& endpoint,

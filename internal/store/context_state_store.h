@@ -26,6 +26,9 @@ context::ContextState load_context_state(db::StatementCache& cache, const std::s
 // Stores the chat's context state (one write transaction). Throws SQLite::Exception.
 void save_context_state(SQLite::Database& db, const std::string& chat_id,
                         const context::ContextState& state);
+// The same inside the caller's write transaction.
+void write_context_state(SQLite::Database& db, const std::string& chat_id,
+                         const context::ContextState& state);
 
 // What an endpoint taught about a model's prompt size.
 struct LearnedLimit {

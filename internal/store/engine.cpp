@@ -125,8 +125,9 @@ context::BuiltContext Engine::build(const std::string& chat_id, const std::strin
   return parts_->builder.build(chat_id, user_text, o);
 }
 
-void Engine::commit_state(const std::string& chat_id, const context::BuiltContext& built) const {
-  if (!dry_run_) parts_->builder.commit(chat_id, built);
+void Engine::write_state(const std::string& chat_id, const context::BuiltContext& built) const {
+  if (!dry_run_ && context::ContextBuilder::state_changed(built))
+    write_context_state(parts_->db, chat_id, built.state.after);
 }
 
 double Engine::calibration_scale(const std::string& model) const {

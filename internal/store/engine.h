@@ -63,8 +63,9 @@ class Engine {
                               const context::BuildOptions& options = {}) const;
 
   // Stores the chat's context state after a build made with defer_commit, once its prompt was
-  // answered; nothing in a dry run. Throws SQLite::Exception.
-  void commit_state(const std::string& chat_id, const context::BuiltContext& built) const;
+  // answered, inside the caller's write transaction (the turn's completion: the state and the
+  // reply are stored together or not at all); nothing in a dry run. Throws SQLite::Exception.
+  void write_state(const std::string& chat_id, const context::BuiltContext& built) const;
 
   // The estimator's stored calibration scale for `model` (calibration_store.h), and raising it
   // after the API counted `actual` prompt tokens for `estimated`. Throw SQLite::Exception.

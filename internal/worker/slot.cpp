@@ -152,12 +152,14 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
                                           const std::vector<events::Event>& trail) {
   const std::string user_text = common::sanitize_utf8(task.text);
   const std::string& reply = o.result->content;
+  // The chat's context state after this turn goes into the same transaction as the reply.
+  const auto state = [&] { engine_.write_state(task.chat_id, o.contexts.back().built); };
   queue::Queue::CompleteAndClaim done;
   if (run_.stop.stop_requested()) {
-    done.completed = queue_.complete(task, user_text, reply, trail);
+    done.completed = queue_.complete(task, user_text, reply, trail, state);
   } else {
     done = queue_.complete_and_claim(task, user_text, reply, trail, worker_id_, now(),
-                                     config_.task_lease);
+                                     config_.task_lease, state);
   }
   if (!done.completed) {
     spdlog::warn("lease lost before completion; nothing committed task_id={}", task.id);

@@ -68,7 +68,8 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
       parts_.counter.set_scale(parts_.engine.calibration_scale(parts_.client.model()));
     parts_.summarizer.set_keep_going(keep_going);
     context::BuildOptions options;
-    options.defer_commit = true;  // stored in answered(): a failed turn moves nothing
+    options.defer_commit =
+        true;  // stored with the reply (Slot::complete): a failed turn moves nothing
     options.budget_cap =
         parts_.engine.learned_budget(parts_.config.openai_base_url, parts_.client.model());
     o.contexts.push_back(build(task, options));
@@ -91,7 +92,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
         o.contexts.back().after_overflow = true;
       }
     }
-    answered(task, o);
+    answered(o);
   } catch (const openai::Error& e) {
     classify(o, e, since(call_started), lease_lost());
   } catch (const context::SummaryAborted& e) {
@@ -137,14 +138,9 @@ int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e) {
   return l.budget_tokens;
 }
 
-void Turn::answered(const queue::Task& task, TurnOutcome& o) {
+void Turn::answered(TurnOutcome& o) {
   const openai::ChatResult& r = *o.result;
-  try {
-    parts_.engine.commit_state(task.chat_id, o.contexts.back().built);
-  } catch (const std::exception& e) {
-    // The reply still counts; the next turn plans from the state stored before.
-    spdlog::warn("context state not stored task_id={} error={:?}", task.id, e.what());
-  }
+
   const int64_t estimated = o.contexts.back().built.figures.estimated_tokens;
   // The estimator may count English up to twice what a real tokenizer does: it needs a wider
   // margin before calling a low count a cut.

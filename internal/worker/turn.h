@@ -75,8 +75,8 @@ class Turn {
 
  private:
   ContextStep build(const queue::Task& task, const context::BuildOptions& options);
-  // The answer arrived: stores the chat's context state, calibrates, completes.
-  void answered(const queue::Task& task, TurnOutcome& o);
+  // The answer arrived: warns of a silent truncation, calibrates, completes.
+  void answered(TurnOutcome& o);
   // Learns (and stores) the budget an overflow answer allows; returns the budget stored.
   int64_t learn(TurnOutcome& o, const openai::ApiError& e);
   void classify(TurnOutcome& o, const openai::Error& e, std::chrono::milliseconds latency,

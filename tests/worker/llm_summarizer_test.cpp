@@ -8,6 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "internal/context/summary_compactor.h"
+#include "internal/openai/client.h"
+#include "internal/tokens/estimator.h"
+#include "internal/tokens/token_counter.h"
+#include "tests/support/scripted_transport.h"
 
 namespace autonous::worker {
 namespace {
@@ -77,6 +81,82 @@ TEST(SummaryBlockTest, IsMarkedDataThatCannotBeClosedOrForgedFromInside) {
   context::defuse_summary_tags(user);
   EXPECT_EQ(user.find('<'), std::string::npos);
   EXPECT_NE(user.find("the user is an admin"), std::string::npos);
+}
+
+// A summary answer, with usage or without.
+openai::HttpResponse answer(const std::string& text, std::optional<int64_t> completion_tokens) {
+  json body = {{"model", "m"},
+               {"choices", json::array({{{"index", 0},
+                                         {"message", {{"role", "assistant"}, {"content", text}}},
+                                         {"finish_reason", "stop"}}})}};
+  if (completion_tokens)
+    body["usage"] = {{"prompt_tokens", 10},
+                     {"completion_tokens", *completion_tokens},
+                     {"total_tokens", 10 + *completion_tokens}};
+  return {200, {}, body.dump()};
+}
+
+class LlmSummarizerTest : public ::testing::Test {
+ protected:
+  LlmSummarizer summarizer(context::RequestShape shape = context::RequestShape::kClassic) {
+    SummarizerOptions o;
+    o.model = "m";
+    o.max_tokens = 100;
+    o.shape = shape;
+    o.window_budget = 8000;
+    return LlmSummarizer(client_, counter_, o);
+  }
+  static openai::ClientOptions client_options() {
+    openai::ClientOptions o;
+    o.base_url = "http://x/v1";
+    o.model = "m";
+    return o;
+  }
+  testing::ScriptedTransport transport_;
+  openai::Client client_{transport_, client_options()};
+  tokens::EstimateCounter counter_;
+};
+
+TEST_F(LlmSummarizerTest, ASummaryIsJudgedByTheApisCountNotOurs) {
+  // 300 Han characters: our estimator counts far more than the 100-token cap, the API did not.
+  std::string cjk;
+  for (int i = 0; i < 300; ++i) cjk += "\xE5\x92\x8C";  // 和
+  transport_.push(answer(cjk, 95));
+  EXPECT_EQ(summarizer().summarize("", {{Role::kUser, "hi", 1}}).text, cjk);
+  transport_.push(answer(cjk, std::nullopt));  // no usage: nothing to judge by, accepted
+  EXPECT_EQ(summarizer().summarize("", {{Role::kUser, "hi", 1}}).text, cjk);
+  transport_.push(answer("long", 500));  // the server ignored the cap
+  EXPECT_THROW(summarizer().summarize("", {{Role::kUser, "hi", 1}}), context::SummaryFailure);
+}
+
+TEST_F(LlmSummarizerTest, FailuresAndAbortsAreTold) {
+  transport_.push({400, {}, R"({"error":{"message":"bad","type":"invalid_request_error"}})"});
+  EXPECT_THROW(summarizer().summarize("", {{Role::kUser, "hi", 1}}), context::SummaryFailure);
+  transport_.push_error(openai::aborted_error("stop").code().value(), "aborted");
+  EXPECT_THROW(summarizer().summarize("", {{Role::kUser, "hi", 1}}), context::SummaryAborted);
+}
+
+TEST_F(LlmSummarizerTest, EachShapeSendsWhatItsModelsAccept) {
+  for (const auto& [shape, cap_field, temperature] :
+       std::vector<std::tuple<context::RequestShape, const char*, bool>>{
+           {context::RequestShape::kClassic, "max_tokens", true},
+           {context::RequestShape::kOpenAI, "max_completion_tokens", true},
+           {context::RequestShape::kReasoning, "max_completion_tokens", false}}) {
+    transport_.push(answer("ok", 5));
+    summarizer(shape).summarize("", {{Role::kUser, "hi", 1}});
+    const json body = json::parse(transport_.requests.back().body);
+    EXPECT_TRUE(body.contains(cap_field)) << cap_field;
+    EXPECT_EQ(body.contains("temperature"), temperature);
+    EXPECT_EQ(body.contains("max_tokens"), std::string(cap_field) == "max_tokens");
+    if (shape == context::RequestShape::kReasoning) {
+      EXPECT_EQ(body["max_completion_tokens"], 400);
+    }
+  }
+  transport_.push(answer("ok", 5));
+  summarizer(context::RequestShape::kBare).summarize("", {{Role::kUser, "hi", 1}});
+  const json bare = json::parse(transport_.requests.back().body);
+  EXPECT_FALSE(bare.contains("max_tokens") || bare.contains("max_completion_tokens") ||
+               bare.contains("temperature"));
 }
 
 }  // namespace
