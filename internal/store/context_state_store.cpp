@@ -16,6 +16,17 @@ context::CompactionReason parse_reason(const std::string& s) {
   return context::CompactionReason::kNone;
 }
 
+// A learned limit from `q`'s columns from `first` on: budget_tokens, stated_limit,
+// coalesce(message, ''), learned_at.
+LearnedLimit read_limit(SQLite::Statement& q, int first) {
+  LearnedLimit out;
+  out.budget_tokens = q.getColumn(first).getInt64();
+  if (!q.getColumn(first + 1).isNull()) out.stated_limit = q.getColumn(first + 1).getInt64();
+  out.message = q.getColumn(first + 2).getString();
+  out.learned_at = q.getColumn(first + 3).getString();
+  return out;
+}
+
 }  // namespace
 
 context::ContextState load_context_state(db::StatementCache& cache, const std::string& chat_id) {
@@ -72,12 +83,7 @@ std::optional<LearnedLimit> learned_limit(SQLite::Database& db, const std::strin
   q.bind(1, endpoint);
   q.bind(2, model);
   if (!q.executeStep()) return std::nullopt;
-  LearnedLimit out;
-  out.budget_tokens = q.getColumn(0).getInt64();
-  if (!q.getColumn(1).isNull()) out.stated_limit = q.getColumn(1).getInt64();
-  out.message = q.getColumn(2).getString();
-  out.learned_at = q.getColumn(3).getString();
-  return out;
+  return read_limit(q, 0);
 }
 
 std::vector<LearnedLimitRow> learned_limits(SQLite::Database& db) {
@@ -89,10 +95,7 @@ std::vector<LearnedLimitRow> learned_limits(SQLite::Database& db) {
     LearnedLimitRow r;
     r.endpoint = q.getColumn(0).getString();
     r.model = q.getColumn(1).getString();
-    r.limit.budget_tokens = q.getColumn(2).getInt64();
-    if (!q.getColumn(3).isNull()) r.limit.stated_limit = q.getColumn(3).getInt64();
-    r.limit.message = q.getColumn(4).getString();
-    r.limit.learned_at = q.getColumn(5).getString();
+    r.limit = read_limit(q, 2);
     out.push_back(std::move(r));
   }
   return out;

@@ -17,6 +17,7 @@
 #include "internal/context/summary.h"
 #include "internal/tokens/scaled_counter.h"
 #include "internal/tokens/token_counter.h"
+#include "tests/context/memory_summary_store.h"
 #include "tests/context/vector_provider.h"
 
 namespace autonous::context {
@@ -31,30 +32,7 @@ uint32_t run_seed() {
   return std::random_device{}();
 }
 
-class Store final : public SummaryStore {
- public:
-  explicit Store(VectorProvider& p) : p_(p) {}
-  std::optional<Summary> latest(const std::string&, int64_t chain_start) override {
-    for (auto it = rows.rbegin(); it != rows.rend(); ++it)
-      if (it->chain_start == chain_start) return *it;
-    return std::nullopt;
-  }
-  int64_t count_between(const std::string&, int64_t after, int64_t before) override {
-    int64_t n = 0;
-    for (const auto& m : p_.history) n += m.history_id > after && m.history_id < before;
-    return n;
-  }
-  int64_t save(const std::string&, const Summary& s,
-               const std::vector<std::optional<common::Usage>>&, int64_t) override {
-    rows.push_back(s);
-    rows.back().id = static_cast<int64_t>(rows.size());
-    return rows.back().id;
-  }
-  std::vector<Summary> rows;
-
- private:
-  VectorProvider& p_;
-};
+using Store = MemorySummaryStore;
 
 class FlakySummarizer final : public Summarizer {
  public:

@@ -17,6 +17,7 @@
 #include "internal/tokens/bpe_counter.h"
 #include "internal/tokens/estimator.h"
 #include "internal/tokens/token_counter.h"
+#include "tests/context/memory_summary_store.h"
 #include "tests/context/vector_provider.h"
 #include "tests/support/token_data.h"
 
@@ -263,29 +264,7 @@ class RandomSummarizer final : public Summarizer {
   Generator& g_;
 };
 
-class MemorySummaries final : public SummaryStore {
- public:
-  explicit MemorySummaries(VectorProvider& p) : p_(p) {}
-  std::optional<Summary> latest(const std::string&, int64_t chain_start) override {
-    for (auto it = rows.rbegin(); it != rows.rend(); ++it)
-      if (it->chain_start == chain_start) return *it;
-    return std::nullopt;
-  }
-  int64_t count_between(const std::string&, int64_t after, int64_t before) override {
-    int64_t n = 0;
-    for (const auto& m : p_.history) n += m.history_id > after && m.history_id < before;
-    return n;
-  }
-  int64_t save(const std::string&, const Summary& s,
-               const std::vector<std::optional<common::Usage>>&, int64_t) override {
-    rows.push_back(s);
-    return static_cast<int64_t>(rows.size());
-  }
-  std::vector<Summary> rows;
-
- private:
-  VectorProvider& p_;
-};
+using MemorySummaries = MemorySummaryStore;
 
 TEST(MustFitProperty, SummarizeWithRandomSummariesAndFailures) {
   const tokens::CharsOver4Counter counter(tokens::kFramingPerMessage, tokens::kFramingPerRequest);

@@ -15,6 +15,7 @@
 #include "internal/context/level_compressor.h"
 #include "internal/context/summary.h"
 #include "internal/tokens/token_counter.h"
+#include "tests/context/memory_summary_store.h"
 #include "tests/context/vector_provider.h"
 
 namespace autonous::context {
@@ -23,33 +24,7 @@ namespace {
 using common::Message;
 using common::Role;
 
-class MemoryStore final : public SummaryStore {
- public:
-  explicit MemoryStore(VectorProvider& provider) : provider_(provider) {}
-  std::optional<Summary> latest(const std::string& /*chat*/, int64_t chain_start) override {
-    ++latest_calls;
-    for (auto it = rows.rbegin(); it != rows.rend(); ++it)
-      if (it->chain_start == chain_start) return *it;
-    return std::nullopt;
-  }
-  int64_t count_between(const std::string& /*chat*/, int64_t after, int64_t before) override {
-    int64_t n = 0;
-    for (const auto& m : provider_.history) n += m.history_id > after && m.history_id < before;
-    return n;
-  }
-  int64_t save(const std::string& /*chat*/, const Summary& s,
-               const std::vector<std::optional<common::Usage>>& /*usage*/,
-               int64_t /*covered*/) override {
-    rows.push_back(s);
-    rows.back().id = static_cast<int64_t>(rows.size());
-    return rows.back().id;
-  }
-  std::vector<Summary> rows;
-  int latest_calls = 0;
-
- private:
-  VectorProvider& provider_;
-};
+using MemoryStore = MemorySummaryStore;
 
 // Returns "S<n>: <ids folded>"; records every call's input; can fail on demand.
 class ScriptedSummarizer final : public Summarizer {
