@@ -32,6 +32,18 @@ json completion(const json& body, const ReplyShape& shape) {
                                 {"finish_reason", shape.finish}}})}};
 }
 
+// The user's own text: what follows the engine's data blocks (a summary, recalled messages,
+// documents) that lead a user message. Fault directives and echoed replies come from it alone.
+std::string own_text(const std::string& content) {
+  size_t from = 0;
+  for (const char* tag : {"</conversation_summary>", "</recalled_messages>", "</documents>"}) {
+    const size_t at = content.rfind(tag);
+    if (at != std::string::npos) from = std::max(from, at + std::string_view(tag).size());
+  }
+  while (from < content.size() && (content[from] == '\n' || content[from] == ' ')) ++from;
+  return content.substr(from);
+}
+
 }  // namespace
 
 Prompt read_prompt(const json& messages) {
@@ -40,7 +52,7 @@ Prompt read_prompt(const json& messages) {
     const std::string content = m.value("content", "");
     prompt.chars += content.size();
     prompt.messages.push_back(m.value("role", "") + '\x1f' + content);
-    if (m.value("role", "") == "user") prompt.last_user = content;
+    if (m.value("role", "") == "user") prompt.last_user = own_text(content);
   }
   return prompt;
 }

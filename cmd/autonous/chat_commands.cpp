@@ -1,7 +1,8 @@
 // `autonous chat show|set|reset|clear ID`: a chat's own context settings (chat_settings) and
-// its clear point. The settings' flags, names and checks come from the one table of policy
-// fields (context/policy.h). `set` validates the merged settings exactly as the worker will use
-// them and writes nothing when they are bad (exit 2, naming the flag).
+// its clear point; `chat pin ID TEXT` / `chat unpin ID PIN_ID`: its pinned facts (chat_pins). The
+// settings' flags, names and checks come from the one table of policy fields (context/policy.h).
+// `set` validates the merged settings exactly as the worker will use them and writes nothing when
+// they are bad (exit 2, naming the flag).
 
 #include <iostream>
 #include <memory>
@@ -13,7 +14,9 @@
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
 #include "internal/common/text.h"
+#include "internal/common/utf8.h"
 #include "internal/context/context_settings.h"
+#include "internal/db/statement_cache.h"
 #include "internal/db/write_transaction.h"
 #include "internal/events/event_log.h"
 #include "internal/events/event_types.h"
@@ -30,6 +33,8 @@ struct ChatOptions {
   std::string chat_id;
   std::optional<std::string> strategy;  // parsed (and refused when unknown) by `chat set`
   context::ChatOverrides values;        // every other policy field
+  std::string pin_text;                 // `chat pin`
+  int64_t pin_id = 0;                   // `chat unpin`
 };
 
 std::string require_chat(const ChatOptions& options) {
@@ -94,6 +99,14 @@ ordered_json describe(const config::Config& config, const std::string& chat,
   return j;
 }
 
+ordered_json pins_json(SQLite::Database& db, const std::string& chat) {
+  db::StatementCache cache(db);
+  ordered_json pins = ordered_json::array();
+  for (const store::Pin& p : store::load_pins(cache, chat))
+    pins.push_back({{"id", p.id}, {"text", p.text}, {"created_at", p.created_at}});
+  return pins;
+}
+
 void record(SQLite::Database& db, std::string_view type, const std::string& chat,
             const ordered_json& payload) {
   events::Event e;
@@ -127,7 +140,37 @@ int run_chat_show(const config::Config& config, const ChatOptions& options) {
   const std::string chat = require_chat(options);
   auto db = open_db(config);
   const context::ChatState state = state_of(*db, chat);
-  std::cout << describe(config, chat, state, stored_overrides(state, chat)).dump(2) << "\n";
+  ordered_json j = describe(config, chat, state, stored_overrides(state, chat));
+  j["pins"] = pins_json(*db, chat);
+  std::cout << j.dump(2, ' ', false, ordered_json::error_handler_t::replace) << "\n";
+  return 0;
+}
+
+int run_chat_pin(const config::Config& config, const ChatOptions& options) {
+  const std::string chat = require_chat(options);
+  if (common::trim(options.pin_text).empty()) throw UsageError("TEXT: the fact must not be empty");
+  if (options.pin_text.size() > 4000)
+    throw UsageError("TEXT: a pinned fact has at most 4000 bytes");
+  const std::string text = common::sanitize_utf8(common::trim(options.pin_text));
+  auto db = open_db(config);
+  db::WriteTransaction tx(*db);
+  const int64_t id = store::add_pin(*db, chat, text);
+  record(*db, events::kChatSettings, chat, {{"action", "pin"}, {"pin_id", id}, {"text", text}});
+  tx.commit();
+  std::cout << id << "\n";
+  return 0;
+}
+
+int run_chat_unpin(const config::Config& config, const ChatOptions& options) {
+  const std::string chat = require_chat(options);
+  auto db = open_db(config);
+  db::WriteTransaction tx(*db);
+  if (!store::remove_pin(*db, chat, options.pin_id))
+    throw UsageError("PIN_ID: chat " + chat + " has no pin " + std::to_string(options.pin_id) +
+                     " (`autonous chat show " + chat + "` lists them)");
+  record(*db, events::kChatSettings, chat, {{"action", "unpin"}, {"pin_id", options.pin_id}});
+  tx.commit();
+  std::cout << "chat " << chat << ": pin " << options.pin_id << " removed\n";
   return 0;
 }
 
@@ -228,12 +271,18 @@ void add_chat_command(CLI::App& app, Action& action) {
       {"show", "Print the chat's settings, effective values and where each comes from (JSON)"},
       {"set", "Set the chat's own settings (validated; nothing is written when one is bad)"},
       {"reset", "Drop the chat's own settings: back to the environment's"},
-      {"clear", "Start the chat's context fresh after this point; stored history is kept"}};
-  const Run runs[] = {run_chat_show, run_chat_set, run_chat_reset, run_chat_clear};
+      {"clear", "Start the chat's context fresh after this point; stored history is kept"},
+      {"pin", "Pin a fact to the chat: every prompt of the chat carries it; prints its id"},
+      {"unpin", "Remove one of the chat's pinned facts"}};
+  const Run runs[] = {run_chat_show,  run_chat_set, run_chat_reset,
+                      run_chat_clear, run_chat_pin, run_chat_unpin};
   for (size_t i = 0; i < std::size(subs); ++i) {
     auto* sub = chat->add_subcommand(subs[i].first, subs[i].second);
     sub->add_option("ID", options->chat_id, "chat id")->required();
-    if (std::string_view(subs[i].first) == "set") add_setting_flags(*sub, *options);
+    const std::string_view name = subs[i].first;
+    if (name == "set") add_setting_flags(*sub, *options);
+    if (name == "pin") sub->add_option("TEXT", options->pin_text, "the fact")->required();
+    if (name == "unpin") sub->add_option("PIN_ID", options->pin_id, "the pin's id")->required();
     sub->callback([&action, options, run = runs[i]] {
       action = [options, run](const config::Config& c) { return run(c, *options); };
     });

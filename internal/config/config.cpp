@@ -260,6 +260,19 @@ void read_context(const EnvLookup& env, Config& c) {
       static_cast<int>(read_int(env, "KEEP_RECENT_MESSAGES", c.keep_recent_messages, 0, 100000));
 }
 
+void read_recall(const EnvLookup& env, Config& c) {
+  c.recall = read_choice(env, "RECALL", "on", {"on", "off"}) == "on";
+  c.recall_share = read_share(env, "RECALL_SHARE", c.recall_share);
+  if (c.recall_share > 0.9) throw ConfigError("RECALL_SHARE", "must be at most 0.9");
+  c.recall_max_tokens = read_int(env, "RECALL_MAX_TOKENS", c.recall_max_tokens, 0, 10'000'000);
+  c.recall_max_hits = static_cast<int>(read_int(env, "RECALL_MAX_HITS", c.recall_max_hits, 0, 100));
+  c.recall_min_relevance = read_share(env, "RECALL_MIN_RELEVANCE", c.recall_min_relevance);
+  c.recall_recency_weight = read_share(env, "RECALL_RECENCY_WEIGHT", c.recall_recency_weight);
+  c.recall_recency_days = static_cast<double>(read_int(env, "RECALL_RECENCY_DAYS", 30, 1, 36500));
+  c.recall_timeout_ms =
+      static_cast<int>(read_int(env, "RECALL_TIMEOUT_MS", c.recall_timeout_ms, 1, 60000));
+}
+
 }  // namespace
 
 Config load_config(const EnvLookup& env) {
@@ -273,6 +286,7 @@ Config load_config(const EnvLookup& env) {
   read_retries(env, c);
   read_tokens(env, c);
   read_context(env, c);
+  read_recall(env, c);
   return c;
 }
 

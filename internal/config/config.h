@@ -80,6 +80,15 @@ struct Config {
   // temperature (context/model_presets.h: request_shape).
   std::string summary_request_shape = "auto";
   int keep_recent_messages = 6;  // KEEP_RECENT_MESSAGES: the floor no compaction folds or drops
+  // Recall (context/recall.h, context/allocator.h).
+  bool recall = true;                  // RECALL=on|off
+  double recall_share = 0.45;          // RECALL_SHARE
+  int64_t recall_max_tokens = 3000;    // RECALL_MAX_TOKENS
+  int recall_max_hits = 6;             // RECALL_MAX_HITS
+  double recall_min_relevance = 0.25;  // RECALL_MIN_RELEVANCE
+  double recall_recency_weight = 0.3;  // RECALL_RECENCY_WEIGHT
+  double recall_recency_days = 30;     // RECALL_RECENCY_DAYS
+  int recall_timeout_ms = 250;         // RECALL_TIMEOUT_MS
 };
 
 // Returns the value of an environment variable, or nullopt when it is unset.

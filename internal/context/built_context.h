@@ -13,6 +13,7 @@
 #include "internal/common/usage.h"
 #include "internal/context/policy.h"
 #include "internal/context/provider.h"
+#include "internal/context/recall.h"
 
 namespace autonous::context {
 
@@ -62,7 +63,7 @@ struct SummaryOutcome {
 // context.summary_failed event).
 struct ContextWarning {
   // summarize_unavailable | bad_chat_settings | summary_failed | summary_dropped |
-  // summary_backoff | state_reset
+  // summary_backoff | state_reset | gatherer_failed | pins_left_out
   std::string reason;
   std::string message;
 };
@@ -74,6 +75,7 @@ struct ResolvedChat {
   Strategy requested_strategy = Strategy::kTokenBudget;  // what the settings asked for
   bool own_settings = false;                             // the chat has its own settings in effect
   int64_t cleared_through = 0;
+  std::vector<std::string> pins;  // the chat's pinned facts, oldest first
 };
 
 // The chat's context state around this turn (provider.h ContextState).
@@ -85,6 +87,19 @@ struct StateChange {
   bool reset = false;  // the stored state was set aside (its rows vanished): store the fresh one
 };
 
+// One block of the prompt. Tiers: 0 instructions (never cut), 1 task and state (the user's
+// message, pinned facts), 2 evidence (recalled messages, documents), 3 history (the summary, the
+// verbatim messages), 4 custom. Lower tiers are cut last. `stable`: part of the cacheable prefix
+// (changes only at a compaction, a summary or an edit of the settings or pins).
+struct Block {
+  std::string name;  // system | pinned | summary | history | evidence | user
+  int tier = 0;
+  int64_t tokens = 0;
+  int64_t count = 0;  // messages, pins or evidence items in it
+  bool stable = false;
+  std::vector<int64_t> ids;  // history: its first and last id; evidence: the items' ids
+};
+
 struct BuiltContext {
   std::vector<common::Message> messages;  // what would be sent
   StateChange state;
@@ -93,6 +108,10 @@ struct BuiltContext {
   std::optional<SummaryOutcome> summarized;  // this turn compacted history into a new summary
   ResolvedChat chat;
   std::vector<ContextWarning> warnings;
+  std::vector<Block> blocks;     // the prompt's blocks, in prompt order
+  Evidence evidence;             // what recall and the documents contributed
+  int64_t evidence_reserve = 0;  // budget kept from the history for evidence (allocator.h)
+  int64_t pins_left_out = 0;     // pinned facts over their share of the budget
 };
 
 // How a turn is built: a rebuild after a provider's "context length exceeded" compacts

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
 #include "internal/common/utf8.h"
+#include "internal/context/allocator.h"
 #include "internal/context/assembler.h"
 #include "internal/context/compressor.h"
 #include "internal/context/provider.h"
@@ -61,8 +63,9 @@ ResolvedChat ContextBuilder::resolve(const ChatState& state,
 }
 
 ContextBuilder::Ends ContextBuilder::fit_ends(const std::string& user_text,
-                                              const ContextPolicy& policy,
-                                              const BuildOptions& options) const {
+                                              const ResolvedChat& chat, const BuildOptions& options,
+                                              BuiltContext& out) const {
+  const ContextPolicy& policy = chat.policy;
   Ends e;
   const int64_t floor_budget = min_budget(settings_.system_prompt, counter_);
   const double scale = std::clamp(options.budget_scale, 0.0, 1.0);
@@ -71,8 +74,13 @@ ContextBuilder::Ends ContextBuilder::fit_ends(const std::string& user_text,
   e.budget_tokens = std::max(floor_budget, budget);
   e.system = {common::Role::kSystem, common::sanitize_utf8(settings_.system_prompt), 0};
   e.user = {common::Role::kUser, common::sanitize_utf8(user_text), 0};
-  defuse_summary_tags(e.user.content);
+  defuse_block_tags(e.user.content);
   e.system_tokens = e.system.content.empty() ? 0 : counter_.count_message(e.system);
+  // Pinned facts: a share of the budget, never the user message's least room.
+  add_pins(e, chat.pins,
+           std::min(static_cast<int64_t>(kPinnedShare * static_cast<double>(e.budget_tokens)),
+                    e.budget_tokens - floor_budget),
+           out);
 
   // What the user message may cost at most; the budget holds kMinUserTokens of it.
   const int64_t user_room = e.budget_tokens - counter_.per_request() - e.system_tokens;
@@ -93,9 +101,10 @@ ContextBuilder::Ends ContextBuilder::fit_ends(const std::string& user_text,
 }
 
 void ContextBuilder::begin(const std::string& chat_id, BuiltContext& out) const {
-  const ChatState stored = provider_.chat_state(chat_id);
+  ChatState stored = provider_.chat_state(chat_id);
   std::optional<ContextWarning> bad_settings;
   out.chat = resolve(stored, bad_settings);
+  out.chat.pins = std::move(stored.pins);
   if (bad_settings) out.warnings.push_back(*bad_settings);
   if (out.chat.strategy == Strategy::kSummarize && store_ == nullptr) {
     out.chat.strategy = Strategy::kTokenBudget;
@@ -111,21 +120,6 @@ void ContextBuilder::begin(const std::string& chat_id, BuiltContext& out) const 
                          .verbatim_after = stored.cleared_through};
   out.state.before = state;
   out.state.after = state;
-}
-
-void ContextBuilder::take_summary(Verbatim& v, BuiltContext& out) const {
-  if (!v.summary) return;
-  if (v.summary_tokens > out.figures.history_budget_tokens) {
-    // MustFit first: a summary that does not fit this budget stays out of this prompt.
-    out.warnings.push_back({"summary_dropped", fmt::format("the summary ({} tokens) does not fit "
-                                                           "the budget",
-                                                           v.summary_tokens)});
-    return;
-  }
-  out.summary.used = true;
-  out.summary.id = v.summary->id;
-  out.summary.tokens = v.summary_tokens;
-  out.summary.pending = out.summarized ? 0 : out.summary.pending;
 }
 
 // A chat whose newest row is older than where its state says the verbatim part starts had rows
@@ -183,12 +177,12 @@ ContextBuilder::Verbatim ContextBuilder::read_from(const std::string& chat_id,
   v.full = static_cast<int>(rows.size()) == limit;
   const int64_t message_cap =
       settings_.max_chars_per_message > 0 ? 0 : ends.budget_tokens / kMessageShareDivisor;
-  for (auto& m : rows) defuse_summary_tags(m.content);
+  for (auto& m : rows) defuse_block_tags(m.content);
   v.rows = prepare(std::move(rows), settings_.max_chars_per_message, message_cap, counter_);
   return v;
 }
 
-Cut ContextBuilder::plan(const Verbatim& v, const Ends& ends, const Marks& marks,
+Cut ContextBuilder::plan(const Verbatim& v, const Ends& ends, const Ends& goal, const Marks& marks,
                          const BuildOptions& options, bool will_fold,
                          const BuiltContext& out) const {
   const ContextPolicy& policy = out.chat.policy;
@@ -201,18 +195,14 @@ Cut ContextBuilder::plan(const Verbatim& v, const Ends& ends, const Marks& marks
   in.marks = marks;
   in.overflow = options.min_level > Level::kNone;
   const auto at_target = static_cast<int64_t>(
-      std::floor(policy.thresholds.target * static_cast<double>(ends.budget_tokens)));
+      std::floor(policy.thresholds.target * static_cast<double>(goal.budget_tokens)));
   // A fold replaces the summary: room for a full-size new one, and the tail it keeps within
   // KEEP_RECENT_TOKENS (a quarter of the budget when unset).
-  const int64_t summary_room = will_fold
-                                   ? std::max(v.summary_tokens, summary_block_tokens("", counter_) +
-                                                                    settings_.summary.max_tokens)
-                                   : v.summary_tokens;
-  in.goal_tokens = std::max<int64_t>(at_target - ends.fixed_tokens - summary_room, 0);
+  in.goal_tokens = std::max<int64_t>(at_target - ends.fixed_tokens - summary_room(v, will_fold), 0);
   if (will_fold) {
     const int64_t keep = settings_.summary.keep_recent_tokens > 0
                              ? settings_.summary.keep_recent_tokens
-                             : ends.budget_tokens / 4;
+                             : goal.budget_tokens / 4;
     in.goal_tokens = std::min(in.goal_tokens, keep);
   }
   return plan_cut(in);
@@ -281,7 +271,7 @@ Compression ContextBuilder::compress(Prepared kept, const Ends& ends, int64_t su
   Figures& f = out.figures;
   const ContextPolicy& policy = out.chat.policy;
   TokenBudget budget;
-  budget.max_tokens = std::max<int64_t>(f.history_budget_tokens - summary_tokens, 0);
+  budget.max_tokens = std::max<int64_t>(ends.history_budget_tokens - summary_tokens, 0);
   budget.fixed_tokens = ends.fixed_tokens + summary_tokens;
   // The plan already compacted. From soft, every oversized message is cut (a cut depends on the
   // message alone); soft is judged without the new user message, so the decision only grows
@@ -330,19 +320,6 @@ void ContextBuilder::commit(const std::string& chat_id, const BuiltContext& buil
   if (state_changed(built)) provider_.save_context_state(chat_id, built.state.after);
 }
 
-namespace {
-
-// The summary leads the first kept user message (or the new one): data in the user's turn, and
-// the roles still alternate as strict chat templates require.
-void place_summary(const std::optional<Summary>& summary, std::vector<common::Message>& kept,
-                   common::Message& user) {
-  if (!summary) return;
-  common::Message& lead = kept.empty() ? user : kept.front();
-  lead.content.insert(0, summary_block(summary->text));
-}
-
-}  // namespace
-
 BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string& user_text,
                                    const BuildOptions& options) const {
   const auto started = std::chrono::steady_clock::now();
@@ -351,7 +328,7 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   f.counter = std::string(counter_.name());
   begin(chat_id, out);
   const ContextPolicy& policy = out.chat.policy;
-  Ends ends = fit_ends(user_text, policy, options);
+  Ends ends = fit_ends(user_text, out.chat, options, out);
   f.budget_tokens = ends.budget_tokens;
   f.system_tokens = ends.system_tokens;
   f.user_tokens = ends.user_tokens;
@@ -363,7 +340,14 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   Verbatim v = read_verbatim(chat_id, out, ends, marks);
   const bool summarize = out.chat.strategy == Strategy::kSummarize;
   const bool will_fold = summarize && out.state.before.summary_skips == 0;
-  Cut cut = plan(v, ends, marks, options, will_fold, out);
+  // A chat with long-term material keeps part of the budget for evidence; the verbatim part
+  // compacts within the rest (its first compaction already aims there).
+  const bool long_term =
+      out.state.before.verbatim_after > out.chat.cleared_through || v.summary.has_value() || v.full;
+  const Ends planned = allocate(v, ends, will_fold, summarize);
+  Cut cut = plan(v, long_term ? planned : ends, planned, marks, options, will_fold, out);
+  const bool reserve_used = long_term || cut.first > 0;
+  out.evidence_reserve = reserve_used ? ends.budget_tokens - planned.budget_tokens : 0;
   out.state.compaction = cut.reason;
   f.original_count = static_cast<int64_t>(v.rows.messages.size());
   f.tokens_before = ends.fixed_tokens + v.summary_tokens + v.rows.tokens;
@@ -374,26 +358,21 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   if (summarize && cut.first > 0) fold(chat_id, v, cut, options, out);
   take_summary(v, out);
 
-  Prepared kept = v.rows;
-  kept.messages.erase(kept.messages.begin(),
-                      kept.messages.begin() + static_cast<ptrdiff_t>(cut.first));
-  kept.cost.erase(kept.cost.begin(), kept.cost.begin() + static_cast<ptrdiff_t>(cut.first));
-  kept.cut.erase(kept.cut.begin(), kept.cut.begin() + static_cast<ptrdiff_t>(cut.first));
-  kept.tokens = 0;
-  for (const int64_t c : kept.cost) kept.tokens += c;
-  Compression c = compress(std::move(kept), ends, out.summary.tokens, out);
+  // The fit uses the whole budget: the reserve steers compactions, it never drops history that a
+  // compaction could not move (a failed summary keeps its messages verbatim).
+  Compression c = compress(tail(v.rows, cut.first), ends, out.summary.tokens, out);
   // What the compressor's last resort dropped leaves the verbatim part too. Kept history starts
   // on a user message: a leading reply is left out (every turn alike, so no state changes).
   const size_t first = cut.first + static_cast<size_t>(c.dropped_count);
   const size_t lead = user_start(c.messages, 0);
+  int64_t history_tokens = c.tokens;
+  for (size_t i = 0; i < lead; ++i) history_tokens -= counter_.count_message(c.messages[i]);
   c.messages.erase(c.messages.begin(), c.messages.begin() + static_cast<ptrdiff_t>(lead));
   f.compressed_count = static_cast<int64_t>(c.messages.size());
   f.dropped_count = static_cast<int64_t>(first + lead);
   record_state(chat_id, v, first, options, out);
 
-  place_summary(out.summary.used ? v.summary : std::nullopt, c.messages, ends.user);
-  out.messages = assembler_.assemble(ends.system, c.messages, ends.user);
-  f.estimated_tokens = counter_.count_prompt(out.messages);
+  finish(chat_id, v, std::move(c.messages), history_tokens, ends, out);
   f.build_time = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - started);
   return out;

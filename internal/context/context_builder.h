@@ -17,6 +17,7 @@
 #include "internal/context/compaction.h"
 #include "internal/context/compressor.h"
 #include "internal/context/context_settings.h"
+#include "internal/context/recall.h"
 #include "internal/context/summary_compactor.h"
 
 namespace autonous::tokens {
@@ -56,6 +57,9 @@ class ContextBuilder {
     store_ = &store;
     summarizer_ = summarizer;
   }
+  // Enables recall (RECALL=on): `searcher` finds the chat's earlier messages and the documents.
+  // Without it no evidence is gathered. Must outlive the builder.
+  void enable_recall(Searcher& searcher) { searcher_ = &searcher; }
 
  private:
   // The system prompt and the user message, fitted to the budget.
@@ -67,7 +71,9 @@ class ContextBuilder {
     int64_t user_tokens = 0;
     bool user_truncated = false;
     int64_t history_budget_tokens = 0;  // what history (and a summary) may cost
-    int64_t fixed_tokens = 0;           // framing + system + user
+    int64_t fixed_tokens = 0;           // framing + system (with pins) + user
+    int64_t pinned_tokens = 0;          // what the pinned facts add to the system message
+    int64_t pins = 0;                   // pinned facts in it
   };
   // The verbatim candidates of this turn and the summary in use.
   struct Verbatim {
@@ -83,16 +89,32 @@ class ContextBuilder {
   ResolvedChat resolve(const ChatState& state, std::optional<ContextWarning>& warning) const;
   // The summary in use, when it fits the history budget.
   void take_summary(Verbatim& v, BuiltContext& out) const;
-  Ends fit_ends(const std::string& user_text, const ContextPolicy& policy,
-                const BuildOptions& options) const;
+  Ends fit_ends(const std::string& user_text, const ResolvedChat& chat, const BuildOptions& options,
+                BuiltContext& out) const;
+  // The system message: the system prompt, then the pinned facts that fit `max_tokens`.
+  void add_pins(Ends& e, const std::vector<std::string>& pins, int64_t max_tokens,
+                BuiltContext& out) const;
+  // The budget the verbatim part plans against: `ends` less the evidence reserve (allocator.h).
+  Ends allocate(const Verbatim& v, const Ends& ends, bool will_fold, bool summarize) const;
+  // `rows` from index `first` on.
+  static Prepared tail(const Prepared& rows, size_t first);
+  // Orders the prompt (the summary leading the first kept user message), adds the evidence and
+  // describes the blocks.
+  void finish(const std::string& chat_id, const Verbatim& v, std::vector<common::Message> kept,
+              int64_t history_tokens, Ends& ends, BuiltContext& out) const;
+  // `ends` with `reserve` tokens of its budget kept for evidence.
+  static Ends reserved(Ends ends, int64_t reserve);
   // The verbatim candidates; restarts the chat's state when its rows vanished.
   Verbatim read_verbatim(const std::string& chat_id, BuiltContext& out, const Ends& ends,
                          const Marks& marks) const;
   Verbatim read_from(const std::string& chat_id, const BuiltContext& out, const Ends& ends,
                      const Marks& marks) const;
   bool restart_if_rows_vanished(const std::string& chat_id, BuiltContext& out, int64_t after) const;
-  Cut plan(const Verbatim& v, const Ends& ends, const Marks& marks, const BuildOptions& options,
-           bool will_fold, const BuiltContext& out) const;
+  // What the summary may take: a fold replaces it, so room for a full-size new one.
+  int64_t summary_room(const Verbatim& v, bool will_fold) const;
+  // Compacts when `trigger` is crossed, down to `goal`'s target.
+  Cut plan(const Verbatim& v, const Ends& trigger, const Ends& goal, const Marks& marks,
+           const BuildOptions& options, bool will_fold, const BuiltContext& out) const;
   // Summarize: folds the messages leaving at `cut` into the summary (or backs off); updates
   // the summary in `v`, the state and the report in `out`. After a failed call, `cut` moves
   // back to what was folded: the rest stays verbatim.
@@ -104,6 +126,13 @@ class ContextBuilder {
   // The state after this turn; stores it when it changed (not in a dry run).
   void record_state(const std::string& chat_id, const Verbatim& v, size_t first,
                     const BuildOptions& options, BuiltContext& out) const;
+  // Recall: gathers evidence for the user's message into the room the prompt leaves and puts it
+  // before the user's own text in the last message (`user_len` bytes long at its end).
+  void add_evidence(const std::string& chat_id, const std::vector<common::Message>& kept,
+                    int64_t before_id, size_t user_len, BuiltContext& out) const;
+  // The blocks of the finished prompt.
+  void describe_blocks(const Ends& ends, const std::vector<common::Message>& kept,
+                       int64_t history_tokens, BuiltContext& out) const;
 
   ContextSettings settings_;
   Provider& provider_;
@@ -112,6 +141,7 @@ class ContextBuilder {
   const tokens::TokenCounter& counter_;
   SummaryStore* store_ = nullptr;
   Summarizer* summarizer_ = nullptr;
+  Searcher* searcher_ = nullptr;
 };
 
 }  // namespace autonous::context

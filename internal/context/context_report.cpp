@@ -21,6 +21,48 @@ std::string dump(const ordered_json& j, int indent = -1) {
   return j.dump(indent, ' ', false, ordered_json::error_handler_t::replace);
 }
 
+double round4(double v) { return std::round(v * 10000.0) / 10000.0; }
+
+// Each block: name, tier, tokens, count, stable, ids.
+ordered_json blocks(const BuiltContext& b) {
+  ordered_json out = ordered_json::array();
+  for (const Block& block : b.blocks)
+    out.push_back({{"name", block.name},
+                   {"tier", fmt::format("P{}", block.tier)},
+                   {"tokens", block.tokens},
+                   {"count", block.count},
+                   {"stable", block.stable},
+                   {"ids", block.ids}});
+  return out;
+}
+
+// What recall searched for and chose, and why: each item's id, whether the search chose it (a
+// hit) or it came as a hit's neighbour, and the hit's scores.
+ordered_json recall(const BuiltContext& b) {
+  const Evidence& ev = b.evidence;
+  ordered_json items = ordered_json::array();
+  for (const RecallItem& i : ev.items) {
+    ordered_json item = {{"id", i.message.history_id},
+                         {"source", i.document ? "document" : "history"}};
+    if (i.hit) {
+      item["score"] = round4(i.score);
+      item["relevance"] = round4(i.relevance);
+      item["recency"] = round4(i.recency);
+    } else {
+      item["neighbour_of"] = i.neighbour_of;
+    }
+    if (i.cut) item["cut"] = true;
+    items.push_back(std::move(item));
+  }
+  ordered_json runs = ordered_json::array();
+  for (const GathererRun& r : ev.runs) {
+    ordered_json run = {{"name", r.name}, {"us", r.time.count()}, {"candidates", r.candidates}};
+    if (r.error) run["error"] = *r.error;
+    runs.push_back(std::move(run));
+  }
+  return {{"terms", ev.terms}, {"items", std::move(items)}, {"gatherers", std::move(runs)}};
+}
+
 ordered_json figures(const BuiltContext& b) {
   const Figures& f = b.figures;
   return {{"original_count", f.original_count},
@@ -59,7 +101,11 @@ ordered_json figures(const BuiltContext& b) {
           {"summary_failures", b.state.after.summary_failures},
           {"summary_backoff", b.state.after.summary_skips},
           {"learned_budget", b.state.budget_cap ? ordered_json(*b.state.budget_cap) : nullptr},
-          {"build_us", f.build_time.count()}};
+          {"build_us", f.build_time.count()},
+          {"evidence_tokens", b.evidence.tokens},
+          {"evidence_reserve", b.evidence_reserve},
+          {"blocks", blocks(b)},
+          {"recall", recall(b)}};
 }
 
 std::string level_sentence(const BuiltContext& b) {

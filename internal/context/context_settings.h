@@ -8,6 +8,7 @@
 #include <string>
 
 #include "internal/context/policy.h"
+#include "internal/context/recall_select.h"
 
 namespace autonous::tokens {
 class TokenCounter;
@@ -36,6 +37,7 @@ struct ContextSettings {
   ContextPolicy policy;               // the environment's defaults; a chat's overrides go on top
   int64_t ceiling = 0;  // window − reserve when the model's window is known; 0: none
   SummarySettings summary;
+  RecallSettings recall;
 };
 
 // The least whole-prompt budget that holds `system_prompt`, the framing and kMinUserTokens.

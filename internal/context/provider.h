@@ -34,6 +34,7 @@ struct ChatState {
   std::string settings_json = "{}";  // the chat's overrides, as stored (validated by the reader)
   int64_t cleared_through = 0;       // history ids up to this are out of the context
   ContextState context;              // defaults when the chat has none
+  std::vector<std::string> pins;     // the chat's pinned facts (chat_pins), oldest first
 };
 
 class Provider {

@@ -1,6 +1,7 @@
 #include "internal/context/summary_compactor.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <chrono>
 #include <stdexcept>
@@ -23,22 +24,27 @@ constexpr std::string_view kBlockTail = "\n</conversation_summary>\n\n";
 
 }  // namespace
 
-void defuse_summary_tags(std::string& text) {
-  constexpr std::string_view kTag = "conversation_summary";
+void defuse_block_tags(std::string& text) {
+  constexpr std::array<std::string_view, 4> kTags = {"conversation_summary", "recalled_messages",
+                                                     "documents", "pinned_facts"};
   for (size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at + 1)) {
     size_t name = at + 1;
     if (name < text.size() && text[name] == '/') ++name;
-    if (text.size() - name < kTag.size()) break;
-    bool same = true;
-    for (size_t i = 0; i < kTag.size() && same; ++i)
-      same = std::tolower(static_cast<unsigned char>(text[name + i])) == kTag[i];
-    if (same) text.replace(at, 1, "\u2039");  // '‹': reads the same, is no tag
+    for (const std::string_view tag : kTags) {
+      if (text.size() - name < tag.size()) continue;
+      bool same = true;
+      for (size_t i = 0; i < tag.size() && same; ++i)
+        same = std::tolower(static_cast<unsigned char>(text[name + i])) == tag[i];
+      if (!same) continue;
+      text.replace(at, 1, "\u2039");  // '‹': reads the same, is no tag
+      break;
+    }
   }
 }
 
 std::string summary_block(std::string_view summary_text) {
   std::string text = common::sanitize_utf8(summary_text);
-  defuse_summary_tags(text);  // the block's end cannot be forged from inside it
+  defuse_block_tags(text);  // the block's end cannot be forged from inside it
   std::string out(kBlockHead);
   out += text;
   out += kBlockTail;

@@ -38,9 +38,10 @@ std::string summary_block(std::string_view summary_text);
 // which is never less than what it adds to the message it leads.
 int64_t summary_block_tokens(std::string_view summary_text, const tokens::TokenCounter& counter);
 
-// Makes every <conversation_summary> or </conversation_summary> tag in `text` (any case) inert,
-// so a user's message cannot open or close a summary block of its own.
-void defuse_summary_tags(std::string& text);
+// Makes every opening or closing tag of the engine's data blocks in `text` (any case) inert —
+// conversation_summary, recalled_messages, documents, pinned_facts — so a message cannot open or
+// close a block of its own.
+void defuse_block_tags(std::string& text);
 
 struct FoldInput {
   std::string chat_id;

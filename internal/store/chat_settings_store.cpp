@@ -60,4 +60,29 @@ int64_t clear_context(SQLite::Database& db, const std::string& chat_id) {
   return through;
 }
 
+std::vector<Pin> load_pins(db::StatementCache& cache, const std::string& chat_id) {
+  auto q = cache.get("SELECT id, text, created_at FROM chat_pins WHERE chat_id = ? ORDER BY id");
+  q->bind(1, chat_id);
+  std::vector<Pin> out;
+  while (q->executeStep())
+    out.push_back(
+        {q->getColumn(0).getInt64(), q->getColumn(1).getString(), q->getColumn(2).getString()});
+  return out;
+}
+
+int64_t add_pin(SQLite::Database& db, const std::string& chat_id, const std::string& text) {
+  SQLite::Statement q(db, "INSERT INTO chat_pins(chat_id, text) VALUES (?, ?)");
+  q.bind(1, chat_id);
+  q.bind(2, text);
+  q.exec();
+  return db.getLastInsertRowid();
+}
+
+bool remove_pin(SQLite::Database& db, const std::string& chat_id, int64_t pin_id) {
+  SQLite::Statement q(db, "DELETE FROM chat_pins WHERE chat_id = ? AND id = ?");
+  q.bind(1, chat_id);
+  q.bind(2, pin_id);
+  return q.exec() > 0;
+}
+
 }  // namespace autonous::store

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "internal/context/provider.h"
 
@@ -33,5 +34,18 @@ bool reset_overrides(SQLite::Database& db, const std::string& chat_id);
 // too); the rows stay for audit. Returns the new clear point (0 when the chat has no history).
 // Run it inside the caller's write transaction.
 int64_t clear_context(SQLite::Database& db, const std::string& chat_id);
+
+// A chat's pinned facts (chat_pins), oldest first: what `chat show` lists and every prompt of
+// the chat carries. `chat clear` keeps them.
+struct Pin {
+  int64_t id = 0;
+  std::string text;
+  std::string created_at;
+};
+std::vector<Pin> load_pins(db::StatementCache& cache, const std::string& chat_id);
+// Pins `text` (valid UTF-8, not blank) to the chat; returns its id.
+int64_t add_pin(SQLite::Database& db, const std::string& chat_id, const std::string& text);
+// Removes pin `pin_id` of the chat; false when the chat has no such pin.
+bool remove_pin(SQLite::Database& db, const std::string& chat_id, int64_t pin_id);
 
 }  // namespace autonous::store

@@ -9,6 +9,7 @@
 #include "internal/context/simple_compressor.h"
 #include "internal/store/calibration_store.h"
 #include "internal/store/context_state_store.h"
+#include "internal/store/search_index.h"
 #include "internal/store/sqlite_provider.h"
 #include "internal/store/sqlite_summary_store.h"
 
@@ -67,6 +68,14 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
                          config.target_usage};
   s.summary.keep_recent_tokens = config.keep_recent_tokens.value_or(0);
   s.summary.max_tokens = config.summary_max_tokens;
+  s.recall.enabled = config.recall;
+  s.recall.share = config.recall_share;
+  s.recall.max_tokens = config.recall_max_tokens;
+  s.recall.max_hits = config.recall_max_hits;
+  s.recall.min_relevance = config.recall_min_relevance;
+  s.recall.relevance_weight = 1.0 - config.recall_recency_weight;
+  s.recall.recency_days = config.recall_recency_days;
+  s.recall.timeout_ms = config.recall_timeout_ms;
   try {
     context::check_budget(s, counter);
   } catch (const context::PolicyError& e) {
@@ -94,6 +103,7 @@ struct Engine::Parts {
         floor_budget(context::min_budget(settings.context.system_prompt, counter)),
         provider(d),
         summaries(d),
+        search(d),
         levels(counter),
         simple(counter),
         builder(
@@ -104,6 +114,7 @@ struct Engine::Parts {
   int64_t floor_budget;  // the least budget: holds the system prompt and a user message
   SQLiteProvider provider;
   SQLiteSummaryStore summaries;
+  SearchIndex search;
   context::LevelCompressor levels;
   context::SimpleCompressor simple;
   context::StandardAssembler assembler;
@@ -114,6 +125,7 @@ Engine::Engine(SQLite::Database& db, const EngineSettings& settings,
                const tokens::TokenCounter& counter, context::Summarizer* summarizer)
     : parts_(std::make_unique<Parts>(db, settings, counter)), dry_run_(summarizer == nullptr) {
   parts_->builder.enable_summaries(parts_->summaries, summarizer);
+  if (settings.context.recall.enabled) parts_->builder.enable_recall(parts_->search);
 }
 
 Engine::~Engine() = default;

@@ -17,6 +17,7 @@
 #include "internal/context/summary.h"
 #include "internal/tokens/scaled_counter.h"
 #include "internal/tokens/token_counter.h"
+#include "tests/context/memory_searcher.h"
 #include "tests/context/memory_summary_store.h"
 #include "tests/context/vector_provider.h"
 
@@ -61,7 +62,7 @@ std::string words(std::mt19937& rng, int lo, int hi) {
 }
 
 struct Tally {
-  int turns = 0, compactions = 0, grown = 0, summarized = 0;
+  int turns = 0, compactions = 0, grown = 0, summarized = 0, recalled = 0;
 };
 
 void one_chat(std::mt19937& rng, Tally& t) {
@@ -80,8 +81,13 @@ void one_chat(std::mt19937& rng, Tally& t) {
   s.policy.max_tokens = min_budget(s.system_prompt, counter) + 300 + rng() % 8000;
   s.policy.recent_messages = 1 + rng() % 30;
   s.summary.max_tokens = 64 + rng() % 300;
+  s.recall.max_hits = static_cast<int>(rng() % 8);
+  s.recall.min_relevance = 0.1;
   ContextBuilder builder(s, provider, compressor, assembler, counter);
   builder.enable_summaries(store, &summarizer);
+  MemorySearcher searcher(provider.history);  // recall on, as by default
+  builder.enable_recall(searcher);
+  if (rng() % 3 == 0) provider.state.pins = {words(rng, 1, 40), words(rng, 1, 400)};
   std::vector<Message> previous;
   BuiltContext last;
   bool last_changed = false;
@@ -113,6 +119,15 @@ void one_chat(std::mt19937& rng, Tally& t) {
                 << b.figures.budget_tokens << " strategy " << to_string(b.chat.strategy)
                 << " changed " << changed << "\n";
     ASSERT_LE(b.figures.estimated_tokens, b.figures.budget_tokens);
+    t.recalled += !b.evidence.items.empty();
+    // Recall never offers what is verbatim in the prompt.
+    for (const RecallItem& item : b.evidence.items) {
+      for (const auto& m : b.messages) {
+        if (m.history_id != 0) {
+          ASSERT_NE(item.message.history_id, m.history_id);
+        }
+      }
+    }
     ASSERT_EQ(b.figures.estimated_tokens, counter.count_prompt(b.messages));
     const size_t first = b.messages.empty() || b.messages[0].role != Role::kSystem ? 0 : 1;
     if (b.figures.compressed_count > 0) {
@@ -154,9 +169,13 @@ TEST(MultiTurnProperty, FitsEveryTurnAndOnlyGrowsAtTheEndBetweenCompactions) {
     if (::testing::Test::HasFatalFailure()) return;
   }
   std::cout << "seed " << seed << ": " << t.turns << " turns, " << t.compactions << " compactions, "
-            << t.grown << " grew at the end, " << t.summarized << " summarized\n";
+            << t.grown << " grew at the end, " << t.summarized << " summarized, " << t.recalled
+            << " recalled\n";
   EXPECT_GT(t.compactions, 0);
-  EXPECT_GT(t.grown, t.turns / 4);  // many turns only append (small random budgets compact often)
+  EXPECT_GT(t.grown, t.turns / 4);
+  EXPECT_GT(t.recalled,
+            t.turns / 10);  // evidence rides in many prompts, and they still fit  // many turns
+                            // only append (small random budgets compact often)
 }
 
 }  // namespace

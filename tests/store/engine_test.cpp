@@ -6,6 +6,7 @@
 #include "internal/context/context_builder.h"
 #include "internal/context/level_compressor.h"
 #include "internal/store/chat_settings_store.h"
+#include "internal/store/search_index.h"
 #include "internal/store/sqlite_provider.h"
 #include "internal/tokens/token_counter.h"
 #include "tests/support/test_db.h"
@@ -84,7 +85,9 @@ TEST_F(EngineTest, BuildsWhatAHandWiredBuilderBuilds) {
   SQLiteProvider provider(t_.db());
   const context::LevelCompressor compressor(counter_);
   const context::StandardAssembler assembler;
-  const context::ContextBuilder builder(s.context, provider, compressor, assembler, counter_);
+  context::ContextBuilder builder(s.context, provider, compressor, assembler, counter_);
+  SearchIndex search(t_.db());
+  builder.enable_recall(search);
   const auto a = engine.build("c", "hello");
   const auto b = builder.build("c", "hello");
   ASSERT_EQ(a.messages.size(), b.messages.size());

@@ -1,0 +1,92 @@
+#pragma once
+// Recall: the evidence gatherers. Before each turn, the chat's history that is no longer verbatim
+// in the prompt (older than the first kept message, newer than the clear point) and the
+// operator's documents are searched for the user's message (BM25 over search terms); the chosen
+// hits (recall_select.h) are sent with their neighbour turns (an answer usually sits next to its
+// question) as marked data blocks — <recalled_messages> with each message's date and speaker,
+// <documents> — that lead the user's message: after the stable history, so the cacheable prefix
+// survives. Each gatherer runs under its own deadline; one that fails or runs late contributes
+// nothing and says so, it never fails the turn. Packing never exceeds the room it is given.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "internal/common/message.h"
+#include "internal/context/recall_select.h"
+
+namespace autonous::tokens {
+class TokenCounter;
+}
+
+namespace autonous::context {
+
+// The search seam (store/search_index.h implements it on SQLite FTS5).
+class Searcher {
+ public:
+  virtual ~Searcher() = default;
+  // Indexes what was written since (the chat's queued rows, queued documents).
+  virtual void catch_up(const std::string& chat_id) = 0;
+  // `chat_id`'s messages with ids in (after_id, before_id) that match any of `terms`, best BM25
+  // first, at most `limit`.
+  virtual SearchResult search_history(const std::string& chat_id,
+                                      const std::vector<std::string>& terms, int64_t after_id,
+                                      int64_t before_id, int limit) = 0;
+  // Documents for every chat or for `chat_id` that match any of `terms`, best first.
+  virtual SearchResult search_documents(const std::string& chat_id,
+                                        const std::vector<std::string>& terms, int limit) = 0;
+  // Up to `count` messages of `chat_id` on each side of `id`, within (after_id, before_id),
+  // oldest first, `id` itself left out.
+  virtual std::vector<common::Message> neighbours(const std::string& chat_id, int64_t id, int count,
+                                                  int64_t after_id, int64_t before_id) = 0;
+  // Calls after this throw once `deadline` passed (nullopt: no deadline).
+  virtual void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) = 0;
+};
+
+// One message or document in the evidence.
+struct RecallItem {
+  common::Message message;
+  bool document = false;
+  bool hit = false;          // chosen by the search; otherwise a neighbour of `neighbour_of`
+  int64_t neighbour_of = 0;  // the hit's id
+  double score = 0;
+  double relevance = 0;
+  double recency = 0;
+  std::string title;   // documents
+  std::string source;  // documents
+  bool cut = false;    // shortened to RecallSettings::message_tokens
+};
+
+// What one gatherer did.
+struct GathererRun {
+  std::string name;  // recall | documents
+  std::chrono::microseconds time{0};
+  int64_t candidates = 0;
+  std::optional<std::string> error;  // failed or ran late: it contributed nothing
+};
+
+struct Evidence {
+  std::string text;  // the blocks that lead the user's message; "" when nothing was found
+  int64_t tokens = 0;
+  std::vector<RecallItem> items;   // what the blocks hold, in block order
+  std::vector<std::string> terms;  // the history search's query terms
+  std::vector<GathererRun> runs;
+};
+
+// What to search: the user's text; the chat's rows in (after_id, before_id) are out of the prompt.
+struct RecallQuery {
+  std::string chat_id;
+  std::string text;
+  int64_t after_id = 0;
+  int64_t before_id = 0;
+  std::optional<double> reference;  // "now" for recency, seconds since the epoch
+  int64_t room = 0;                 // tokens the evidence may cost
+};
+
+// Runs the recall and documents gatherers and packs what they chose into `query.room`.
+Evidence gather_evidence(Searcher& searcher, const RecallQuery& query,
+                         const RecallSettings& settings, const tokens::TokenCounter& counter);
+
+}  // namespace autonous::context

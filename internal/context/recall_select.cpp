@@ -1,0 +1,130 @@
+#include "internal/context/recall_select.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "internal/tokens/search_terms.h"
+
+namespace autonous::context {
+namespace {
+
+using TermSet = std::set<std::string>;
+
+double jaccard(const TermSet& a, const TermSet& b) {
+  if (a.empty() && b.empty()) return 0;
+  size_t common = 0;
+  for (const std::string& t : a) common += b.count(t);
+  return static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
+}
+
+// The query terms a candidate contains: its "fact signature".
+std::string signature(const TermSet& terms, const std::vector<std::string>& query) {
+  std::string out;
+  for (const std::string& q : query)
+    if (terms.count(q) != 0) out += q + ' ';
+  return out;
+}
+
+bool newer(const Scored& a, const Scored& b) {
+  return a.candidate.message.history_id > b.candidate.message.history_id;
+}
+
+// Each group of candidates that match the same query terms: the newest gets the group's best
+// score.
+void favour_updates(std::vector<Scored>& scored, const std::vector<TermSet>& terms,
+                    const std::vector<std::string>& query) {
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t i = 0; i < scored.size(); ++i)
+    if (!scored[i].candidate.document) groups[signature(terms[i], query)].push_back(i);
+  for (const auto& [sig, members] : groups) {
+    if (members.size() < 2) continue;
+    size_t newest = members.front();
+    double best = 0;
+    for (const size_t i : members) {
+      best = std::max(best, scored[i].score);
+      if (newer(scored[i], scored[newest])) newest = i;
+    }
+    scored[newest].score = best;
+  }
+}
+
+}  // namespace
+
+std::optional<double> parse_time(const std::string& at) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0;
+  double s = 0;
+  char sep = 0;
+  if (std::sscanf(at.c_str(), "%4d-%2d-%2d%c%2d:%2d:%lf", &y, &mo, &d, &sep, &h, &mi, &s) != 7)
+    return std::nullopt;
+  if ((sep != 'T' && sep != ' ') || mo < 1 || mo > 12 || d < 1 || d > 31) return std::nullopt;
+  const std::chrono::year_month_day ymd{std::chrono::year{y},
+                                        std::chrono::month{static_cast<unsigned>(mo)},
+                                        std::chrono::day{static_cast<unsigned>(d)}};
+  if (!ymd.ok()) return std::nullopt;
+  const auto days = std::chrono::sys_days(ymd).time_since_epoch().count();
+  return static_cast<double>(days) * 86400.0 + h * 3600.0 + mi * 60.0 + s;
+}
+
+std::vector<Scored> select_candidates(const SearchResult& result, std::optional<double> reference,
+                                      const RecallSettings& settings) {
+  std::vector<Scored> scored;
+  std::vector<TermSet> terms;
+  const double weight = std::clamp(settings.relevance_weight, 0.0, 1.0);
+  const double tau = std::max(settings.recency_days, 1e-6) * 86400.0;
+  // Without a reference, ages count from the newest candidate.
+  if (!reference)
+    for (const Candidate& c : result.candidates)
+      if (const std::optional<double> at = parse_time(c.message.at))
+        reference = reference ? std::max(*reference, *at) : *at;
+  for (const Candidate& c : result.candidates) {
+    Scored s{c, 0, 1, 0};
+    s.relevance = result.query_idf > 0 ? std::min(1.0, c.bm25 / result.query_idf) : 0;
+    if (s.relevance < settings.min_relevance) continue;
+    const std::optional<double> at = parse_time(c.message.at);
+    if (reference && at) s.recency = std::exp(-std::max(0.0, *reference - *at) / tau);
+    s.score = weight * s.relevance + (1 - weight) * s.recency;
+    scored.push_back(std::move(s));
+  }
+  // Only the best few are worth the term analysis the diversity step needs.
+  std::stable_sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
+    return a.score > b.score || (a.score == b.score && newer(a, b));
+  });
+  const auto pool = static_cast<size_t>(std::max(3 * settings.max_hits, 12));
+  if (scored.size() > pool) scored.resize(pool);
+  for (const Scored& s : scored) {
+    const std::vector<std::string> t = tokens::search_terms(s.candidate.message.content);
+    terms.emplace_back(t.begin(), t.end());
+  }
+  favour_updates(scored, terms, result.terms);
+
+  // MMR, ties to the newer message.
+  std::vector<Scored> chosen;
+  std::vector<size_t> chosen_index;
+  std::vector<bool> taken(scored.size(), false);
+  const auto limit = static_cast<size_t>(std::max(settings.max_hits, 0));
+  while (chosen.size() < limit) {
+    std::optional<size_t> best;
+    double best_value = 0;
+    for (size_t i = 0; i < scored.size(); ++i) {
+      if (taken[i]) continue;
+      double similar = 0;
+      for (const size_t j : chosen_index) similar = std::max(similar, jaccard(terms[i], terms[j]));
+      const double value = kMmrLambda * scored[i].score - (1 - kMmrLambda) * similar;
+      if (!best || value > best_value || (value == best_value && newer(scored[i], scored[*best]))) {
+        best = i;
+        best_value = value;
+      }
+    }
+    if (!best) break;
+    taken[*best] = true;
+    chosen_index.push_back(*best);
+    chosen.push_back(scored[*best]);
+  }
+  return chosen;
+}
+
+}  // namespace autonous::context

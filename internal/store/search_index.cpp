@@ -1,0 +1,262 @@
+#include "internal/store/search_index.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include "internal/db/statement_cache.h"
+#include "internal/db/write_transaction.h"
+#include "internal/store/sqlite_provider.h"
+#include "internal/tokens/search_terms.h"
+
+namespace autonous::store {
+namespace {
+
+// Queued rows indexed per write transaction.
+constexpr int kBatch = 2000;
+
+std::string quoted(const std::string& term) {
+  std::string out = "\"";
+  for (const char c : term) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+int on_progress(void* self) {
+  const auto* deadline = static_cast<std::optional<std::chrono::steady_clock::time_point>*>(self);
+  return deadline->has_value() && std::chrono::steady_clock::now() > **deadline ? 1 : 0;
+}
+
+std::string terms_table(const std::string& source) {
+  return source == "history" ? "history_terms" : "document_terms";
+}
+
+}  // namespace
+
+SearchIndex::SearchIndex(SQLite::Database& db)
+    : db_(db), cache_(std::make_unique<db::StatementCache>(db)) {}
+
+SearchIndex::~SearchIndex() {
+  if (deadline_) sqlite3_progress_handler(db_.getHandle(), 0, nullptr, nullptr);
+}
+
+std::string SearchIndex::chat_token(const std::string& chat_id) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const unsigned char c : chat_id) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return fmt::format("c{:016x}", h);
+}
+
+int64_t SearchIndex::index_queued(const std::string& source,
+                                  const std::optional<std::string>& chat_id, int limit) {
+  const std::string table = terms_table(source);
+  const std::string select =
+      source == "history"
+          ? "SELECT q.row_id, h.chat_id, h.text FROM search_queue q LEFT JOIN history h ON "
+            "h.id = q.row_id WHERE q.source = 'history'"
+          : "SELECT q.row_id, d.chat_id, d.title || char(10) || d.text FROM search_queue q "
+            "LEFT JOIN documents d ON d.id = q.row_id WHERE q.source = 'document'";
+  db::WriteTransaction tx(db_);
+  auto q = cache_->get(select + (chat_id ? " AND q.chat_id = ?" : "") + " LIMIT ?");
+  int bind = 1;
+  if (chat_id) q->bind(bind++, *chat_id);
+  q->bind(bind, limit);
+  auto del = cache_->get("DELETE FROM " + table + " WHERE rowid = ?");
+  auto ins = cache_->get("INSERT INTO " + table + "(rowid, chat, terms) VALUES (?, ?, ?)");
+  auto done = cache_->get("DELETE FROM search_queue WHERE source = ? AND row_id = ?");
+  int64_t n = 0;
+  while (q->executeStep()) {
+    const int64_t id = q->getColumn(0).getInt64();
+    del->bind(1, id);
+    del->exec();
+    del->reset();
+    if (!q->getColumn(2).isNull()) {  // the row still exists
+      ins->bind(1, id);
+      ins->bind(2, q->getColumn(1).isNull() ? std::string("call")
+                                            : chat_token(q->getColumn(1).getString()));
+      ins->bind(3, tokens::search_terms_text(q->getColumn(2).getString()));
+      ins->exec();
+      ins->reset();
+    }
+    done->bind(1, source);
+    done->bind(2, id);
+    done->exec();
+    done->reset();
+    ++n;
+  }
+  q->reset();
+  tx.commit();
+  if (source == "history") history_rows_.reset();  // counted again when next needed
+  return n;
+}
+
+void SearchIndex::catch_up(const std::string& chat_id) {
+  while (index_queued("history", chat_id, kBatch) == kBatch) {
+  }
+  while (index_queued("document", std::nullopt, kBatch) == kBatch) {
+  }
+}
+
+int64_t SearchIndex::index_all() {
+  int64_t total = 0;
+  for (const std::string source : {"history", "document"}) {
+    int64_t n = 0;
+    do {
+      n = index_queued(source, std::nullopt, kBatch);
+      total += n;
+    } while (n == kBatch);
+  }
+  return total;
+}
+
+int64_t SearchIndex::rows(const std::string& table) {
+  if (table == "history_terms" && history_rows_) return *history_rows_;
+  // FTS5 keeps one docsize row per indexed row.
+  auto q = cache_->get("SELECT count(*) FROM " + table + "_docsize");
+  q->executeStep();
+  const int64_t n = q->getColumn(0).getInt64();
+  if (table == "history_terms") history_rows_ = n;
+  return n;
+}
+
+SearchIndex::Query SearchIndex::query(const std::string& table,
+                                      const std::vector<std::string>& terms) {
+  Query out;
+  const std::set<std::string> unique(terms.begin(), terms.end());
+  const auto total = static_cast<double>(rows(table));
+  auto vocab = cache_->get("SELECT doc FROM " + table + "_vocab WHERE term = ?");
+  std::vector<std::pair<int64_t, std::string>> known;  // (rows holding it, term)
+  for (const std::string& t : unique) {
+    vocab->bind(1, t);
+    const int64_t doc = vocab->executeStep() ? vocab->getColumn(0).getInt64() : 0;
+    vocab->reset();
+    if (doc > 0) known.emplace_back(doc, t);
+  }
+  std::sort(known.begin(), known.end());
+  for (const auto& [doc, term] : known) {
+    // The rarest term stays even when common: a question of common words still searches.
+    const bool common = static_cast<double>(doc) > kCommonShare * total;
+    if ((common && !out.terms.empty()) || out.terms.size() >= kMaxQueryTerms) break;
+    out.terms.push_back(term);
+    // FTS5's BM25 IDF, floored as it floors it.
+    out.idf += std::max(1e-6, std::log((total - static_cast<double>(doc) + 0.5) /
+                                       (static_cast<double>(doc) + 0.5)));
+  }
+  for (const std::string& t : out.terms) {
+    if (!out.match.empty()) out.match += " OR ";
+    out.match += quoted(t);
+  }
+  return out;
+}
+
+context::SearchResult SearchIndex::search_history(const std::string& chat_id,
+                                                  const std::vector<std::string>& terms,
+                                                  int64_t after_id, int64_t before_id, int limit) {
+  context::SearchResult out;
+  const Query qy = query("history_terms", terms);
+  out.terms = qy.terms;
+  out.query_idf = qy.idf;
+  if (qy.terms.empty() || limit <= 0) return out;
+  auto q = cache_->get(
+      "SELECT rowid, -bm25(history_terms, 0.0, 1.0) FROM history_terms WHERE history_terms "
+      "MATCH ? AND rowid > ? AND rowid < ? ORDER BY bm25(history_terms, 0.0, 1.0) LIMIT ?");
+  q->bind(1, "chat : " + quoted(chat_token(chat_id)) + " AND terms : (" + qy.match + ")");
+  q->bind(2, after_id);
+  q->bind(3, before_id);
+  q->bind(4, limit);
+  std::vector<std::pair<int64_t, double>> hits;
+  while (q->executeStep())
+    hits.emplace_back(q->getColumn(0).getInt64(), q->getColumn(1).getDouble());
+  q->reset();
+  auto row =
+      cache_->get("SELECT id, role, text, created_at FROM history WHERE id = ? AND chat_id = ?");
+  for (const auto& [id, score] : hits) {
+    row->bind(1, id);
+    row->bind(2, chat_id);
+    std::vector<common::Message> m = read_messages(*row);
+    row->reset();
+    if (m.empty()) continue;  // another chat with the same token, or a row deleted since
+    context::Candidate c;
+    c.message = std::move(m.front());
+    c.bm25 = score;
+    out.candidates.push_back(std::move(c));
+  }
+  return out;
+}
+
+context::SearchResult SearchIndex::search_documents(const std::string& chat_id,
+                                                    const std::vector<std::string>& terms,
+                                                    int limit) {
+  context::SearchResult out;
+  const Query qy = query("document_terms", terms);
+  out.terms = qy.terms;
+  out.query_idf = qy.idf;
+  if (qy.terms.empty() || limit <= 0) return out;
+  auto q = cache_->get(
+      "SELECT d.id, d.title, d.text, d.source, d.created_at, -bm25(document_terms, 0.0, 1.0) "
+      "FROM document_terms JOIN documents d ON d.id = document_terms.rowid "
+      "WHERE document_terms MATCH ? AND (d.chat_id IS NULL OR d.chat_id = ?) "
+      "ORDER BY bm25(document_terms, 0.0, 1.0) LIMIT ?");
+  q->bind(1, "(chat : \"call\" OR chat : " + quoted(chat_token(chat_id)) + ") AND terms : (" +
+                 qy.match + ")");
+  q->bind(2, chat_id);
+  q->bind(3, limit);
+  while (q->executeStep()) {
+    context::Candidate c;
+    c.document = true;
+    c.message.history_id = q->getColumn(0).getInt64();
+    c.title = q->getColumn(1).getString();
+    c.message.content = q->getColumn(2).getString();
+    c.source = q->getColumn(3).getString();
+    c.message.at = q->getColumn(4).getString();
+    c.bm25 = q->getColumn(5).getDouble();
+    out.candidates.push_back(std::move(c));
+  }
+  q->reset();
+  return out;
+}
+
+std::vector<common::Message> SearchIndex::neighbours(const std::string& chat_id, int64_t id,
+                                                     int count, int64_t after_id,
+                                                     int64_t before_id) {
+  if (count <= 0) return {};
+  auto older = cache_->get(
+      "SELECT id, role, text, created_at FROM history INDEXED BY history_by_chat WHERE chat_id "
+      "= ? AND id < ? AND id > ? ORDER BY id DESC LIMIT ?");
+  older->bind(1, chat_id);
+  older->bind(2, id);
+  older->bind(3, after_id);
+  older->bind(4, count);
+  std::vector<common::Message> out = read_messages(*older);
+  older->reset();
+  std::reverse(out.begin(), out.end());
+  auto newer = cache_->get(
+      "SELECT id, role, text, created_at FROM history INDEXED BY history_by_chat WHERE chat_id "
+      "= ? AND id > ? AND id < ? ORDER BY id LIMIT ?");
+  newer->bind(1, chat_id);
+  newer->bind(2, id);
+  newer->bind(3, before_id);
+  newer->bind(4, count);
+  for (common::Message& m : read_messages(*newer)) out.push_back(std::move(m));
+  newer->reset();
+  return out;
+}
+
+void SearchIndex::set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  deadline_ = deadline;
+  if (deadline_)
+    sqlite3_progress_handler(db_.getHandle(), 1000, on_progress, &deadline_);
+  else
+    sqlite3_progress_handler(db_.getHandle(), 0, nullptr, nullptr);
+}
+
+}  // namespace autonous::store

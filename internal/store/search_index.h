@@ -1,0 +1,73 @@
+#pragma once
+// SearchIndex: recall's full-text search on SQLite FTS5 (migration 0007), the context engine's
+// Searcher. Rows are indexed by their search terms (tokens/search_terms.h) from search_queue,
+// which triggers fill on every write, whoever writes: catch_up() indexes a chat's queued rows
+// and the queued documents before a search, index_all() everything (`autonous migrate`). A query
+// keeps its kMaxQueryTerms rarest terms that occur at all and drops those in more than
+// kCommonShare of the rows (they tell nothing apart and make the search slow); BM25 ranks (the
+// chat column weighs nothing). A deadline interrupts a running query (SQLite's progress
+// handler). Not thread-safe: one per connection.
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "internal/context/recall.h"
+
+namespace SQLite {
+class Database;
+}
+namespace autonous::db {
+class StatementCache;
+}
+
+namespace autonous::store {
+
+inline constexpr int kMaxQueryTerms = 8;
+inline constexpr double kCommonShare = 0.1;
+
+class SearchIndex final : public context::Searcher {
+ public:
+  // `db` must outlive the index.
+  explicit SearchIndex(SQLite::Database& db);
+  ~SearchIndex() override;
+  SearchIndex(const SearchIndex&) = delete;
+  SearchIndex& operator=(const SearchIndex&) = delete;
+
+  void catch_up(const std::string& chat_id) override;
+  // Indexes every queued row (all chats, documents); returns how many. Throws SQLite::Exception.
+  int64_t index_all();
+
+  context::SearchResult search_history(const std::string& chat_id,
+                                       const std::vector<std::string>& terms, int64_t after_id,
+                                       int64_t before_id, int limit) override;
+  context::SearchResult search_documents(const std::string& chat_id,
+                                         const std::vector<std::string>& terms, int limit) override;
+  std::vector<common::Message> neighbours(const std::string& chat_id, int64_t id, int count,
+                                          int64_t after_id, int64_t before_id) override;
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) override;
+
+  // The `chat` column's token for `chat_id` (FNV-1a 64 in hex after a 'c').
+  static std::string chat_token(const std::string& chat_id);
+
+ private:
+  struct Query {
+    std::string match;
+    std::vector<std::string> terms;
+    double idf = 0;
+  };
+  // Indexes up to `limit` queued rows of `source` (of `chat_id` when given); returns how many.
+  int64_t index_queued(const std::string& source, const std::optional<std::string>& chat_id,
+                       int limit);
+  Query query(const std::string& table, const std::vector<std::string>& terms);
+  int64_t rows(const std::string& table);
+
+  SQLite::Database& db_;
+  std::unique_ptr<db::StatementCache> cache_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  std::optional<int64_t> history_rows_;  // cached row count of history_terms (for IDF)
+};
+
+}  // namespace autonous::store

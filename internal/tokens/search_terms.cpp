@@ -1,0 +1,148 @@
+#include "internal/tokens/search_terms.h"
+
+#include <memory>
+
+#include <libstemmer.h>
+#include <unicode/brkiter.h>
+#include <unicode/locid.h>
+#include <unicode/uchar.h>
+#include <unicode/unistr.h>
+#include <unicode/uscript.h>
+
+#include "internal/common/utf8.h"
+
+namespace autonous::tokens {
+namespace {
+
+// Longer "words" (a base64 blob, a URL without breaks) are not worth indexing.
+constexpr int32_t kMaxTermChars = 40;
+
+struct StemmerDeleter {
+  void operator()(sb_stemmer* s) const noexcept { sb_stemmer_delete(s); }
+};
+using Stemmer = std::unique_ptr<sb_stemmer, StemmerDeleter>;
+
+// One set per thread: a Snowball stemmer and an ICU break iterator are not thread-safe.
+struct Analyzers {
+  Stemmer english{sb_stemmer_new("english", "UTF_8")};
+  Stemmer russian{sb_stemmer_new("russian", "UTF_8")};
+  std::unique_ptr<icu::BreakIterator> words;
+  Analyzers() {
+    UErrorCode status = U_ZERO_ERROR;
+    words.reset(icu::BreakIterator::createWordInstance(icu::Locale::getRoot(), status));
+    if (U_FAILURE(status)) words.reset();
+  }
+};
+
+Analyzers& analyzers() {
+  thread_local Analyzers a;
+  return a;
+}
+
+bool is_cjk(UScriptCode script) {
+  return script == USCRIPT_HAN || script == USCRIPT_HIRAGANA || script == USCRIPT_KATAKANA ||
+         script == USCRIPT_HANGUL;
+}
+
+std::string utf8(const icu::UnicodeString& s) {
+  std::string out;
+  s.toUTF8String(out);
+  return out;
+}
+
+void add_stemmed(sb_stemmer* stemmer, const std::string& word, std::vector<std::string>& out) {
+  if (stemmer == nullptr) {
+    out.push_back(word);
+    return;
+  }
+  const sb_symbol* stem = sb_stemmer_stem(stemmer, reinterpret_cast<const sb_symbol*>(word.data()),
+                                          static_cast<int>(word.size()));
+  if (stem == nullptr) {
+    out.push_back(word);
+    return;
+  }
+  out.emplace_back(reinterpret_cast<const char*>(stem),
+                   static_cast<size_t>(sb_stemmer_length(stemmer)));
+}
+
+// A CJK word, and its two-character pieces when it is longer.
+void add_cjk(const icu::UnicodeString& word, std::vector<std::string>& out) {
+  out.push_back(utf8(word));
+  const int32_t chars = word.countChar32();
+  if (chars <= 2) return;
+  int32_t at = 0;
+  for (int32_t i = 0; i + 1 < chars; ++i) {
+    const int32_t next = word.moveIndex32(at, 1);
+    const int32_t end = word.moveIndex32(next, 1);
+    out.push_back(utf8(word.tempSubStringBetween(at, end)));
+    at = next;
+  }
+}
+
+void add_piece(const icu::UnicodeString& word, Analyzers& a, std::vector<std::string>& out) {
+  const int32_t chars = word.countChar32();
+  if (chars == 0 || chars > kMaxTermChars) return;
+  UErrorCode status = U_ZERO_ERROR;
+  const UScriptCode script = uscript_getScript(word.char32At(0), &status);
+  if (is_cjk(script)) {
+    add_cjk(word, out);
+  } else if (script == USCRIPT_LATIN) {
+    add_stemmed(a.english.get(), utf8(word), out);
+  } else if (script == USCRIPT_CYRILLIC) {
+    add_stemmed(a.russian.get(), utf8(word), out);
+  } else {
+    out.push_back(utf8(word));
+  }
+}
+
+bool word_char(UChar32 c) {
+  return (U_GET_GC_MASK(c) & (U_GC_L_MASK | U_GC_N_MASK | U_GC_M_MASK | U_GC_CO_MASK)) != 0;
+}
+
+// A word split at what is neither a letter, a number nor a mark ("don't", "3.14", "a_b"): every
+// term is then one token of the index's tokenizer (unicode61, categories L* N* Co M*).
+void add_word(const icu::UnicodeString& word, Analyzers& a, std::vector<std::string>& out) {
+  int32_t start = -1;
+  for (int32_t i = 0; i <= word.length();) {
+    const bool end = i == word.length();
+    const UChar32 c = end ? 0 : word.char32At(i);
+    if (!end && word_char(c)) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      add_piece(word.tempSubStringBetween(start, i), a, out);
+      start = -1;
+    }
+    i += end ? 1 : U16_LENGTH(c);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> search_terms(std::string_view text) {
+  std::vector<std::string> out;
+  Analyzers& a = analyzers();
+  if (!a.words || text.empty()) return out;
+  const std::string clean = common::sanitize_utf8(text);
+  icu::UnicodeString s = icu::UnicodeString::fromUTF8(clean);
+  s.toLower(icu::Locale::getRoot());
+  a.words->setText(s);
+  int32_t start = a.words->first();
+  for (int32_t end = a.words->next(); end != icu::BreakIterator::DONE;
+       start = end, end = a.words->next()) {
+    // Words only: letters, numbers, kana, ideographs (not spaces or punctuation).
+    if (a.words->getRuleStatus() < UBRK_WORD_NONE_LIMIT) continue;
+    add_word(s.tempSubStringBetween(start, end), a, out);
+  }
+  return out;
+}
+
+std::string search_terms_text(std::string_view text) {
+  std::string out;
+  for (const std::string& term : search_terms(text)) {
+    if (!out.empty()) out += ' ';
+    out += term;
+  }
+  return out;
+}
+
+}  // namespace autonous::tokens
