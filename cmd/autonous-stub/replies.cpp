@@ -32,16 +32,19 @@ json completion(const json& body, const ReplyShape& shape) {
                                 {"finish_reason", shape.finish}}})}};
 }
 
-// The user's own text: what follows the engine's data blocks (a summary, recalled messages,
-// documents) that lead a user message. Fault directives and echoed replies come from it alone.
-std::string own_text(const std::string& content) {
-  size_t from = 0;
-  for (const char* tag : {"</conversation_summary>", "</recalled_messages>", "</documents>"}) {
-    const size_t at = content.rfind(tag);
-    if (at != std::string::npos) from = std::max(from, at + std::string_view(tag).size());
+// The user's own text: a user message without the engine's data blocks (a summary leading it,
+// recalled messages and documents following it). Fault directives and echoed replies come from
+// it alone.
+std::string own_text(std::string content) {
+  for (const std::string tag : {"conversation_summary", "recalled_messages", "documents"}) {
+    const size_t open = content.find("<" + tag + ">");
+    const size_t close = content.rfind("</" + tag + ">");
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    content.erase(open, close + tag.size() + 3 - open);
   }
-  while (from < content.size() && (content[from] == '\n' || content[from] == ' ')) ++from;
-  return content.substr(from);
+  const size_t first = content.find_first_not_of(" \n");
+  const size_t last = content.find_last_not_of(" \n");
+  return first == std::string::npos ? std::string() : content.substr(first, last - first + 1);
 }
 
 }  // namespace

@@ -127,7 +127,8 @@ class ContextBuilder {
   void record_state(const std::string& chat_id, const Verbatim& v, size_t first,
                     const BuildOptions& options, BuiltContext& out) const;
   // Recall: gathers evidence for the user's message into the room the prompt leaves and puts it
-  // before the user's own text in the last message (`user_len` bytes long at its end).
+  // after the user's own text (`user_len` bytes at the end of the last message), in the one
+  // message that changes every turn.
   void add_evidence(const std::string& chat_id, const std::vector<common::Message>& kept,
                     int64_t before_id, size_t user_len, BuiltContext& out) const;
   // The blocks of the finished prompt.

@@ -172,7 +172,9 @@ void ContextBuilder::add_evidence(const std::string& chat_id,
       return;
     }
     common::Message with = user;
-    with.content.insert(with.content.size() - user_len, ev.text);
+    std::string block = ev.text;
+    while (!block.empty() && block.back() == '\n') block.pop_back();
+    with.content += "\n\n" + block;
     const int64_t total =
         f.estimated_tokens - counter_.count_message(user) + counter_.count_message(with);
     if (total > f.budget_tokens) continue;

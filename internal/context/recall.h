@@ -4,8 +4,9 @@
 // operator's documents are searched for the user's message (BM25 over search terms); the chosen
 // hits (recall_select.h) are sent with their neighbour turns (an answer usually sits next to its
 // question) as marked data blocks — <recalled_messages> with each message's date and speaker,
-// <documents> — that lead the user's message: after the stable history, so the cacheable prefix
-// survives. Each gatherer runs under its own deadline; one that fails or runs late contributes
+// <documents> — that follow the user's text in the last message: after the stable history, in
+// the one message that changes every turn, so the cacheable prefix survives and the roles still
+// alternate as strict chat templates require. Each gatherer runs under its own deadline; one that fails or runs late contributes
 // nothing and says so, it never fails the turn. Packing never exceeds the room it is given.
 
 #include <chrono>

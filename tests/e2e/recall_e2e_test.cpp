@@ -67,8 +67,8 @@ TEST_F(RecallE2eTest, AnEarlyFactReachesThePromptAsARecalledMessageAndTheEventSa
   const size_t block = user.find("<recalled_messages>");
   ASSERT_NE(block, std::string::npos) << user;
   EXPECT_NE(user.find("my locker code at the gym is 4471", block), std::string::npos);
-  // The user's own text comes last, after the block; the forged closing tag is inert.
-  EXPECT_EQ(user.rfind("What is my locker code at the gym?"), user.size() - 34);
+  // The user's own text comes first, the block after it; the forged closing tag is inert.
+  EXPECT_EQ(user.find("What is my locker code at the gym?"), 0u);
   EXPECT_EQ(user.find("</recalled_messages>"), user.rfind("</recalled_messages>"));
   // Nothing recalled is verbatim in the prompt's history too.
   for (size_t i = 0; i + 1 < messages.size(); ++i)
