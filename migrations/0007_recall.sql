@@ -59,7 +59,20 @@ END;
 CREATE TABLE chat_pins (
   id         INTEGER PRIMARY KEY AUTOINCREMENT,
   chat_id    TEXT NOT NULL CHECK (length(chat_id) BETWEEN 1 AND 256),
-  text       TEXT NOT NULL CHECK (length(text) > 0),
+  text       TEXT NOT NULL CHECK (length(text) BETWEEN 1 AND 4000),
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
 CREATE INDEX chat_pins_by_chat ON chat_pins(chat_id, id);
+
+-- The delta builder: the stable blocks (system, pinned, summary, history) of each chat's last
+-- answered prompt, by SHA-256, so a turn can say which blocks a provider's prompt cache can reuse.
+-- Written with the answered turn; `through` (history): the newest message id in that prompt.
+CREATE TABLE context_blocks (
+  chat_id    TEXT    NOT NULL,
+  name       TEXT    NOT NULL CHECK (name IN ('system', 'pinned', 'summary', 'history')),
+  sha256     TEXT    NOT NULL,
+  tokens     INTEGER NOT NULL DEFAULT 0,
+  through    INTEGER NOT NULL DEFAULT 0,
+  updated_at TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  PRIMARY KEY (chat_id, name)
+) WITHOUT ROWID;

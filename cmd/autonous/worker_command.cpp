@@ -16,6 +16,7 @@
 #include "internal/common/clock.h"
 #include "internal/openai/curl_transport.h"
 #include "internal/store/engine.h"
+#include "internal/store/search_index.h"
 #include "internal/worker/worker.h"
 
 namespace autonous::cmd {
@@ -38,7 +39,17 @@ int run_worker(const config::Config& config, bool drain) {
   const store::EngineSettings settings = engine_settings(config);
   spdlog::info("context budget tokens={} source=\"{}\" strategy={}", settings.budget.tokens,
                settings.budget.source, context::to_string(settings.context.policy.strategy));
-  open_db(config);  // migrate once, before the slots open their own connections
+  {
+    // Migrate once, before the slots open their own connections; then index what is queued for
+    // recall's search (a whole history after an upgrade, an import made while no worker ran).
+    auto db = open_db(config);
+    const auto started = std::chrono::steady_clock::now();
+    if (const int64_t n = store::SearchIndex(*db).index_all(); n > 0)
+      spdlog::info("search index caught up rows={} ms={}", n,
+                   std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now() - started)
+                       .count());
+  }
   const sigset_t signals = block_stop_signals();
 
   const openai::CurlGlobal curl;

@@ -80,6 +80,7 @@ struct Config {
   // temperature (context/model_presets.h: request_shape).
   std::string summary_request_shape = "auto";
   int keep_recent_messages = 6;  // KEEP_RECENT_MESSAGES: the floor no compaction folds or drops
+  std::string context_layout = "default";  // CONTEXT_LAYOUT: default | sectioned | minimal
   // Recall (context/recall.h, context/allocator.h).
   bool recall = true;                  // RECALL=on|off
   double recall_share = 0.45;          // RECALL_SHARE

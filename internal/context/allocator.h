@@ -1,14 +1,14 @@
 #pragma once
 // The budget allocator: how a turn's prompt budget is shared between its blocks (blocks.h).
 // P0 (the system prompt) and P1 (the chat's pinned facts, the user's message) are reserved
-// first. Of the rest (the flexible part), a chat with long-term material — history outside the
-// verbatim part, or a summary — gives `RECALL_SHARE` (0.45) to long-term memory: the summary
-// (under summarize, the room a new one may take) and evidence (recalled messages, documents),
-// the evidence's part at most `RECALL_MAX_TOKENS`; the verbatim history plans its compactions
-// within the rest, so a turn's evidence never moves the stable prefix. A chat
-// without (a short one) gives it all to the recent history. Unused room flows forward, toward
-// the end of the prompt: whatever the history and summary leave of the whole budget is the
-// evidence's room (never the other way, which would change the cached prefix every turn).
+// first. Of the rest (the flexible part), `RECALL_SHARE` (0.45) goes to long-term memory: the
+// summary (under summarize, the room a new one may take) and evidence (recalled messages,
+// documents), the evidence's part at most `RECALL_MAX_TOKENS`; the recent history gets the rest.
+// A compaction cuts the verbatim history down to the target of the budget less this reserve;
+// between compactions the history grows into whatever the evidence leaves, until the warn
+// threshold of the whole budget starts the next compaction. Unused room flows both ways
+// without moving the cached prefix: the evidence takes whatever the prompt leaves of the whole
+// budget each turn, and the history's growth uses the reserve when evidence does not.
 // Pinned facts take at most kPinnedShare of the budget (the oldest beyond it are left out).
 // Pure.
 
@@ -21,10 +21,10 @@ namespace autonous::context {
 inline constexpr double kPinnedShare = 0.2;
 
 struct AllocationInput {
-  int64_t budget = 0;   // the whole prompt
-  int64_t fixed = 0;    // framing, P0 and P1
-  int64_t summary = 0;  // what the summary takes of the long-term share
-  bool long_term = false;
+  int64_t budget = 0;     // the whole prompt
+  int64_t fixed = 0;      // framing, P0 and P1
+  int64_t summary = 0;    // what the summary takes of the long-term share
+  bool long_term = true;  // the chat has or will have history outside the verbatim part
   RecallSettings recall;
 };
 

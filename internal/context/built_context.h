@@ -75,7 +75,8 @@ struct ResolvedChat {
   Strategy requested_strategy = Strategy::kTokenBudget;  // what the settings asked for
   bool own_settings = false;                             // the chat has its own settings in effect
   int64_t cleared_through = 0;
-  std::vector<std::string> pins;  // the chat's pinned facts, oldest first
+  std::vector<std::string> pins;    // the chat's pinned facts, oldest first
+  std::vector<BlockRecord> blocks;  // the last answered prompt's stable blocks, by name
 };
 
 // The chat's context state around this turn (provider.h ContextState).
@@ -100,6 +101,17 @@ struct Block {
   std::vector<int64_t> ids;  // history: its first and last id; evidence: the items' ids
 };
 
+// The delta builder: each stable block (system, pinned, summary, history) hashed with SHA-256
+// and compared with the chat's last answered prompt. A provider's prompt cache serves an exact
+// prefix, so the predicted cached tokens are those of the leading run of reused blocks (of the
+// history: the messages that were already in the last prompt).
+struct Delta {
+  std::vector<std::string> reused;   // stable blocks identical to the last prompt's
+  std::vector<std::string> changed;  // stable blocks that differ (or are new)
+  int64_t predicted_cached_tokens = 0;
+  std::vector<BlockRecord> records;  // stored with the answered turn (Engine::write_state)
+};
+
 struct BuiltContext {
   std::vector<common::Message> messages;  // what would be sent
   StateChange state;
@@ -112,6 +124,7 @@ struct BuiltContext {
   Evidence evidence;             // what recall and the documents contributed
   int64_t evidence_reserve = 0;  // budget kept from the history for evidence (allocator.h)
   int64_t pins_left_out = 0;     // pinned facts over their share of the budget
+  Delta delta;                   // this prompt against the chat's last answered one
 };
 
 // How a turn is built: a rebuild after a provider's "context length exceeded" compacts

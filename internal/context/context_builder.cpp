@@ -75,6 +75,8 @@ ContextBuilder::Ends ContextBuilder::fit_ends(const std::string& user_text,
   e.system = {common::Role::kSystem, common::sanitize_utf8(settings_.system_prompt), 0};
   e.user = {common::Role::kUser, common::sanitize_utf8(user_text), 0};
   defuse_block_tags(e.user.content);
+  e.query = e.user.content;
+  lay_out(e);
   e.system_tokens = e.system.content.empty() ? 0 : counter_.count_message(e.system);
   // Pinned facts: a share of the budget, never the user message's least room.
   add_pins(e, chat.pins,
@@ -105,6 +107,7 @@ void ContextBuilder::begin(const std::string& chat_id, BuiltContext& out) const 
   std::optional<ContextWarning> bad_settings;
   out.chat = resolve(stored, bad_settings);
   out.chat.pins = std::move(stored.pins);
+  out.chat.blocks = std::move(stored.blocks);
   if (bad_settings) out.warnings.push_back(*bad_settings);
   if (out.chat.strategy == Strategy::kSummarize && store_ == nullptr) {
     out.chat.strategy = Strategy::kTokenBudget;
@@ -163,7 +166,7 @@ ContextBuilder::Verbatim ContextBuilder::read_from(const std::string& chat_id,
                                                    const Marks& marks) const {
   Verbatim v;
   v.after = std::max(out.chat.cleared_through, out.state.before.verbatim_after);
-  if (out.chat.strategy == Strategy::kSummarize) {
+  if (out.chat.strategy == Strategy::kSummarize && settings_.layout != Layout::kMinimal) {
     v.summary = store_->latest(chat_id, out.chat.cleared_through);
     if (v.summary && v.summary->id < out.state.before.summary_from) v.summary.reset();
     if (v.summary) {
@@ -171,7 +174,8 @@ ContextBuilder::Verbatim ContextBuilder::read_from(const std::string& chat_id,
       v.summary_tokens = summary_block_tokens(v.summary->text, counter_);
     }
   }
-  const int limit = settings_.history_window > 0 ? read_limit(marks) : 0;
+  const int limit =
+      settings_.history_window > 0 && settings_.layout != Layout::kMinimal ? read_limit(marks) : 0;
   if (ends.user_truncated || limit <= 0) return v;
   std::vector<common::Message> rows = provider_.get_history(chat_id, limit, v.after);
   v.full = static_cast<int>(rows.size()) == limit;
@@ -340,14 +344,13 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   Verbatim v = read_verbatim(chat_id, out, ends, marks);
   const bool summarize = out.chat.strategy == Strategy::kSummarize;
   const bool will_fold = summarize && out.state.before.summary_skips == 0;
-  // A chat with long-term material keeps part of the budget for evidence; the verbatim part
-  // compacts within the rest (its first compaction already aims there).
-  const bool long_term =
-      out.state.before.verbatim_after > out.chat.cleared_through || v.summary.has_value() || v.full;
+  // The allocator: a compaction cuts down to the target of the budget less the evidence reserve,
+  // so right after it the evidence has its share; the verbatim part then grows into that room
+  // (whatever evidence does not use) until the warn threshold of the whole budget, so the reserve
+  // is never wasted and compactions stay as rare as without recall.
   const Ends planned = allocate(v, ends, will_fold, summarize);
-  Cut cut = plan(v, long_term ? planned : ends, planned, marks, options, will_fold, out);
-  const bool reserve_used = long_term || cut.first > 0;
-  out.evidence_reserve = reserve_used ? ends.budget_tokens - planned.budget_tokens : 0;
+  out.evidence_reserve = ends.budget_tokens - planned.budget_tokens;
+  Cut cut = plan(v, ends, planned, marks, options, will_fold, out);
   out.state.compaction = cut.reason;
   f.original_count = static_cast<int64_t>(v.rows.messages.size());
   f.tokens_before = ends.fixed_tokens + v.summary_tokens + v.rows.tokens;

@@ -74,6 +74,9 @@ class ContextBuilder {
     int64_t fixed_tokens = 0;           // framing + system (with pins) + user
     int64_t pinned_tokens = 0;          // what the pinned facts add to the system message
     int64_t pins = 0;                   // pinned facts in it
+    std::string query;                  // the user's text (sanitized): what recall searches for
+    size_t pins_bytes = 0;              // the pinned facts' part of the system message
+    size_t suffix = 0;  // bytes of the last message after where evidence goes (sectioned)
   };
   // The verbatim candidates of this turn and the summary in use.
   struct Verbatim {
@@ -127,10 +130,15 @@ class ContextBuilder {
   void record_state(const std::string& chat_id, const Verbatim& v, size_t first,
                     const BuildOptions& options, BuiltContext& out) const;
   // Recall: gathers evidence for the user's message into the room the prompt leaves and puts it
-  // after the user's own text (`user_len` bytes at the end of the last message), in the one
-  // message that changes every turn.
+  // after the user's own text (before the layout's suffix), in the one message that changes every
+  // turn.
   void add_evidence(const std::string& chat_id, const std::vector<common::Message>& kept,
-                    int64_t before_id, size_t user_len, BuiltContext& out) const;
+                    int64_t before_id, const Ends& ends, BuiltContext& out) const;
+  // The layout's wrapping of the system prompt and the user's text (before they are counted).
+  void lay_out(Ends& e) const;
+  // The delta builder: this prompt's stable blocks against the last answered prompt's.
+  void compute_delta(const Ends& ends, const std::vector<common::Message>& kept,
+                     int64_t history_tokens, BuiltContext& out) const;
   // The blocks of the finished prompt.
   void describe_blocks(const Ends& ends, const std::vector<common::Message>& kept,
                        int64_t history_tokens, BuiltContext& out) const;

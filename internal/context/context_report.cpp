@@ -105,6 +105,10 @@ ordered_json figures(const BuiltContext& b) {
           {"evidence_tokens", b.evidence.tokens},
           {"evidence_reserve", b.evidence_reserve},
           {"blocks", blocks(b)},
+          {"delta",
+           {{"reused", b.delta.reused},
+            {"changed", b.delta.changed},
+            {"predicted_cached_tokens", b.delta.predicted_cached_tokens}}},
           {"recall", recall(b)}};
 }
 

@@ -8,6 +8,25 @@
 
 namespace autonous::context {
 
+std::optional<Layout> parse_layout(std::string_view name) {
+  if (name == "default") return Layout::kDefault;
+  if (name == "sectioned") return Layout::kSectioned;
+  if (name == "minimal") return Layout::kMinimal;
+  return std::nullopt;
+}
+
+std::string_view to_string(Layout layout) {
+  switch (layout) {
+    case Layout::kDefault:
+      return "default";
+    case Layout::kSectioned:
+      return "sectioned";
+    case Layout::kMinimal:
+      return "minimal";
+  }
+  return "default";
+}
+
 int64_t min_budget(const std::string& system_prompt, const tokens::TokenCounter& counter) {
   int64_t system = 0;
   if (!system_prompt.empty())

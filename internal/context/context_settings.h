@@ -5,7 +5,9 @@
 // chat's budget, and the room summarize needs. Pure values.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "internal/context/policy.h"
 #include "internal/context/recall_select.h"
@@ -29,6 +31,19 @@ struct SummarySettings {
   int64_t max_tokens = 1024;       // SUMMARY_MAX_TOKENS: the summary's reply cap
 };
 
+// How blocks become messages (CONTEXT_LAYOUT).
+//   default:   system prompt (+ pinned facts) · summary leading the first kept user message ·
+//              verbatim history · the user's text, then the evidence, in the last message;
+//   sectioned: the same order under the seed's section names: [Role & Policies] and [State]
+//              (pinned facts) in the system message, the history as [Context], and [Task],
+//              [Evidence], [Output] in the last message (the per-turn sections stay at the end,
+//              so the cacheable prefix survives);
+//   minimal:   the system prompt (+ pinned facts) and the last message only: no history and no
+//              summary; the conversation reaches the model through recall alone.
+enum class Layout { kDefault, kSectioned, kMinimal };
+std::optional<Layout> parse_layout(std::string_view name);
+std::string_view to_string(Layout layout);
+
 struct ContextSettings {
   std::string system_prompt;
   int history_window = 100;           // the high mark in messages (compaction.h)
@@ -38,6 +53,7 @@ struct ContextSettings {
   int64_t ceiling = 0;  // window − reserve when the model's window is known; 0: none
   SummarySettings summary;
   RecallSettings recall;
+  Layout layout = Layout::kDefault;
 };
 
 // The least whole-prompt budget that holds `system_prompt`, the framing and kMinUserTokens.

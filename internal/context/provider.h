@@ -28,6 +28,17 @@ struct ContextState {
   bool operator==(const ContextState&) const = default;
 };
 
+// A stable block of the chat's last answered prompt (context_blocks): what the delta builder
+// compares this turn's blocks with. `through`: for the history block, the newest message id in
+// that prompt.
+struct BlockRecord {
+  std::string name;
+  std::string sha256;
+  int64_t tokens = 0;
+  int64_t through = 0;
+  bool operator==(const BlockRecord&) const = default;
+};
+
 // What the database holds about a chat's context besides its history (chat_settings,
 // context_state).
 struct ChatState {
@@ -35,6 +46,7 @@ struct ChatState {
   int64_t cleared_through = 0;       // history ids up to this are out of the context
   ContextState context;              // defaults when the chat has none
   std::vector<std::string> pins;     // the chat's pinned facts (chat_pins), oldest first
+  std::vector<BlockRecord> blocks;   // the last answered prompt's stable blocks
 };
 
 class Provider {

@@ -36,8 +36,15 @@ std::string day_and_time(const std::string& at) {
   return out;
 }
 
+// Continuation lines are indented, so a message cannot forge a line of its own ("[date] user: …").
+std::string indented(std::string text) {
+  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1))
+    text.insert(at + 1, "  ");
+  return text;
+}
+
 std::string line(const RecallItem& item) {
-  std::string text = item.message.content;
+  std::string text = indented(item.message.content);
   defuse_block_tags(text);
   if (item.document) {
     std::string head = fmt::format("[document {}", item.message.history_id);
@@ -175,7 +182,7 @@ Evidence gather_evidence(Searcher& searcher, const RecallQuery& query,
   Evidence out;
   const int64_t room = std::min(query.room, settings.max_tokens);
   if (!settings.enabled || room <= 0) return out;
-  const std::vector<std::string> terms = tokens::search_terms(query.text);
+  const std::vector<std::string> terms = tokens::search_query_terms(query.text);
   if (terms.empty()) return out;
   Packer packer(room, settings, counter);
   out.runs.reserve(2);  // the references below stay valid

@@ -29,6 +29,22 @@ std::string signature(const TermSet& terms, const std::vector<std::string>& quer
   return out;
 }
 
+// The candidate's terms: as the index stored them, or analysed now.
+TermSet term_set(const Candidate& c) {
+  if (c.terms.empty()) {
+    const std::vector<std::string> t = tokens::search_terms(c.message.content);
+    return {t.begin(), t.end()};
+  }
+  TermSet out;
+  size_t at = 0;
+  while (at < c.terms.size()) {
+    const size_t end = std::min(c.terms.find(' ', at), c.terms.size());
+    if (end > at) out.insert(c.terms.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
 bool newer(const Scored& a, const Scored& b) {
   return a.candidate.message.history_id > b.candidate.message.history_id;
 }
@@ -84,22 +100,38 @@ std::vector<Scored> select_candidates(const SearchResult& result, std::optional<
     Scored s{c, 0, 1, 0};
     s.relevance = result.query_idf > 0 ? std::min(1.0, c.bm25 / result.query_idf) : 0;
     if (s.relevance < settings.min_relevance) continue;
+    // A time that cannot be read counts as neither old nor new; documents do not age.
     const std::optional<double> at = parse_time(c.message.at);
-    if (reference && at) s.recency = std::exp(-std::max(0.0, *reference - *at) / tau);
+    if (c.document)
+      s.recency = 1;
+    else if (!reference || !at)
+      s.recency = 0.5;
+    else
+      s.recency = std::exp(-std::max(0.0, *reference - *at) / tau);
     s.score = weight * s.relevance + (1 - weight) * s.recency;
     scored.push_back(std::move(s));
   }
-  // Only the best few are worth the term analysis the diversity step needs.
-  std::stable_sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
-    return a.score > b.score || (a.score == b.score && newer(a, b));
-  });
-  const auto pool = static_cast<size_t>(std::max(3 * settings.max_hits, 12));
-  if (scored.size() > pool) scored.resize(pool);
-  for (const Scored& s : scored) {
-    const std::vector<std::string> t = tokens::search_terms(s.candidate.message.content);
-    terms.emplace_back(t.begin(), t.end());
-  }
+  for (const Scored& s : scored) terms.push_back(term_set(s.candidate));
   favour_updates(scored, terms, result.terms);
+  // Only the best few are worth the diversity step.
+  const auto pool = static_cast<size_t>(std::max(3 * settings.max_hits, 12));
+  if (scored.size() > pool) {
+    std::vector<size_t> order(scored.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return scored[a].score > scored[b].score ||
+             (scored[a].score == scored[b].score && newer(scored[a], scored[b]));
+    });
+    order.resize(pool);
+    std::vector<Scored> s2;
+    std::vector<TermSet> t2;
+    for (const size_t i : order) {
+      s2.push_back(std::move(scored[i]));
+      t2.push_back(std::move(terms[i]));
+    }
+    scored = std::move(s2);
+    terms = std::move(t2);
+  }
 
   // MMR, ties to the newer message.
   std::vector<Scored> chosen;

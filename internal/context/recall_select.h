@@ -42,6 +42,7 @@ struct Candidate {
   bool document = false;
   std::string title;   // documents
   std::string source;  // documents
+  std::string terms;   // its search terms, space-separated, when the index has them
 };
 
 // What the search was asked, as it ran (the index drops terms too common to tell messages apart).

@@ -141,4 +141,35 @@ int64_t learn_limit(SQLite::Database& db, const std::string& endpoint, const std
   return stored;
 }
 
+std::vector<context::BlockRecord> load_blocks(db::StatementCache& cache,
+                                              const std::string& chat_id) {
+  auto q = cache.get(
+      "SELECT name, sha256, tokens, through FROM context_blocks WHERE chat_id = ? ORDER BY name");
+  q->bind(1, chat_id);
+  std::vector<context::BlockRecord> out;
+  while (q->executeStep())
+    out.push_back({q->getColumn(0).getString(), q->getColumn(1).getString(),
+                   q->getColumn(2).getInt64(), q->getColumn(3).getInt64()});
+  return out;
+}
+
+void write_blocks(SQLite::Database& db, const std::string& chat_id,
+                  const std::vector<context::BlockRecord>& blocks) {
+  SQLite::Statement del(db, "DELETE FROM context_blocks WHERE chat_id = ?");
+  del.bind(1, chat_id);
+  del.exec();
+  SQLite::Statement ins(db,
+                        "INSERT INTO context_blocks(chat_id, name, sha256, tokens, through) "
+                        "VALUES (?, ?, ?, ?, ?)");
+  for (const context::BlockRecord& b : blocks) {
+    ins.bind(1, chat_id);
+    ins.bind(2, b.name);
+    ins.bind(3, b.sha256);
+    ins.bind(4, b.tokens);
+    ins.bind(5, b.through);
+    ins.exec();
+    ins.reset();
+  }
+}
+
 }  // namespace autonous::store

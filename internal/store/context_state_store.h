@@ -39,6 +39,13 @@ struct LearnedLimit {
 };
 
 // The limit learned for (`endpoint`, `model`), if any. Throws SQLite::Exception.
+// The stable blocks of the chat's last answered prompt (context_blocks), and replacing them
+// (inside the caller's transaction: the turn's completion).
+std::vector<context::BlockRecord> load_blocks(db::StatementCache& cache,
+                                              const std::string& chat_id);
+void write_blocks(SQLite::Database& db, const std::string& chat_id,
+                  const std::vector<context::BlockRecord>& blocks);
+
 std::optional<LearnedLimit> learned_limit(SQLite::Database& db, const std::string& endpoint,
                                           const std::string& model);
 

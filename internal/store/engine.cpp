@@ -68,6 +68,7 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
                          config.target_usage};
   s.summary.keep_recent_tokens = config.keep_recent_tokens.value_or(0);
   s.summary.max_tokens = config.summary_max_tokens;
+  s.layout = context::parse_layout(config.context_layout).value_or(context::Layout::kDefault);
   s.recall.enabled = config.recall;
   s.recall.share = config.recall_share;
   s.recall.max_tokens = config.recall_max_tokens;
@@ -138,8 +139,11 @@ context::BuiltContext Engine::build(const std::string& chat_id, const std::strin
 }
 
 void Engine::write_state(const std::string& chat_id, const context::BuiltContext& built) const {
-  if (!dry_run_ && context::ContextBuilder::state_changed(built))
+  if (dry_run_) return;
+  if (context::ContextBuilder::state_changed(built))
     write_context_state(parts_->db, chat_id, built.state.after);
+  if (built.delta.records != built.chat.blocks)
+    write_blocks(parts_->db, chat_id, built.delta.records);
 }
 
 double Engine::calibration_scale(const std::string& model) const {

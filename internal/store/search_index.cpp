@@ -17,8 +17,11 @@
 namespace autonous::store {
 namespace {
 
-// Queued rows indexed per write transaction.
+// Queued rows indexed per write transaction, and batches a turn indexes at most.
 constexpr int kBatch = 2000;
+constexpr int kTurnBatches = 5;
+// Distinct query terms looked up at most.
+constexpr size_t kMaxLookups = 16;
 
 std::string quoted(const std::string& term) {
   std::string out = "\"";
@@ -65,44 +68,66 @@ int64_t SearchIndex::index_queued(const std::string& source,
             "h.id = q.row_id WHERE q.source = 'history'"
           : "SELECT q.row_id, d.chat_id, d.title || char(10) || d.text FROM search_queue q "
             "LEFT JOIN documents d ON d.id = q.row_id WHERE q.source = 'document'";
+  // Nothing queued (most turns): no write transaction at all.
+  auto any = cache_->get("SELECT EXISTS (SELECT 1 FROM search_queue WHERE source = ?" +
+                         std::string(chat_id ? " AND chat_id = ?" : "") + ")");
+  any->bind(1, source);
+  if (chat_id) any->bind(2, *chat_id);
+  const bool queued = any->executeStep() && any->getColumn(0).getInt() != 0;
+  any->reset();
+  if (!queued) return 0;
   db::WriteTransaction tx(db_);
-  auto q = cache_->get(select + (chat_id ? " AND q.chat_id = ?" : "") + " LIMIT ?");
-  int bind = 1;
-  if (chat_id) q->bind(bind++, *chat_id);
-  q->bind(bind, limit);
+  struct Row {
+    int64_t id;
+    std::optional<std::string> chat;
+    std::optional<std::string> text;  // nullopt: the row is gone
+  };
+  std::vector<Row> rows;
+  {
+    auto q = cache_->get(select + (chat_id ? " AND q.chat_id = ?" : "") + " LIMIT ?");
+    int bind = 1;
+    if (chat_id) q->bind(bind++, *chat_id);
+    q->bind(bind, limit);
+    while (q->executeStep()) {
+      Row r{q->getColumn(0).getInt64(), std::nullopt, std::nullopt};
+      if (!q->getColumn(1).isNull()) r.chat = q->getColumn(1).getString();
+      if (!q->getColumn(2).isNull()) r.text = q->getColumn(2).getString();
+      rows.push_back(std::move(r));
+    }
+  }
   auto del = cache_->get("DELETE FROM " + table + " WHERE rowid = ?");
   auto ins = cache_->get("INSERT INTO " + table + "(rowid, chat, terms) VALUES (?, ?, ?)");
   auto done = cache_->get("DELETE FROM search_queue WHERE source = ? AND row_id = ?");
-  int64_t n = 0;
-  while (q->executeStep()) {
-    const int64_t id = q->getColumn(0).getInt64();
-    del->bind(1, id);
-    del->exec();
+  int64_t delta = 0;
+  for (const Row& r : rows) {
+    del->bind(1, r.id);
+    delta -= del->exec();
     del->reset();
-    if (!q->getColumn(2).isNull()) {  // the row still exists
-      ins->bind(1, id);
-      ins->bind(2, q->getColumn(1).isNull() ? std::string("call")
-                                            : chat_token(q->getColumn(1).getString()));
-      ins->bind(3, tokens::search_terms_text(q->getColumn(2).getString()));
+    if (r.text) {
+      ins->bind(1, r.id);
+      ins->bind(2, r.chat ? chat_token(*r.chat) : std::string("call"));
+      ins->bind(3, tokens::search_terms_text(*r.text));
       ins->exec();
       ins->reset();
+      ++delta;
     }
     done->bind(1, source);
-    done->bind(2, id);
+    done->bind(2, r.id);
     done->exec();
     done->reset();
-    ++n;
   }
-  q->reset();
   tx.commit();
-  if (source == "history") history_rows_.reset();  // counted again when next needed
-  return n;
+  if (source == "history" && history_rows_) *history_rows_ += delta;
+  return static_cast<int64_t>(rows.size());
 }
 
 void SearchIndex::catch_up(const std::string& chat_id) {
-  while (index_queued("history", chat_id, kBatch) == kBatch) {
+  // A turn indexes at most kTurnBatches batches of its chat (an import's backlog is spread over
+  // turns; `autonous migrate` and the worker's start index everything).
+  for (int i = 0; i < kTurnBatches && index_queued("history", chat_id, kBatch) == kBatch; ++i) {
   }
-  while (index_queued("document", std::nullopt, kBatch) == kBatch) {
+  for (int i = 0; i < kTurnBatches && index_queued("document", std::nullopt, kBatch) == kBatch;
+       ++i) {
   }
 }
 
@@ -124,6 +149,7 @@ int64_t SearchIndex::rows(const std::string& table) {
   auto q = cache_->get("SELECT count(*) FROM " + table + "_docsize");
   q->executeStep();
   const int64_t n = q->getColumn(0).getInt64();
+  q->reset();
   if (table == "history_terms") history_rows_ = n;
   return n;
 }
@@ -131,7 +157,10 @@ int64_t SearchIndex::rows(const std::string& table) {
 SearchIndex::Query SearchIndex::query(const std::string& table,
                                       const std::vector<std::string>& terms) {
   Query out;
-  const std::set<std::string> unique(terms.begin(), terms.end());
+  std::vector<std::string> unique;
+  for (const std::string& t : terms)
+    if (unique.size() < kMaxLookups && std::find(unique.begin(), unique.end(), t) == unique.end())
+      unique.push_back(t);
   const auto total = static_cast<double>(rows(table));
   auto vocab = cache_->get("SELECT doc FROM " + table + "_vocab WHERE term = ?");
   std::vector<std::pair<int64_t, std::string>> known;  // (rows holding it, term)
@@ -143,9 +172,11 @@ SearchIndex::Query SearchIndex::query(const std::string& table,
   }
   std::sort(known.begin(), known.end());
   for (const auto& [doc, term] : known) {
-    // The rarest term stays even when common: a question of common words still searches.
-    const bool common = static_cast<double>(doc) > kCommonShare * total;
-    if ((common && !out.terms.empty()) || out.terms.size() >= kMaxQueryTerms) break;
+    // A term in more than kCommonShare of the rows tells nothing apart (and is slow to rank): a
+    // question made only of such terms searches nothing.
+    const bool common =
+        total >= kMinRowsForCommon && static_cast<double>(doc) > kCommonShare * total;
+    if (common || out.terms.size() >= kMaxQueryTerms) break;
     out.terms.push_back(term);
     // FTS5's BM25 IDF, floored as it floors it.
     out.idf += std::max(1e-6, std::log((total - static_cast<double>(doc) + 0.5) /
@@ -167,27 +198,34 @@ context::SearchResult SearchIndex::search_history(const std::string& chat_id,
   out.query_idf = qy.idf;
   if (qy.terms.empty() || limit <= 0) return out;
   auto q = cache_->get(
-      "SELECT rowid, -bm25(history_terms, 0.0, 1.0) FROM history_terms WHERE history_terms "
+      "SELECT rowid, -bm25(history_terms, 0.0, 1.0), terms FROM history_terms WHERE history_terms "
       "MATCH ? AND rowid > ? AND rowid < ? ORDER BY bm25(history_terms, 0.0, 1.0) LIMIT ?");
   q->bind(1, "chat : " + quoted(chat_token(chat_id)) + " AND terms : (" + qy.match + ")");
   q->bind(2, after_id);
   q->bind(3, before_id);
   q->bind(4, limit);
-  std::vector<std::pair<int64_t, double>> hits;
+  struct Hit {
+    int64_t id;
+    double score;
+    std::string terms;
+  };
+  std::vector<Hit> hits;
   while (q->executeStep())
-    hits.emplace_back(q->getColumn(0).getInt64(), q->getColumn(1).getDouble());
+    hits.push_back(
+        {q->getColumn(0).getInt64(), q->getColumn(1).getDouble(), q->getColumn(2).getString()});
   q->reset();
   auto row =
       cache_->get("SELECT id, role, text, created_at FROM history WHERE id = ? AND chat_id = ?");
-  for (const auto& [id, score] : hits) {
-    row->bind(1, id);
+  for (Hit& hit : hits) {
+    row->bind(1, hit.id);
     row->bind(2, chat_id);
     std::vector<common::Message> m = read_messages(*row);
     row->reset();
     if (m.empty()) continue;  // another chat with the same token, or a row deleted since
     context::Candidate c;
     c.message = std::move(m.front());
-    c.bm25 = score;
+    c.bm25 = hit.score;
+    c.terms = std::move(hit.terms);
     out.candidates.push_back(std::move(c));
   }
   return out;

@@ -2,11 +2,11 @@
 // SearchIndex: recall's full-text search on SQLite FTS5 (migration 0007), the context engine's
 // Searcher. Rows are indexed by their search terms (tokens/search_terms.h) from search_queue,
 // which triggers fill on every write, whoever writes: catch_up() indexes a chat's queued rows
-// and the queued documents before a search, index_all() everything (`autonous migrate`). A query
-// keeps its kMaxQueryTerms rarest terms that occur at all and drops those in more than
-// kCommonShare of the rows (they tell nothing apart and make the search slow); BM25 ranks (the
-// chat column weighs nothing). A deadline interrupts a running query (SQLite's progress
-// handler). Not thread-safe: one per connection.
+// and the queued documents before a search (at most 10 000 a turn), index_all() everything
+// (`autonous migrate`, the worker's start). A query keeps its kMaxQueryTerms rarest terms that
+// occur at all and drops those in more than kCommonShare of the rows (they tell nothing apart
+// and make the search slow); BM25 ranks (the chat column weighs nothing). A deadline interrupts a
+// running query (SQLite's progress handler). Not thread-safe: one per connection.
 
 #include <chrono>
 #include <memory>
@@ -27,6 +27,8 @@ namespace autonous::store {
 
 inline constexpr int kMaxQueryTerms = 8;
 inline constexpr double kCommonShare = 0.1;
+// Below this many indexed rows no term counts as common (a short chat's every word is frequent).
+inline constexpr double kMinRowsForCommon = 50;
 
 class SearchIndex final : public context::Searcher {
  public:

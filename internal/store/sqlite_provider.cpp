@@ -52,6 +52,7 @@ context::ChatState SQLiteProvider::chat_state(const std::string& chat_id) {
   context::ChatState out = load_chat_state(*cache_, chat_id);
   out.context = load_context_state(*cache_, chat_id);
   for (Pin& pin : load_pins(*cache_, chat_id)) out.pins.push_back(std::move(pin.text));
+  out.blocks = load_blocks(*cache_, chat_id);
   return out;
 }
 

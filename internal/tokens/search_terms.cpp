@@ -1,6 +1,7 @@
 #include "internal/tokens/search_terms.h"
 
 #include <memory>
+#include <unordered_set>
 
 #include <libstemmer.h>
 #include <unicode/brkiter.h>
@@ -79,9 +80,64 @@ void add_cjk(const icu::UnicodeString& word, std::vector<std::string>& out) {
   }
 }
 
-void add_piece(const icu::UnicodeString& word, Analyzers& a, std::vector<std::string>& out) {
+// Function words, lower-cased, as written (checked before stemming).
+bool stop_word(const std::string& w) {
+  static const std::unordered_set<std::string> kStop = [] {
+    std::unordered_set<std::string> s;
+    for (const char* list :
+         {// English
+          "a about above after again all also am an and any are as at be because been before "
+          "being both but by can could did do does doing done down during each few for from "
+          "get got had has have having he her here hers him his how i if in into is it its "
+          "just know let like me more most my no nor not now of off on once only or other our "
+          "out over own please remember said same say she should so some such tell than that "
+          "the their them then there these they this those through to too under until up us "
+          "very was we were what when where which while who whom why will with would you your "
+          "yours hi hello hey thanks thank ok okay yes",
+          // Russian
+          "а без бы в вам вас во вот все всё вы где да для до его ее её если есть еще ещё же за "
+          "и из или им их к как какая какой когда кто ли мне мной мой моя мы на не нет ни но "
+          "ну о об он она они оно от по под привет при с со так там то тоже ты у уже что чтобы "
+          "это я",
+          // German
+          "aber als am an auch auf aus bei bin bis da das dass dein dem den der des die du ein "
+          "eine einen einer es für hat hatte ich ihr im in ist ja kann mein meine mich mir mit "
+          "nach nicht noch nun oder sein sich sie sind so um und uns von war was wer wie wir "
+          "wo zu",
+          // French
+          "au aux avec ce ces dans de des du elle en est et eu il ils je la le les leur lui ma "
+          "mais me mes moi mon ne nous on ou où par pas pour qu que quel quelle qui sa se ses "
+          "son sur ta te tes toi ton tu un une vos votre vous",
+          // Spanish
+          "al como con cual cuál de del el ella en es esta está este fue ha la las le lo los mi "
+          "mis me muy no nos o para pero por que qué se si sí su sus te tu tú un una y ya yo",
+          // Chinese
+          "的 了 是 我 你 他 她 它 们 我们 你们 吗 呢 吧 啊 在 有 和 就 都 也 不 这 那 什么 怎么 "
+          "哪 哪里 谁 一个 请 吗 么",
+          // Japanese (particles and copulas ICU keeps apart)
+          "は が を に の で と も へ や か ね よ な です ます でした ました だ の は 私 あなた "
+          "何 なに どこ いつ だれ 誰 これ それ あれ この その あの"}) {
+      std::string word;
+      for (const char* p = list;; ++p) {
+        if (*p == ' ' || *p == '\0') {
+          if (!word.empty()) s.insert(word);
+          word.clear();
+          if (*p == '\0') break;
+        } else {
+          word += *p;
+        }
+      }
+    }
+    return s;
+  }();
+  return kStop.count(w) != 0;
+}
+
+void add_piece(const icu::UnicodeString& word, Analyzers& a, bool query,
+               std::vector<std::string>& out) {
   const int32_t chars = word.countChar32();
   if (chars == 0 || chars > kMaxTermChars) return;
+  if (query && stop_word(utf8(word))) return;
   UErrorCode status = U_ZERO_ERROR;
   const UScriptCode script = uscript_getScript(word.char32At(0), &status);
   if (is_cjk(script)) {
@@ -101,7 +157,8 @@ bool word_char(UChar32 c) {
 
 // A word split at what is neither a letter, a number nor a mark ("don't", "3.14", "a_b"): every
 // term is then one token of the index's tokenizer (unicode61, categories L* N* Co M*).
-void add_word(const icu::UnicodeString& word, Analyzers& a, std::vector<std::string>& out) {
+void add_word(const icu::UnicodeString& word, Analyzers& a, bool query,
+              std::vector<std::string>& out) {
   int32_t start = -1;
   for (int32_t i = 0; i <= word.length();) {
     const bool end = i == word.length();
@@ -109,16 +166,14 @@ void add_word(const icu::UnicodeString& word, Analyzers& a, std::vector<std::str
     if (!end && word_char(c)) {
       if (start < 0) start = i;
     } else if (start >= 0) {
-      add_piece(word.tempSubStringBetween(start, i), a, out);
+      add_piece(word.tempSubStringBetween(start, i), a, query, out);
       start = -1;
     }
     i += end ? 1 : U16_LENGTH(c);
   }
 }
 
-}  // namespace
-
-std::vector<std::string> search_terms(std::string_view text) {
+std::vector<std::string> terms(std::string_view text, bool query) {
   std::vector<std::string> out;
   Analyzers& a = analyzers();
   if (!a.words || text.empty()) return out;
@@ -131,10 +186,16 @@ std::vector<std::string> search_terms(std::string_view text) {
        start = end, end = a.words->next()) {
     // Words only: letters, numbers, kana, ideographs (not spaces or punctuation).
     if (a.words->getRuleStatus() < UBRK_WORD_NONE_LIMIT) continue;
-    add_word(s.tempSubStringBetween(start, end), a, out);
+    add_word(s.tempSubStringBetween(start, end), a, query, out);
   }
   return out;
 }
+
+}  // namespace
+
+std::vector<std::string> search_terms(std::string_view text) { return terms(text, false); }
+
+std::vector<std::string> search_query_terms(std::string_view text) { return terms(text, true); }
 
 std::string search_terms_text(std::string_view text) {
   std::string out;

@@ -16,6 +16,11 @@ namespace autonous::tokens {
 // The terms of `text` in order (a term repeats as often as it occurs).
 std::vector<std::string> search_terms(std::string_view text);
 
+// The terms a question is searched by: search_terms() without the function words that carry
+// no subject ("what", "is", "my", "как", "的", "は", …; English, Russian, German, French, Spanish,
+// Chinese and Japanese lists), so a greeting or a question of common words searches nothing.
+std::vector<std::string> search_query_terms(std::string_view text);
+
 // The terms of `text` joined by single spaces: the form the full-text index stores (every term
 // is one token under SQLite FTS5's unicode61 tokenizer).
 std::string search_terms_text(std::string_view text);

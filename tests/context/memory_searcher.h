@@ -29,7 +29,7 @@ class MemorySearcher final : public Searcher {
     std::vector<Candidate> pool;
     for (const auto& m : history_)
       if (m.history_id > after_id && m.history_id < before_id)
-        pool.push_back({m, 0, false, {}, {}});
+        pool.push_back({m, 0, false, {}, {}, {}});
     return rank(pool, terms, limit);
   }
   SearchResult search_documents(const std::string& /*chat_id*/,

@@ -82,7 +82,6 @@ void one_chat(std::mt19937& rng, Tally& t) {
   s.policy.recent_messages = 1 + rng() % 30;
   s.summary.max_tokens = 64 + rng() % 300;
   s.recall.max_hits = static_cast<int>(rng() % 8);
-  s.recall.min_relevance = 0.1;
   ContextBuilder builder(s, provider, compressor, assembler, counter);
   builder.enable_summaries(store, &summarizer);
   MemorySearcher searcher(provider.history);  // recall on, as by default
@@ -172,10 +171,10 @@ TEST(MultiTurnProperty, FitsEveryTurnAndOnlyGrowsAtTheEndBetweenCompactions) {
             << t.grown << " grew at the end, " << t.summarized << " summarized, " << t.recalled
             << " recalled\n";
   EXPECT_GT(t.compactions, 0);
+  // Many turns only append (small random budgets compact often).
   EXPECT_GT(t.grown, t.turns / 4);
-  EXPECT_GT(t.recalled,
-            t.turns / 10);  // evidence rides in many prompts, and they still fit  // many turns
-                            // only append (small random budgets compact often)
+  // Evidence rides in many prompts, and they still fit.
+  EXPECT_GT(t.recalled, t.turns / 10);
 }
 
 }  // namespace

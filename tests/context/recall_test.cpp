@@ -35,8 +35,8 @@ TEST(RecallSelect, RelevanceIsBm25OverTheQueryWeightAndTheMinimumFilters) {
   ASSERT_EQ(chosen.size(), 1u);
   EXPECT_EQ(chosen[0].candidate.message.history_id, 1);
   EXPECT_DOUBLE_EQ(chosen[0].relevance, 1.0);  // capped
-  // 0.7 × relevance + 0.3 × recency (every candidate is as recent without times).
-  EXPECT_DOUBLE_EQ(chosen[0].score, 0.7 * 1.0 + 0.3 * 1.0);
+  // 0.7 × relevance + 0.3 × recency (a message without a time counts as half recent).
+  EXPECT_DOUBLE_EQ(chosen[0].score, 0.7 * 1.0 + 0.3 * 0.5);
 }
 
 TEST(RecallSelect, RecencyDecaysWithAgeAndBreaksTies) {

@@ -137,7 +137,7 @@ TEST_F(RecallE2eTest, TheDryRunShowsTheBlocksAndRecallsFromAnImportedChat) {
   const json j = json::parse(r.out);
   std::vector<std::string> names;
   for (const auto& b : j["blocks"]) names.push_back(b["name"]);
-  EXPECT_EQ(names, (std::vector<std::string>{"system", "history", "evidence", "user"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"system", "history", "user", "evidence"}));
   EXPECT_NE(j["messages"].back()["content"].get<std::string>().find("4471"), std::string::npos);
   EXPECT_EQ(j["recall"]["items"].size() >= 1, true);
   // A dry run stores no chat state.

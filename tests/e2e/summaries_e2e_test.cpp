@@ -62,11 +62,7 @@ class SummariesE2eTest : public E2eTest {
 TEST_F(SummariesE2eTest, SummariesAreStoredReusedAcrossRestartsAndKeepEarlyFacts) {
   StubServer stub(dir_.path().string());
   converse("c", 12);
-  // Without recall: at this 1 200-token budget its evidence reserve (allocator.h) makes nearly
-  // every other turn compact, and the restart below needs a turn without a compaction. Recall
-  // with summaries runs in RecallE2eTest.
-  const Env no_recall = {{"RECALL", "off"}};
-  drain(summarize(stub, no_recall));
+  drain(summarize(stub));
   EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 14);
   const int64_t summaries = num("SELECT count(*) FROM context_summaries WHERE chat_id = 'c'");
   ASSERT_GE(summaries, 1);
@@ -99,7 +95,7 @@ TEST_F(SummariesE2eTest, SummariesAreStoredReusedAcrossRestartsAndKeepEarlyFacts
 
   // A restart and a turn that needs no compaction: the stored summary is used, no summary call.
   const int64_t t = enqueue("c", "ok");
-  drain(summarize(stub, no_recall));
+  drain(summarize(stub));
   std::tie(summary_requests, chat_requests) = requests(stub);
   EXPECT_EQ(static_cast<int64_t>(summary_requests.size()), summaries);
   const json payload = json::parse(
