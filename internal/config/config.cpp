@@ -263,6 +263,8 @@ void read_context(const EnvLookup& env, Config& c) {
 void read_recall(const EnvLookup& env, Config& c) {
   c.context_layout =
       read_choice(env, "CONTEXT_LAYOUT", c.context_layout, {"default", "sectioned", "minimal"});
+  c.prompt_cache_key =
+      read_choice(env, "PROMPT_CACHE_KEY", c.prompt_cache_key, {"auto", "on", "off"});
   c.recall = read_choice(env, "RECALL", "on", {"on", "off"}) == "on";
   c.recall_share = read_share(env, "RECALL_SHARE", c.recall_share);
   if (c.recall_share > 0.9) throw ConfigError("RECALL_SHARE", "must be at most 0.9");

@@ -81,6 +81,9 @@ struct Config {
   std::string summary_request_shape = "auto";
   int keep_recent_messages = 6;  // KEEP_RECENT_MESSAGES: the floor no compaction folds or drops
   std::string context_layout = "default";  // CONTEXT_LAYOUT: default | sectioned | minimal
+  // PROMPT_CACHE_KEY: auto (on for api.openai.com) | on | off: send OpenAI's prompt_cache_key
+  // per chat (a hash of the chat id), so a chat's requests share the provider's prompt cache.
+  std::string prompt_cache_key = "auto";
   // Recall (context/recall.h, context/allocator.h).
   bool recall = true;                  // RECALL=on|off
   double recall_share = 0.45;          // RECALL_SHARE

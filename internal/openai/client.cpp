@@ -190,6 +190,7 @@ std::string request_body(const std::string& model, const std::vector<common::Mes
   if (call.temperature) body["temperature"] = *call.temperature;
   if (call.max_tokens) body["max_tokens"] = *call.max_tokens;
   if (call.max_completion_tokens) body["max_completion_tokens"] = *call.max_completion_tokens;
+  if (call.prompt_cache_key) body["prompt_cache_key"] = *call.prompt_cache_key;
   // Content is valid UTF-8 by the time it gets here; `replace` keeps a bug from becoming a crash.
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }

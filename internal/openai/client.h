@@ -32,6 +32,8 @@ struct CallOptions {
   std::optional<double> temperature;             // unset: the server's default
   std::optional<int64_t> max_tokens;             // unset: no cap
   std::optional<int64_t> max_completion_tokens;  // OpenAI's name for the cap (reasoning included)
+  // OpenAI's prompt-cache routing hint: requests with the same key share a cache.
+  std::optional<std::string> prompt_cache_key;
 };
 
 class Client {

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/common/clock.h"
+#include "internal/common/sha256.h"
 #include "internal/openai/client.h"
 #include "internal/openai/errors.h"
 #include "internal/store/engine.h"
@@ -77,7 +78,8 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     if (!keep_going()) throw openai::aborted_error("aborted before the call");
     for (int rebuilds = 0;; ++rebuilds) {
       try {
-        o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going);
+        o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going,
+                                      call_options(task.chat_id));
         break;
       } catch (const openai::ApiError& e) {
         if (!e.context_overflow()) throw;
@@ -105,6 +107,15 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
                                  parts_.clock.now()});
   }
   return o;
+}
+
+openai::CallOptions Turn::call_options(const std::string& chat_id) const {
+  openai::CallOptions call;
+  const std::string& mode = parts_.config.prompt_cache_key;
+  const bool openai = parts_.config.openai_base_url.find("://api.openai.com") != std::string::npos;
+  if (mode == "on" || (mode == "auto" && openai))
+    call.prompt_cache_key = "autonous-" + common::sha256_hex(chat_id).substr(0, 32);
+  return call;
 }
 
 ContextStep Turn::build(const queue::Task& task, const context::BuildOptions& options) {

@@ -21,6 +21,7 @@ class Client;
 class Error;
 class ApiError;
 struct Overflow;
+struct CallOptions;
 }  // namespace autonous::openai
 namespace autonous::store {
 class Engine;
@@ -75,6 +76,8 @@ class Turn {
 
  private:
   ContextStep build(const queue::Task& task, const context::BuildOptions& options);
+  // The chat call's options: PROMPT_CACHE_KEY's per-chat key where it applies.
+  openai::CallOptions call_options(const std::string& chat_id) const;
   // The answer arrived: warns of a silent truncation, calibrates, completes.
   void answered(TurnOutcome& o);
   // Learns (and stores) the budget an overflow answer allows; returns the budget stored.

@@ -4,6 +4,9 @@
 // message, the event says why; pinned facts ride in the system message; the dry run shows the
 // blocks; RECALL=off sends none.
 
+#include <map>
+#include <set>
+
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
@@ -143,6 +146,40 @@ TEST_F(RecallE2eTest, TheDryRunShowsTheBlocksAndRecallsFromAnImportedChat) {
   // A dry run stores no chat state.
   EXPECT_EQ(num("SELECT count(*) FROM context_state"), 0);
   (void)fact;
+}
+
+TEST_F(RecallE2eTest, TheDeltaBuilderSeesTheLastAnsweredPromptAndTheCacheKeyIsPerChat) {
+  StubServer stub(dir_.path().string());
+  enqueue("a", "first question about gardens");
+  enqueue("a", "second question about gardens");
+  enqueue("a", "third question about gardens");  // the first with history to reuse
+  enqueue("b", "a question in another chat");
+  drain(defaults(stub, {{"PROMPT_CACHE_KEY", "on"}}));
+  const json second = json::parse(
+      str("SELECT payload FROM events WHERE type = 'context.compressed' AND chat_id = 'a' "
+          "ORDER BY id DESC LIMIT 1"));
+  EXPECT_EQ(second["delta"]["reused"], json::array({"system", "history"})) << second["delta"];
+  EXPECT_GT(second["delta"]["predicted_cached_tokens"].get<int64_t>(), 0);
+  EXPECT_EQ(num("SELECT count(*) FROM context_blocks WHERE chat_id = 'a'"), 2);
+  std::map<std::string, std::set<std::string>> keys;  // chat's first user text -> keys
+  for (const auto& line : stub.log_lines()) {
+    const json body = json::parse(line)["body"];
+    ASSERT_TRUE(body.contains("prompt_cache_key")) << body.dump();
+    const std::string text = body["messages"][1]["content"];
+    keys[text.substr(0, 5)].insert(body["prompt_cache_key"].get<std::string>());
+  }
+  // One key for chat a's three requests (each starts with its first message), another for b's.
+  EXPECT_EQ(keys["first"].size(), 1u);
+  EXPECT_NE(*keys["first"].begin(), *keys["a que"].begin());
+  // Off by default for an endpoint that is not OpenAI's.
+  enqueue("a", "fourth");
+  drain(defaults(stub));
+  EXPECT_FALSE(json::parse(stub.log_lines().back())["body"].contains("prompt_cache_key"));
+  // A dry run writes no blocks.
+  const int64_t before = num("SELECT count(*) FROM context_blocks");
+  ASSERT_EQ(autonous(dir_, {"context", "--chat", "new", "--text", "x"}, defaults(stub)).exit_code,
+            0);
+  EXPECT_EQ(num("SELECT count(*) FROM context_blocks"), before);
 }
 
 }  // namespace
