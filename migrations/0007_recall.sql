@@ -28,6 +28,16 @@ END;
 CREATE TRIGGER history_search_delete AFTER DELETE ON history BEGIN
   INSERT OR REPLACE INTO search_queue(source, row_id, chat_id) VALUES ('history', OLD.id, OLD.chat_id);
 END;
+-- How many indexed rows hold each term (and each chat's token), kept with the index: a
+-- question's document frequencies are one lookup each, whatever the table's size (fts5vocab
+-- would walk the term's whole doclist).
+CREATE TABLE search_term_rows (
+  source TEXT    NOT NULL CHECK (source IN ('history', 'document')),
+  term   TEXT    NOT NULL,
+  rows   INTEGER NOT NULL,
+  PRIMARY KEY (source, term)
+) WITHOUT ROWID;
+
 -- The history that already exists is indexed too.
 INSERT INTO search_queue(source, row_id, chat_id) SELECT 'history', id, chat_id FROM history;
 

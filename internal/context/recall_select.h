@@ -24,12 +24,12 @@ inline constexpr double kMmrLambda = 0.7;
 
 struct RecallSettings {
   bool enabled = true;            // RECALL
-  int max_hits = 6;               // RECALL_MAX_HITS: hits chosen (neighbours come on top)
+  int max_hits = 8;               // RECALL_MAX_HITS: hits chosen (neighbours come on top)
   int neighbours = 1;             // messages on each side of a hit sent with it
   int64_t max_tokens = 3000;      // RECALL_MAX_TOKENS: evidence at most (recalled + documents)
   int64_t message_tokens = 400;   // one recalled message or document at most (cut with a marker)
   double share = 0.45;            // RECALL_SHARE: of the flexible budget, reserved for evidence
-  double min_relevance = 0.25;    // RECALL_MIN_RELEVANCE
+  double min_relevance = 0.15;    // RECALL_MIN_RELEVANCE
   double relevance_weight = 0.7;  // 1 − RECALL_RECENCY_WEIGHT
   double recency_days = 30.0;     // RECALL_RECENCY_DAYS: τ
   int timeout_ms = 250;           // RECALL_TIMEOUT_MS: per gatherer

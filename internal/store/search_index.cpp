@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include <SQLiteCpp/Database.h>
@@ -35,6 +36,21 @@ std::string quoted(const std::string& term) {
 int on_progress(void* self) {
   const auto* deadline = static_cast<std::optional<std::chrono::steady_clock::time_point>*>(self);
   return deadline->has_value() && std::chrono::steady_clock::now() > **deadline ? 1 : 0;
+}
+
+// Adds `sign` to the count of every distinct term of one row (its chat token included).
+void count_terms(const std::string& chat, const std::string& terms, int64_t sign,
+                 std::map<std::string, int64_t>& counts) {
+  std::set<std::string_view> seen;
+  const std::string_view all(terms);
+  size_t at = 0;
+  while (at < all.size()) {
+    const size_t end = std::min(all.find(' ', at), all.size());
+    if (end > at) seen.insert(all.substr(at, end - at));
+    at = end + 1;
+  }
+  for (const std::string_view t : seen) counts[std::string(t)] += sign;
+  counts[chat] += sign;
 }
 
 std::string terms_table(const std::string& source) {
@@ -95,29 +111,46 @@ int64_t SearchIndex::index_queued(const std::string& source,
       rows.push_back(std::move(r));
     }
   }
+  auto old = cache_->get("SELECT chat, terms FROM " + table + " WHERE rowid = ?");
   auto del = cache_->get("DELETE FROM " + table + " WHERE rowid = ?");
   auto ins = cache_->get("INSERT INTO " + table + "(rowid, chat, terms) VALUES (?, ?, ?)");
   auto done = cache_->get("DELETE FROM search_queue WHERE source = ? AND row_id = ?");
-  int64_t delta = 0;
+  std::map<std::string, int64_t> counts;  // rows holding each term: the batch's change
   for (const Row& r : rows) {
+    old->bind(1, r.id);
+    if (old->executeStep())
+      count_terms(old->getColumn(0).getString(), old->getColumn(1).getString(), -1, counts);
+    old->reset();
     del->bind(1, r.id);
-    delta -= del->exec();
+    del->exec();
     del->reset();
     if (r.text) {
+      const std::string chat = r.chat ? chat_token(*r.chat) : std::string("call");
+      const std::string terms = tokens::search_terms_text(*r.text);
       ins->bind(1, r.id);
-      ins->bind(2, r.chat ? chat_token(*r.chat) : std::string("call"));
-      ins->bind(3, tokens::search_terms_text(*r.text));
+      ins->bind(2, chat);
+      ins->bind(3, terms);
       ins->exec();
       ins->reset();
-      ++delta;
+      count_terms(chat, terms, +1, counts);
     }
     done->bind(1, source);
     done->bind(2, r.id);
     done->exec();
     done->reset();
   }
+  auto stat = cache_->get(
+      "INSERT INTO search_term_rows(source, term, rows) VALUES (?, ?, ?) "
+      "ON CONFLICT(source, term) DO UPDATE SET rows = rows + excluded.rows");
+  for (const auto& [term, n] : counts) {
+    if (n == 0) continue;
+    stat->bind(1, source);
+    stat->bind(2, term);
+    stat->bind(3, n);
+    stat->exec();
+    stat->reset();
+  }
   tx.commit();
-  if (source == "history" && history_rows_) *history_rows_ += delta;
   return static_cast<int64_t>(rows.size());
 }
 
@@ -144,13 +177,33 @@ int64_t SearchIndex::index_all() {
 }
 
 int64_t SearchIndex::rows(const std::string& table) {
-  if (table == "history_terms" && history_rows_) return *history_rows_;
-  // FTS5 keeps one docsize row per indexed row.
-  auto q = cache_->get("SELECT count(*) FROM " + table + "_docsize");
-  q->executeStep();
-  const int64_t n = q->getColumn(0).getInt64();
+  // FTS5's "averages" record (rowid 1 of %_data) starts with the row count as a varint: O(1),
+  // where count(*) would read every row.
+  auto q = cache_->get("SELECT block FROM " + table + "_data WHERE id = 1");
+  int64_t n = 0;
+  if (q->executeStep()) {
+    const SQLite::Column block = q->getColumn(0);
+    const auto* p = static_cast<const unsigned char*>(block.getBlob());
+    const int size = block.getBytes();
+    for (int i = 0; p != nullptr && i < size && i < 9; ++i) {
+      if (i == 8) {
+        n = (n << 8) | p[i];
+        break;
+      }
+      n = (n << 7) | (p[i] & 0x7F);
+      if ((p[i] & 0x80) == 0) break;
+    }
+  }
   q->reset();
-  if (table == "history_terms") history_rows_ = n;
+  return n;
+}
+
+int64_t SearchIndex::rows_with(const std::string& source, const std::string& term) {
+  auto q = cache_->get("SELECT rows FROM search_term_rows WHERE source = ? AND term = ?");
+  q->bind(1, source);
+  q->bind(2, term);
+  const int64_t n = q->executeStep() ? q->getColumn(0).getInt64() : 0;
+  q->reset();
   return n;
 }
 
@@ -162,20 +215,20 @@ SearchIndex::Query SearchIndex::query(const std::string& table,
     if (unique.size() < kMaxLookups && std::find(unique.begin(), unique.end(), t) == unique.end())
       unique.push_back(t);
   const auto total = static_cast<double>(rows(table));
-  auto vocab = cache_->get("SELECT doc FROM " + table + "_vocab WHERE term = ?");
+  // A term in more than kCommonShare of the rows (at most kMaxTermRows) tells nothing apart.
+  const auto common_rows =
+      static_cast<int64_t>(std::min(kCommonShare * total, static_cast<double>(kMaxTermRows)));
   std::vector<std::pair<int64_t, std::string>> known;  // (rows holding it, term)
+  const std::string source = table == "history_terms" ? "history" : "document";
   for (const std::string& t : unique) {
-    vocab->bind(1, t);
-    const int64_t doc = vocab->executeStep() ? vocab->getColumn(0).getInt64() : 0;
-    vocab->reset();
+    const int64_t doc = rows_with(source, t);
     if (doc > 0) known.emplace_back(doc, t);
   }
   std::sort(known.begin(), known.end());
   for (const auto& [doc, term] : known) {
-    // A term in more than kCommonShare of the rows tells nothing apart (and is slow to rank): a
-    // question made only of such terms searches nothing.
-    const bool common =
-        total >= kMinRowsForCommon && static_cast<double>(doc) > kCommonShare * total;
+    // A common term tells nothing apart (and is slow to rank): a question made only of such
+    // terms searches nothing.
+    const bool common = total >= kMinRowsForCommon && doc > common_rows;
     if (common || out.terms.size() >= kMaxQueryTerms) break;
     out.terms.push_back(term);
     // FTS5's BM25 IDF, floored as it floors it.
@@ -200,10 +253,15 @@ context::SearchResult SearchIndex::search_history(const std::string& chat_id,
   auto q = cache_->get(
       "SELECT rowid, -bm25(history_terms, 0.0, 1.0), terms FROM history_terms WHERE history_terms "
       "MATCH ? AND rowid > ? AND rowid < ? ORDER BY bm25(history_terms, 0.0, 1.0) LIMIT ?");
-  q->bind(1, "chat : " + quoted(chat_token(chat_id)) + " AND terms : (" + qy.match + ")");
+  // A chat's token narrows the search, but walking a big chat's token list costs more than it
+  // saves: such a chat is searched without it and its rows picked out after (more are asked).
+  const std::string token = chat_token(chat_id);
+  const bool big = rows_with("history", token) > kBigChatRows;
+  q->bind(1, (big ? std::string() : "chat : " + quoted(token) + " AND ") + "terms : (" + qy.match +
+                 ")");
   q->bind(2, after_id);
   q->bind(3, before_id);
-  q->bind(4, limit);
+  q->bind(4, big ? limit * kBigChatOverfetch : limit);
   struct Hit {
     int64_t id;
     double score;
@@ -221,7 +279,8 @@ context::SearchResult SearchIndex::search_history(const std::string& chat_id,
     row->bind(2, chat_id);
     std::vector<common::Message> m = read_messages(*row);
     row->reset();
-    if (m.empty()) continue;  // another chat with the same token, or a row deleted since
+    if (m.empty()) continue;  // another chat's row, or a row deleted since
+    if (static_cast<int>(out.candidates.size()) >= limit) break;
     context::Candidate c;
     c.message = std::move(m.front());
     c.bm25 = hit.score;

@@ -29,6 +29,13 @@ inline constexpr int kMaxQueryTerms = 8;
 inline constexpr double kCommonShare = 0.1;
 // Below this many indexed rows no term counts as common (a short chat's every word is frequent).
 inline constexpr double kMinRowsForCommon = 50;
+// ... and a term in more rows than this is common whatever the share (its count and its ranking
+// would cost as much as its doclist: the search stays fast at a million rows).
+inline constexpr int64_t kMaxTermRows = 5000;
+// A chat with more indexed rows than this is searched without its chat token (see
+// search_history), asking kBigChatOverfetch times as many rows.
+inline constexpr int64_t kBigChatRows = 20000;
+inline constexpr int kBigChatOverfetch = 5;
 
 class SearchIndex final : public context::Searcher {
  public:
@@ -65,11 +72,12 @@ class SearchIndex final : public context::Searcher {
                        int limit);
   Query query(const std::string& table, const std::vector<std::string>& terms);
   int64_t rows(const std::string& table);
+  // How many indexed rows of `source` hold `term` (search_term_rows).
+  int64_t rows_with(const std::string& source, const std::string& term);
 
   SQLite::Database& db_;
   std::unique_ptr<db::StatementCache> cache_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
-  std::optional<int64_t> history_rows_;  // cached row count of history_terms (for IDF)
 };
 
 }  // namespace autonous::store

@@ -98,7 +98,9 @@ bool stop_word(const std::string& w) {
           "а без бы в вам вас во вот все всё вы где да для до его ее её если есть еще ещё же за "
           "и из или им их к как какая какой когда кто ли мне мной мой моя мы на не нет ни но "
           "ну о об он она они оно от по под привет при с со так там то тоже ты у уже что чтобы "
-          "это я",
+          "это я мою моё мои моего моей моим моими моих моему твой твоя твою твоё твои твоего "
+          "твоей наш наша наше наши нашего ваш ваша ваше ваши его ей ему ней нему них ним себя "
+          "себе сейчас теперь зовут какое какие каком скажи напомни",
           // German
           "aber als am an auch auf aus bei bin bis da das dass dein dem den der des die du ein "
           "eine einen einer es für hat hatte ich ihr im in ist ja kann mein meine mich mir mit "
@@ -113,7 +115,7 @@ bool stop_word(const std::string& w) {
           "mis me muy no nos o para pero por que qué se si sí su sus te tu tú un una y ya yo",
           // Chinese
           "的 了 是 我 你 他 她 它 们 我们 你们 吗 呢 吧 啊 在 有 和 就 都 也 不 这 那 什么 怎么 "
-          "哪 哪里 谁 一个 请 吗 么",
+          "哪 哪里 谁 一个 请 吗 么 我的 你的 他的 她的 我们的 你们的 现在 告诉 多少 叫",
           // Japanese (particles and copulas ICU keeps apart)
           "は が を に の で と も へ や か ね よ な です ます でした ました だ の は 私 あなた "
           "何 なに どこ いつ だれ 誰 これ それ あれ この その あの"}) {
@@ -138,6 +140,7 @@ void add_piece(const icu::UnicodeString& word, Analyzers& a, bool query,
   const int32_t chars = word.countChar32();
   if (chars == 0 || chars > kMaxTermChars) return;
   if (query && stop_word(utf8(word))) return;
+  const size_t before = out.size();
   UErrorCode status = U_ZERO_ERROR;
   const UScriptCode script = uscript_getScript(word.char32At(0), &status);
   if (is_cjk(script)) {
@@ -149,6 +152,11 @@ void add_piece(const icu::UnicodeString& word, Analyzers& a, bool query,
   } else {
     out.push_back(utf8(word));
   }
+  // A question's word that stemming shrank to one or two letters ("мою" → "мо") is an inflected
+  // function word: it would match at random.
+  if (query && !is_cjk(script) && out.size() > before && chars > 2 &&
+      icu::UnicodeString::fromUTF8(out.back()).countChar32() <= 2)
+    out.pop_back();
 }
 
 bool word_char(UChar32 c) {

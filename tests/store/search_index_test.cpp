@@ -6,6 +6,7 @@
 #include <thread>
 
 #include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
 #include <gtest/gtest.h>
 
 #include "internal/db/statement_cache.h"
@@ -134,6 +135,45 @@ TEST_F(SearchIndexTest, IndexAllIndexesEveryChatAndHistoryFromBeforeTheMigration
   EXPECT_EQ(index_.index_all(), 2);
   EXPECT_EQ(index_.index_all(), 0);
   EXPECT_EQ(ids("b", "banana").size(), 1u);
+}
+
+TEST_F(SearchIndexTest, TermCountsFollowInsertsEditsAndDeletes) {
+  const auto rows = [&](const std::string& term) {
+    return t_.db()
+        .execAndGet(
+            "SELECT coalesce((SELECT rows FROM search_term_rows WHERE source = 'history' "
+            "AND term = '" +
+            term + "'), 0)")
+        .getInt64();
+  };
+  const int64_t a = add("c", "zebra crossing");
+  add("c", "zebra stripes");
+  index_.catch_up("c");
+  EXPECT_EQ(rows("zebra"), 2);
+  EXPECT_EQ(rows(SearchIndex::chat_token("c")), 2);
+  t_.db().exec("UPDATE history SET text = 'giraffe crossing' WHERE id = " + std::to_string(a));
+  index_.catch_up("c");
+  EXPECT_EQ(rows("zebra"), 1);
+  EXPECT_EQ(rows("giraff"), 1);
+  t_.db().exec("DELETE FROM history WHERE id = " + std::to_string(a));
+  index_.catch_up("c");
+  EXPECT_EQ(rows("giraff"), 0);
+  EXPECT_EQ(rows(SearchIndex::chat_token("c")), 1);
+}
+
+TEST_F(SearchIndexTest, ABigChatIsSearchedWithoutItsTokenAndStillOnlyItsOwnRows) {
+  {
+    SQLite::Transaction tx(t_.db());
+    for (int64_t i = 0; i < kBigChatRows + 10; ++i)
+      add("big", i == 77 ? "the ferry to Tallinn leaves at noon" : "row " + std::to_string(i % 50));
+    tx.commit();
+  }
+  const int64_t small = add("small", "my ferry to Tallinn was late");
+  EXPECT_EQ(index_.index_all(), kBigChatRows + 11);
+  const auto big = ids("big", "ferry Tallinn");
+  ASSERT_EQ(big.size(), 1u);
+  EXPECT_EQ(big[0], 78);
+  EXPECT_EQ(ids("small", "ferry Tallinn"), std::vector<int64_t>{small});
 }
 
 TEST_F(SearchIndexTest, PinsAreStoredPerChatOldestFirst) {

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Planted-facts recall benchmark (issue 14): is the evidence in the prompt?
+
+Long chats (420 turns, users 10-150 words, replies 50-400, in English, Chinese, Russian and
+Japanese) are written by plain SQL, as a front end would. Facts are stated in the first turns,
+some are updated at turn 250, near-duplicates (other codes, other relatives) sit beside them,
+and questions come at the end: exact-word, paraphrased, and with no answer. Each question is
+scored on the dry run's prompt (`autonous context`), under the defaults except
+MAX_CONTEXT_TOKENS (2000 / 4000 / 16000), with recall on (the default) and off.
+
+  hit  = the fact's value is somewhere in the prompt (an updated fact: its new value)
+  cost = evidence tokens of questions that have no answer in the chat
+
+Usage: bench/recall/run.py BINARY [--turns N] [--latency] [--rows 1000,10000,100000,1000000]
+--latency: gather + select time (the recall and documents gatherers' own clocks in the dry
+run's output) over 30 questions for chats of the given sizes.
+"""
+import argparse, json, os, random, sqlite3, statistics, subprocess, sys, tempfile, time
+
+FILLER = {
+    "en": ("river stone garden window coffee letter market bridge winter summer engine ticket museum "
+           "kitchen lesson doctor travel music paper forest camera island school dinner morning "
+           "evening weekend project meeting report picture movie book story train bus weather rain "
+           "sunny cloudy friend colleague neighbour holiday beach mountain lake city village street "
+           "shop bakery bread cheese apple orange tomato salad soup pasta chicken recipe oven table "
+           "chair sofa lamp plant flower tree bird cat garden fence paint color blue green yellow "
+           "quiet loud happy tired busy early late quick slow maybe probably really actually").split(),
+    "ru": ("река камень сад окно кофе письмо рынок мост зима лето мотор билет музей кухня урок "
+           "врач поездка музыка бумага лес камера остров школа ужин утро вечер выходные проект "
+           "встреча отчёт картина фильм книга история поезд автобус погода дождь солнце облако "
+           "друг коллега сосед отпуск пляж гора озеро город деревня улица магазин хлеб сыр яблоко "
+           "апельсин помидор салат суп паста курица рецепт духовка стол стул диван лампа растение "
+           "цветок дерево птица кошка забор краска цвет синий зелёный жёлтый тихо громко рано поздно").split(),
+    "zh": ("今天 天气 很好 我们 一起 去 公园 散步 看到 很多 花 和 树 晚上 吃饭 的 时候 聊 了 "
+           "工作 学习 电影 音乐 书 朋友 同事 周末 旅行 火车 飞机 城市 乡村 早上 咖啡 面包 水果 "
+           "苹果 橙子 西红柿 汤 米饭 面条 鸡肉 做饭 厨房 桌子 椅子 沙发 灯 植物 花园 小鸟 猫 "
+           "颜色 蓝色 绿色 黄色 安静 热闹 开心 累 忙 快 慢 也许 可能 其实 真的 下雨 晴天 阴天").split(),
+    "ja": ("今日 は 天気 が いい です ね 公園 を 散歩 しました 花 と 木 が たくさん あります "
+           "夜 ご飯 を 食べ ながら 仕事 や 勉強 の 話 を しました 映画 音楽 本 友達 同僚 週末 "
+           "旅行 電車 飛行機 町 村 朝 コーヒー パン 果物 りんご みかん トマト スープ ご飯 "
+           "麺 鶏肉 料理 台所 机 椅子 ソファ 電気 植物 庭 鳥 猫 色 青 緑 黄色 静か 賑やか "
+           "楽しい 疲れた 忙しい 速い 遅い たぶん 本当に 雨 晴れ 曇り").split(),
+}
+JOIN = {"en": " ", "ru": " ", "zh": "", "ja": ""}
+
+# (turn, statement) facts; questions: (kind, text, value that must be in the prompt)
+FACTS = {
+    "en": {
+        "facts": [(2, "By the way, my locker code at the gym is 4471."),
+                  (3, "The wifi code at the office is 8812, and the alarm code at home is 3390."),
+                  (4, "My sister Mirela lives in Porto and works as a pharmacist."),
+                  (5, "My address is 12 Oak Street, Springfield."),
+                  (6, "I'm allergic to penicillin, remember that."),
+                  (250, "Big news: I moved, my address is now 48 Birch Avenue, Shelbyville.")],
+        "questions": [("exact", "What is my locker code at the gym?", "4471"),
+                      ("exact", "Where does my sister live?", "Porto"),
+                      ("exact", "What am I allergic to?", "penicillin"),
+                      ("updated", "What is my address now?", "48 Birch"),
+                      ("paraphrase", "Which number opens my gym locker?", "4471"),
+                      ("paraphrase", "In which city does Mirela work?", "Porto"),
+                      ("paraphrase", "Which antibiotic must I avoid?", "penicillin"),
+                      ("none", "What is the name of my dog?", None)]},
+    "zh": {
+        "facts": [(2, "对了，我在健身房的储物柜密码是4471。"),
+                  (3, "办公室的无线网密码是8812，家里的报警器密码是3390。"),
+                  (4, "我姐姐住在杭州，她是药剂师。"),
+                  (5, "我的地址是朝阳路12号。"),
+                  (250, "告诉你，我搬家了，新地址是建国路48号。")],
+        "questions": [("exact", "我的储物柜密码是多少？", "4471"),
+                      ("exact", "我姐姐住在哪里？", "杭州"),
+                      ("updated", "我现在的地址是什么？", "建国路48号"),
+                      ("paraphrase", "健身房柜子的号码是多少？", "4471"),
+                      ("none", "我的狗叫什么名字？", None)]},
+    "ru": {
+        "facts": [(2, "Кстати, код от моего шкафчика в спортзале — 4471."),
+                  (3, "Код вайфая в офисе 8812, а код сигнализации дома 3390."),
+                  (4, "Моя сестра Мирела живёт в Казани и работает фармацевтом."),
+                  (5, "Мой адрес: улица Дубовая, 12."),
+                  (250, "Новости: я переехал, мой адрес теперь улица Берёзовая, 48.")],
+        "questions": [("exact", "Какой код от шкафчика в спортзале?", "4471"),
+                      ("exact", "Где живёт моя сестра?", "Казан"),
+                      ("updated", "Какой у меня сейчас адрес?", "Берёзовая"),
+                      ("paraphrase", "Какие цифры открывают мой шкаф?", "4471"),
+                      ("none", "Как зовут мою собаку?", None)]},
+    "ja": {
+        "facts": [(2, "ところで、ジムのロッカーの暗証番号は4471です。"),
+                  (3, "オフィスのWi-Fiの番号は8812、家の警報の番号は3390です。"),
+                  (4, "姉は札幌に住んでいて、薬剤師をしています。"),
+                  (5, "私の住所は桜町12番地です。"),
+                  (250, "引っ越しました。新しい住所は梅町48番地です。")],
+        "questions": [("exact", "ロッカーの暗証番号は何ですか？", "4471"),
+                      ("exact", "姉はどこに住んでいますか？", "札幌"),
+                      ("updated", "今の住所はどこですか？", "梅町48"),
+                      ("paraphrase", "ジムの鍵の数字は？", "4471"),
+                      ("none", "私の犬の名前は？", None)]},
+}
+
+
+def filler(lang, rng, lo, hi):
+    n = rng.randint(lo, hi)
+    return JOIN[lang].join(rng.choice(FILLER[lang]) for _ in range(n))
+
+
+def build_db(path, binary, turns):
+    env = dict(os.environ, DB_PATH=path)
+    subprocess.run([binary, "migrate"], env=env, check=True, capture_output=True)
+    db = sqlite3.connect(path)
+    rng = random.Random(14)
+    for lang, spec in FACTS.items():
+        facts = dict(spec["facts"])
+        rows = []
+        for t in range(turns):
+            at = f"2026-0{1 + t // 140}-{1 + (t % 140) // 5:02d}T{8 + t % 12:02d}:{t % 60:02d}:00.000Z"
+            user = facts.get(t) or filler(lang, rng, 10, 150 if lang in ("en", "ru") else 60)
+            reply = filler(lang, rng, 50, 400 if lang in ("en", "ru") else 160)
+            rows += [(lang, "user", user, at), (lang, "assistant", reply, at)]
+        db.executemany("INSERT INTO history(chat_id, role, text, created_at) VALUES (?,?,?,?)", rows)
+    db.commit()
+    db.close()
+    subprocess.run([binary, "migrate"], env=env, check=True, capture_output=True)  # indexes
+
+
+def dry_run(binary, path, chat, text, budget, recall=True):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONTEXT_", "MAX_", "RECALL", "HISTORY_"))}
+    env.update(DB_PATH=path, MAX_CONTEXT_TOKENS=str(budget), RECALL="on" if recall else "off", LOG_LEVEL="error")
+    r = subprocess.run([binary, "context", "--chat", chat, "--text", text], env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(r.stderr)
+    return json.loads(r.stdout)
+
+
+def recall_table(binary, turns):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "recall.db")
+        build_db(path, binary, turns)
+        print(f"planted facts, {turns}-turn chats in 4 languages, dry run under the defaults; hit = value in the prompt")
+        print(f"{'budget':>7} {'recall':>6} {'exact':>9} {'updated':>9} {'paraphrase':>11} {'stale only':>10} {'no-answer evidence tokens (mean)':>33}")
+        for budget in (2000, 4000, 16000):
+            for on in (True, False):
+                score = {"exact": [], "updated": [], "paraphrase": []}
+                stale, cost = 0, []
+                for lang, spec in FACTS.items():
+                    for kind, q, value in spec["questions"]:
+                        j = dry_run(binary, path, lang, q, budget, on)
+                        prompt = "\n".join(m["content"] for m in j["messages"])
+                        if kind == "none":
+                            cost.append(j.get("evidence_tokens", 0))
+                            continue
+                        score[kind].append(value in prompt)
+                        if kind == "updated" and value not in prompt:
+                            old = {"en": "12 Oak", "zh": "朝阳路12号", "ru": "Дубовая", "ja": "桜町12"}[lang]
+                            stale += old in prompt
+                fmt = lambda xs: f"{sum(xs)}/{len(xs)} {sum(xs) / len(xs):.2f}"
+                print(f"{budget:>7} {'on' if on else 'off':>6} {fmt(score['exact']):>9} {fmt(score['updated']):>9} "
+                      f"{fmt(score['paraphrase']):>11} {stale:>10} {statistics.mean(cost):>33.0f}")
+
+
+def latency(binary, sizes):
+    rng = random.Random(7)
+    questions = ["what is my locker code", "where does my sister live", "what did we say about the museum",
+                 "when is the meeting", "which recipe did you suggest", "what is my address now"] * 5
+    print("gather + select latency (recall + documents gatherers, in-process clock), 30 questions each")
+    print(f"{'rows':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}  (index time)")
+    for rows in sizes:
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "lat.db")
+            env = dict(os.environ, DB_PATH=path, LOG_LEVEL="error")
+            subprocess.run([binary, "migrate"], env=env, check=True, capture_output=True)
+            db = sqlite3.connect(path)
+            batch = []
+            for i in range(rows):
+                text = " ".join(rng.choice(FILLER["en"]) for _ in range(rng.randint(10, 60)))
+                if i == 5:
+                    text = "my locker code at the gym is 4471"
+                batch.append(("big", "user" if i % 2 == 0 else "assistant", text))
+                if len(batch) == 50000:
+                    db.executemany("INSERT INTO history(chat_id, role, text) VALUES (?,?,?)", batch)
+                    batch = []
+            db.executemany("INSERT INTO history(chat_id, role, text) VALUES (?,?,?)", batch)
+            db.commit()
+            db.close()
+            t0 = time.time()
+            subprocess.run([binary, "migrate"], env=env, check=True, capture_output=True)
+            indexed = time.time() - t0
+            times = []
+            for q in questions:
+                j = dry_run(binary, path, "big", q, 4000)
+                times.append(sum(g["us"] for g in j["recall"]["gatherers"]) / 1000.0)
+            times.sort()
+            p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
+            print(f"{rows:>9} {statistics.median(times):>8.2f} {p99:>8.2f} {times[-1]:>8.2f}  ({indexed:.0f} s)")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("--turns", type=int, default=420)
+    ap.add_argument("--latency", action="store_true")
+    ap.add_argument("--rows", default="1000,10000,100000,1000000")
+    a = ap.parse_args()
+    if a.latency:
+        latency(a.binary, [int(x) for x in a.rows.split(",")])
+    else:
+        recall_table(a.binary, a.turns)
