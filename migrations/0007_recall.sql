@@ -28,14 +28,16 @@ END;
 CREATE TRIGGER history_search_delete AFTER DELETE ON history BEGIN
   INSERT OR REPLACE INTO search_queue(source, row_id, chat_id) VALUES ('history', OLD.id, OLD.chat_id);
 END;
--- How many indexed rows hold each term (and each chat's token), kept with the index: a
+-- How many indexed rows hold each term, over all chats (chat = '') and per chat (chat = the
+-- chat's token), and how many rows each chat has (term = ''), kept with the index: a
 -- question's document frequencies are one lookup each, whatever the table's size (fts5vocab
--- would walk the term's whole doclist).
+-- would walk the term's whole doclist), and a term is judged common within the asking chat.
 CREATE TABLE search_term_rows (
   source TEXT    NOT NULL CHECK (source IN ('history', 'document')),
+  chat   TEXT    NOT NULL,
   term   TEXT    NOT NULL,
   rows   INTEGER NOT NULL,
-  PRIMARY KEY (source, term)
+  PRIMARY KEY (source, chat, term)
 ) WITHOUT ROWID;
 
 -- The history that already exists is indexed too.

@@ -15,7 +15,7 @@ Usage: bench/recall/run.py BINARY [--turns N] [--latency] [--rows 1000,10000,100
 --latency: gather + select time (the recall and documents gatherers' own clocks in the dry
 run's output) over 30 questions for chats of the given sizes.
 """
-import argparse, json, os, random, sqlite3, statistics, subprocess, sys, tempfile, time
+import argparse, itertools, json, os, random, sqlite3, statistics, subprocess, sys, tempfile, time
 
 FILLER = {
     "en": ("river stone garden window coffee letter market bridge winter summer engine ticket museum "
@@ -155,24 +155,37 @@ def recall_table(binary, turns):
                       f"{fmt(score['paraphrase']):>11} {stale:>10} {statistics.mean(cost):>33.0f}")
 
 
+def zipf_vocabulary(rng, n=20000):
+    """n pseudo-words and Zipf weights (the i-th most frequent word ∝ 1/i), as natural text has."""
+    syl = "ka lo mi ne ru sa te vo pi da ge ho ju ke la mo nu pe ri so ta vu be ci do fa gi".split()
+    words = set()
+    while len(words) < n:
+        words.add("".join(rng.choice(syl) for _ in range(rng.randint(2, 4))))
+    words = sorted(words)
+    rng.shuffle(words)
+    return words, [1.0 / (i + 1) for i in range(n)]
+
+
 def latency(binary, sizes):
     rng = random.Random(7)
-    questions = ["what is my locker code", "where does my sister live", "what did we say about the museum",
-                 "when is the meeting", "which recipe did you suggest", "what is my address now"] * 5
-    print("gather + select latency (recall + documents gatherers, in-process clock), 30 questions each")
-    print(f"{'rows':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}  (index time)")
+    words, weights = zipf_vocabulary(rng)
+    cum = list(itertools.accumulate(weights))
+    print("gather + select latency (recall + documents gatherers, in-process clock), 30 questions each;")
+    print("text: Zipf-distributed 20 000-word vocabulary, 10-60 words a message; each question is 4 words")
+    print("of a random stored message (terms of every frequency: rare ones searched, common ones dropped)")
+    print(f"{'rows':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'searched':>9}  (index time)")
     for rows in sizes:
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "lat.db")
             env = dict(os.environ, DB_PATH=path, LOG_LEVEL="error")
             subprocess.run([binary, "migrate"], env=env, check=True, capture_output=True)
             db = sqlite3.connect(path)
-            batch = []
+            batch, sample = [], []
             for i in range(rows):
-                text = " ".join(rng.choice(FILLER["en"]) for _ in range(rng.randint(10, 60)))
-                if i == 5:
-                    text = "my locker code at the gym is 4471"
+                text = " ".join(rng.choices(words, cum_weights=cum, k=rng.randint(10, 60)))
                 batch.append(("big", "user" if i % 2 == 0 else "assistant", text))
+                if rng.random() < 30 / rows:
+                    sample.append(text)
                 if len(batch) == 50000:
                     db.executemany("INSERT INTO history(chat_id, role, text) VALUES (?,?,?)", batch)
                     batch = []
@@ -182,13 +195,15 @@ def latency(binary, sizes):
             t0 = time.time()
             subprocess.run([binary, "migrate"], env=env, check=True, capture_output=True)
             indexed = time.time() - t0
-            times = []
-            for q in questions:
+            times, searched = [], 0
+            for text in (sample * 30)[:30]:
+                q = " ".join(rng.sample(text.split(), 4))
                 j = dry_run(binary, path, "big", q, 4000)
                 times.append(sum(g["us"] for g in j["recall"]["gatherers"]) / 1000.0)
+                searched += bool(j["recall"]["terms"])
             times.sort()
             p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
-            print(f"{rows:>9} {statistics.median(times):>8.2f} {p99:>8.2f} {times[-1]:>8.2f}  ({indexed:.0f} s)")
+            print(f"{rows:>9} {statistics.median(times):>8.2f} {p99:>8.2f} {times[-1]:>8.2f} {searched:>6}/30  ({indexed:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 // recall's evidence before the user's text, and the description of the finished prompt's blocks.
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include <fmt/format.h>
@@ -36,7 +37,7 @@ constexpr std::string_view kPinsTail = "</pinned_facts>";
 std::string pins_block(const std::vector<std::string>& pins) {
   std::string out(kPinsHead);
   for (const std::string& pin : pins) {
-    std::string text = common::sanitize_utf8(pin);
+    std::string text = indented(common::sanitize_utf8(pin));
     defuse_block_tags(text);
     out += "- " + text + "\n";
   }
@@ -203,6 +204,7 @@ void ContextBuilder::add_evidence(const std::string& chat_id,
         f.estimated_tokens - counter_.count_message(user) + counter_.count_message(with);
     if (total > f.budget_tokens) continue;
     user = std::move(with);
+    ev.tokens = total - f.estimated_tokens;  // exactly what the evidence added
     f.estimated_tokens = total;
     out.evidence = std::move(ev);
     return;
@@ -251,15 +253,30 @@ void ContextBuilder::compute_delta(const Ends& ends, const std::vector<common::M
                          out.summary.tokens, 0});
   if (!kept.empty())
     d.records.push_back(
-        {"history", common::sha256_hex("history from " + std::to_string(kept.front().history_id)),
+        {"history",
+         common::sha256_hex("history from " + std::to_string(kept.front().history_id) + "\n" +
+                            kept.front().content),
          history_tokens, kept.back().history_id});
   // A provider caches an exact prefix: the leading run of reused blocks (of the history, the
   // messages the last prompt already had).
+  // A block counts as reused only in the same place: a block that appeared or went before it
+  // moved it.
+  static constexpr std::array<std::string_view, 4> kOrder = {"system", "pinned", "summary",
+                                                             "history"};
+  std::vector<BlockRecord> stored = out.chat.blocks;
+  const auto rank = [](const std::string& name) {
+    return std::find(kOrder.begin(), kOrder.end(), name) - kOrder.begin();
+  };
+  std::sort(stored.begin(), stored.end(), [&](const BlockRecord& a, const BlockRecord& b) {
+    return rank(a.name) < rank(b.name);
+  });
   bool run = true;
-  for (const BlockRecord& r : d.records) {
-    const auto before = std::find_if(out.chat.blocks.begin(), out.chat.blocks.end(),
+  for (size_t i = 0; i < d.records.size(); ++i) {
+    const BlockRecord& r = d.records[i];
+    const auto before = std::find_if(stored.begin(), stored.end(),
                                      [&](const BlockRecord& b) { return b.name == r.name; });
-    const bool reused = before != out.chat.blocks.end() && before->sha256 == r.sha256;
+    const bool reused = before != stored.end() && before->sha256 == r.sha256 &&
+                        static_cast<size_t>(before - stored.begin()) == i;
     (reused ? d.reused : d.changed).push_back(r.name);
     if (!reused || !run) {
       run = false;

@@ -18,7 +18,7 @@ namespace {
 // Documents chosen at most (their own cap; recalled messages have RecallSettings::max_hits).
 constexpr int kMaxDocuments = 3;
 // Candidates the search returns for selection.
-constexpr int kCandidates = 40;
+constexpr int kCandidates = 30;
 
 constexpr std::string_view kRecallHead =
     "<recalled_messages>\nEarlier messages of this conversation, found by search because they may "
@@ -36,12 +36,17 @@ std::string day_and_time(const std::string& at) {
   return out;
 }
 
-// Continuation lines are indented, so a message cannot forge a line of its own ("[date] user: …").
+}  // namespace
+
 std::string indented(std::string text) {
+  for (char& c : text)
+    if (c == '\r') c = '\n';
   for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1))
     text.insert(at + 1, "  ");
   return text;
 }
+
+namespace {
 
 std::string line(const RecallItem& item) {
   std::string text = indented(item.message.content);
@@ -115,6 +120,7 @@ class Packer {
     if (!group.empty()) try_add(group);
   }
   std::vector<RecallItem> take() { return std::move(items_); }
+  int64_t used() const noexcept { return used_; }
 
  private:
   bool seen(const RecallItem& i) const {
@@ -123,6 +129,8 @@ class Packer {
     });
   }
   void shorten(RecallItem& item) const {
+    // A token is at least one byte: a text no longer than the cap in bytes is within it.
+    if (static_cast<int64_t>(item.message.content.size()) <= settings_.message_tokens) return;
     const int64_t tokens = counter_.count_text(item.message.content);
     if (tokens <= settings_.message_tokens) return;
     item.message.content =
@@ -227,7 +235,7 @@ Evidence gather_evidence(Searcher& searcher, const RecallQuery& query,
 
   out.items = packer.take();
   out.text = out.items.empty() ? std::string() : render(out.items);
-  out.tokens = out.text.empty() ? 0 : counter.count_text(out.text);
+  out.tokens = packer.used();  // an upper bound; the builder counts the joined message exactly
   // The items in the order the block shows them.
   std::stable_sort(out.items.begin(), out.items.end(),
                    [](const RecallItem& a, const RecallItem& b) {

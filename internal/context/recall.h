@@ -6,8 +6,9 @@
 // question) as marked data blocks — <recalled_messages> with each message's date and speaker,
 // <documents> — that follow the user's text in the last message: after the stable history, in
 // the one message that changes every turn, so the cacheable prefix survives and the roles still
-// alternate as strict chat templates require. Each gatherer runs under its own deadline; one that fails or runs late contributes
-// nothing and says so, it never fails the turn. Packing never exceeds the room it is given.
+// alternate as strict chat templates require. Each gatherer runs under its own deadline; one that
+// fails or runs late contributes nothing and says so, it never fails the turn. Packing never
+// exceeds the room it is given.
 
 #include <chrono>
 #include <cstdint>
@@ -85,6 +86,10 @@ struct RecallQuery {
   std::optional<double> reference;  // "now" for recency, seconds since the epoch
   int64_t room = 0;                 // tokens the evidence may cost
 };
+
+// `text` with every line after the first indented (CR counts as a line break), so data quoted
+// in a block cannot forge a line of its own ("[date] user: …", a section head).
+std::string indented(std::string text);
 
 // Runs the recall and documents gatherers and packs what they chose into `query.room`.
 Evidence gather_evidence(Searcher& searcher, const RecallQuery& query,

@@ -21,8 +21,6 @@ namespace {
 // Queued rows indexed per write transaction, and batches a turn indexes at most.
 constexpr int kBatch = 2000;
 constexpr int kTurnBatches = 5;
-// Distinct query terms looked up at most.
-constexpr size_t kMaxLookups = 16;
 
 std::string quoted(const std::string& term) {
   std::string out = "\"";
@@ -38,9 +36,11 @@ int on_progress(void* self) {
   return deadline->has_value() && std::chrono::steady_clock::now() > **deadline ? 1 : 0;
 }
 
-// Adds `sign` to the count of every distinct term of one row (its chat token included).
-void count_terms(const std::string& chat, const std::string& terms, int64_t sign,
-                 std::map<std::string, int64_t>& counts) {
+using Counts = std::map<std::pair<std::string, std::string>, int64_t>;  // (chat, term) -> rows
+
+// Adds `sign` to the counts of one row: each distinct term over all chats ("") and in its chat,
+// and its chat's row count (term "").
+void count_terms(const std::string& chat, const std::string& terms, int64_t sign, Counts& counts) {
   std::set<std::string_view> seen;
   const std::string_view all(terms);
   size_t at = 0;
@@ -49,8 +49,11 @@ void count_terms(const std::string& chat, const std::string& terms, int64_t sign
     if (end > at) seen.insert(all.substr(at, end - at));
     at = end + 1;
   }
-  for (const std::string_view t : seen) counts[std::string(t)] += sign;
-  counts[chat] += sign;
+  for (const std::string_view t : seen) {
+    counts[{std::string(), std::string(t)}] += sign;
+    counts[{chat, std::string(t)}] += sign;
+  }
+  counts[{chat, std::string()}] += sign;
 }
 
 std::string terms_table(const std::string& source) {
@@ -115,7 +118,7 @@ int64_t SearchIndex::index_queued(const std::string& source,
   auto del = cache_->get("DELETE FROM " + table + " WHERE rowid = ?");
   auto ins = cache_->get("INSERT INTO " + table + "(rowid, chat, terms) VALUES (?, ?, ?)");
   auto done = cache_->get("DELETE FROM search_queue WHERE source = ? AND row_id = ?");
-  std::map<std::string, int64_t> counts;  // rows holding each term: the batch's change
+  Counts counts;  // the batch's change
   for (const Row& r : rows) {
     old->bind(1, r.id);
     if (old->executeStep())
@@ -140,13 +143,14 @@ int64_t SearchIndex::index_queued(const std::string& source,
     done->reset();
   }
   auto stat = cache_->get(
-      "INSERT INTO search_term_rows(source, term, rows) VALUES (?, ?, ?) "
-      "ON CONFLICT(source, term) DO UPDATE SET rows = rows + excluded.rows");
-  for (const auto& [term, n] : counts) {
+      "INSERT INTO search_term_rows(source, chat, term, rows) VALUES (?, ?, ?, ?) "
+      "ON CONFLICT(source, chat, term) DO UPDATE SET rows = rows + excluded.rows");
+  for (const auto& [key, n] : counts) {
     if (n == 0) continue;
     stat->bind(1, source);
-    stat->bind(2, term);
-    stat->bind(3, n);
+    stat->bind(2, key.first);
+    stat->bind(3, key.second);
+    stat->bind(4, n);
     stat->exec();
     stat->reset();
   }
@@ -198,16 +202,19 @@ int64_t SearchIndex::rows(const std::string& table) {
   return n;
 }
 
-int64_t SearchIndex::rows_with(const std::string& source, const std::string& term) {
-  auto q = cache_->get("SELECT rows FROM search_term_rows WHERE source = ? AND term = ?");
+int64_t SearchIndex::rows_with(const std::string& source, const std::string& chat,
+                               const std::string& term) {
+  auto q =
+      cache_->get("SELECT rows FROM search_term_rows WHERE source = ? AND chat = ? AND term = ?");
   q->bind(1, source);
-  q->bind(2, term);
+  q->bind(2, chat);
+  q->bind(3, term);
   const int64_t n = q->executeStep() ? q->getColumn(0).getInt64() : 0;
   q->reset();
   return n;
 }
 
-SearchIndex::Query SearchIndex::query(const std::string& table,
+SearchIndex::Query SearchIndex::query(const std::string& table, const std::string& chat,
                                       const std::vector<std::string>& terms) {
   Query out;
   std::vector<std::string> unique;
@@ -215,21 +222,34 @@ SearchIndex::Query SearchIndex::query(const std::string& table,
     if (unique.size() < kMaxLookups && std::find(unique.begin(), unique.end(), t) == unique.end())
       unique.push_back(t);
   const auto total = static_cast<double>(rows(table));
-  // A term in more than kCommonShare of the rows (at most kMaxTermRows) tells nothing apart.
-  const auto common_rows =
-      static_cast<int64_t>(std::min(kCommonShare * total, static_cast<double>(kMaxTermRows)));
-  std::vector<std::pair<int64_t, std::string>> known;  // (rows holding it, term)
   const std::string source = table == "history_terms" ? "history" : "document";
+  // Commonness is judged among the rows searched: the chat's (documents: all of them).
+  const auto searched = static_cast<double>(rows_with(source, chat, ""));
+  // A term in more than kCommonShare of them (at most kMaxTermRows) tells nothing apart.
+  const auto common_rows =
+      static_cast<int64_t>(std::min(kCommonShare * searched, static_cast<double>(kMaxTermRows)));
+  struct Known {
+    int64_t here;    // rows of the searched part holding it
+    int64_t global;  // rows of the whole index holding it (BM25's IDF)
+    std::string term;
+    bool operator<(const Known& o) const { return here < o.here; }
+  };
+  std::vector<Known> known;
   for (const std::string& t : unique) {
-    const int64_t doc = rows_with(source, t);
-    if (doc > 0) known.emplace_back(doc, t);
+    const int64_t here = rows_with(source, chat, t);
+    if (here > 0) known.push_back({here, rows_with(source, "", t), t});
   }
-  std::sort(known.begin(), known.end());
-  for (const auto& [doc, term] : known) {
+  std::stable_sort(known.begin(), known.end());
+  int64_t postings = 0;
+  for (const auto& [here, doc, term] : known) {
     // A common term tells nothing apart (and is slow to rank): a question made only of such
     // terms searches nothing.
-    const bool common = total >= kMinRowsForCommon && doc > common_rows;
-    if (common || out.terms.size() >= kMaxQueryTerms) break;
+    const bool common = searched >= kMinRowsForCommon && here > common_rows;
+    // BM25 ranks every row any term matches: past kMaxPostings rows in all, the less rare terms
+    // stay out (the rarest always searches).
+    const bool over = !out.terms.empty() && postings + doc > kMaxPostings;
+    if (common || over || out.terms.size() >= kMaxQueryTerms) break;
+    postings += doc;
     out.terms.push_back(term);
     // FTS5's BM25 IDF, floored as it floors it.
     out.idf += std::max(1e-6, std::log((total - static_cast<double>(doc) + 0.5) /
@@ -246,22 +266,29 @@ context::SearchResult SearchIndex::search_history(const std::string& chat_id,
                                                   const std::vector<std::string>& terms,
                                                   int64_t after_id, int64_t before_id, int limit) {
   context::SearchResult out;
-  const Query qy = query("history_terms", terms);
+  const std::string token = chat_token(chat_id);
+  const Query qy = query("history_terms", token, terms);
   out.terms = qy.terms;
   out.query_idf = qy.idf;
   if (qy.terms.empty() || limit <= 0) return out;
-  auto q = cache_->get(
-      "SELECT rowid, -bm25(history_terms, 0.0, 1.0), terms FROM history_terms WHERE history_terms "
-      "MATCH ? AND rowid > ? AND rowid < ? ORDER BY bm25(history_terms, 0.0, 1.0) LIMIT ?");
   // A chat's token narrows the search, but walking a big chat's token list costs more than it
-  // saves: such a chat is searched without it and its rows picked out after (more are asked).
-  const std::string token = chat_token(chat_id);
-  const bool big = rows_with("history", token) > kBigChatRows;
-  q->bind(1, (big ? std::string() : "chat : " + quoted(token) + " AND ") + "terms : (" + qy.match +
-                 ")");
-  q->bind(2, after_id);
-  q->bind(3, before_id);
-  q->bind(4, big ? limit * kBigChatOverfetch : limit);
+  // saves: such a chat is searched by its terms alone (their rows are few: kMaxPostings) and
+  // joined to its own rows, so other chats' rows never crowd it out.
+  const bool big = rows_with("history", token, "") > kBigChatRows;
+  auto q = cache_->get(
+      big ? "SELECT t.rowid, -bm25(history_terms, 0.0, 1.0), t.terms FROM history_terms t JOIN "
+            "history h ON h.id = t.rowid AND h.chat_id = ? WHERE history_terms MATCH ? AND "
+            "t.rowid > ? AND t.rowid < ? ORDER BY bm25(history_terms, 0.0, 1.0) LIMIT ?"
+          : "SELECT rowid, -bm25(history_terms, 0.0, 1.0), terms FROM history_terms WHERE "
+            "history_terms MATCH ? AND rowid > ? AND rowid < ? "
+            "ORDER BY bm25(history_terms, 0.0, 1.0) LIMIT ?");
+  const std::string match = "terms : (" + qy.match + ")";
+  int bind = 1;
+  if (big) q->bind(bind++, chat_id);
+  q->bind(bind++, big ? match : "chat : " + quoted(token) + " AND " + match);
+  q->bind(bind++, after_id);
+  q->bind(bind++, before_id);
+  q->bind(bind, limit);
   struct Hit {
     int64_t id;
     double score;
@@ -294,7 +321,7 @@ context::SearchResult SearchIndex::search_documents(const std::string& chat_id,
                                                     const std::vector<std::string>& terms,
                                                     int limit) {
   context::SearchResult out;
-  const Query qy = query("document_terms", terms);
+  const Query qy = query("document_terms", "", terms);
   out.terms = qy.terms;
   out.query_idf = qy.idf;
   if (qy.terms.empty() || limit <= 0) return out;

@@ -26,16 +26,18 @@ class StatementCache;
 namespace autonous::store {
 
 inline constexpr int kMaxQueryTerms = 8;
+// Distinct terms of a question looked up at most (each lookup is one index probe).
+inline constexpr size_t kMaxLookups = 64;
 inline constexpr double kCommonShare = 0.1;
 // Below this many indexed rows no term counts as common (a short chat's every word is frequent).
 inline constexpr double kMinRowsForCommon = 50;
 // ... and a term in more rows than this is common whatever the share (its count and its ranking
 // would cost as much as its doclist: the search stays fast at a million rows).
 inline constexpr int64_t kMaxTermRows = 5000;
-// A chat with more indexed rows than this is searched without its chat token (see
-// search_history), asking kBigChatOverfetch times as many rows.
+// The query's terms together match at most this many rows (rarest terms first).
+inline constexpr int64_t kMaxPostings = 4000;
+// A chat with more indexed rows than this is searched without its chat token (search_history).
 inline constexpr int64_t kBigChatRows = 20000;
-inline constexpr int kBigChatOverfetch = 5;
 
 class SearchIndex final : public context::Searcher {
  public:
@@ -70,10 +72,12 @@ class SearchIndex final : public context::Searcher {
   // Indexes up to `limit` queued rows of `source` (of `chat_id` when given); returns how many.
   int64_t index_queued(const std::string& source, const std::optional<std::string>& chat_id,
                        int limit);
-  Query query(const std::string& table, const std::vector<std::string>& terms);
+  // The query for `terms` in `chat` (its token; "" for all rows).
+  Query query(const std::string& table, const std::string& chat,
+              const std::vector<std::string>& terms);
   int64_t rows(const std::string& table);
-  // How many indexed rows of `source` hold `term` (search_term_rows).
-  int64_t rows_with(const std::string& source, const std::string& term);
+  // How many indexed rows of `source` in `chat` ("" : all) hold `term` ("" : the chat's rows).
+  int64_t rows_with(const std::string& source, const std::string& chat, const std::string& term);
 
   SQLite::Database& db_;
   std::unique_ptr<db::StatementCache> cache_;

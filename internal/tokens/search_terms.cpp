@@ -140,7 +140,6 @@ void add_piece(const icu::UnicodeString& word, Analyzers& a, bool query,
   const int32_t chars = word.countChar32();
   if (chars == 0 || chars > kMaxTermChars) return;
   if (query && stop_word(utf8(word))) return;
-  const size_t before = out.size();
   UErrorCode status = U_ZERO_ERROR;
   const UScriptCode script = uscript_getScript(word.char32At(0), &status);
   if (is_cjk(script)) {
@@ -152,11 +151,6 @@ void add_piece(const icu::UnicodeString& word, Analyzers& a, bool query,
   } else {
     out.push_back(utf8(word));
   }
-  // A question's word that stemming shrank to one or two letters ("мою" → "мо") is an inflected
-  // function word: it would match at random.
-  if (query && !is_cjk(script) && out.size() > before && chars > 2 &&
-      icu::UnicodeString::fromUTF8(out.back()).countChar32() <= 2)
-    out.pop_back();
 }
 
 bool word_char(UChar32 c) {

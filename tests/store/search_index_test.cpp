@@ -150,7 +150,13 @@ TEST_F(SearchIndexTest, TermCountsFollowInsertsEditsAndDeletes) {
   add("c", "zebra stripes");
   index_.catch_up("c");
   EXPECT_EQ(rows("zebra"), 2);
-  EXPECT_EQ(rows(SearchIndex::chat_token("c")), 2);
+  const auto chat_rows = [&] {
+    return t_.db()
+        .execAndGet("SELECT rows FROM search_term_rows WHERE source = 'history' AND chat = '" +
+                    SearchIndex::chat_token("c") + "' AND term = ''")
+        .getInt64();
+  };
+  EXPECT_EQ(chat_rows(), 2);
   t_.db().exec("UPDATE history SET text = 'giraffe crossing' WHERE id = " + std::to_string(a));
   index_.catch_up("c");
   EXPECT_EQ(rows("zebra"), 1);
@@ -158,22 +164,31 @@ TEST_F(SearchIndexTest, TermCountsFollowInsertsEditsAndDeletes) {
   t_.db().exec("DELETE FROM history WHERE id = " + std::to_string(a));
   index_.catch_up("c");
   EXPECT_EQ(rows("giraff"), 0);
-  EXPECT_EQ(rows(SearchIndex::chat_token("c")), 1);
+  EXPECT_EQ(chat_rows(), 1);
 }
 
 TEST_F(SearchIndexTest, ABigChatIsSearchedWithoutItsTokenAndStillOnlyItsOwnRows) {
   {
     SQLite::Transaction tx(t_.db());
+    // Another chat's rows match better and come first: they must not crowd out big's own.
+    for (int i = 0; i < 300; ++i) add("other", "ferry ferry Tallinn Tallinn");
     for (int64_t i = 0; i < kBigChatRows + 10; ++i)
       add("big", i == 77 ? "the ferry to Tallinn leaves at noon" : "row " + std::to_string(i % 50));
     tx.commit();
   }
   const int64_t small = add("small", "my ferry to Tallinn was late");
-  EXPECT_EQ(index_.index_all(), kBigChatRows + 11);
+  EXPECT_EQ(index_.index_all(), kBigChatRows + 311);
   const auto big = ids("big", "ferry Tallinn");
   ASSERT_EQ(big.size(), 1u);
-  EXPECT_EQ(big[0], 78);
+  EXPECT_EQ(big[0], 378);
   EXPECT_EQ(ids("small", "ferry Tallinn"), std::vector<int64_t>{small});
+}
+
+TEST_F(SearchIndexTest, ATermCommonInAnotherChatIsStillSearchedInThisOne) {
+  for (int i = 0; i < 200; ++i) add("other", "locker code talk " + std::to_string(i));
+  const int64_t fact = add("me", "my locker code at the gym is 4471");
+  for (int i = 0; i < 60; ++i) add("me", "weather chat " + std::to_string(i));
+  EXPECT_EQ(ids("me", "what is my locker code?"), std::vector<int64_t>{fact});
 }
 
 TEST_F(SearchIndexTest, PinsAreStoredPerChatOldestFirst) {
