@@ -170,7 +170,8 @@ def latency(binary, sizes):
     rng = random.Random(7)
     words, weights = zipf_vocabulary(rng)
     cum = list(itertools.accumulate(weights))
-    print("gather + select latency (recall + documents gatherers, in-process clock), 30 questions each;")
+    print("gather + select latency (recall + documents gatherers, the worker's own clock in context.compressed),")
+    print("30 turns of one chat by a worker (a warm connection) against the stub, budget 4 000;")
     print("text: Zipf-distributed 20 000-word vocabulary, 10-60 words a message; each question is 4 words")
     print("of a random stored message (terms of every frequency: rare ones searched, common ones dropped)")
     print(f"{'rows':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'searched':>9}  (index time)")
@@ -196,11 +197,30 @@ def latency(binary, sizes):
             subprocess.run([binary, "migrate"], env=env, check=True, capture_output=True)
             indexed = time.time() - t0
             times, searched = [], 0
-            for text in (sample * 30)[:30]:
-                q = " ".join(rng.sample(text.split(), 4))
-                j = dry_run(binary, path, "big", q, 4000)
+            # Measured where it runs: a worker's turns (a warm connection), against the stub.
+            stub = os.path.join(os.path.dirname(os.path.dirname(binary)), "autonous-stub", "autonous-stub")
+            port_file = os.path.join(d, "port")
+            srv = subprocess.Popen([stub, "--port-file", port_file], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            while not (os.path.exists(port_file) and open(port_file).read().strip()):
+                time.sleep(0.05)
+            try:
+                db = sqlite3.connect(path)
+                db.executemany("INSERT INTO tasks(chat_id, text) VALUES ('big', ?)",
+                               [(" ".join(rng.sample(t.split(), 4)),) for t in (sample * 30)[:30]])
+                db.commit()
+                db.close()
+                wenv = dict(env, OPENAI_BASE_URL=f"http://127.0.0.1:{open(port_file).read().strip()}/v1",
+                            MAX_CONTEXT_TOKENS="4000", WORKER_CONCURRENCY="1", POLL_INTERVAL_MS="10")
+                subprocess.run([binary, "worker", "--drain"], env=wenv, check=True, capture_output=True, timeout=600)
+            finally:
+                srv.terminate()
+                srv.wait()
+            db = sqlite3.connect(path)
+            for (payload,) in db.execute("SELECT payload FROM events WHERE type = 'context.compressed'"):
+                j = json.loads(payload)
                 times.append(sum(g["us"] for g in j["recall"]["gatherers"]) / 1000.0)
                 searched += bool(j["recall"]["terms"])
+            db.close()
             times.sort()
             p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
             print(f"{rows:>9} {statistics.median(times):>8.2f} {p99:>8.2f} {times[-1]:>8.2f} {searched:>6}/30  ({indexed:.0f} s)")

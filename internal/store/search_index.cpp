@@ -272,23 +272,20 @@ context::SearchResult SearchIndex::search_history(const std::string& chat_id,
   out.query_idf = qy.idf;
   if (qy.terms.empty() || limit <= 0) return out;
   // A chat's token narrows the search, but walking a big chat's token list costs more than it
-  // saves: such a chat is searched by its terms alone (their rows are few: kMaxPostings) and
-  // joined to its own rows, so other chats' rows never crowd it out.
+  // saves: such a chat is searched by its terms alone (their rows are few: kMaxPostings) and its
+  // own rows picked by the stored chat column, so other chats' rows never crowd it out.
   const bool big = rows_with("history", token, "") > kBigChatRows;
   auto q = cache_->get(
-      big ? "SELECT t.rowid, -bm25(history_terms, 0.0, 1.0), t.terms FROM history_terms t JOIN "
-            "history h ON h.id = t.rowid AND h.chat_id = ? WHERE history_terms MATCH ? AND "
-            "t.rowid > ? AND t.rowid < ? ORDER BY bm25(history_terms, 0.0, 1.0) LIMIT ?"
-          : "SELECT rowid, -bm25(history_terms, 0.0, 1.0), terms FROM history_terms WHERE "
-            "history_terms MATCH ? AND rowid > ? AND rowid < ? "
-            "ORDER BY bm25(history_terms, 0.0, 1.0) LIMIT ?");
+      "SELECT rowid, -bm25(history_terms, 0.0, 1.0) AS score FROM history_terms WHERE "
+      "history_terms MATCH ? AND rowid > ? AND rowid < ? AND (? OR chat = ?) "
+      "ORDER BY score DESC LIMIT ?");
   const std::string match = "terms : (" + qy.match + ")";
-  int bind = 1;
-  if (big) q->bind(bind++, chat_id);
-  q->bind(bind++, big ? match : "chat : " + quoted(token) + " AND " + match);
-  q->bind(bind++, after_id);
-  q->bind(bind++, before_id);
-  q->bind(bind, limit);
+  q->bind(1, big ? match : "chat : " + quoted(token) + " AND " + match);
+  q->bind(2, after_id);
+  q->bind(3, before_id);
+  q->bind(4, big ? 0 : 1);
+  q->bind(5, token);
+  q->bind(6, limit);
   struct Hit {
     int64_t id;
     double score;
@@ -296,9 +293,16 @@ context::SearchResult SearchIndex::search_history(const std::string& chat_id,
   };
   std::vector<Hit> hits;
   while (q->executeStep())
-    hits.push_back(
-        {q->getColumn(0).getInt64(), q->getColumn(1).getDouble(), q->getColumn(2).getString()});
+    hits.push_back({q->getColumn(0).getInt64(), q->getColumn(1).getDouble(), {}});
   q->reset();
+  // The winners' stored terms (the selection compares them; reading them for every match would
+  // cost more).
+  auto stored = cache_->get("SELECT terms FROM history_terms WHERE rowid = ?");
+  for (Hit& hit : hits) {
+    stored->bind(1, hit.id);
+    if (stored->executeStep()) hit.terms = stored->getColumn(0).getString();
+    stored->reset();
+  }
   auto row =
       cache_->get("SELECT id, role, text, created_at FROM history WHERE id = ? AND chat_id = ?");
   for (Hit& hit : hits) {

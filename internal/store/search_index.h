@@ -33,9 +33,9 @@ inline constexpr double kCommonShare = 0.1;
 inline constexpr double kMinRowsForCommon = 50;
 // ... and a term in more rows than this is common whatever the share (its count and its ranking
 // would cost as much as its doclist: the search stays fast at a million rows).
-inline constexpr int64_t kMaxTermRows = 5000;
+inline constexpr int64_t kMaxTermRows = 1000;
 // The query's terms together match at most this many rows (rarest terms first).
-inline constexpr int64_t kMaxPostings = 4000;
+inline constexpr int64_t kMaxPostings = 1000;
 // A chat with more indexed rows than this is searched without its chat token (search_history).
 inline constexpr int64_t kBigChatRows = 20000;
 
