@@ -140,6 +140,7 @@ context::BuiltContext Engine::build(const std::string& chat_id, const std::strin
 
 void Engine::write_state(const std::string& chat_id, const context::BuiltContext& built) const {
   if (dry_run_) return;
+  parts_->search.index_in_transaction(chat_id);  // the pair this transaction just stored
   if (context::ContextBuilder::state_changed(built))
     write_context_state(parts_->db, chat_id, built.state.after);
   if (built.delta.records != built.chat.blocks)

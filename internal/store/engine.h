@@ -62,8 +62,9 @@ class Engine {
   context::BuiltContext build(const std::string& chat_id, const std::string& user_text,
                               const context::BuildOptions& options = {}) const;
 
-  // Stores the chat's context state (and its prompt's stable blocks, for the delta builder)
-  // after a build made with defer_commit, once its prompt was answered, inside the caller's write
+  // Stores the chat's context state (and its prompt's stable blocks, for the delta builder) and
+  // indexes the turn's new history rows for search, after a build made with defer_commit, once
+  // its prompt was answered, inside the caller's write
   // transaction (the turn's completion: the state and the reply are stored together or not at all);
   // nothing in a dry run. Throws SQLite::Exception.
   void write_state(const std::string& chat_id, const context::BuiltContext& built) const;

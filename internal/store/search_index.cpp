@@ -79,7 +79,8 @@ std::string SearchIndex::chat_token(const std::string& chat_id) {
 }
 
 int64_t SearchIndex::index_queued(const std::string& source,
-                                  const std::optional<std::string>& chat_id, int limit) {
+                                  const std::optional<std::string>& chat_id, int limit,
+                                  bool in_transaction) {
   const std::string table = terms_table(source);
   const std::string select =
       source == "history"
@@ -95,7 +96,8 @@ int64_t SearchIndex::index_queued(const std::string& source,
   const bool queued = any->executeStep() && any->getColumn(0).getInt() != 0;
   any->reset();
   if (!queued) return 0;
-  db::WriteTransaction tx(db_);
+  std::optional<db::WriteTransaction> tx;
+  if (!in_transaction) tx.emplace(db_);
   struct Row {
     int64_t id;
     std::optional<std::string> chat;
@@ -154,7 +156,7 @@ int64_t SearchIndex::index_queued(const std::string& source,
     stat->exec();
     stat->reset();
   }
-  tx.commit();
+  if (tx) tx->commit();
   return static_cast<int64_t>(rows.size());
 }
 
@@ -166,6 +168,10 @@ void SearchIndex::catch_up(const std::string& chat_id) {
   for (int i = 0; i < kTurnBatches && index_queued("document", std::nullopt, kBatch) == kBatch;
        ++i) {
   }
+}
+
+void SearchIndex::index_in_transaction(const std::string& chat_id) {
+  index_queued("history", chat_id, kBatch, true);
 }
 
 int64_t SearchIndex::index_all() {

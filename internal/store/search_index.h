@@ -50,6 +50,9 @@ class SearchIndex final : public context::Searcher {
   void catch_up(const std::string& chat_id) override;
   // Indexes every queued row (all chats, documents); returns how many. Throws SQLite::Exception.
   int64_t index_all();
+  // Indexes the chat's queued rows inside the caller's write transaction (the worker: a turn's
+  // user/assistant pair, in the reply's transaction, so a turn costs no commit of its own).
+  void index_in_transaction(const std::string& chat_id);
 
   context::SearchResult search_history(const std::string& chat_id,
                                        const std::vector<std::string>& terms, int64_t after_id,
@@ -71,7 +74,7 @@ class SearchIndex final : public context::Searcher {
   };
   // Indexes up to `limit` queued rows of `source` (of `chat_id` when given); returns how many.
   int64_t index_queued(const std::string& source, const std::optional<std::string>& chat_id,
-                       int limit);
+                       int limit, bool in_transaction = false);
   // The query for `terms` in `chat` (its token; "" for all rows).
   Query query(const std::string& table, const std::string& chat,
               const std::vector<std::string>& terms);
