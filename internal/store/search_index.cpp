@@ -36,11 +36,10 @@ int on_progress(void* self) {
   return deadline->has_value() && std::chrono::steady_clock::now() > **deadline ? 1 : 0;
 }
 
-using Counts = std::map<std::pair<std::string, std::string>, int64_t>;  // (chat, term) -> rows
-
 // Adds `sign` to the counts of one row: each distinct term over all chats ("") and in its chat,
 // and its chat's row count (term "").
-void count_terms(const std::string& chat, const std::string& terms, int64_t sign, Counts& counts) {
+void count_terms(const std::string& chat, const std::string& terms, int64_t sign,
+                 SearchIndex::Counts& counts) {
   std::set<std::string_view> seen;
   const std::string_view all(terms);
   size_t at = 0;
@@ -78,72 +77,65 @@ std::string SearchIndex::chat_token(const std::string& chat_id) {
   return fmt::format("c{:016x}", h);
 }
 
-int64_t SearchIndex::index_queued(const std::string& source,
-                                  const std::optional<std::string>& chat_id, int limit,
-                                  bool in_transaction) {
-  const std::string table = terms_table(source);
-  const std::string select =
-      source == "history"
-          ? "SELECT q.row_id, h.chat_id, h.text FROM search_queue q LEFT JOIN history h ON "
-            "h.id = q.row_id WHERE q.source = 'history'"
-          : "SELECT q.row_id, d.chat_id, d.title || char(10) || d.text FROM search_queue q "
-            "LEFT JOIN documents d ON d.id = q.row_id WHERE q.source = 'document'";
-  // Nothing queued (most turns): no write transaction at all.
+bool SearchIndex::any_queued(const std::string& source, const std::optional<std::string>& chat_id) {
   auto any = cache_->get("SELECT EXISTS (SELECT 1 FROM search_queue WHERE source = ?" +
                          std::string(chat_id ? " AND chat_id = ?" : "") + ")");
   any->bind(1, source);
   if (chat_id) any->bind(2, *chat_id);
   const bool queued = any->executeStep() && any->getColumn(0).getInt() != 0;
   any->reset();
-  if (!queued) return 0;
-  std::optional<db::WriteTransaction> tx;
-  if (!in_transaction) tx.emplace(db_);
-  struct Row {
-    int64_t id;
-    std::optional<std::string> chat;
-    std::optional<std::string> text;  // nullopt: the row is gone
-  };
-  std::vector<Row> rows;
-  {
-    auto q = cache_->get(select + (chat_id ? " AND q.chat_id = ?" : "") + " LIMIT ?");
-    int bind = 1;
-    if (chat_id) q->bind(bind++, *chat_id);
-    q->bind(bind, limit);
-    while (q->executeStep()) {
-      Row r{q->getColumn(0).getInt64(), std::nullopt, std::nullopt};
-      if (!q->getColumn(1).isNull()) r.chat = q->getColumn(1).getString();
-      if (!q->getColumn(2).isNull()) r.text = q->getColumn(2).getString();
-      rows.push_back(std::move(r));
-    }
+  return queued;
+}
+
+std::vector<SearchIndex::QueuedRow> SearchIndex::read_queued(
+    const std::string& source, const std::optional<std::string>& chat_id, int limit) {
+  const std::string select =
+      source == "history"
+          ? "SELECT q.row_id, h.chat_id, h.text FROM search_queue q LEFT JOIN history h ON "
+            "h.id = q.row_id WHERE q.source = 'history'"
+          : "SELECT q.row_id, d.chat_id, d.title || char(10) || d.text FROM search_queue q "
+            "LEFT JOIN documents d ON d.id = q.row_id WHERE q.source = 'document'";
+  auto q = cache_->get(select + (chat_id ? " AND q.chat_id = ?" : "") + " LIMIT ?");
+  int bind = 1;
+  if (chat_id) q->bind(bind++, *chat_id);
+  q->bind(bind, limit);
+  std::vector<QueuedRow> rows;
+  while (q->executeStep()) {
+    QueuedRow r{q->getColumn(0).getInt64(), std::nullopt, std::nullopt};
+    if (!q->getColumn(1).isNull()) r.chat = q->getColumn(1).getString();
+    if (!q->getColumn(2).isNull()) r.text = q->getColumn(2).getString();
+    rows.push_back(std::move(r));
   }
+  return rows;
+}
+
+void SearchIndex::reindex(const std::string& source, const QueuedRow& r, Counts& counts) {
+  const std::string table = terms_table(source);
   auto old = cache_->get("SELECT chat, terms FROM " + table + " WHERE rowid = ?");
+  old->bind(1, r.id);
+  if (old->executeStep())
+    count_terms(old->getColumn(0).getString(), old->getColumn(1).getString(), -1, counts);
+  old->reset();
   auto del = cache_->get("DELETE FROM " + table + " WHERE rowid = ?");
-  auto ins = cache_->get("INSERT INTO " + table + "(rowid, chat, terms) VALUES (?, ?, ?)");
-  auto done = cache_->get("DELETE FROM search_queue WHERE source = ? AND row_id = ?");
-  Counts counts;  // the batch's change
-  for (const Row& r : rows) {
-    old->bind(1, r.id);
-    if (old->executeStep())
-      count_terms(old->getColumn(0).getString(), old->getColumn(1).getString(), -1, counts);
-    old->reset();
-    del->bind(1, r.id);
-    del->exec();
-    del->reset();
-    if (r.text) {
-      const std::string chat = r.chat ? chat_token(*r.chat) : std::string("call");
-      const std::string terms = tokens::search_terms_text(*r.text);
-      ins->bind(1, r.id);
-      ins->bind(2, chat);
-      ins->bind(3, terms);
-      ins->exec();
-      ins->reset();
-      count_terms(chat, terms, +1, counts);
-    }
-    done->bind(1, source);
-    done->bind(2, r.id);
-    done->exec();
-    done->reset();
+  del->bind(1, r.id);
+  del->exec();
+  if (r.text) {
+    const std::string chat = r.chat ? chat_token(*r.chat) : std::string("call");
+    const std::string terms = tokens::search_terms_text(*r.text);
+    auto ins = cache_->get("INSERT INTO " + table + "(rowid, chat, terms) VALUES (?, ?, ?)");
+    ins->bind(1, r.id);
+    ins->bind(2, chat);
+    ins->bind(3, terms);
+    ins->exec();
+    count_terms(chat, terms, +1, counts);
   }
+  auto done = cache_->get("DELETE FROM search_queue WHERE source = ? AND row_id = ?");
+  done->bind(1, source);
+  done->bind(2, r.id);
+  done->exec();
+}
+
+void SearchIndex::add_counts(const std::string& source, const Counts& counts) {
   auto stat = cache_->get(
       "INSERT INTO search_term_rows(source, chat, term, rows) VALUES (?, ?, ?, ?) "
       "ON CONFLICT(source, chat, term) DO UPDATE SET rows = rows + excluded.rows");
@@ -156,6 +148,20 @@ int64_t SearchIndex::index_queued(const std::string& source,
     stat->exec();
     stat->reset();
   }
+}
+
+int64_t SearchIndex::index_queued(const std::string& source,
+                                  const std::optional<std::string>& chat_id, int limit,
+                                  bool in_transaction) {
+  // Nothing queued (most turns): no write transaction at all.
+  if (!any_queued(source, chat_id)) return 0;
+  std::optional<db::WriteTransaction> tx;
+  if (!in_transaction) tx.emplace(db_);
+  // Read first, then change the queue (not while a SELECT over it is stepping).
+  const std::vector<QueuedRow> rows = read_queued(source, chat_id, limit);
+  Counts counts;  // the batch's change
+  for (const QueuedRow& r : rows) reindex(source, r, counts);
+  add_counts(source, counts);
   if (tx) tx->commit();
   return static_cast<int64_t>(rows.size());
 }

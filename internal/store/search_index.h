@@ -9,6 +9,7 @@
 // running query (SQLite's progress handler). Not thread-safe: one per connection.
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +67,9 @@ class SearchIndex final : public context::Searcher {
   // The `chat` column's token for `chat_id` (FNV-1a 64 in hex after a 'c').
   static std::string chat_token(const std::string& chat_id);
 
+  // (chat token or "", term or "") -> rows: a batch's change to search_term_rows.
+  using Counts = std::map<std::pair<std::string, std::string>, int64_t>;
+
  private:
   struct Query {
     std::string match;
@@ -73,6 +77,18 @@ class SearchIndex final : public context::Searcher {
     double idf = 0;
   };
   // Indexes up to `limit` queued rows of `source` (of `chat_id` when given); returns how many.
+  // A queued row as it is now: its chat and text (nullopt text: the row is gone).
+  struct QueuedRow {
+    int64_t id;
+    std::optional<std::string> chat;
+    std::optional<std::string> text;
+  };
+  bool any_queued(const std::string& source, const std::optional<std::string>& chat_id);
+  std::vector<QueuedRow> read_queued(const std::string& source,
+                                     const std::optional<std::string>& chat_id, int limit);
+  // Replaces the row's index entry (none when it is gone), counts the change, unqueues it.
+  void reindex(const std::string& source, const QueuedRow& row, Counts& counts);
+  void add_counts(const std::string& source, const Counts& counts);
   int64_t index_queued(const std::string& source, const std::optional<std::string>& chat_id,
                        int limit, bool in_transaction = false);
   // The query for `terms` in `chat` (its token; "" for all rows).
