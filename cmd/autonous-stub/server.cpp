@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "cmd/autonous-stub/embeddings.h"
 #include "cmd/autonous-stub/hostile.h"
 #include "cmd/autonous-stub/summaries.h"
 
@@ -15,6 +16,12 @@ namespace {
 
 bool is_chat_completions(const Request& req) {
   const std::string suffix = "/chat/completions";
+  return req.method == "POST" && req.path.size() >= suffix.size() &&
+         req.path.compare(req.path.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool is_embeddings(const Request& req) {
+  const std::string suffix = "/embeddings";
   return req.method == "POST" && req.path.size() >= suffix.size() &&
          req.path.compare(req.path.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -43,6 +50,13 @@ void Server::serve(int fd) {
 bool Server::handle(int fd, const Request& req) {
   if (req.method == "GET" && req.path == "/health")
     return send_all(fd, response(200, "{\"ok\":true}"));
+  if (is_embeddings(req)) {
+    const json body = json::parse(req.body, nullptr, false);
+    log_.write(req, body.is_discarded() ? json(req.body) : body, std::nullopt);
+    if (options_.latency_ms > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(options_.latency_ms));
+    return send_all(fd, embeddings_response(body));
+  }
   if (!is_chat_completions(req))
     return send_all(fd, response(404, openai_error("no route " + req.path, "invalid_request_error",
                                                    "not_found")));

@@ -1,5 +1,6 @@
 #pragma once
-// The stub's request handling: GET /health, POST …/chat/completions (after --latency-ms, with a
+// The stub's request handling: GET /health, POST …/embeddings (embeddings.h), POST
+// …/chat/completions (after --latency-ms, with a
 // fault when the last user message asks for one), 404 otherwise. One Server serves every
 // connection, each on its own thread.
 

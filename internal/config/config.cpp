@@ -275,6 +275,11 @@ void read_recall(const EnvLookup& env, Config& c) {
   c.recall_recency_days = static_cast<double>(read_int(env, "RECALL_RECENCY_DAYS", 30, 1, 36500));
   c.recall_timeout_ms =
       static_cast<int>(read_int(env, "RECALL_TIMEOUT_MS", c.recall_timeout_ms, 1, 60000));
+  c.embedding_model = trim(read_string(env, "EMBEDDING_MODEL", ""));
+  c.embedding_min_similarity =
+      read_share(env, "EMBEDDING_MIN_SIMILARITY", c.embedding_min_similarity);
+  c.embedding_timeout = std::chrono::milliseconds(
+      read_int(env, "EMBEDDING_TIMEOUT_MS", c.embedding_timeout.count(), 100, 120000));
 }
 
 }  // namespace

@@ -93,6 +93,10 @@ struct Config {
   double recall_recency_weight = 0.3;  // RECALL_RECENCY_WEIGHT
   double recall_recency_days = 30;     // RECALL_RECENCY_DAYS
   int recall_timeout_ms = 250;         // RECALL_TIMEOUT_MS
+  // Optional vector search (worker/llm_embedder.h): off while the model is empty.
+  std::string embedding_model;                        // EMBEDDING_MODEL
+  double embedding_min_similarity = 0.4;              // EMBEDDING_MIN_SIMILARITY
+  std::chrono::milliseconds embedding_timeout{5000};  // EMBEDDING_TIMEOUT_MS
 };
 
 // Returns the value of an environment variable, or nullopt when it is unset.

@@ -60,6 +60,9 @@ class ContextBuilder {
   // Enables recall (RECALL=on): `searcher` finds the chat's earlier messages and the documents.
   // Without it no evidence is gathered. Must outlive the builder.
   void enable_recall(Searcher& searcher) { searcher_ = &searcher; }
+  // Adds vector search to recall (EMBEDDING_MODEL): `embedder` embeds the question and the
+  // chat's new messages each turn.
+  void enable_embeddings(Embedder& embedder) { embedder_ = &embedder; }
 
  private:
   // The system prompt and the user message, fitted to the budget.
@@ -134,6 +137,9 @@ class ContextBuilder {
   // turn.
   void add_evidence(const std::string& chat_id, const std::vector<common::Message>& kept,
                     int64_t before_id, const Ends& ends, BuiltContext& out) const;
+  // Embeds the question (into `q`) and the chat's messages that have no vector yet, in one call;
+  // a failure leaves `q` without a vector and says so. Returns what it did.
+  GathererRun embed_question(RecallQuery& q, BuiltContext& out) const;
   // The layout's wrapping of the system prompt and the user's text (before they are counted).
   void lay_out(Ends& e) const;
   // The delta builder: this prompt's stable blocks against the last answered prompt's.
@@ -151,6 +157,7 @@ class ContextBuilder {
   SummaryStore* store_ = nullptr;
   Summarizer* summarizer_ = nullptr;
   Searcher* searcher_ = nullptr;
+  Embedder* embedder_ = nullptr;
 };
 
 }  // namespace autonous::context

@@ -13,10 +13,16 @@
 #include "internal/context/assembler.h"
 #include "internal/context/context_builder.h"
 #include "internal/context/summary_compactor.h"
+#include "internal/context/truncate.h"
 #include "internal/tokens/token_counter.h"
 
 namespace autonous::context {
 namespace {
+
+// Messages embedded a turn at most (with the question, one call), and an input's tokens at most
+// (OpenAI's embedding models take 8 192).
+constexpr int kEmbedBatch = 32;
+constexpr int64_t kEmbedInputTokens = 2000;
 
 // The sectioned layout's section heads (seed 000's template).
 constexpr std::string_view kRoleSection = "[Role & Policies]\n";
@@ -181,13 +187,16 @@ void ContextBuilder::add_evidence(const std::string& chat_id,
     out.warnings.push_back({"gatherer_failed", std::string("search index: ") + e.what()});
     return;
   }
+  std::optional<GathererRun> embedded;
+  if (embedder_ != nullptr) embedded = embed_question(q, out);
   // Twice at most: the block's cost is an upper bound, but the joined message is recounted.
   for (int attempt = 0; attempt < 2; ++attempt) {
     q.room = f.budget_tokens - f.estimated_tokens - attempt * 16;
     Evidence ev = gather_evidence(*searcher_, q, settings_.recall, counter_);
+    if (embedded) ev.runs.insert(ev.runs.begin(), *embedded);
     if (attempt == 0)
       for (const GathererRun& run : ev.runs)
-        if (run.error)
+        if (run.error && run.name != "embeddings")
           out.warnings.push_back({"gatherer_failed", fmt::format("{}: {} (it contributed nothing)",
                                                                  run.name, *run.error)});
     if (ev.text.empty()) {
@@ -209,6 +218,42 @@ void ContextBuilder::add_evidence(const std::string& chat_id,
     out.evidence = std::move(ev);
     return;
   }
+}
+
+GathererRun ContextBuilder::embed_question(RecallQuery& q, BuiltContext& out) const {
+  GathererRun run;
+  run.name = "embeddings";
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    const std::string& model = embedder_->model();
+    std::vector<common::Message> rows = searcher_->unembedded(q.chat_id, model, kEmbedBatch);
+    // Each input within the models' limits; an empty one is refused by some servers.
+    auto input = [&](const std::string& text) {
+      std::string clipped = cut_to_tokens(text, kEmbedInputTokens, counter_);
+      return clipped.empty() ? std::string("(empty)") : clipped;
+    };
+    std::vector<std::string> texts{input(q.text)};
+    for (const common::Message& m : rows) texts.push_back(input(m.content));
+    std::vector<std::vector<float>> vectors = embedder_->embed(texts);
+    if (vectors.size() != texts.size()) throw std::runtime_error("wrong number of vectors");
+    std::vector<std::pair<int64_t, std::vector<float>>> stored;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      normalize(vectors[i + 1]);
+      stored.emplace_back(rows[i].history_id, std::move(vectors[i + 1]));
+    }
+    searcher_->store_vectors(q.chat_id, model, stored);
+    normalize(vectors[0]);
+    q.vector = std::move(vectors[0]);
+    q.model = model;
+    run.candidates = static_cast<int64_t>(rows.size());
+  } catch (const std::exception& e) {
+    run.error = e.what();
+    out.warnings.push_back(
+        {"gatherer_failed", fmt::format("embeddings: {} (recall used BM25 alone)", e.what())});
+  }
+  run.time = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started);
+  return run;
 }
 
 void ContextBuilder::describe_blocks(const Ends& ends, const std::vector<common::Message>& kept,

@@ -48,6 +48,10 @@ ordered_json recall(const BuiltContext& b) {
       item["score"] = round4(i.score);
       item["relevance"] = round4(i.relevance);
       item["recency"] = round4(i.recency);
+      // With embeddings: the rank in each fused list (0: not in it) and the similarity.
+      if (i.lexical_rank > 0 || i.semantic_rank > 0)
+        item["ranks"] = {{"bm25", i.lexical_rank}, {"vector", i.semantic_rank}};
+      if (i.cosine) item["cosine"] = round4(*i.cosine);
     } else {
       item["neighbour_of"] = i.neighbour_of;
     }

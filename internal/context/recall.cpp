@@ -1,6 +1,7 @@
 #include "internal/context/recall.h"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <set>
 
@@ -101,6 +102,11 @@ RecallItem item_of(const Scored& s) {
   item.recency = s.recency;
   item.title = s.candidate.title;
   item.source = s.candidate.source;
+  if (s.candidate.fused) {
+    if (s.candidate.semantic_rank > 0) item.cosine = s.candidate.cosine;
+    item.lexical_rank = s.candidate.lexical_rank;
+    item.semantic_rank = s.candidate.semantic_rank;
+  }
   return item;
 }
 
@@ -185,13 +191,21 @@ void run_gatherer(Searcher& searcher, GathererRun& run, const RecallSettings& se
 
 }  // namespace
 
+void normalize(std::vector<float>& v) {
+  double sum = 0;
+  for (const float x : v) sum += static_cast<double>(x) * x;
+  if (sum <= 0) return;
+  const double scale = 1 / std::sqrt(sum);
+  for (float& x : v) x = static_cast<float>(x * scale);
+}
+
 Evidence gather_evidence(Searcher& searcher, const RecallQuery& query,
                          const RecallSettings& settings, const tokens::TokenCounter& counter) {
   Evidence out;
   const int64_t room = std::min(query.room, settings.max_tokens);
   if (!settings.enabled || room <= 0) return out;
   const std::vector<std::string> terms = tokens::search_query_terms(query.text);
-  if (terms.empty()) return out;
+  if (terms.empty() && query.vector.empty()) return out;
   Packer packer(room, settings, counter);
   out.runs.reserve(2);  // the references below stay valid
 
@@ -200,8 +214,13 @@ Evidence gather_evidence(Searcher& searcher, const RecallQuery& query,
   std::vector<std::vector<RecallItem>> groups;
   run_gatherer(searcher, recall, settings, [&] {
     if (query.before_id <= query.after_id + 1) return;
-    const SearchResult found =
+    SearchResult found =
         searcher.search_history(query.chat_id, terms, query.after_id, query.before_id, kCandidates);
+    if (!query.vector.empty())
+      found = fuse(std::move(found),
+                   searcher.search_vectors(query.chat_id, query.model, query.vector, query.after_id,
+                                           query.before_id, kCandidates),
+                   settings);
     out.terms = found.terms;
     recall.candidates = static_cast<int64_t>(found.candidates.size());
     for (const Scored& s : select_candidates(found, query.reference, settings)) {

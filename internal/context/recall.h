@@ -45,6 +45,36 @@ class Searcher {
                                                   int64_t after_id, int64_t before_id) = 0;
   // Calls after this throw once `deadline` passed (nullopt: no deadline).
   virtual void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) = 0;
+
+  // Embeddings (EMBEDDING_MODEL). Up to `limit` of `chat_id`'s messages without a current vector
+  // of `model` (edited since, then new), oldest first.
+  virtual std::vector<common::Message> unembedded(const std::string& chat_id,
+                                                  const std::string& model, int limit) {
+    (void)chat_id, (void)model, (void)limit;
+    return {};
+  }
+  // Stores unit-length vectors of `model` for `chat_id`'s messages (id, vector).
+  virtual void store_vectors(const std::string& chat_id, const std::string& model,
+                             const std::vector<std::pair<int64_t, std::vector<float>>>& vectors) {
+    (void)chat_id, (void)model, (void)vectors;
+  }
+  // `chat_id`'s messages in (after_id, before_id) most similar to the unit-length `query`
+  // (Candidate::cosine), best first, at most `limit`.
+  virtual SearchResult search_vectors(const std::string& chat_id, const std::string& model,
+                                      const std::vector<float>& query, int64_t after_id,
+                                      int64_t before_id, int limit) {
+    (void)chat_id, (void)model, (void)query, (void)after_id, (void)before_id, (void)limit;
+    return {};
+  }
+};
+
+// The embeddings seam (worker/llm_embedder.h calls the endpoint's /v1/embeddings).
+class Embedder {
+ public:
+  virtual ~Embedder() = default;
+  virtual const std::string& model() const = 0;
+  // One vector per text, in order. Throws on any failure.
+  virtual std::vector<std::vector<float>> embed(const std::vector<std::string>& texts) = 0;
 };
 
 // One message or document in the evidence.
@@ -59,11 +89,15 @@ struct RecallItem {
   std::string title;   // documents
   std::string source;  // documents
   bool cut = false;    // shortened to RecallSettings::message_tokens
+  // With embeddings: the hit's similarity and its ranks in the BM25 and vector lists (0: absent).
+  std::optional<double> cosine;
+  int lexical_rank = 0;
+  int semantic_rank = 0;
 };
 
 // What one gatherer did.
 struct GathererRun {
-  std::string name;  // recall | documents
+  std::string name;  // recall | documents | embeddings
   std::chrono::microseconds time{0};
   int64_t candidates = 0;
   std::optional<std::string> error;  // failed or ran late: it contributed nothing
@@ -85,11 +119,17 @@ struct RecallQuery {
   int64_t before_id = 0;
   std::optional<double> reference;  // "now" for recency, seconds since the epoch
   int64_t room = 0;                 // tokens the evidence may cost
+  // With embeddings: the question's unit-length vector of `model` (empty: BM25 alone).
+  std::vector<float> vector;
+  std::string model;
 };
 
 // `text` with every line after the first indented (CR counts as a line break), so data quoted
 // in a block cannot forge a line of its own ("[date] user: …", a section head).
 std::string indented(std::string text);
+
+// Scales `v` to unit length (all zeros stays as it is).
+void normalize(std::vector<float>& v);
 
 // Runs the recall and documents gatherers and packs what they chose into `query.room`.
 Evidence gather_evidence(Searcher& searcher, const RecallQuery& query,

@@ -10,6 +10,9 @@
 //   diversity  = MMR: greedily max λ × score − (1 − λ) × max Jaccard similarity (by search terms)
 //                to what was already chosen, λ = kMmrLambda.
 // Ties go to the newer message.
+// With embeddings (EMBEDDING_MODEL), fuse() first merges the BM25 list and the vector list by
+// reciprocal rank fusion: relevance = Σ 1/(kRrfK + rank) over the lists a candidate is in, over
+// the best possible (first in both), so a candidate first in one list only has 0.5.
 
 #include <cstdint>
 #include <optional>
@@ -21,6 +24,7 @@
 namespace autonous::context {
 
 inline constexpr double kMmrLambda = 0.7;
+inline constexpr double kRrfK = 60;
 
 struct RecallSettings {
   bool enabled = true;            // RECALL
@@ -33,6 +37,9 @@ struct RecallSettings {
   double relevance_weight = 0.7;  // 1 − RECALL_RECENCY_WEIGHT
   double recency_days = 30.0;     // RECALL_RECENCY_DAYS: τ
   int timeout_ms = 250;           // RECALL_TIMEOUT_MS: per gatherer
+  // Vectors at least this similar (cosine) to the question are candidates
+  // (EMBEDDING_MIN_SIMILARITY; only with EMBEDDING_MODEL).
+  double min_similarity = 0.4;
 };
 
 // A full-text search hit.
@@ -43,6 +50,11 @@ struct Candidate {
   std::string title;   // documents
   std::string source;  // documents
   std::string terms;   // its search terms, space-separated, when the index has them
+  double cosine = 0;   // similarity to the question's vector (vector search)
+  // Set by fuse(): the fused relevance and the candidate's rank in each list (0: not in it).
+  std::optional<double> fused;
+  int lexical_rank = 0;
+  int semantic_rank = 0;
 };
 
 // What the search was asked, as it ran (the index drops terms too common to tell messages apart).
@@ -58,6 +70,13 @@ struct Scored {
   double recency = 0;
   double score = 0;
 };
+
+// `lexical` (BM25, best first) and `semantic` (vector search, best first) as one list by
+// reciprocal rank fusion, best first: BM25 candidates under settings.min_relevance and vector
+// candidates under settings.min_similarity are left out first. An empty `semantic` leaves
+// `lexical` as it is. Keeps `lexical`'s terms and IDF.
+SearchResult fuse(SearchResult lexical, const SearchResult& semantic,
+                  const RecallSettings& settings);
 
 // Seconds since the epoch of an ISO-8601 UTC time as SQLite writes it ("2026-03-04T10:12:00.123Z"
 // or "2026-03-04 10:12:00"); nullopt when it is none.

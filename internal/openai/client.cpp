@@ -1,6 +1,7 @@
 #include "internal/openai/client.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
@@ -179,6 +180,59 @@ ChatResult parse_success(const HttpResponse& r, const std::string& api_key) {
   return out;
 }
 
+// The widest vector accepted (OpenAI's largest model has 3 072 dimensions).
+constexpr size_t kMaxDimensions = 16384;
+
+std::vector<float> read_vector(const json& item) {
+  const auto e = item.find("embedding");
+  if (e == item.end() || !e->is_array() || e->empty() || e->size() > kMaxDimensions)
+    throw ResponseError("malformed embeddings: an item has no embedding array of 1 to " +
+                        std::to_string(kMaxDimensions) + " numbers");
+  std::vector<float> v;
+  v.reserve(e->size());
+  for (const json& x : *e) {
+    if (!x.is_number() || !std::isfinite(x.get<double>()))
+      throw ResponseError("malformed embeddings: a value is not a finite number");
+    v.push_back(x.get<float>());
+  }
+  return v;
+}
+
+EmbeddingResult parse_embeddings(const HttpResponse& r, size_t inputs, const std::string& api_key) {
+  const json body = parse_bounded(r.body);
+  if (body.is_discarded() || !body.is_object())
+    throw ResponseError("malformed embeddings: body is not a JSON object (" +
+                        std::to_string(r.body.size()) + " bytes)");
+  if (body.contains("error") && !body.contains("data"))
+    throw_api_error(HttpResponse{500, r.headers, r.body}, api_key, /*in_success_body=*/true);
+  const auto data = body.find("data");
+  if (data == body.end() || !data->is_array() || data->size() != inputs)
+    throw ResponseError("malformed embeddings: expected " + std::to_string(inputs) +
+                        " items in data");
+  EmbeddingResult out;
+  out.vectors.resize(inputs);
+  for (size_t i = 0; i < data->size(); ++i) {
+    const json& item = (*data)[i];
+    if (!item.is_object()) throw ResponseError("malformed embeddings: an item is not an object");
+    // Items carry their input's index; servers that omit it answer in order.
+    const auto at = item.find("index");
+    const size_t index = at != item.end() && at->is_number_unsigned() ? at->get<size_t>() : i;
+    if (index >= inputs || !out.vectors[index].empty())
+      throw ResponseError("malformed embeddings: a bad or repeated index");
+    out.vectors[index] = read_vector(item);
+  }
+  for (const auto& v : out.vectors)
+    if (v.size() != out.vectors.front().size())
+      throw ResponseError("malformed embeddings: vectors of different sizes");
+  if (const auto u = body.find("usage"); u != body.end() && u->is_object()) {
+    Usage usage;
+    usage.prompt_tokens = int_or_zero(*u, "prompt_tokens");
+    usage.total_tokens = int_or_zero(*u, "total_tokens");
+    out.usage = usage;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string request_body(const std::string& model, const std::vector<common::Message>& messages,
@@ -200,25 +254,45 @@ Client::Client(HttpTransport& transport, ClientOptions options)
       options_(std::move(options)),
       url_(options_.base_url + "/chat/completions") {}
 
-ChatResult Client::chat(const std::vector<common::Message>& messages,
-                        const std::function<bool()>& keep_going, const CallOptions& call) {
+HttpResponse Client::post(const std::string& url, std::string body,
+                          std::chrono::milliseconds timeout,
+                          const std::function<bool()>& keep_going) {
   HttpRequest req;
-  req.url = url_;
+  req.url = url;
   req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
   if (!options_.api_key.empty())
     req.headers.emplace_back("Authorization", "Bearer " + options_.api_key);
-  req.body = request_body(options_.model, messages, call);
-  req.timeout = options_.timeout;
+  req.body = std::move(body);
+  req.timeout = timeout;
   req.max_body_bytes = options_.max_response_bytes;
   req.keep_going = keep_going;
-
-  const auto started = std::chrono::steady_clock::now();
   HttpResponse r = transport_.post(req);
-  const auto latency = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now() - started);
   if (r.status < 200 || r.status >= 300) throw_api_error(r, options_.api_key);
+  return r;
+}
+
+ChatResult Client::chat(const std::vector<common::Message>& messages,
+                        const std::function<bool()>& keep_going, const CallOptions& call) {
+  const auto started = std::chrono::steady_clock::now();
+  const HttpResponse r =
+      post(url_, request_body(options_.model, messages, call), options_.timeout, keep_going);
   ChatResult out = parse_success(r, options_.api_key);
-  out.latency = latency;
+  out.latency = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
+  return out;
+}
+
+EmbeddingResult Client::embed(const std::string& model, const std::vector<std::string>& inputs,
+                              std::chrono::milliseconds timeout,
+                              const std::function<bool()>& keep_going) {
+  const auto started = std::chrono::steady_clock::now();
+  const json body = {{"model", model}, {"input", inputs}, {"encoding_format", "float"}};
+  const HttpResponse r =
+      post(options_.base_url + "/embeddings",
+           body.dump(-1, ' ', false, json::error_handler_t::replace), timeout, keep_going);
+  EmbeddingResult out = parse_embeddings(r, inputs.size(), options_.api_key);
+  out.latency = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
   return out;
 }
 

@@ -1,9 +1,9 @@
 #pragma once
-// Client: one chat completion against an OpenAI-compatible endpoint. Builds the request, sends
-// it through an HttpTransport, parses the reply and classifies failures (errors.h). It makes one
-// attempt: retry timing belongs to the queue, so a waiting task holds no worker slot.
-// Not thread-safe (the transport is per slot). The API key goes only into the Authorization
-// header: never into a log line, an exception message or a result.
+// Client: one chat completion (or one embeddings call) against an OpenAI-compatible endpoint.
+// Builds the request, sends it through an HttpTransport, parses the reply and classifies failures
+// (errors.h). It makes one attempt: retry timing belongs to the queue, so a waiting task holds no
+// worker slot. Not thread-safe (the transport is per slot). The API key goes only into the
+// Authorization header: never into a log line, an exception message or a result.
 
 #include <chrono>
 #include <functional>
@@ -17,6 +17,7 @@
 namespace autonous::openai {
 
 class HttpTransport;
+struct HttpResponse;
 
 struct ClientOptions {
   std::string base_url;  // e.g. https://api.openai.com/v1; "/chat/completions" is appended
@@ -46,9 +47,19 @@ class Client {
   ChatResult chat(const std::vector<common::Message>& messages,
                   const std::function<bool()>& keep_going = {}, const CallOptions& call = {});
 
+  // Embeds `inputs` with `model` (POST …/embeddings, float vectors), within `timeout`. Throws
+  // as chat() does; a reply without exactly one finite, same-sized vector per input is a
+  // ResponseError.
+  EmbeddingResult embed(const std::string& model, const std::vector<std::string>& inputs,
+                        std::chrono::milliseconds timeout,
+                        const std::function<bool()>& keep_going = {});
+
   const std::string& model() const noexcept { return options_.model; }
 
  private:
+  HttpResponse post(const std::string& url, std::string body, std::chrono::milliseconds timeout,
+                    const std::function<bool()>& keep_going);
+
   HttpTransport& transport_;
   ClientOptions options_;
   std::string url_;

@@ -1,10 +1,12 @@
 #pragma once
-// Request and response values of POST /chat/completions, as far as autonous uses them.
+// Request and response values of POST /chat/completions and /embeddings, as far as autonous
+// uses them.
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "internal/common/usage.h"
 
@@ -18,6 +20,13 @@ struct ChatResult {
   std::string model;           // as the server names it (may differ from the request's)
   std::optional<Usage> usage;  // some servers omit it
   long http_status = 0;
+  std::chrono::milliseconds latency{0};
+};
+
+// POST /embeddings: one vector per input, in input order.
+struct EmbeddingResult {
+  std::vector<std::vector<float>> vectors;
+  std::optional<Usage> usage;
   std::chrono::milliseconds latency{0};
 };
 

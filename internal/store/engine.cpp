@@ -77,6 +77,7 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
   s.recall.relevance_weight = 1.0 - config.recall_recency_weight;
   s.recall.recency_days = config.recall_recency_days;
   s.recall.timeout_ms = config.recall_timeout_ms;
+  s.recall.min_similarity = config.embedding_min_similarity;
   try {
     context::check_budget(s, counter);
   } catch (const context::PolicyError& e) {
@@ -124,12 +125,18 @@ struct Engine::Parts {
 
 Engine::Engine(SQLite::Database& db, const EngineSettings& settings,
                const tokens::TokenCounter& counter, context::Summarizer* summarizer)
-    : parts_(std::make_unique<Parts>(db, settings, counter)), dry_run_(summarizer == nullptr) {
+    : parts_(std::make_unique<Parts>(db, settings, counter)),
+      dry_run_(summarizer == nullptr),
+      recall_(settings.context.recall.enabled) {
   parts_->builder.enable_summaries(parts_->summaries, summarizer);
-  if (settings.context.recall.enabled) parts_->builder.enable_recall(parts_->search);
+  if (recall_) parts_->builder.enable_recall(parts_->search);
 }
 
 Engine::~Engine() = default;
+
+void Engine::enable_embeddings(context::Embedder& embedder) {
+  if (recall_) parts_->builder.enable_embeddings(embedder);
+}
 
 context::BuiltContext Engine::build(const std::string& chat_id, const std::string& user_text,
                                     const context::BuildOptions& options) const {

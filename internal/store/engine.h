@@ -24,7 +24,8 @@ class TokenCounter;
 }
 namespace autonous::context {
 class Summarizer;
-}
+class Embedder;
+}  // namespace autonous::context
 
 namespace autonous::store {
 
@@ -58,6 +59,10 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
+  // Adds vector search to recall (EMBEDDING_MODEL; nothing when recall is off). `embedder` must
+  // outlive the engine.
+  void enable_embeddings(context::Embedder& embedder);
+
   // The prompt for `user_text` in `chat_id` now. Throws SQLite::Exception on storage errors.
   context::BuiltContext build(const std::string& chat_id, const std::string& user_text,
                               const context::BuildOptions& options = {}) const;
@@ -87,6 +92,7 @@ class Engine {
   struct Parts;
   std::unique_ptr<Parts> parts_;
   bool dry_run_ = false;
+  bool recall_ = false;
 };
 
 }  // namespace autonous::store

@@ -262,6 +262,7 @@ SearchIndex::Query SearchIndex::query(const std::string& table, const std::strin
     const bool over = !out.terms.empty() && postings + doc > kMaxPostings;
     if (common || over || out.terms.size() >= kMaxQueryTerms) break;
     postings += doc;
+    out.foreign += doc - here;
     out.terms.push_back(term);
     // FTS5's BM25 IDF, floored as it floors it.
     out.idf += std::max(1e-6, std::log((total - static_cast<double>(doc) + 0.5) /
@@ -283,53 +284,28 @@ context::SearchResult SearchIndex::search_history(const std::string& chat_id,
   out.terms = qy.terms;
   out.query_idf = qy.idf;
   if (qy.terms.empty() || limit <= 0) return out;
-  // A chat's token narrows the search, but walking a big chat's token list costs more than it
-  // saves: such a chat is searched by its terms alone (their rows are few: kMaxPostings) and its
-  // own rows picked by the stored chat column, so other chats' rows never crowd it out.
-  const bool big = rows_with("history", token, "") > kBigChatRows;
+  // Three ways to keep other chats' rows out, cheapest first. Few of them match: take that many
+  // more winners and drop them as they are read. Otherwise a chat's token narrows the search, but
+  // walking a big chat's token list costs more than it saves: such a chat is searched by its terms
+  // alone (their rows are few: kMaxPostings) and its own rows picked by the stored chat column.
+  const bool few_foreign = qy.foreign <= kMaxForeignRows;
+  const bool big = !few_foreign && rows_with("history", token, "") > kBigChatRows;
   auto q = cache_->get(
       "SELECT rowid, -bm25(history_terms, 0.0, 1.0) AS score FROM history_terms WHERE "
       "history_terms MATCH ? AND rowid > ? AND rowid < ? AND (? OR chat = ?) "
       "ORDER BY score DESC LIMIT ?");
   const std::string match = "terms : (" + qy.match + ")";
-  q->bind(1, big ? match : "chat : " + quoted(token) + " AND " + match);
+  q->bind(1, few_foreign || big ? match : "chat : " + quoted(token) + " AND " + match);
   q->bind(2, after_id);
   q->bind(3, before_id);
   q->bind(4, big ? 0 : 1);
   q->bind(5, token);
-  q->bind(6, limit);
-  struct Hit {
-    int64_t id;
-    double score;
-    std::string terms;
-  };
-  std::vector<Hit> hits;
+  q->bind(6, static_cast<int64_t>(limit) + (few_foreign ? qy.foreign : 0));
+  std::vector<std::pair<int64_t, double>> hits;
   while (q->executeStep())
-    hits.push_back({q->getColumn(0).getInt64(), q->getColumn(1).getDouble(), {}});
+    hits.emplace_back(q->getColumn(0).getInt64(), q->getColumn(1).getDouble());
   q->reset();
-  // The winners' stored terms (the selection compares them; reading them for every match would
-  // cost more).
-  auto stored = cache_->get("SELECT terms FROM history_terms WHERE rowid = ?");
-  for (Hit& hit : hits) {
-    stored->bind(1, hit.id);
-    if (stored->executeStep()) hit.terms = stored->getColumn(0).getString();
-    stored->reset();
-  }
-  auto row =
-      cache_->get("SELECT id, role, text, created_at FROM history WHERE id = ? AND chat_id = ?");
-  for (Hit& hit : hits) {
-    row->bind(1, hit.id);
-    row->bind(2, chat_id);
-    std::vector<common::Message> m = read_messages(*row);
-    row->reset();
-    if (m.empty()) continue;  // another chat's row, or a row deleted since
-    if (static_cast<int>(out.candidates.size()) >= limit) break;
-    context::Candidate c;
-    c.message = std::move(m.front());
-    c.bm25 = hit.score;
-    c.terms = std::move(hit.terms);
-    out.candidates.push_back(std::move(c));
-  }
+  out.candidates = read_candidates(chat_id, hits, limit, false);
   return out;
 }
 

@@ -39,6 +39,12 @@ inline constexpr int64_t kMaxTermRows = 1000;
 inline constexpr int64_t kMaxPostings = 1000;
 // A chat with more indexed rows than this is searched without its chat token (search_history).
 inline constexpr int64_t kBigChatRows = 20000;
+// When the query's terms match at most this many rows of other chats, the search takes that many
+// more winners and drops the others' rows as it reads them, instead of checking each match's
+// chat (search_history).
+inline constexpr int64_t kMaxForeignRows = 100;
+// The vector search scans at most this many of a chat's newest vectors in range.
+inline constexpr int kMaxVectorRows = 20000;
 
 class SearchIndex final : public context::Searcher {
  public:
@@ -64,6 +70,16 @@ class SearchIndex final : public context::Searcher {
                                           int64_t after_id, int64_t before_id) override;
   void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) override;
 
+  // Embeddings (migration 0008, store/search_vectors.cpp). The vector search compares the
+  // question with the newest kMaxVectorRows vectors in range (a linear scan).
+  std::vector<common::Message> unembedded(const std::string& chat_id, const std::string& model,
+                                          int limit) override;
+  void store_vectors(const std::string& chat_id, const std::string& model,
+                     const std::vector<std::pair<int64_t, std::vector<float>>>& vectors) override;
+  context::SearchResult search_vectors(const std::string& chat_id, const std::string& model,
+                                       const std::vector<float>& query, int64_t after_id,
+                                       int64_t before_id, int limit) override;
+
   // The `chat` column's token for `chat_id` (FNV-1a 64 in hex after a 'c').
   static std::string chat_token(const std::string& chat_id);
 
@@ -75,6 +91,7 @@ class SearchIndex final : public context::Searcher {
     std::string match;
     std::vector<std::string> terms;
     double idf = 0;
+    int64_t foreign = 0;  // rows of other chats the terms match, at most
   };
   // Indexes up to `limit` queued rows of `source` (of `chat_id` when given); returns how many.
   // A queued row as it is now: its chat and text (nullopt text: the row is gone).
@@ -95,6 +112,11 @@ class SearchIndex final : public context::Searcher {
   Query query(const std::string& table, const std::string& chat,
               const std::vector<std::string>& terms);
   int64_t rows(const std::string& table);
+  // The chat's messages for ranked (id, score) hits, in order, at most `limit`; each with its
+  // stored search terms. `cosine`: the score is a similarity, not BM25.
+  std::vector<context::Candidate> read_candidates(
+      const std::string& chat_id, const std::vector<std::pair<int64_t, double>>& hits, int limit,
+      bool cosine);
   // How many indexed rows of `source` in `chat` ("" : all) hold `term` ("" : the chat's rows).
   int64_t rows_with(const std::string& source, const std::string& chat, const std::string& term);
 

@@ -39,7 +39,13 @@ Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
       engine_(*db_, engine, counter_, &summarizer_),
       turn_(TurnParts{config, engine_, client_, summarizer_, counter_,
                       config.token_calibration && deps.counter->name() == "estimate",
-                      *deps.clock}) {}
+                      *deps.clock}) {
+  if (!config.embedding_model.empty()) {
+    embedder_ =
+        std::make_unique<LlmEmbedder>(client_, config.embedding_model, config.embedding_timeout);
+    engine_.enable_embeddings(*embedder_);
+  }
+}
 
 Slot::~Slot() = default;
 
@@ -95,7 +101,9 @@ void Slot::loop(bool drain) {
 std::optional<queue::Task> Slot::process(const queue::Task& task) {
   spdlog::info("task claimed task_id={} chat_id={:?} attempt={} reclaimed={}", task.id,
                task.chat_id, task.attempts, task.reclaimed);
-  const TurnOutcome outcome = turn_.run(task, keep_going_for(task), [this] { return lease_lost_; });
+  const std::function<bool()> keep_going = keep_going_for(task);
+  if (embedder_) embedder_->set_keep_going(keep_going);
+  const TurnOutcome outcome = turn_.run(task, keep_going, [this] { return lease_lost_; });
   return apply(task, outcome);
 }
 

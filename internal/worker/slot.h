@@ -17,6 +17,7 @@
 #include "internal/queue/queue.h"
 #include "internal/store/engine.h"
 #include "internal/tokens/scaled_counter.h"
+#include "internal/worker/llm_embedder.h"
 #include "internal/worker/llm_summarizer.h"
 #include "internal/worker/turn.h"
 
@@ -76,6 +77,7 @@ class Slot {
   std::unique_ptr<openai::HttpTransport> transport_;
   openai::Client client_;
   LlmSummarizer summarizer_;
+  std::unique_ptr<LlmEmbedder> embedder_;  // EMBEDDING_MODEL set
   store::Engine engine_;
   Turn turn_;
   bool lease_lost_ = false;

@@ -123,6 +123,23 @@ TEST(ConfigTest, RefusesValuesAboveTheirMaximum) {
   expect_refused("TASK_LEASE_SECONDS", "86401");
 }
 
+TEST(ConfigTest, EmbeddingsAreOffByDefaultAndTheirSettingsAreChecked) {
+  const Config d = load_config(env_of({}));
+  EXPECT_TRUE(d.embedding_model.empty());
+  EXPECT_DOUBLE_EQ(d.embedding_min_similarity, 0.4);
+  EXPECT_EQ(d.embedding_timeout.count(), 5000);
+  const Config c = load_config(env_of({{"EMBEDDING_MODEL", " text-embedding-3-small "},
+                                       {"EMBEDDING_MIN_SIMILARITY", "0.25"},
+                                       {"EMBEDDING_TIMEOUT_MS", "800"}}));
+  EXPECT_EQ(c.embedding_model, "text-embedding-3-small");
+  EXPECT_DOUBLE_EQ(c.embedding_min_similarity, 0.25);
+  EXPECT_EQ(c.embedding_timeout.count(), 800);
+  expect_refused("EMBEDDING_MIN_SIMILARITY", "1.5");
+  expect_refused("EMBEDDING_MIN_SIMILARITY", "x");
+  expect_refused("EMBEDDING_TIMEOUT_MS", "50");
+  expect_refused("EMBEDDING_TIMEOUT_MS", "120001");
+}
+
 TEST(ConfigTest, RefusesUnknownEnumValues) {
   expect_refused("LOG_LEVEL", "verbose");
   expect_refused("LOG_FORMAT", "xml");

@@ -29,7 +29,7 @@ class MemorySearcher final : public Searcher {
     std::vector<Candidate> pool;
     for (const auto& m : history_)
       if (m.history_id > after_id && m.history_id < before_id)
-        pool.push_back({m, 0, false, {}, {}, {}});
+        pool.push_back({m, 0, false, {}, {}, {}, 0, std::nullopt, 0, 0});
     return rank(pool, terms, limit);
   }
   SearchResult search_documents(const std::string& /*chat_id*/,
@@ -48,8 +48,22 @@ class MemorySearcher final : public Searcher {
   void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) override {
     if (deadline) ++deadlines;
   }
+  // The vector search answers `semantic` (in range), whatever the query vector.
+  SearchResult search_vectors(const std::string& /*chat_id*/, const std::string& /*model*/,
+                              const std::vector<float>& query, int64_t after_id, int64_t before_id,
+                              int limit) override {
+    last_vector = query;
+    SearchResult r;
+    for (const Candidate& c : semantic)
+      if (c.message.history_id > after_id && c.message.history_id < before_id &&
+          static_cast<int>(r.candidates.size()) < limit)
+        r.candidates.push_back(c);
+    return r;
+  }
 
   std::vector<Candidate> documents;
+  std::vector<Candidate> semantic;
+  std::vector<float> last_vector;
   bool fail_history = false;
   bool fail_index = false;
   int catch_ups = 0;

@@ -60,6 +60,29 @@ class E2eTest : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return std::stoll(r.out);
   }
+  // Migrates and imports a 400-turn chat by plain SQL (as a front end would): user and
+  // assistant in turn, filler text except the rows `special` names (by index). Returns the ids.
+  std::vector<int64_t> import_chat(const std::string& chat,
+                                   const std::map<int, std::string>& special) {
+    EXPECT_EQ(autonous(dir_, {"migrate"}, {{"DB_PATH", db_}}).exit_code, 0);
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    SQLite::Transaction tx(db);
+    SQLite::Statement ins(db, "INSERT INTO history(chat_id, role, text) VALUES (?, ?, ?)");
+    std::vector<int64_t> ids;
+    for (int i = 0; i < 800; ++i) {
+      const auto it = special.find(i);
+      ins.bind(1, chat);
+      ins.bind(2, i % 2 ? "assistant" : "user");
+      ins.bind(3, it != special.end() ? it->second
+                                      : "filler about the weather and lunch number " +
+                                            std::to_string(i) + " " + std::string(200, 'w'));
+      ins.exec();
+      ins.reset();
+      ids.push_back(db.getLastInsertRowid());
+    }
+    tx.commit();
+    return ids;
+  }
   std::string str(const std::string& sql) { return query_string(db_, sql); }
   int64_t num(const std::string& sql) { return query_int(db_, sql); }
 

@@ -191,6 +191,20 @@ TEST_F(SearchIndexTest, ATermCommonInAnotherChatIsStillSearchedInThisOne) {
   EXPECT_EQ(ids("me", "what is my locker code?"), std::vector<int64_t>{fact});
 }
 
+TEST_F(SearchIndexTest, AFewBetterMatchesOfAnotherChatDoNotCrowdOutThisChatsRows) {
+  // Under kMaxForeignRows the search takes that many more winners and drops the other chat's.
+  for (int i = 0; i < 50; ++i) add("other", "ferry ferry Tallinn Tallinn");
+  std::vector<int64_t> mine;
+  for (int i = 0; i < 12; ++i)
+    mine.push_back(add("me", "a ferry to Tallinn, trip " + std::to_string(i)));
+  for (int i = 0; i < 200; ++i) add("me", "weather chat " + std::to_string(i));
+  index_.index_all();
+  const auto hits = ids("me", "ferry Tallinn");
+  ASSERT_EQ(hits.size(), 10u);
+  for (const int64_t id : hits)
+    EXPECT_NE(std::find(mine.begin(), mine.end(), id), mine.end()) << id;
+}
+
 TEST_F(SearchIndexTest, PinsAreStoredPerChatOldestFirst) {
   const int64_t a = add_pin(t_.db(), "c", "prefers metric units");
   add_pin(t_.db(), "c", "name: Ada");

@@ -1,0 +1,38 @@
+#pragma once
+// LlmEmbedder: recall's embeddings call (EMBEDDING_MODEL). It goes through the slot's
+// openai::Client (same endpoint, key, transport and error classification) to POST /embeddings
+// with its own time limit (EMBEDDING_TIMEOUT_MS), once, without retries: a failed call costs
+// the turn only its vector search. Not thread-safe: one per slot.
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "internal/context/recall.h"
+
+namespace autonous::openai {
+class Client;
+}
+
+namespace autonous::worker {
+
+class LlmEmbedder final : public context::Embedder {
+ public:
+  // `client` must outlive the embedder.
+  LlmEmbedder(openai::Client& client, std::string model, std::chrono::milliseconds timeout);
+
+  // Polled during the call (lease renewal, shutdown); set per task.
+  void set_keep_going(std::function<bool()> keep_going) { keep_going_ = std::move(keep_going); }
+
+  const std::string& model() const override { return model_; }
+  std::vector<std::vector<float>> embed(const std::vector<std::string>& texts) override;
+
+ private:
+  openai::Client& client_;
+  std::string model_;
+  std::chrono::milliseconds timeout_;
+  std::function<bool()> keep_going_;
+};
+
+}  // namespace autonous::worker

@@ -1,0 +1,24 @@
+-- 0008: optional embeddings for recall (EMBEDDING_MODEL; off by default).
+--
+-- One vector per history row and embedding model: float32 values in native byte order
+-- (little-endian on x86-64 and arm64), scaled to unit length, so a dot product is the cosine.
+-- The worker embeds a chat's new rows (and rows edited since) in the same /v1/embeddings call
+-- as the user's message, a turn at a time. An edit marks the row's vectors stale (they are not
+-- searched until re-embedded); a delete removes them.
+CREATE TABLE history_vectors (
+  id      INTEGER NOT NULL,  -- history.id
+  model   TEXT    NOT NULL,
+  chat_id TEXT    NOT NULL,
+  vector  BLOB    NOT NULL,
+  stale   INTEGER NOT NULL DEFAULT 0 CHECK (stale IN (0, 1)),
+  PRIMARY KEY (id, model)
+) WITHOUT ROWID;
+CREATE INDEX history_vectors_by_chat ON history_vectors(chat_id, model, id);
+CREATE INDEX history_vectors_stale ON history_vectors(chat_id, model) WHERE stale = 1;
+
+CREATE TRIGGER history_vectors_edited AFTER UPDATE OF text, chat_id ON history BEGIN
+  UPDATE history_vectors SET stale = 1, chat_id = NEW.chat_id WHERE id = OLD.id;
+END;
+CREATE TRIGGER history_vectors_deleted AFTER DELETE ON history BEGIN
+  DELETE FROM history_vectors WHERE id = OLD.id;
+END;

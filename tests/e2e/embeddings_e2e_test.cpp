@@ -1,0 +1,112 @@
+// Optional embeddings end to end (EMBEDDING_MODEL): the real binary, the stub's deterministic
+// vectors (spelling-similar texts are similar), a real SQLite file. A misspelt early fact that
+// BM25 cannot match is recalled by its vector and the event says so; off by default (no
+// embeddings request at all); a failing embeddings call costs the turn only its vector search.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/e2e/e2e_support.h"
+
+namespace autonous::testing {
+namespace {
+
+using nlohmann::json;
+using std::chrono::seconds;
+
+class EmbeddingsE2eTest : public E2eTest {
+ protected:
+  // 400 turns imported by plain SQL; the misspelt fact is the user's turn 4.
+  int64_t import_chat(const std::string& chat) {
+    return E2eTest::import_chat(chat, {{6, "Remember: my pasport numbr is X7781."}})[6];
+  }
+  void drain(const StubServer& stub, Env extra) {
+    Env e = env(stub, {{"MAX_CONTEXT_TOKENS", "4000"}});
+    for (auto& [k, v] : extra) e[k] = v;
+    const auto r = autonous(dir_, {"worker", "--drain"}, e, "", seconds(90));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  std::vector<json> requests(const StubServer& stub, const std::string& suffix) {
+    std::vector<json> out;
+    for (const std::string& line : stub.log_lines()) {
+      json j = json::parse(line);
+      const std::string path = j["path"];
+      if (path.size() >= suffix.size() && path.substr(path.size() - suffix.size()) == suffix)
+        out.push_back(std::move(j));
+    }
+    return out;
+  }
+  json event(int64_t task, const std::string& type) {
+    return json::parse(str("SELECT payload FROM events WHERE type = '" + type +
+                           "' AND task_id = " + std::to_string(task) + " ORDER BY id LIMIT 1"));
+  }
+};
+
+TEST_F(EmbeddingsE2eTest, AMisspeltFactBm25CannotMatchIsRecalledByItsVector) {
+  StubServer stub(dir_.path().string());
+  const int64_t fact = import_chat("c");
+  const int64_t t = enqueue("c", "What is my passport number?");
+  drain(stub, {{"EMBEDDING_MODEL", "stub-embed"}});
+  const auto calls = requests(stub, "/embeddings");
+  ASSERT_EQ(calls.size(), 1u);
+  const json& body = calls[0]["body"];
+  EXPECT_EQ(body["model"], "stub-embed");
+  ASSERT_EQ(body["input"].size(), 33u);  // the question and the chat's 32 oldest messages
+  EXPECT_EQ(body["input"][0], "What is my passport number?");
+  EXPECT_EQ(num("SELECT count(*) FROM history_vectors WHERE chat_id = 'c' AND model = "
+                "'stub-embed'"),
+            32);
+  const json chat = requests(stub, "/chat/completions").back()["body"]["messages"];
+  EXPECT_NE(chat.back()["content"].get<std::string>().find("my pasport numbr is X7781"),
+            std::string::npos)
+      << chat.back()["content"];
+  const json ev = event(t, "context.compressed");
+  bool hit = false;
+  for (const auto& item : ev["recall"]["items"])
+    if (item["id"] == fact && item.contains("score")) {
+      hit = true;
+      EXPECT_EQ(item["ranks"]["vector"], 1) << item.dump();
+      EXPECT_EQ(item["ranks"]["bm25"], 0) << item.dump();
+      EXPECT_GE(item["cosine"].get<double>(), 0.4);
+    }
+  EXPECT_TRUE(hit) << ev["recall"].dump();
+  EXPECT_EQ(ev["recall"]["gatherers"][0]["name"], "embeddings");
+  EXPECT_EQ(ev["recall"]["gatherers"][0]["candidates"], 32);
+}
+
+TEST_F(EmbeddingsE2eTest, OffByDefaultAndBm25AloneDoesNotFindIt) {
+  StubServer stub(dir_.path().string());
+  import_chat("c");
+  enqueue("c", "What is my passport number?");
+  drain(stub, {});
+  EXPECT_TRUE(requests(stub, "/embeddings").empty());
+  const json chat = requests(stub, "/chat/completions").back()["body"]["messages"];
+  EXPECT_EQ(chat.back()["content"].get<std::string>().find("X7781"), std::string::npos);
+  EXPECT_EQ(num("SELECT count(*) FROM history_vectors"), 0);
+}
+
+TEST_F(EmbeddingsE2eTest, AFailingEmbeddingsCallCostsOnlyTheVectorSearch) {
+  StubServer stub(dir_.path().string());
+  import_chat("c");
+  const int64_t t = enqueue("c", "What is my passport number? [[stub:embed500]]");
+  drain(stub, {{"EMBEDDING_MODEL", "stub-embed"}});
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  EXPECT_EQ(requests(stub, "/embeddings").size(), 1u);  // no retry
+  const json warning = event(t, "context.warning");
+  EXPECT_EQ(warning["reason"], "gatherer_failed") << warning.dump();
+  EXPECT_NE(warning["message"].get<std::string>().find("embeddings"), std::string::npos);
+  EXPECT_EQ(num("SELECT count(*) FROM history_vectors"), 0);
+}
+
+TEST_F(EmbeddingsE2eTest, ABadEmbeddingsReplyIsRefusedAndTheTurnGoesOn) {
+  StubServer stub(dir_.path().string());
+  import_chat("c");
+  const int64_t t = enqueue("c", "What is my passport number? [[stub:embedbad]]");
+  drain(stub, {{"EMBEDDING_MODEL", "stub-embed"}});
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  EXPECT_NE(event(t, "context.warning")["message"].get<std::string>().find("malformed"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace autonous::testing
