@@ -5,14 +5,16 @@
 -- The worker embeds a chat's new rows (and rows edited since) in the same /v1/embeddings call
 -- as the user's message, a turn at a time. An edit marks the row's vectors stale (they are not
 -- searched until re-embedded); a delete removes them.
+-- A rowid table (not WITHOUT ROWID): a vector of a few KiB stays on its row's page instead of
+-- overflow pages, and rows written in id order lie in id order, so the scan reads pages in turn.
 CREATE TABLE history_vectors (
   id      INTEGER NOT NULL,  -- history.id
   model   TEXT    NOT NULL,
   chat_id TEXT    NOT NULL,
   vector  BLOB    NOT NULL,
-  stale   INTEGER NOT NULL DEFAULT 0 CHECK (stale IN (0, 1)),
-  PRIMARY KEY (id, model)
-) WITHOUT ROWID;
+  stale   INTEGER NOT NULL DEFAULT 0 CHECK (stale IN (0, 1))
+);
+CREATE UNIQUE INDEX history_vectors_key ON history_vectors(id, model);
 CREATE INDEX history_vectors_by_chat ON history_vectors(chat_id, model, id);
 CREATE INDEX history_vectors_stale ON history_vectors(chat_id, model) WHERE stale = 1;
 

@@ -12,8 +12,11 @@ MAX_CONTEXT_TOKENS (2000 / 4000 / 16000), with recall on (the default) and off.
   cost = evidence tokens of questions that have no answer in the chat
 
 Usage: bench/recall/run.py BINARY [--turns N] [--latency] [--rows 1000,10000,100000,1000000]
---latency: gather + select time (the recall and documents gatherers' own clocks in the dry
-run's output) over 30 questions for chats of the given sizes.
+--latency: gather + select time (the recall and documents gatherers' own clocks in the
+worker's context.compressed events) over 30 questions for chats of the given sizes.
+--embeddings (with --latency): also with EMBEDDING_MODEL set against the stub, the chat's newest
+10 000 messages (the vector search's scan cap) given vectors first: the recall gatherer's time
+then includes the vector search; the embeddings call's own time is shown apart.
 """
 import argparse, itertools, json, os, random, sqlite3, statistics, subprocess, sys, tempfile, time
 
@@ -166,7 +169,25 @@ def zipf_vocabulary(rng, n=20000):
     return words, [1.0 / (i + 1) for i in range(n)]
 
 
-def latency(binary, sizes):
+def add_vectors(path, rows, dims):
+    """Unit vectors for the chat's newest min(rows, 10000) messages (their values do not matter
+    to the cost)."""
+    import array, math
+    rng = random.Random(11)
+    db = sqlite3.connect(path)
+    ids = [r[0] for r in db.execute(
+        "SELECT id FROM history WHERE chat_id = 'big' ORDER BY id DESC LIMIT 10000")]
+    batch = []
+    for i in ids:
+        v = [rng.gauss(0, 1) for _ in range(dims)]
+        n = math.sqrt(sum(x * x for x in v))
+        batch.append((i, "stub-embed", "big", array.array("f", [x / n for x in v]).tobytes()))
+    db.executemany("INSERT INTO history_vectors(id, model, chat_id, vector) VALUES (?,?,?,?)", batch)
+    db.commit()
+    db.close()
+
+
+def latency(binary, sizes, embeddings=False, dims=256):  # dims: the stub's vectors
     rng = random.Random(7)
     words, weights = zipf_vocabulary(rng)
     cum = list(itertools.accumulate(weights))
@@ -176,7 +197,11 @@ def latency(binary, sizes):
     print("of a random stored message (terms of every frequency: rare ones searched, common ones dropped)")
     print("found: the questioned message among the hits (the text's words are Zipf-common: at a million")
     print("rows most of them are in over 1 000 rows, too common to search)")
-    print(f"{'rows':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'searched':>9} {'found':>6}  (index time)")
+    if embeddings:
+        print(f"with EMBEDDING_MODEL (stored vectors of {dims} dimensions for the newest 10 000 messages):")
+        print("recall includes the vector search; embed = the /v1/embeddings call to the local stub")
+    print(f"{'rows':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'searched':>9} {'found':>6}  (index time)"
+          + ("  embed p50/p99 ms" if embeddings else ""))
     for rows in sizes:
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "lat.db")
@@ -198,7 +223,9 @@ def latency(binary, sizes):
             t0 = time.time()
             subprocess.run([binary, "migrate"], env=env, check=True, capture_output=True)
             indexed = time.time() - t0
-            times, searched, found = [], 0, 0
+            if embeddings:
+                add_vectors(path, rows, dims)
+            times, searched, found, embed = [], 0, 0, []
             # Measured where it runs: a worker's turns (a warm connection), against the stub.
             stub = os.path.join(os.path.dirname(os.path.dirname(binary)), "autonous-stub", "autonous-stub")
             port_file = os.path.join(d, "port")
@@ -213,6 +240,8 @@ def latency(binary, sizes):
                 db.close()
                 wenv = dict(env, OPENAI_BASE_URL=f"http://127.0.0.1:{open(port_file).read().strip()}/v1",
                             MAX_CONTEXT_TOKENS="4000", WORKER_CONCURRENCY="1", POLL_INTERVAL_MS="10")
+                if embeddings:
+                    wenv["EMBEDDING_MODEL"] = "stub-embed"
                 subprocess.run([binary, "worker", "--drain"], env=wenv, check=True, capture_output=True, timeout=600)
             finally:
                 srv.terminate()
@@ -222,6 +251,7 @@ def latency(binary, sizes):
                     "SELECT task_id, payload FROM events WHERE type = 'context.compressed'").fetchall():
                 j = json.loads(payload)
                 times.append(sum(g["us"] for g in j["recall"]["gatherers"] if g["name"] != "embeddings") / 1000.0)
+                embed += [g["us"] / 1000.0 for g in j["recall"]["gatherers"] if g["name"] == "embeddings"]
                 searched += bool(j["recall"]["terms"])
                 question = set(db.execute("SELECT text FROM tasks WHERE id = ?", (task,)).fetchone()[0].split())
                 hits = [i["id"] for i in j["recall"]["items"] if "score" in i]
@@ -230,7 +260,11 @@ def latency(binary, sizes):
             db.close()
             times.sort()
             p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
-            print(f"{rows:>9} {statistics.median(times):>8.2f} {p99:>8.2f} {times[-1]:>8.2f} {searched:>6}/30 {found:>3}/30  ({indexed:.0f} s)")
+            extra = ""
+            if embed:
+                embed.sort()
+                extra = f"  {statistics.median(embed):.2f} / {embed[min(len(embed) - 1, int(0.99 * len(embed)))]:.2f}"
+            print(f"{rows:>9} {statistics.median(times):>8.2f} {p99:>8.2f} {times[-1]:>8.2f} {searched:>6}/30 {found:>3}/30  ({indexed:.0f} s)" + extra)
 
 
 if __name__ == "__main__":
@@ -238,9 +272,10 @@ if __name__ == "__main__":
     ap.add_argument("binary")
     ap.add_argument("--turns", type=int, default=420)
     ap.add_argument("--latency", action="store_true")
+    ap.add_argument("--embeddings", action="store_true")
     ap.add_argument("--rows", default="1000,10000,100000,1000000")
     a = ap.parse_args()
     if a.latency:
-        latency(a.binary, [int(x) for x in a.rows.split(",")])
+        latency(a.binary, [int(x) for x in a.rows.split(",")], a.embeddings)
     else:
         recall_table(a.binary, a.turns)

@@ -44,7 +44,7 @@ inline constexpr int64_t kBigChatRows = 20000;
 // chat (search_history).
 inline constexpr int64_t kMaxForeignRows = 100;
 // The vector search scans at most this many of a chat's newest vectors in range.
-inline constexpr int kMaxVectorRows = 20000;
+inline constexpr int kMaxVectorRows = 10000;
 
 class SearchIndex final : public context::Searcher {
  public:

@@ -17,7 +17,8 @@ std::vector<common::Message> SearchIndex::unembedded(const std::string& chat_id,
                                                      const std::string& model, int limit) {
   // Edited rows first (their vectors are stale), then the rows after the newest vector.
   auto stale = cache_->get(
-      "SELECT h.id, h.role, h.text, h.created_at FROM history_vectors v JOIN history h ON h.id = "
+      "SELECT h.id, h.role, h.text, h.created_at FROM history_vectors v INDEXED BY "
+      "history_vectors_stale JOIN history h ON h.id = "
       "v.id WHERE v.chat_id = ? AND v.model = ? AND v.stale = 1 ORDER BY v.id LIMIT ?");
   stale->bind(1, chat_id);
   stale->bind(2, model);
@@ -25,14 +26,19 @@ std::vector<common::Message> SearchIndex::unembedded(const std::string& chat_id,
   std::vector<common::Message> out = read_messages(*stale);
   stale->reset();
   if (static_cast<int>(out.size()) >= limit) return out;
+  // The newest vector's id first: a subquery in the range would not narrow the index walk.
+  auto newest = cache_->get(
+      "SELECT coalesce(max(id), 0) FROM history_vectors WHERE chat_id = ? AND model = ?");
+  newest->bind(1, chat_id);
+  newest->bind(2, model);
+  const int64_t through = newest->executeStep() ? newest->getColumn(0).getInt64() : 0;
+  newest->reset();
   auto fresh = cache_->get(
       "SELECT id, role, text, created_at FROM history INDEXED BY history_by_chat WHERE chat_id = "
-      "? AND id > (SELECT coalesce(max(id), 0) FROM history_vectors WHERE chat_id = ? AND model "
-      "= ?) ORDER BY id LIMIT ?");
+      "? AND id > ? ORDER BY id LIMIT ?");
   fresh->bind(1, chat_id);
-  fresh->bind(2, chat_id);
-  fresh->bind(3, model);
-  fresh->bind(4, limit - static_cast<int>(out.size()));
+  fresh->bind(2, through);
+  fresh->bind(3, limit - static_cast<int>(out.size()));
   for (common::Message& m : read_messages(*fresh)) out.push_back(std::move(m));
   fresh->reset();
   return out;
