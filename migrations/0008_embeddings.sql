@@ -1,4 +1,12 @@
--- 0008: optional embeddings for recall (EMBEDDING_MODEL; off by default).
+-- 0008: optional embeddings for recall (EMBEDDING_MODEL; off by default), and each search
+-- source's overall row count in search_term_rows (chat '' and term ''), which 0007 did not
+-- keep: without it, terms common to most documents were never recognised as common.
+INSERT OR REPLACE INTO search_term_rows(source, chat, term, rows)
+  SELECT 'history', '', '', count(*) FROM history_terms
+  UNION ALL SELECT 'document', '', '', count(*) FROM document_terms;
+-- Counts that reached 0 (a deleted chat's terms) are no longer kept.
+DELETE FROM search_term_rows WHERE rows <= 0;
+
 --
 -- One vector per history row and embedding model: float32 values in native byte order
 -- (little-endian on x86-64 and arm64), scaled to unit length, so a dot product is the cosine.

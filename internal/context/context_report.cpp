@@ -64,7 +64,10 @@ ordered_json recall(const BuiltContext& b) {
     if (r.error) run["error"] = *r.error;
     runs.push_back(std::move(run));
   }
-  return {{"terms", ev.terms}, {"items", std::move(items)}, {"gatherers", std::move(runs)}};
+  return {{"terms", ev.terms},
+          {"document_terms", ev.document_terms},
+          {"items", std::move(items)},
+          {"gatherers", std::move(runs)}};
 }
 
 ordered_json figures(const BuiltContext& b) {

@@ -41,11 +41,14 @@ struct BlockRecord {
 
 // What the database holds about a chat's context besides its history (chat_settings,
 // context_state).
+// The newest pinned facts a prompt considers at most.
+inline constexpr size_t kMaxPins = 50;
+
 struct ChatState {
   std::string settings_json = "{}";  // the chat's overrides, as stored (validated by the reader)
   int64_t cleared_through = 0;       // history ids up to this are out of the context
   ContextState context;              // defaults when the chat has none
-  std::vector<std::string> pins;     // the chat's pinned facts (chat_pins), oldest first
+  std::vector<std::string> pins;     // the chat's newest kMaxPins pinned facts, oldest first
   std::vector<BlockRecord> blocks;   // the last answered prompt's stable blocks
 };
 

@@ -244,6 +244,7 @@ Evidence gather_evidence(Searcher& searcher, const RecallQuery& query,
   std::vector<Scored> docs;
   run_gatherer(searcher, documents, settings, [&] {
     const SearchResult found = searcher.search_documents(query.chat_id, terms, kCandidates);
+    out.document_terms = found.terms;
     documents.candidates = static_cast<int64_t>(found.candidates.size());
     RecallSettings doc_settings = settings;
     doc_settings.max_hits = kMaxDocuments;

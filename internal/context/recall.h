@@ -106,8 +106,9 @@ struct GathererRun {
 struct Evidence {
   std::string text;  // the blocks that lead the user's message; "" when nothing was found
   int64_t tokens = 0;
-  std::vector<RecallItem> items;   // what the blocks hold, in block order
-  std::vector<std::string> terms;  // the history search's query terms
+  std::vector<RecallItem> items;            // what the blocks hold, in block order
+  std::vector<std::string> terms;           // the history search's query terms
+  std::vector<std::string> document_terms;  // the documents search's
   std::vector<GathererRun> runs;
 };
 

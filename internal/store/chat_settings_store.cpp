@@ -60,9 +60,13 @@ int64_t clear_context(SQLite::Database& db, const std::string& chat_id) {
   return through;
 }
 
-std::vector<Pin> load_pins(db::StatementCache& cache, const std::string& chat_id) {
-  auto q = cache.get("SELECT id, text, created_at FROM chat_pins WHERE chat_id = ? ORDER BY id");
+std::vector<Pin> load_pins(db::StatementCache& cache, const std::string& chat_id,
+                           std::optional<int64_t> newest) {
+  auto q = cache.get(
+      "SELECT id, text, created_at FROM (SELECT id, text, created_at FROM chat_pins WHERE chat_id "
+      "= ? ORDER BY id DESC LIMIT ?) ORDER BY id");
   q->bind(1, chat_id);
+  q->bind(2, newest.value_or(-1));  // LIMIT -1: all
   std::vector<Pin> out;
   while (q->executeStep())
     out.push_back(

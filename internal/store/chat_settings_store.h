@@ -42,7 +42,9 @@ struct Pin {
   std::string text;
   std::string created_at;
 };
-std::vector<Pin> load_pins(db::StatementCache& cache, const std::string& chat_id);
+// The chat's pins, oldest first; with `newest`, only that many of the newest.
+std::vector<Pin> load_pins(db::StatementCache& cache, const std::string& chat_id,
+                           std::optional<int64_t> newest = std::nullopt);
 // Pins `text` (valid UTF-8, not blank) to the chat; returns its id.
 int64_t add_pin(SQLite::Database& db, const std::string& chat_id, const std::string& text);
 // Removes pin `pin_id` of the chat; false when the chat has no such pin.

@@ -53,6 +53,7 @@ void count_terms(const std::string& chat, const std::string& terms, int64_t sign
     counts[{chat, std::string(t)}] += sign;
   }
   counts[{chat, std::string()}] += sign;
+  counts[{std::string(), std::string()}] += sign;  // all rows of the source
 }
 
 std::string terms_table(const std::string& source) {
@@ -139,14 +140,24 @@ void SearchIndex::add_counts(const std::string& source, const Counts& counts) {
   auto stat = cache_->get(
       "INSERT INTO search_term_rows(source, chat, term, rows) VALUES (?, ?, ?, ?) "
       "ON CONFLICT(source, chat, term) DO UPDATE SET rows = rows + excluded.rows");
+  // A count that reaches 0 goes (a deleted chat's terms would otherwise stay forever).
+  auto gone = cache_->get(
+      "DELETE FROM search_term_rows WHERE source = ? AND chat = ? AND term = ? AND rows <= 0");
   for (const auto& [key, n] : counts) {
     if (n == 0) continue;
+    auto& q = n > 0 ? stat : gone;
     stat->bind(1, source);
     stat->bind(2, key.first);
     stat->bind(3, key.second);
     stat->bind(4, n);
     stat->exec();
     stat->reset();
+    if (n > 0) continue;
+    q->bind(1, source);
+    q->bind(2, key.first);
+    q->bind(3, key.second);
+    q->exec();
+    q->reset();
   }
 }
 

@@ -51,7 +51,8 @@ std::vector<common::Message> read_messages(SQLite::Statement& q) {
 context::ChatState SQLiteProvider::chat_state(const std::string& chat_id) {
   context::ChatState out = load_chat_state(*cache_, chat_id);
   out.context = load_context_state(*cache_, chat_id);
-  for (Pin& pin : load_pins(*cache_, chat_id)) out.pins.push_back(std::move(pin.text));
+  for (Pin& pin : load_pins(*cache_, chat_id, static_cast<int64_t>(context::kMaxPins)))
+    out.pins.push_back(std::move(pin.text));
   out.blocks = load_blocks(*cache_, chat_id);
   return out;
 }

@@ -165,6 +165,33 @@ TEST_F(SearchIndexTest, TermCountsFollowInsertsEditsAndDeletes) {
   index_.catch_up("c");
   EXPECT_EQ(rows("giraff"), 0);
   EXPECT_EQ(chat_rows(), 1);
+  // Counts that reach 0 are not kept; the source's overall count is.
+  EXPECT_EQ(
+      t_.db().execAndGet("SELECT count(*) FROM search_term_rows WHERE term = 'giraff'").getInt64(),
+      0);
+  EXPECT_EQ(t_.db()
+                .execAndGet("SELECT rows FROM search_term_rows WHERE source = 'history' AND chat = "
+                            "'' AND term = ''")
+                .getInt64(),
+            1);
+}
+
+TEST_F(SearchIndexTest, ATermInMostDocumentsIsCommonAndNotSearched) {
+  {
+    SQLite::Transaction tx(t_.db());
+    for (int i = 0; i < 300; ++i)
+      t_.db().exec("INSERT INTO documents(title, text) VALUES ('p', 'our policy on item " +
+                   std::to_string(i) + "')");
+    t_.db().exec("INSERT INTO documents(title, text) VALUES ('r', 'refund policy: 14 days')");
+    tx.commit();
+  }
+  index_.index_all();
+  EXPECT_TRUE(index_.search_documents("c", tokens::search_query_terms("the store policy?"), 10)
+                  .candidates.empty());
+  const auto refund =
+      index_.search_documents("c", tokens::search_query_terms("the refund policy?"), 10);
+  EXPECT_EQ(refund.terms, std::vector<std::string>{"refund"});
+  ASSERT_EQ(refund.candidates.size(), 1u);
 }
 
 TEST_F(SearchIndexTest, ABigChatIsSearchedWithoutItsTokenAndStillOnlyItsOwnRows) {
@@ -216,6 +243,13 @@ TEST_F(SearchIndexTest, PinsAreStoredPerChatOldestFirst) {
   EXPECT_TRUE(remove_pin(t_.db(), "c", a));
   EXPECT_FALSE(remove_pin(t_.db(), "d", a));
   EXPECT_EQ(load_pins(cache, "c").size(), 1u);
+  // A prompt reads only the newest kMaxPins, still oldest first.
+  for (int i = 0; i < 60; ++i) add_pin(t_.db(), "many", "pin " + std::to_string(i));
+  pins = load_pins(cache, "many", static_cast<int64_t>(context::kMaxPins));
+  ASSERT_EQ(pins.size(), context::kMaxPins);
+  EXPECT_EQ(pins.front().text, "pin 10");
+  EXPECT_EQ(pins.back().text, "pin 59");
+  EXPECT_EQ(load_pins(cache, "many").size(), 60u);
 }
 
 }  // namespace

@@ -75,6 +75,21 @@ TEST(SearchTerms, BadInputNeverThrows) {
 namespace autonous::tokens {
 namespace {
 
+TEST(SearchTerms, AQuestionDropsTheFunctionWordsOfItsOwnLatinLanguageOnly) {
+  // German "die", "war", "hat"; French "son", "pas"; Spanish "con" are English content words.
+  EXPECT_EQ(search_query_terms("Who is my son?"), std::vector<std::string>{"son"});
+  EXPECT_TRUE(has(search_query_terms("What did I say about the war?"), "war"));
+  EXPECT_TRUE(has(search_query_terms("Where is my red hat?"), "hat"));
+  EXPECT_TRUE(has(search_query_terms("Did I mention the con artist?"), "con"));
+  // ... and each language's own function words still go.
+  EXPECT_EQ(search_query_terms("Wo ist mein Sohn?"), std::vector<std::string>{"sohn"});
+  EXPECT_EQ(search_query_terms("Quel est son âge ?"), std::vector<std::string>{"âge"});
+  EXPECT_EQ(search_query_terms("¿Dónde está mi pasaporte?").size(), 2u);  // dónde, pasaport
+  EXPECT_FALSE(has(search_query_terms("¿Dónde está mi pasaporte?"), "mi"));
+  // Other scripts keep their lists whatever the Latin language.
+  EXPECT_EQ(search_query_terms("Как зовут мою сестру?"), std::vector<std::string>{"сестр"});
+}
+
 TEST(SearchTerms, EveryTermIsOneTokenOfTheIndex) {
   // The index's unicode61 tokenizer splits at anything but letters, numbers and marks.
   for (const std::string& t : search_terms("don't 3.14 foo_bar U.S. e-mail café नमस्ते")) {
