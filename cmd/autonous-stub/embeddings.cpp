@@ -46,6 +46,9 @@ std::string embeddings_response(const json& body) {
     const std::string text = inputs[i].get<std::string>();
     if (text.find("[[stub:embed500]]") != std::string::npos)
       return response(500, openai_error("embeddings failed (stub fault)", "server_error", nullptr));
+    if (text.find("[[stub:embedtoolong]]") != std::string::npos)
+      return response(400, openai_error("This model's maximum context length is 512 tokens",
+                                        "invalid_request_error", "context_length_exceeded"));
     bad = bad || text.find("[[stub:embedbad]]") != std::string::npos;
     tokens += static_cast<int64_t>(text.size() / 4 + 1);
     data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", stub_vector(text)}});

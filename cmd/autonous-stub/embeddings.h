@@ -3,7 +3,8 @@
 // A text's vector counts its lower-cased character trigrams hashed into kDimensions signed
 // buckets, at unit length: texts that share spelling (also misspelt) are similar, unrelated
 // texts are not. An input holding [[stub:embed500]] makes the call answer 500; one holding
-// [[stub:embedbad]] makes it answer 200 with one vector too few.
+// [[stub:embedbad]] makes it answer 200 with one vector too few; [[stub:embedtoolong]] makes
+// it answer 400 (an input over the model's length, as OpenAI words it).
 
 #include <string>
 #include <vector>

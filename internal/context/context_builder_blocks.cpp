@@ -20,9 +20,9 @@ namespace autonous::context {
 namespace {
 
 // Messages embedded a turn at most (with the question, one call), and an input's tokens at most
-// (OpenAI's embedding models take 8 192).
+// (OpenAI's embedding models take 8 192, BERT-style ones 512, llama.cpp's server its batch).
 constexpr int kEmbedBatch = 32;
-constexpr int64_t kEmbedInputTokens = 2000;
+constexpr int64_t kEmbedInputTokens = 400;
 
 // The sectioned layout's section heads (seed 000's template).
 constexpr std::string_view kRoleSection = "[Role & Policies]\n";
@@ -226,17 +226,31 @@ GathererRun ContextBuilder::embed_question(RecallQuery& q, BuiltContext& out) co
   GathererRun run;
   run.name = "embeddings";
   const auto started = std::chrono::steady_clock::now();
+  // Each input within the models' limits (BERT-style models take 512 tokens of their own
+  // tokenizer); an empty one is refused by some servers.
+  auto input = [&](const std::string& text) {
+    std::string clipped = cut_to_tokens(text, kEmbedInputTokens, counter_);
+    return clipped.empty() ? std::string("(empty)") : clipped;
+  };
+  std::vector<common::Message> rows;
   try {
     const std::string& model = embedder_->model();
-    std::vector<common::Message> rows = searcher_->unembedded(q.chat_id, model, kEmbedBatch);
-    // Each input within the models' limits; an empty one is refused by some servers.
-    auto input = [&](const std::string& text) {
-      std::string clipped = cut_to_tokens(text, kEmbedInputTokens, counter_);
-      return clipped.empty() ? std::string("(empty)") : clipped;
-    };
+    rows = searcher_->unembedded(q.chat_id, model, kEmbedBatch);
     std::vector<std::string> texts{input(q.text)};
     for (const common::Message& m : rows) texts.push_back(input(m.content));
-    std::vector<std::vector<float>> vectors = embedder_->embed(texts);
+    std::vector<std::vector<float>> vectors;
+    try {
+      vectors = embedder_->embed(texts);
+    } catch (const EmbeddingRefused& e) {
+      if (rows.empty()) throw;
+      // Refused with the chat's messages: the question alone, and those messages are passed
+      // over for good (an empty vector is never compared), or one of them would block the rest.
+      out.warnings.push_back(
+          {"gatherer_failed", fmt::format("embeddings: {} ({} message(s) left without a vector)",
+                                          e.what(), rows.size())});
+      vectors = embedder_->embed({texts.front()});
+      vectors.resize(texts.size());
+    }
     if (vectors.size() != texts.size()) throw std::runtime_error("wrong number of vectors");
     std::vector<std::pair<int64_t, std::vector<float>>> stored;
     for (size_t i = 0; i < rows.size(); ++i) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -68,12 +69,19 @@ class Searcher {
   }
 };
 
+// The server refused the input itself (too long for the model, …): sending it again fails again.
+class EmbeddingRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // The embeddings seam (worker/llm_embedder.h calls the endpoint's /v1/embeddings).
 class Embedder {
  public:
   virtual ~Embedder() = default;
   virtual const std::string& model() const = 0;
-  // One vector per text, in order. Throws on any failure.
+  // One vector per text, in order. Throws EmbeddingRefused when the server refuses the input,
+  // another exception on any other failure.
   virtual std::vector<std::vector<float>> embed(const std::vector<std::string>& texts) = 0;
 };
 

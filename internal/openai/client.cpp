@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -191,8 +192,9 @@ std::vector<float> read_vector(const json& item) {
   std::vector<float> v;
   v.reserve(e->size());
   for (const json& x : *e) {
-    if (!x.is_number() || !std::isfinite(x.get<double>()))
-      throw ResponseError("malformed embeddings: a value is not a finite number");
+    if (!x.is_number() || !std::isfinite(x.get<double>()) ||
+        std::fabs(x.get<double>()) > std::numeric_limits<float>::max())
+      throw ResponseError("malformed embeddings: a value is not a finite float");
     v.push_back(x.get<float>());
   }
   return v;

@@ -56,7 +56,9 @@ void SearchIndex::store_vectors(
     put->bind(1, id);
     put->bind(2, model);
     put->bind(3, chat_id);
-    put->bind(4, v.data(), static_cast<int>(v.size() * sizeof(float)));
+    // An empty vector (a refused input) is an empty blob, never NULL: it is skipped by size.
+    static const float kNone = 0;
+    put->bind(4, v.empty() ? &kNone : v.data(), static_cast<int>(v.size() * sizeof(float)));
     put->exec();
     put->reset();
   }

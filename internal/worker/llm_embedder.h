@@ -2,7 +2,8 @@
 // LlmEmbedder: recall's embeddings call (EMBEDDING_MODEL). It goes through the slot's
 // openai::Client (same endpoint, key, transport and error classification) to POST /embeddings
 // with its own time limit (EMBEDDING_TIMEOUT_MS), once, without retries: a failed call costs
-// the turn only its vector search. Not thread-safe: one per slot.
+// the turn only its vector search. A 400, 413 or 422 answer is a refusal of the input
+// (context::EmbeddingRefused). Not thread-safe: one per slot.
 
 #include <chrono>
 #include <functional>

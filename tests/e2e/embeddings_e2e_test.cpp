@@ -108,5 +108,25 @@ TEST_F(EmbeddingsE2eTest, ABadEmbeddingsReplyIsRefusedAndTheTurnGoesOn) {
             std::string::npos);
 }
 
+TEST_F(EmbeddingsE2eTest, ARefusedMessageIsPassedOverAndTheRestGetVectors) {
+  StubServer stub(dir_.path().string());
+  E2eTest::import_chat("c", {{6, "a message the model refuses [[stub:embedtoolong]]"}});
+  const Env e = {{"EMBEDDING_MODEL", "stub-embed"}};
+  const int64_t t = enqueue("c", "What is my passport number?");
+  drain(stub, e);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  // Refused with the batch: the question alone again; the batch's messages passed over.
+  EXPECT_EQ(requests(stub, "/embeddings").size(), 2u);
+  EXPECT_EQ(requests(stub, "/embeddings")[1]["body"]["input"].size(), 1u);
+  EXPECT_NE(event(t, "context.warning")["message"].get<std::string>().find(
+                "32 message(s) left without a vector"),
+            std::string::npos);
+  EXPECT_EQ(num("SELECT count(*) FROM history_vectors WHERE length(vector) = 0"), 32);
+  // The next turn embeds the next 32: nothing blocks the chat for good.
+  enqueue("c", "And my locker?");
+  drain(stub, e);
+  EXPECT_EQ(num("SELECT count(*) FROM history_vectors WHERE length(vector) > 0"), 32);
+}
+
 }  // namespace
 }  // namespace autonous::testing

@@ -62,6 +62,7 @@ TEST_F(EmbeddingsTest, MalformedRepliesAreResponseErrors) {
   expect_malformed(R"({"data":[{"index":0,"embedding":["1"]},{"index":1,"embedding":[2]}]})");
   expect_malformed(R"({"data":[{"index":0,"embedding":"AAAA"},{"index":1,"embedding":[2]}]})");
   expect_malformed(R"({"data":[1,2]})");
+  expect_malformed(R"({"data":[{"index":0,"embedding":[1e39]},{"index":1,"embedding":[2]}]})");
   expect_malformed(std::string(100, '[') + std::string(100, ']'));
 }
 
