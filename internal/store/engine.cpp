@@ -134,6 +134,10 @@ Engine::Engine(SQLite::Database& db, const EngineSettings& settings,
 
 Engine::~Engine() = default;
 
+int64_t Engine::index_backlog(std::chrono::milliseconds budget) const {
+  return recall_ && !dry_run_ ? parts_->search.index_backlog(budget) : 0;
+}
+
 void Engine::enable_embeddings(context::Embedder& embedder) {
   if (recall_) parts_->builder.enable_embeddings(embedder);
 }

@@ -7,6 +7,7 @@
 // prompts through it, so what the dry run shows is what the worker would send.
 // Not thread-safe: one Engine per connection (per worker slot).
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,6 +63,10 @@ class Engine {
   // Adds vector search to recall (EMBEDDING_MODEL; nothing when recall is off). `embedder` must
   // outlive the engine.
   void enable_embeddings(context::Embedder& embedder);
+
+  // Indexes queued search rows of any chat for up to `budget` when recall is on (an idle
+  // worker slot); returns how many. Throws SQLite::Exception.
+  int64_t index_backlog(std::chrono::milliseconds budget) const;
 
   // The prompt for `user_text` in `chat_id` now. Throws SQLite::Exception on storage errors.
   context::BuiltContext build(const std::string& chat_id, const std::string& user_text,

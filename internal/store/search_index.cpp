@@ -18,10 +18,6 @@
 namespace autonous::store {
 namespace {
 
-// Queued rows indexed per write transaction, and batches a turn indexes at most.
-constexpr int kBatch = 2000;
-constexpr int kTurnBatches = 5;
-
 std::string quoted(const std::string& term) {
   std::string out = "\"";
   for (const char c : term) {
@@ -34,30 +30,6 @@ std::string quoted(const std::string& term) {
 int on_progress(void* self) {
   const auto* deadline = static_cast<std::optional<std::chrono::steady_clock::time_point>*>(self);
   return deadline->has_value() && std::chrono::steady_clock::now() > **deadline ? 1 : 0;
-}
-
-// Adds `sign` to the counts of one row: each distinct term over all chats ("") and in its chat,
-// and its chat's row count (term "").
-void count_terms(const std::string& chat, const std::string& terms, int64_t sign,
-                 SearchIndex::Counts& counts) {
-  std::set<std::string_view> seen;
-  const std::string_view all(terms);
-  size_t at = 0;
-  while (at < all.size()) {
-    const size_t end = std::min(all.find(' ', at), all.size());
-    if (end > at) seen.insert(all.substr(at, end - at));
-    at = end + 1;
-  }
-  for (const std::string_view t : seen) {
-    counts[{std::string(), std::string(t)}] += sign;
-    counts[{chat, std::string(t)}] += sign;
-  }
-  counts[{chat, std::string()}] += sign;
-  counts[{std::string(), std::string()}] += sign;  // all rows of the source
-}
-
-std::string terms_table(const std::string& source) {
-  return source == "history" ? "history_terms" : "document_terms";
 }
 
 }  // namespace
@@ -76,131 +48,6 @@ std::string SearchIndex::chat_token(const std::string& chat_id) {
     h *= 1099511628211ULL;
   }
   return fmt::format("c{:016x}", h);
-}
-
-bool SearchIndex::any_queued(const std::string& source, const std::optional<std::string>& chat_id) {
-  auto any = cache_->get("SELECT EXISTS (SELECT 1 FROM search_queue WHERE source = ?" +
-                         std::string(chat_id ? " AND chat_id = ?" : "") + ")");
-  any->bind(1, source);
-  if (chat_id) any->bind(2, *chat_id);
-  const bool queued = any->executeStep() && any->getColumn(0).getInt() != 0;
-  any->reset();
-  return queued;
-}
-
-std::vector<SearchIndex::QueuedRow> SearchIndex::read_queued(
-    const std::string& source, const std::optional<std::string>& chat_id, int limit) {
-  const std::string select =
-      source == "history"
-          ? "SELECT q.row_id, h.chat_id, h.text FROM search_queue q LEFT JOIN history h ON "
-            "h.id = q.row_id WHERE q.source = 'history'"
-          : "SELECT q.row_id, d.chat_id, d.title || char(10) || d.text FROM search_queue q "
-            "LEFT JOIN documents d ON d.id = q.row_id WHERE q.source = 'document'";
-  auto q = cache_->get(select + (chat_id ? " AND q.chat_id = ?" : "") + " LIMIT ?");
-  int bind = 1;
-  if (chat_id) q->bind(bind++, *chat_id);
-  q->bind(bind, limit);
-  std::vector<QueuedRow> rows;
-  while (q->executeStep()) {
-    QueuedRow r{q->getColumn(0).getInt64(), std::nullopt, std::nullopt};
-    if (!q->getColumn(1).isNull()) r.chat = q->getColumn(1).getString();
-    if (!q->getColumn(2).isNull()) r.text = q->getColumn(2).getString();
-    rows.push_back(std::move(r));
-  }
-  return rows;
-}
-
-void SearchIndex::reindex(const std::string& source, const QueuedRow& r, Counts& counts) {
-  const std::string table = terms_table(source);
-  auto old = cache_->get("SELECT chat, terms FROM " + table + " WHERE rowid = ?");
-  old->bind(1, r.id);
-  if (old->executeStep())
-    count_terms(old->getColumn(0).getString(), old->getColumn(1).getString(), -1, counts);
-  old->reset();
-  auto del = cache_->get("DELETE FROM " + table + " WHERE rowid = ?");
-  del->bind(1, r.id);
-  del->exec();
-  if (r.text) {
-    const std::string chat = r.chat ? chat_token(*r.chat) : std::string("call");
-    const std::string terms = tokens::search_terms_text(*r.text);
-    auto ins = cache_->get("INSERT INTO " + table + "(rowid, chat, terms) VALUES (?, ?, ?)");
-    ins->bind(1, r.id);
-    ins->bind(2, chat);
-    ins->bind(3, terms);
-    ins->exec();
-    count_terms(chat, terms, +1, counts);
-  }
-  auto done = cache_->get("DELETE FROM search_queue WHERE source = ? AND row_id = ?");
-  done->bind(1, source);
-  done->bind(2, r.id);
-  done->exec();
-}
-
-void SearchIndex::add_counts(const std::string& source, const Counts& counts) {
-  auto stat = cache_->get(
-      "INSERT INTO search_term_rows(source, chat, term, rows) VALUES (?, ?, ?, ?) "
-      "ON CONFLICT(source, chat, term) DO UPDATE SET rows = rows + excluded.rows");
-  // A count that reaches 0 goes (a deleted chat's terms would otherwise stay forever).
-  auto gone = cache_->get(
-      "DELETE FROM search_term_rows WHERE source = ? AND chat = ? AND term = ? AND rows <= 0");
-  for (const auto& [key, n] : counts) {
-    if (n == 0) continue;
-    auto& q = n > 0 ? stat : gone;
-    stat->bind(1, source);
-    stat->bind(2, key.first);
-    stat->bind(3, key.second);
-    stat->bind(4, n);
-    stat->exec();
-    stat->reset();
-    if (n > 0) continue;
-    q->bind(1, source);
-    q->bind(2, key.first);
-    q->bind(3, key.second);
-    q->exec();
-    q->reset();
-  }
-}
-
-int64_t SearchIndex::index_queued(const std::string& source,
-                                  const std::optional<std::string>& chat_id, int limit,
-                                  bool in_transaction) {
-  // Nothing queued (most turns): no write transaction at all.
-  if (!any_queued(source, chat_id)) return 0;
-  std::optional<db::WriteTransaction> tx;
-  if (!in_transaction) tx.emplace(db_);
-  // Read first, then change the queue (not while a SELECT over it is stepping).
-  const std::vector<QueuedRow> rows = read_queued(source, chat_id, limit);
-  Counts counts;  // the batch's change
-  for (const QueuedRow& r : rows) reindex(source, r, counts);
-  add_counts(source, counts);
-  if (tx) tx->commit();
-  return static_cast<int64_t>(rows.size());
-}
-
-void SearchIndex::catch_up(const std::string& chat_id) {
-  // A turn indexes at most kTurnBatches batches of its chat (an import's backlog is spread over
-  // turns; `autonous migrate` and the worker's start index everything).
-  for (int i = 0; i < kTurnBatches && index_queued("history", chat_id, kBatch) == kBatch; ++i) {
-  }
-  for (int i = 0; i < kTurnBatches && index_queued("document", std::nullopt, kBatch) == kBatch;
-       ++i) {
-  }
-}
-
-void SearchIndex::index_in_transaction(const std::string& chat_id) {
-  index_queued("history", chat_id, kBatch, true);
-}
-
-int64_t SearchIndex::index_all() {
-  int64_t total = 0;
-  for (const std::string source : {"history", "document"}) {
-    int64_t n = 0;
-    do {
-      n = index_queued(source, std::nullopt, kBatch);
-      total += n;
-    } while (n == kBatch);
-  }
-  return total;
 }
 
 int64_t SearchIndex::rows(const std::string& table) {
@@ -264,7 +111,7 @@ SearchIndex::Query SearchIndex::query(const std::string& table, const std::strin
   }
   std::stable_sort(known.begin(), known.end());
   int64_t postings = 0;
-  for (const auto& [here, doc, term] : known) {
+  for (const auto& [here, doc, term] : known) {  // rarest first
     // A common term tells nothing apart (and is slow to rank): a question made only of such
     // terms searches nothing.
     const bool common = searched >= kMinRowsForCommon && here > common_rows;
@@ -279,8 +126,24 @@ SearchIndex::Query SearchIndex::query(const std::string& table, const std::strin
     out.idf += std::max(1e-6, std::log((total - static_cast<double>(doc) + 0.5) /
                                        (static_cast<double>(doc) + 0.5)));
   }
+  // Every term is common, yet a message holding several of them may be rare (as far as the
+  // two rarest, were they independent, say): the rarest few together (AND walks the rarest
+  // list and seeks in the others).
+  const char* join = " OR ";
+  if (out.terms.empty() && known.size() >= 2 && known[1].here <= kMaxAndTermRows &&
+      static_cast<double>(known[0].here) * static_cast<double>(known[1].here) /
+              std::max(searched, 1.0) <=
+          static_cast<double>(common_rows)) {
+    join = " AND ";
+    for (size_t i = 0; i < known.size() && i < 3 && known[i].here <= kMaxAndTermRows; ++i) {
+      out.terms.push_back(known[i].term);
+      out.foreign += known[i].global - known[i].here;
+      out.idf += std::max(1e-6, std::log((total - static_cast<double>(known[i].global) + 0.5) /
+                                         (static_cast<double>(known[i].global) + 0.5)));
+    }
+  }
   for (const std::string& t : out.terms) {
-    if (!out.match.empty()) out.match += " OR ";
+    if (!out.match.empty()) out.match += join;
     out.match += quoted(t);
   }
   return out;

@@ -37,6 +37,9 @@ inline constexpr double kMinRowsForCommon = 50;
 inline constexpr int64_t kMaxTermRows = 1000;
 // The query's terms together match at most this many rows (rarest terms first).
 inline constexpr int64_t kMaxPostings = 1000;
+// When every term is common, the rarest two or three in at most this many rows each are
+// searched together (all of them in one message).
+inline constexpr int64_t kMaxAndTermRows = 20000;
 // A chat with more indexed rows than this is searched without its chat token (search_history).
 inline constexpr int64_t kBigChatRows = 20000;
 // When the query's terms match at most this many rows of other chats, the search takes that many
@@ -45,6 +48,8 @@ inline constexpr int64_t kBigChatRows = 20000;
 inline constexpr int64_t kMaxForeignRows = 100;
 // The vector search scans at most this many of a chat's newest vectors in range.
 inline constexpr int kMaxVectorRows = 10000;
+// A turn's indexing of its chat's backlog before the search, at most (batches of 250 rows).
+inline constexpr std::chrono::milliseconds kCatchUpBudget{100};
 
 class SearchIndex final : public context::Searcher {
  public:
@@ -54,7 +59,12 @@ class SearchIndex final : public context::Searcher {
   SearchIndex(const SearchIndex&) = delete;
   SearchIndex& operator=(const SearchIndex&) = delete;
 
+  // Indexes the chat's queued rows and the queued documents for up to kCatchUpBudget (an
+  // import's backlog is spread over turns and idle moments).
   void catch_up(const std::string& chat_id) override;
+  // Indexes any chat's queued rows and documents for up to `budget` (an idle worker); returns
+  // how many.
+  int64_t index_backlog(std::chrono::milliseconds budget);
   // Indexes every queued row (all chats, documents); returns how many. Throws SQLite::Exception.
   int64_t index_all();
   // Indexes the chat's queued rows inside the caller's write transaction (the worker: a turn's
@@ -108,6 +118,7 @@ class SearchIndex final : public context::Searcher {
   void add_counts(const std::string& source, const Counts& counts);
   int64_t index_queued(const std::string& source, const std::optional<std::string>& chat_id,
                        int limit, bool in_transaction = false);
+  int64_t index_within(const std::optional<std::string>& chat_id, std::chrono::milliseconds budget);
   // The query for `terms` in `chat` (its token; "" for all rows).
   Query query(const std::string& table, const std::string& chat,
               const std::vector<std::string>& terms);

@@ -68,6 +68,15 @@ void Slot::check_database_file() {
 
 common::TimePoint Slot::now() const { return deps_.clock->now(); }
 
+void Slot::index_backlog() {
+  try {
+    if (const int64_t n = engine_.index_backlog(kIdleIndexBudget); n > 0)
+      spdlog::debug("indexed {} queued row(s) for search while idle", n);
+  } catch (const std::exception& e) {
+    spdlog::warn("indexing the search backlog while idle failed: {}", e.what());
+  }
+}
+
 void Slot::loop(bool drain) {
   const std::stop_token stop = run_.stop.get_token();
   std::optional<queue::Task> task;
@@ -91,6 +100,7 @@ void Slot::loop(bool drain) {
       run_.stop.request_stop();
       break;
     }
+    index_backlog();
     std::unique_lock lock(run_.mu);
     run_.cv.wait_for(lock, stop, config_.poll_interval, [] { return false; });
   }

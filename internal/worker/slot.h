@@ -5,6 +5,7 @@
 // retry later, fail, or release). Stops claiming when the run's stop fires.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,9 @@ struct RunState {
   std::atomic<int> busy{0};  // slots inside a task
 };
 
+// How long an idle slot indexes the search backlog before it waits for work again.
+inline constexpr std::chrono::milliseconds kIdleIndexBudget{50};
+
 class Slot {
  public:
   // Opens the slot's connection. Throws when the database cannot be opened, and
@@ -60,6 +64,8 @@ class Slot {
                                       const std::vector<events::Event>& trail);
   std::function<bool()> keep_going_for(const queue::Task& task);
   common::TimePoint now() const;
+  // An idle moment: indexes queued search rows (a front end's import) for kIdleIndexBudget.
+  void index_backlog();
   // Throws when DB_PATH no longer names the file this slot opened (deleted or replaced): the
   // worker would otherwise write into an unlinked file that nothing reads.
   void check_database_file();

@@ -54,6 +54,23 @@ TEST_F(SearchIndexTest, PlainSqlInsertsAreQueuedAndIndexedOnCatchUp) {
   EXPECT_EQ(ids("c", "locker code").size(), 1u);
 }
 
+TEST_F(SearchIndexTest, CatchUpIndexesTheChatAndDocumentsTheBacklogAnyChat) {
+  // 200 rows a chat: one batch (a catch-up always indexes its first batch).
+  for (int i = 0; i < 400; ++i) add(i % 2 ? "a" : "b", "row " + std::to_string(i));
+  t_.db().exec("INSERT INTO documents(title, text) VALUES ('t', 'a document')");
+  index_.catch_up("a");
+  EXPECT_EQ(t_.db().execAndGet("SELECT count(*) FROM search_queue WHERE chat_id = 'a'").getInt64(),
+            0);
+  EXPECT_EQ(t_.db().execAndGet("SELECT count(*) FROM search_queue WHERE chat_id = 'b'").getInt64(),
+            200);
+  EXPECT_EQ(
+      t_.db().execAndGet("SELECT count(*) FROM search_queue WHERE source = 'document'").getInt64(),
+      0);
+  EXPECT_EQ(index_.index_backlog(std::chrono::seconds(5)), 200);
+  EXPECT_EQ(queued(), 0);
+  EXPECT_EQ(index_.index_backlog(std::chrono::seconds(5)), 0);
+}
+
 TEST_F(SearchIndexTest, ChineseAndJapaneseTwoCharacterWordsAndRussianFormsMatch) {
   const int64_t zh = add("c", "我的新地址是北京市朝阳区建国路88号");
   const int64_t ja = add("c", "私の誕生日は三月十日です");
@@ -209,6 +226,26 @@ TEST_F(SearchIndexTest, ABigChatIsSearchedWithoutItsTokenAndStillOnlyItsOwnRows)
   ASSERT_EQ(big.size(), 1u);
   EXPECT_EQ(big[0], 378);
   EXPECT_EQ(ids("small", "ferry Tallinn"), std::vector<int64_t>{small});
+}
+
+TEST_F(SearchIndexTest, WhenEveryTermIsCommonTheRarestAreSearchedTogether) {
+  int64_t fact = 0;
+  {
+    SQLite::Transaction tx(t_.db());
+    // gym, locker and code each in about 400 of 3 000 rows (common: over 10 %), all three
+    // together in one.
+    for (int i = 0; i < 3000; ++i) {
+      const char* word = i % 7 == 0 ? "gym" : i % 7 == 1 ? "locker" : i % 7 == 2 ? "code" : "tea";
+      add("c", std::string("talk about the ") + word + " number " + std::to_string(i));
+    }
+    fact = add("c", "My gym locker code is 4471");
+    tx.commit();
+  }
+  index_.index_all();  // catch_up alone indexes for 100 ms at most
+  const auto hits = ids("c", "What is my gym locker code?");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits.front(), fact);
+  EXPECT_EQ(hits.size(), 1u);  // only the message holding all of them
 }
 
 TEST_F(SearchIndexTest, ATermCommonInAnotherChatIsStillSearchedInThisOne) {
