@@ -4,7 +4,9 @@
 // first. Of the rest (the flexible part), `RECALL_SHARE` (0.45) goes to long-term memory: the
 // summary (under summarize, the room a new one may take) and evidence (recalled messages,
 // documents), the evidence's part at most `RECALL_MAX_TOKENS`; the recent history gets the rest.
-// A compaction cuts the verbatim history down to the target of the budget less this reserve;
+// Only long conversations (over kLongTermTurns turns) reserve it: a short one's history all
+// stays recent. A compaction cuts the verbatim history down to the target of the budget less
+// this reserve;
 // between compactions the history grows into whatever the evidence leaves, until the warn
 // threshold of the whole budget starts the next compaction. Unused room flows both ways
 // without moving the cached prefix: the evidence takes whatever the prompt leaves of the whole
@@ -19,6 +21,8 @@
 namespace autonous::context {
 
 inline constexpr double kPinnedShare = 0.2;
+// A chat with more turns than this (user and assistant messages) reserves long-term memory.
+inline constexpr int kLongTermTurns = 20;
 
 struct AllocationInput {
   int64_t budget = 0;     // the whole prompt

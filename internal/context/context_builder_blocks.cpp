@@ -88,7 +88,11 @@ ContextBuilder::Ends ContextBuilder::allocate(const Verbatim& v, const Ends& end
   AllocationInput alloc;
   alloc.budget = ends.budget_tokens;
   alloc.fixed = ends.fixed_tokens;
-  alloc.long_term = true;
+  // A conversation past kLongTermTurns turns (or one with a summary) shifts share from the
+  // recent history to long-term memory; a shorter one keeps all of it recent (evidence, such as
+  // documents, still takes whatever room the prompt leaves).
+  alloc.long_term = v.full || v.summary.has_value() ||
+                    v.rows.messages.size() > static_cast<size_t>(2 * kLongTermTurns);
   alloc.summary = summarize ? summary_room(v, will_fold) : 0;
   alloc.recall = settings_.recall;
   alloc.recall.enabled = settings_.recall.enabled && searcher_ != nullptr;

@@ -59,6 +59,13 @@ TEST_F(BlocksTest, TheDefaultLayoutPutsEvidenceAfterTheUsersTextInTheLastMessage
   EXPECT_GT(b.evidence_reserve, 0);
 }
 
+TEST_F(BlocksTest, OnlyAConversationOfOverTwentyTurnsReservesLongTermMemory) {
+  provider_.history.resize(42);  // 21 turns
+  EXPECT_GT(build(Layout::kDefault).evidence_reserve, 0);
+  provider_.history.resize(40);  // 20
+  EXPECT_EQ(build(Layout::kDefault).evidence_reserve, 0);
+}
+
 TEST_F(BlocksTest, TheSectionedLayoutNamesTheSeedsSections) {
   const BuiltContext b = build(Layout::kSectioned);
   EXPECT_EQ(b.messages.front().content.rfind("[Role & Policies]\n", 0), 0u);
