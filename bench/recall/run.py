@@ -187,12 +187,15 @@ def add_vectors(path, rows, dims):
     db.close()
 
 
+QUESTIONS = 100
+
+
 def latency(binary, sizes, embeddings=False, dims=256):  # dims: the stub's vectors
     rng = random.Random(7)
     words, weights = zipf_vocabulary(rng)
     cum = list(itertools.accumulate(weights))
     print("gather + select latency (recall + documents gatherers, the worker's own clock in context.compressed),")
-    print("30 turns of one chat by a worker (a warm connection) against the stub, budget 4 000;")
+    print(f"{QUESTIONS} turns of one chat by a worker (a warm connection) against the stub, budget 4 000;")
     print("text: Zipf-distributed 20 000-word vocabulary, 10-60 words a message; each question is 4 words")
     print("of a random stored message (terms of every frequency: rare ones searched, common ones dropped)")
     print("found: the questioned message among the hits (the text's words are Zipf-common: at a million")
@@ -200,7 +203,9 @@ def latency(binary, sizes, embeddings=False, dims=256):  # dims: the stub's vect
     if embeddings:
         print(f"with EMBEDDING_MODEL (stored vectors of {dims} dimensions for the newest 10 000 messages):")
         print("recall includes the vector search; embed = the /v1/embeddings call to the local stub")
-    print(f"{'rows':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'searched':>9} {'found':>6}  (index time)"
+    print("step: the whole evidence step of the turn (index catch-up, embeddings, gatherers, packing,")
+    print("counting the evidence's tokens), also from the event (evidence_us)")
+    print(f"{'rows':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'step p50':>8} {'step p99':>8} {'searched':>9} {'found':>7}  (index time)"
           + ("  embed p50/p99 ms" if embeddings else ""))
     for rows in sizes:
         with tempfile.TemporaryDirectory() as d:
@@ -212,7 +217,7 @@ def latency(binary, sizes, embeddings=False, dims=256):  # dims: the stub's vect
             for i in range(rows):
                 text = " ".join(rng.choices(words, cum_weights=cum, k=rng.randint(10, 60)))
                 batch.append(("big", "user" if i % 2 == 0 else "assistant", text))
-                if rng.random() < 30 / rows:
+                if rng.random() < QUESTIONS / rows:
                     sample.append(text)
                 if len(batch) == 50000:
                     db.executemany("INSERT INTO history(chat_id, role, text) VALUES (?,?,?)", batch)
@@ -225,7 +230,7 @@ def latency(binary, sizes, embeddings=False, dims=256):  # dims: the stub's vect
             indexed = time.time() - t0
             if embeddings:
                 add_vectors(path, rows, dims)
-            times, searched, found, embed = [], 0, 0, []
+            times, searched, found, embed, whole = [], 0, 0, [], []
             # Measured where it runs: a worker's turns (a warm connection), against the stub.
             stub = os.path.join(os.path.dirname(os.path.dirname(binary)), "autonous-stub", "autonous-stub")
             port_file = os.path.join(d, "port")
@@ -235,7 +240,7 @@ def latency(binary, sizes, embeddings=False, dims=256):  # dims: the stub's vect
             try:
                 db = sqlite3.connect(path)
                 db.executemany("INSERT INTO tasks(chat_id, text) VALUES ('big', ?)",
-                               [(" ".join(rng.sample(t.split(), 4)),) for t in (sample * 30)[:30]])
+                               [(" ".join(rng.sample(t.split(), 4)),) for t in (sample * QUESTIONS)[:QUESTIONS]])
                 db.commit()
                 db.close()
                 wenv = dict(env, OPENAI_BASE_URL=f"http://127.0.0.1:{open(port_file).read().strip()}/v1",
@@ -253,18 +258,25 @@ def latency(binary, sizes, embeddings=False, dims=256):  # dims: the stub's vect
                 times.append(sum(g["us"] for g in j["recall"]["gatherers"] if g["name"] != "embeddings") / 1000.0)
                 embed += [g["us"] / 1000.0 for g in j["recall"]["gatherers"] if g["name"] == "embeddings"]
                 searched += bool(j["recall"]["terms"])
+                whole.append(j["evidence_us"] / 1000.0)
                 question = set(db.execute("SELECT text FROM tasks WHERE id = ?", (task,)).fetchone()[0].split())
                 hits = [i["id"] for i in j["recall"]["items"] if "score" in i]
                 found += any(question <= set(db.execute("SELECT text FROM history WHERE id = ?", (h,)).fetchone()[0].split())
                              for h in hits)
             db.close()
             times.sort()
-            p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
             extra = ""
             if embed:
                 embed.sort()
-                extra = f"  {statistics.median(embed):.2f} / {embed[min(len(embed) - 1, int(0.99 * len(embed)))]:.2f}"
-            print(f"{rows:>9} {statistics.median(times):>8.2f} {p99:>8.2f} {times[-1]:>8.2f} {searched:>6}/30 {found:>3}/30  ({indexed:.0f} s)" + extra)
+                extra = f"  {statistics.median(embed):.2f} / {pct(embed, 0.99):.2f}"
+            whole.sort()
+            print(f"{rows:>9} {statistics.median(times):>8.2f} {pct(times, 0.99):>8.2f} {times[-1]:>8.2f}"
+                  f" {statistics.median(whole):>8.2f} {pct(whole, 0.99):>8.2f} {searched:>5}/{QUESTIONS}"
+                  f" {found:>3}/{QUESTIONS}  ({indexed:.0f} s)" + extra)
+
+
+def pct(sorted_values, q):
+    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
 if __name__ == "__main__":

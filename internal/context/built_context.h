@@ -123,6 +123,8 @@ struct BuiltContext {
   std::vector<Block> blocks;     // the prompt's blocks, in prompt order
   Evidence evidence;             // what recall and the documents contributed
   int64_t evidence_reserve = 0;  // budget kept from the history for evidence (allocator.h)
+  // The whole evidence step: the index's catch-up, embeddings, gatherers, packing, counting.
+  std::chrono::microseconds evidence_time{0};
   int64_t pins_left_out = 0;     // pinned facts over their share of the budget
   Delta delta;                   // this prompt against the chat's last answered one
 };

@@ -120,7 +120,10 @@ void ContextBuilder::finish(const std::string& chat_id, const Verbatim& v,
   place_summary(out.summary.used ? v.summary : std::nullopt, kept, ends.user);
   out.messages = assembler_.assemble(ends.system, kept, ends.user);
   out.figures.estimated_tokens = counter_.count_prompt(out.messages);
+  const auto started = std::chrono::steady_clock::now();
   add_evidence(chat_id, kept, before_id, ends, out);
+  out.evidence_time = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started);
   describe_blocks(ends, kept, history_tokens, out);
   compute_delta(ends, kept, history_tokens, out);
 }

@@ -111,6 +111,7 @@ ordered_json figures(const BuiltContext& b) {
           {"build_us", f.build_time.count()},
           {"evidence_tokens", b.evidence.tokens},
           {"evidence_reserve", b.evidence_reserve},
+          {"evidence_us", b.evidence_time.count()},
           {"blocks", blocks(b)},
           {"delta",
            {{"reused", b.delta.reused},
