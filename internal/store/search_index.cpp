@@ -127,15 +127,15 @@ SearchIndex::Query SearchIndex::query(const std::string& table, const std::strin
                                        (static_cast<double>(doc) + 0.5)));
   }
   // Every term is common, yet a message holding several of them may be rare (as far as the
-  // two rarest, were they independent, say): the rarest few together (AND walks the rarest
-  // list and seeks in the others).
+  // two rarest, were they independent, say): the rarest two together (AND walks the rarer
+  // list and seeks in the other).
   const char* join = " OR ";
   if (out.terms.empty() && known.size() >= 2 && known[1].here <= kMaxAndTermRows &&
       static_cast<double>(known[0].here) * static_cast<double>(known[1].here) /
               std::max(searched, 1.0) <=
           static_cast<double>(common_rows)) {
     join = " AND ";
-    for (size_t i = 0; i < known.size() && i < 3 && known[i].here <= kMaxAndTermRows; ++i) {
+    for (size_t i = 0; i < known.size() && i < 2 && known[i].here <= kMaxAndTermRows; ++i) {
       out.terms.push_back(known[i].term);
       out.foreign += known[i].global - known[i].here;
       out.idf += std::max(1e-6, std::log((total - static_cast<double>(known[i].global) + 0.5) /

@@ -37,9 +37,9 @@ inline constexpr double kMinRowsForCommon = 50;
 inline constexpr int64_t kMaxTermRows = 1000;
 // The query's terms together match at most this many rows (rarest terms first).
 inline constexpr int64_t kMaxPostings = 1000;
-// When every term is common, the rarest two or three in at most this many rows each are
-// searched together (all of them in one message).
-inline constexpr int64_t kMaxAndTermRows = 20000;
+// When every term is common, the rarest two, when each is in at most this many rows, are
+// searched together (both in one message).
+inline constexpr int64_t kMaxAndTermRows = 10000;
 // A chat with more indexed rows than this is searched without its chat token (search_history).
 inline constexpr int64_t kBigChatRows = 20000;
 // When the query's terms match at most this many rows of other chats, the search takes that many

@@ -82,6 +82,9 @@ void one_chat(std::mt19937& rng, Tally& t) {
   s.policy.recent_messages = 1 + rng() % 30;
   s.summary.max_tokens = 64 + rng() % 300;
   s.recall.max_hits = static_cast<int>(rng() % 8);
+  // Every layout: one chat in four sectioned, one in eight minimal.
+  const uint32_t layout = rng() % 8;
+  s.layout = layout < 2 ? Layout::kSectioned : layout == 2 ? Layout::kMinimal : Layout::kDefault;
   ContextBuilder builder(s, provider, compressor, assembler, counter);
   builder.enable_summaries(store, &summarizer);
   MemorySearcher searcher(provider.history);  // recall on, as by default
