@@ -125,8 +125,8 @@ struct BuiltContext {
   int64_t evidence_reserve = 0;  // budget kept from the history for evidence (allocator.h)
   // The whole evidence step: the index's catch-up, embeddings, gatherers, packing, counting.
   std::chrono::microseconds evidence_time{0};
-  int64_t pins_left_out = 0;     // pinned facts over their share of the budget
-  Delta delta;                   // this prompt against the chat's last answered one
+  int64_t pins_left_out = 0;  // pinned facts over their share of the budget
+  Delta delta;                // this prompt against the chat's last answered one
 };
 
 // How a turn is built: a rebuild after a provider's "context length exceeded" compacts

@@ -174,6 +174,7 @@ ContextBuilder::Verbatim ContextBuilder::read_from(const std::string& chat_id,
       v.summary_tokens = summary_block_tokens(v.summary->text, counter_);
     }
   }
+  v.older = v.after > out.chat.cleared_through;
   const int limit =
       settings_.history_window > 0 && settings_.layout != Layout::kMinimal ? read_limit(marks) : 0;
   if (ends.user_truncated || limit <= 0) return v;

@@ -86,8 +86,9 @@ class ContextBuilder {
     Prepared rows;
     std::optional<Summary> summary;
     int64_t summary_tokens = 0;
-    int64_t after = 0;  // rows above this id were read
-    bool full = false;  // read as many as asked: older ones may be unread
+    int64_t after = 0;   // rows above this id were read
+    bool full = false;   // read as many as asked: older ones may be unread
+    bool older = false;  // older messages of the chat (after its clear point) left the prompt
   };
 
   // Reads the chat's settings and state: the policy and the state this turn starts from.
@@ -140,6 +141,11 @@ class ContextBuilder {
   // Embeds the question (into `q`) and the chat's messages that have no vector yet, in one call;
   // a failure leaves `q` without a vector and says so. Returns what it did.
   GathererRun embed_question(RecallQuery& q, BuiltContext& out) const;
+  std::string embedding_input(const std::string& text) const;
+  // Embeds texts[from, to) into `vectors`, halving what the server refuses; returns how many
+  // were refused on their own (their vectors stay empty).
+  int64_t embed_halves(const std::vector<std::string>& texts, size_t from, size_t to,
+                       std::vector<std::vector<float>>& vectors) const;
   // The layout's wrapping of the system prompt and the user's text (before they are counted).
   void lay_out(Ends& e) const;
   // The delta builder: this prompt's stable blocks against the last answered prompt's.

@@ -21,7 +21,7 @@ namespace {
 
 // Messages embedded a turn at most (with the question, one call), and an input's tokens at most
 // (OpenAI's embedding models take 8 192, BERT-style ones 512, llama.cpp's server its batch).
-constexpr int kEmbedBatch = 32;
+constexpr int kEmbedBatch = 31;  // 32 inputs a call with the question (TEI's default cap)
 constexpr int64_t kEmbedInputTokens = 400;
 
 // The sectioned layout's section heads (seed 000's template).
@@ -88,10 +88,11 @@ ContextBuilder::Ends ContextBuilder::allocate(const Verbatim& v, const Ends& end
   AllocationInput alloc;
   alloc.budget = ends.budget_tokens;
   alloc.fixed = ends.fixed_tokens;
-  // A conversation past kLongTermTurns turns (or one with a summary) shifts share from the
+  // A conversation past kLongTermTurns turns (or one whose older messages already left the
+  // prompt, or with a summary) shifts share from the
   // recent history to long-term memory; a shorter one keeps all of it recent (evidence, such as
   // documents, still takes whatever room the prompt leaves).
-  alloc.long_term = v.full || v.summary.has_value() ||
+  alloc.long_term = v.full || v.summary.has_value() || v.older ||
                     v.rows.messages.size() > static_cast<size_t>(2 * kLongTermTurns);
   alloc.summary = summarize ? summary_room(v, will_fold) : 0;
   alloc.recall = settings_.recall;
@@ -134,8 +135,11 @@ void ContextBuilder::add_pins(Ends& e, const std::vector<std::string>& pins, int
   // The newest pins that fit (at most kMaxPins are considered), in the order they were pinned.
   // Each line is counted once; the block costs at most its frame plus its lines (+1 a join),
   // and the joined message is counted exactly once at the end.
+  const std::string_view section =
+      settings_.layout == Layout::kSectioned ? kStateSection : std::string_view();
   const int64_t frame =
-      counter_.count_message(common::Message(e.system.role, e.system.content + pins_block({}), 0)) -
+      counter_.count_message(common::Message(
+          e.system.role, e.system.content + std::string(section) + pins_block({}), 0)) -
       e.system_tokens + 1;
   std::vector<std::string> kept;
   int64_t cost = frame;
@@ -233,38 +237,37 @@ GathererRun ContextBuilder::embed_question(RecallQuery& q, BuiltContext& out) co
   GathererRun run;
   run.name = "embeddings";
   const auto started = std::chrono::steady_clock::now();
-  // Each input within the models' limits (BERT-style models take 512 tokens of their own
-  // tokenizer); an empty one is refused by some servers.
-  auto input = [&](const std::string& text) {
-    std::string clipped = cut_to_tokens(text, kEmbedInputTokens, counter_);
-    return clipped.empty() ? std::string("(empty)") : clipped;
-  };
-  std::vector<common::Message> rows;
   try {
     const std::string& model = embedder_->model();
-    rows = searcher_->unembedded(q.chat_id, model, kEmbedBatch);
-    std::vector<std::string> texts{input(q.text)};
-    for (const common::Message& m : rows) texts.push_back(input(m.content));
+    const std::vector<common::Message> rows = searcher_->unembedded(q.chat_id, model, kEmbedBatch);
+    std::vector<std::string> texts{embedding_input(q.text)};
+    for (const common::Message& m : rows) texts.push_back(embedding_input(m.content));
     std::vector<std::vector<float>> vectors;
+    int64_t refused = 0;
     try {
       vectors = embedder_->embed(texts);
-    } catch (const EmbeddingRefused& e) {
+      if (vectors.size() != texts.size()) throw std::runtime_error("wrong number of vectors");
+    } catch (const EmbeddingRefused&) {
       if (rows.empty()) throw;
-      // Refused with the chat's messages: the question alone, and those messages are passed
-      // over for good (an empty vector is never compared), or one of them would block the rest.
-      out.warnings.push_back(
-          {"gatherer_failed", fmt::format("embeddings: {} ({} message(s) left without a vector)",
-                                          e.what(), rows.size())});
+      // The question alone (refused too: no vector search this turn, the rows wait), then the
+      // messages in halves: only a message refused on its own is passed over for good (an
+      // empty vector, never compared), so one message cannot block the chat.
       vectors = embedder_->embed({texts.front()});
+      if (vectors.size() != 1) throw std::runtime_error("wrong number of vectors");
       vectors.resize(texts.size());
+      refused = embed_halves(texts, 1, texts.size(), vectors);
     }
-    if (vectors.size() != texts.size()) throw std::runtime_error("wrong number of vectors");
     std::vector<std::pair<int64_t, std::vector<float>>> stored;
     for (size_t i = 0; i < rows.size(); ++i) {
       normalize(vectors[i + 1]);
       stored.emplace_back(rows[i].history_id, std::move(vectors[i + 1]));
     }
     searcher_->store_vectors(q.chat_id, model, stored);
+    if (refused > 0)
+      out.warnings.push_back(
+          {"gatherer_failed",
+           fmt::format("embeddings: {} message(s) refused by the model, left without a vector",
+                       refused)});
     normalize(vectors[0]);
     q.vector = std::move(vectors[0]);
     q.model = model;
@@ -277,6 +280,28 @@ GathererRun ContextBuilder::embed_question(RecallQuery& q, BuiltContext& out) co
   run.time = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - started);
   return run;
+}
+
+std::string ContextBuilder::embedding_input(const std::string& text) const {
+  // Within the models' limits (BERT-style models take 512 tokens of their own tokenizer); an
+  // empty input is refused by some servers.
+  std::string clipped = cut_to_tokens(text, kEmbedInputTokens, counter_);
+  return clipped.empty() ? std::string("(empty)") : clipped;
+}
+
+int64_t ContextBuilder::embed_halves(const std::vector<std::string>& texts, size_t from, size_t to,
+                                     std::vector<std::vector<float>>& vectors) const {
+  try {
+    std::vector<std::vector<float>> got = embedder_->embed(std::vector<std::string>(
+        texts.begin() + static_cast<ptrdiff_t>(from), texts.begin() + static_cast<ptrdiff_t>(to)));
+    if (got.size() != to - from) throw std::runtime_error("wrong number of vectors");
+    for (size_t i = from; i < to; ++i) vectors[i] = std::move(got[i - from]);
+    return 0;
+  } catch (const EmbeddingRefused&) {
+    if (to - from == 1) return 1;
+    const size_t mid = from + (to - from) / 2;
+    return embed_halves(texts, from, mid, vectors) + embed_halves(texts, mid, to, vectors);
+  }
 }
 
 void ContextBuilder::describe_blocks(const Ends& ends, const std::vector<common::Message>& kept,

@@ -130,12 +130,13 @@ SearchIndex::Query SearchIndex::query(const std::string& table, const std::strin
   // two rarest, were they independent, say): the rarest two together (AND walks the rarer
   // list and seeks in the other).
   const char* join = " OR ";
-  if (out.terms.empty() && known.size() >= 2 && known[1].here <= kMaxAndTermRows &&
+  if (out.terms.empty() && known.size() >= 2 && known[0].global <= kMaxAndTermRows &&
+      known[1].global <= kMaxAndTermRows &&
       static_cast<double>(known[0].here) * static_cast<double>(known[1].here) /
               std::max(searched, 1.0) <=
           static_cast<double>(common_rows)) {
     join = " AND ";
-    for (size_t i = 0; i < known.size() && i < 2 && known[i].here <= kMaxAndTermRows; ++i) {
+    for (size_t i = 0; i < 2; ++i) {
       out.terms.push_back(known[i].term);
       out.foreign += known[i].global - known[i].here;
       out.idf += std::max(1e-6, std::log((total - static_cast<double>(known[i].global) + 0.5) /

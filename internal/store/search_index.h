@@ -2,7 +2,7 @@
 // SearchIndex: recall's full-text search on SQLite FTS5 (migration 0007), the context engine's
 // Searcher. Rows are indexed by their search terms (tokens/search_terms.h) from search_queue,
 // which triggers fill on every write, whoever writes: catch_up() indexes a chat's queued rows
-// and the queued documents before a search (at most 10 000 a turn), index_all() everything
+// and the queued documents before a search (for kCatchUpBudget), index_all() everything
 // (`autonous migrate`, the worker's start). A query keeps its kMaxQueryTerms rarest terms that
 // occur at all and drops those in more than kCommonShare of the rows (they tell nothing apart
 // and make the search slow); BM25 ranks (the chat column weighs nothing). A deadline interrupts a
@@ -116,8 +116,10 @@ class SearchIndex final : public context::Searcher {
   // Replaces the row's index entry (none when it is gone), counts the change, unqueues it.
   void reindex(const std::string& source, const QueuedRow& row, Counts& counts);
   void add_counts(const std::string& source, const Counts& counts);
+  // Indexes up to `limit` queued rows; with `until`, stops after the row that passes it.
   int64_t index_queued(const std::string& source, const std::optional<std::string>& chat_id,
-                       int limit, bool in_transaction = false);
+                       int limit, bool in_transaction = false,
+                       std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
   int64_t index_within(const std::optional<std::string>& chat_id, std::chrono::milliseconds budget);
   // The query for `terms` in `chat` (its token; "" for all rows).
   Query query(const std::string& table, const std::string& chat,

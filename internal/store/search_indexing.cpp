@@ -131,7 +131,8 @@ void SearchIndex::add_counts(const std::string& source, const Counts& counts) {
 
 int64_t SearchIndex::index_queued(const std::string& source,
                                   const std::optional<std::string>& chat_id, int limit,
-                                  bool in_transaction) {
+                                  bool in_transaction,
+                                  std::optional<std::chrono::steady_clock::time_point> until) {
   // Nothing queued (most turns): no write transaction at all.
   if (!any_queued(source, chat_id)) return 0;
   std::optional<db::WriteTransaction> tx;
@@ -139,10 +140,15 @@ int64_t SearchIndex::index_queued(const std::string& source,
   // Read first, then change the queue (not while a SELECT over it is stepping).
   const std::vector<QueuedRow> rows = read_queued(source, chat_id, limit);
   Counts counts;  // the batch's change
-  for (const QueuedRow& r : rows) reindex(source, r, counts);
+  int64_t done = 0;
+  for (const QueuedRow& r : rows) {
+    reindex(source, r, counts);  // each row leaves the queue as it is indexed
+    ++done;
+    if (until && std::chrono::steady_clock::now() >= *until) break;
+  }
   add_counts(source, counts);
   if (tx) tx->commit();
-  return static_cast<int64_t>(rows.size());
+  return done;
 }
 
 int64_t SearchIndex::index_within(const std::optional<std::string>& chat_id,
@@ -154,7 +160,7 @@ int64_t SearchIndex::index_within(const std::optional<std::string>& chat_id,
     const std::optional<std::string> chat = source == "history" ? chat_id : std::nullopt;
     int64_t n = 0;
     do {
-      n = index_queued(source, chat, kTimedBatch);
+      n = index_queued(source, chat, kTimedBatch, false, until);
       total += n;
     } while (n == kTimedBatch && std::chrono::steady_clock::now() < until);
     if (std::chrono::steady_clock::now() >= until) break;

@@ -1,5 +1,6 @@
 #include "internal/tokens/search_terms.h"
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <unordered_set>
@@ -84,7 +85,8 @@ void add_cjk(const icu::UnicodeString& word, std::vector<std::string>& out) {
 // Function words, lower-cased, as written (checked before stemming), by language. The lists of
 // Latin-script languages share spellings with other languages' content words (German "die",
 // French "son", Spanish "con" are English words), so a question drops the function words of
-// its own Latin-script language only: the one whose list it hits most (English on a tie).
+// its own Latin-script language only: the one whose list it hits most, at least twice (English
+// otherwise, and on a tie).
 using StopSet = std::unordered_set<std::string>;
 enum StopList { kEnglish, kRussian, kGerman, kFrench, kSpanish, kChinese, kJapanese, kLists };
 
@@ -146,14 +148,20 @@ const std::array<StopSet, kLists>& stop_lists() {
 // The Latin-script stop list for a question of these (lower-cased) words.
 const StopSet& latin_stop_list(const std::vector<std::string>& words) {
   const auto& lists = stop_lists();
+  auto hits = [&](StopList l) {
+    size_t n = 0;
+    for (const std::string& w : words) n += lists[l].count(w);
+    return n;
+  };
+  // Another language needs two of its function words and more than English has ("war?" and
+  // "Hat size?" stay English questions).
   StopList best = kEnglish;
-  size_t best_hits = 0;
-  for (const StopList l : {kEnglish, kGerman, kFrench, kSpanish}) {
-    size_t hits = 0;
-    for (const std::string& w : words) hits += lists[l].count(w);
-    if (hits > best_hits) {
+  size_t best_hits = std::max<size_t>(hits(kEnglish), 1);
+  for (const StopList l : {kGerman, kFrench, kSpanish}) {
+    const size_t n = hits(l);
+    if (n > best_hits) {
       best = l;
-      best_hits = hits;
+      best_hits = n;
     }
   }
   return lists[best];

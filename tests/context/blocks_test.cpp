@@ -64,6 +64,9 @@ TEST_F(BlocksTest, OnlyAConversationOfOverTwentyTurnsReservesLongTermMemory) {
   EXPECT_GT(build(Layout::kDefault).evidence_reserve, 0);
   provider_.history.resize(40);  // 20
   EXPECT_EQ(build(Layout::kDefault).evidence_reserve, 0);
+  // Right after a compaction the prompt holds fewer, but older ones left it: still long-term.
+  provider_.state.context.verbatim_after = 10;
+  EXPECT_GT(build(Layout::kDefault).evidence_reserve, 0);
 }
 
 TEST_F(BlocksTest, TheSectionedLayoutNamesTheSeedsSections) {

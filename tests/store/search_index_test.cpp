@@ -71,6 +71,14 @@ TEST_F(SearchIndexTest, CatchUpIndexesTheChatAndDocumentsTheBacklogAnyChat) {
   EXPECT_EQ(index_.index_backlog(std::chrono::seconds(5)), 0);
 }
 
+TEST_F(SearchIndexTest, AnIndexingBudgetStopsWithinABatch) {
+  for (int i = 0; i < 600; ++i) add("a", "row " + std::to_string(i));
+  const int64_t n = index_.index_backlog(std::chrono::milliseconds(0));
+  EXPECT_GE(n, 1);    // always some progress
+  EXPECT_LT(n, 250);  // not a whole batch past the budget
+  EXPECT_EQ(queued(), 600 - n);
+}
+
 TEST_F(SearchIndexTest, ChineseAndJapaneseTwoCharacterWordsAndRussianFormsMatch) {
   const int64_t zh = add("c", "我的新地址是北京市朝阳区建国路88号");
   const int64_t ja = add("c", "私の誕生日は三月十日です");

@@ -81,6 +81,8 @@ TEST(SearchTerms, AQuestionDropsTheFunctionWordsOfItsOwnLatinLanguageOnly) {
   EXPECT_TRUE(has(search_query_terms("What did I say about the war?"), "war"));
   EXPECT_TRUE(has(search_query_terms("Where is my red hat?"), "hat"));
   EXPECT_TRUE(has(search_query_terms("Did I mention the con artist?"), "con"));
+  EXPECT_EQ(search_query_terms("war?"), std::vector<std::string>{"war"});
+  EXPECT_TRUE(has(search_query_terms("Hat size?"), "hat"));
   // ... and each language's own function words still go.
   EXPECT_EQ(search_query_terms("Wo ist mein Sohn?"), std::vector<std::string>{"sohn"});
   EXPECT_EQ(search_query_terms("Quel est son âge ?"), std::vector<std::string>{"âge"});
