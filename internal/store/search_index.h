@@ -34,9 +34,9 @@ inline constexpr double kCommonShare = 0.1;
 inline constexpr double kMinRowsForCommon = 50;
 // ... and a term in more rows than this is common whatever the share (its count and its ranking
 // would cost as much as its doclist: the search stays fast at a million rows).
-inline constexpr int64_t kMaxTermRows = 1000;
+inline constexpr int64_t kMaxTermRows = 800;
 // The query's terms together match at most this many rows (rarest terms first).
-inline constexpr int64_t kMaxPostings = 1000;
+inline constexpr int64_t kMaxPostings = 800;
 // When every term is common, the rarest two, when each is in at most this many rows, are
 // searched together (both in one message).
 inline constexpr int64_t kMaxAndTermRows = 10000;
