@@ -32,3 +32,15 @@ END;
 CREATE TRIGGER history_vectors_deleted AFTER DELETE ON history BEGIN
   DELETE FROM history_vectors WHERE id = OLD.id;
 END;
+
+-- P4 custom blocks (context/custom_blocks.h): an operator's context for one chat (chat_id) or
+-- every chat (NULL), sent at the lowest priority after the evidence: whole, halved or left out
+-- as room allows. Plain SQL is the interface.
+CREATE TABLE custom_blocks (
+  id         INTEGER PRIMARY KEY,
+  chat_id    TEXT CHECK (chat_id IS NULL OR length(chat_id) BETWEEN 1 AND 256),
+  name       TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+  text       TEXT NOT NULL CHECK (length(text) BETWEEN 1 AND 100000),
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE INDEX custom_blocks_by_chat ON custom_blocks(chat_id, id);

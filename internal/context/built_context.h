@@ -63,7 +63,7 @@ struct SummaryOutcome {
 // context.summary_failed event).
 struct ContextWarning {
   // summarize_unavailable | bad_chat_settings | summary_failed | summary_dropped |
-  // summary_backoff | state_reset | gatherer_failed | pins_left_out
+  // summary_backoff | state_reset | gatherer_failed | pins_left_out | custom_left_out
   std::string reason;
   std::string message;
 };
@@ -77,6 +77,7 @@ struct ResolvedChat {
   int64_t cleared_through = 0;
   std::vector<std::string> pins;    // the chat's pinned facts, oldest first
   std::vector<BlockRecord> blocks;  // the last answered prompt's stable blocks, by name
+  std::vector<CustomBlock> custom;  // P4 custom blocks, oldest first
 };
 
 // The chat's context state around this turn (provider.h ContextState).
@@ -126,6 +127,7 @@ struct BuiltContext {
   // The whole evidence step: the index's catch-up, embeddings, gatherers, packing, counting.
   std::chrono::microseconds evidence_time{0};
   int64_t pins_left_out = 0;  // pinned facts over their share of the budget
+  CustomFit custom;           // the P4 custom blocks placed (ids, tokens, halved, left out)
   Delta delta;                // this prompt against the chat's last answered one
 };
 

@@ -108,6 +108,7 @@ void ContextBuilder::begin(const std::string& chat_id, BuiltContext& out) const 
   out.chat = resolve(stored, bad_settings);
   out.chat.pins = std::move(stored.pins);
   out.chat.blocks = std::move(stored.blocks);
+  out.chat.custom = std::move(stored.custom);
   if (bad_settings) out.warnings.push_back(*bad_settings);
   if (out.chat.strategy == Strategy::kSummarize && store_ == nullptr) {
     out.chat.strategy = Strategy::kTokenBudget;

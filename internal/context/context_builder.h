@@ -141,6 +141,8 @@ class ContextBuilder {
   // Embeds the question (into `q`) and the chat's messages that have no vector yet, in one call;
   // a failure leaves `q` without a vector and says so. Returns what it did.
   GathererRun embed_question(RecallQuery& q, BuiltContext& out) const;
+  // P4: the chat's custom blocks in the room the prompt leaves, after the evidence.
+  void add_custom(const Ends& ends, BuiltContext& out) const;
   std::string embedding_input(const std::string& text) const;
   // Embeds texts[from, to) into `vectors`, halving what the server refuses; returns how many
   // were refused on their own (their vectors stay empty).

@@ -19,11 +19,6 @@
 namespace autonous::context {
 namespace {
 
-// Messages embedded a turn at most (with the question, one call), and an input's tokens at most
-// (OpenAI's embedding models take 8 192, BERT-style ones 512, llama.cpp's server its batch).
-constexpr int kEmbedBatch = 31;  // 32 inputs a call with the question (TEI's default cap)
-constexpr int64_t kEmbedInputTokens = 400;
-
 // The sectioned layout's section heads (seed 000's template).
 constexpr std::string_view kRoleSection = "[Role & Policies]\n";
 constexpr std::string_view kStateSection = "\n\n[State]";
@@ -125,6 +120,7 @@ void ContextBuilder::finish(const std::string& chat_id, const Verbatim& v,
   add_evidence(chat_id, kept, before_id, ends, out);
   out.evidence_time = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - started);
+  add_custom(ends, out);
   describe_blocks(ends, kept, history_tokens, out);
   compute_delta(ends, kept, history_tokens, out);
 }
@@ -233,75 +229,45 @@ void ContextBuilder::add_evidence(const std::string& chat_id,
   }
 }
 
-GathererRun ContextBuilder::embed_question(RecallQuery& q, BuiltContext& out) const {
-  GathererRun run;
-  run.name = "embeddings";
-  const auto started = std::chrono::steady_clock::now();
-  try {
-    const std::string& model = embedder_->model();
-    const std::vector<common::Message> rows = searcher_->unembedded(q.chat_id, model, kEmbedBatch);
-    std::vector<std::string> texts{embedding_input(q.text)};
-    for (const common::Message& m : rows) texts.push_back(embedding_input(m.content));
-    std::vector<std::vector<float>> vectors;
-    int64_t refused = 0;
-    try {
-      vectors = embedder_->embed(texts);
-      if (vectors.size() != texts.size()) throw std::runtime_error("wrong number of vectors");
-    } catch (const EmbeddingRefused&) {
-      if (rows.empty()) throw;
-      // The question alone (refused too: no vector search this turn, the rows wait), then the
-      // messages in halves: only a message refused on its own is passed over for good (an
-      // empty vector, never compared), so one message cannot block the chat.
-      vectors = embedder_->embed({texts.front()});
-      if (vectors.size() != 1) throw std::runtime_error("wrong number of vectors");
-      vectors.resize(texts.size());
-      refused = embed_halves(texts, 1, texts.size(), vectors);
+void ContextBuilder::add_custom(const Ends& ends, BuiltContext& out) const {
+  const std::vector<CustomBlock>& blocks = out.chat.custom;
+  Figures& f = out.figures;
+  if (blocks.empty() || out.messages.empty() || out.messages.back().role != common::Role::kUser)
+    return;
+  common::Message& user = out.messages.back();
+  // Twice at most: the block's cost is an upper bound, but the joined message is recounted.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    CustomFit fit =
+        fit_custom(blocks, f.budget_tokens - f.estimated_tokens - attempt * 16, counter_);
+    if (fit.text.empty()) {
+      fit.left_out = static_cast<int64_t>(blocks.size());
+      out.custom = std::move(fit);
+      break;
     }
-    std::vector<std::pair<int64_t, std::vector<float>>> stored;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      normalize(vectors[i + 1]);
-      stored.emplace_back(rows[i].history_id, std::move(vectors[i + 1]));
+    common::Message with = user;
+    with.content.insert(with.content.size() - ends.suffix, "\n\n" + fit.text);
+    const int64_t total =
+        f.estimated_tokens - counter_.count_message(user) + counter_.count_message(with);
+    if (total > f.budget_tokens) {
+      fit.left_out = static_cast<int64_t>(blocks.size());
+      fit.halved = 0;
+      fit.ids.clear();
+      fit.text.clear();
+      out.custom = std::move(fit);
+      continue;
     }
-    searcher_->store_vectors(q.chat_id, model, stored);
-    if (refused > 0)
-      out.warnings.push_back(
-          {"gatherer_failed",
-           fmt::format("embeddings: {} message(s) refused by the model, left without a vector",
-                       refused)});
-    normalize(vectors[0]);
-    q.vector = std::move(vectors[0]);
-    q.model = model;
-    run.candidates = static_cast<int64_t>(rows.size());
-  } catch (const std::exception& e) {
-    run.error = e.what();
+    user = std::move(with);
+    fit.tokens = total - f.estimated_tokens;
+    f.estimated_tokens = total;
+    out.custom = std::move(fit);
+    break;
+  }
+  out.custom.text.clear();  // the prompt holds it
+  if (out.custom.halved > 0 || out.custom.left_out > 0)
     out.warnings.push_back(
-        {"gatherer_failed", fmt::format("embeddings: {} (recall used BM25 alone)", e.what())});
-  }
-  run.time = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::steady_clock::now() - started);
-  return run;
-}
-
-std::string ContextBuilder::embedding_input(const std::string& text) const {
-  // Within the models' limits (BERT-style models take 512 tokens of their own tokenizer); an
-  // empty input is refused by some servers.
-  std::string clipped = cut_to_tokens(text, kEmbedInputTokens, counter_);
-  return clipped.empty() ? std::string("(empty)") : clipped;
-}
-
-int64_t ContextBuilder::embed_halves(const std::vector<std::string>& texts, size_t from, size_t to,
-                                     std::vector<std::vector<float>>& vectors) const {
-  try {
-    std::vector<std::vector<float>> got = embedder_->embed(std::vector<std::string>(
-        texts.begin() + static_cast<ptrdiff_t>(from), texts.begin() + static_cast<ptrdiff_t>(to)));
-    if (got.size() != to - from) throw std::runtime_error("wrong number of vectors");
-    for (size_t i = from; i < to; ++i) vectors[i] = std::move(got[i - from]);
-    return 0;
-  } catch (const EmbeddingRefused&) {
-    if (to - from == 1) return 1;
-    const size_t mid = from + (to - from) / 2;
-    return embed_halves(texts, from, mid, vectors) + embed_halves(texts, mid, to, vectors);
-  }
+        {"custom_left_out", fmt::format("{} custom block(s) halved and {} left out of {}: the "
+                                        "prompt left too little room",
+                                        out.custom.halved, out.custom.left_out, blocks.size())});
 }
 
 void ContextBuilder::describe_blocks(const Ends& ends, const std::vector<common::Message>& kept,
@@ -327,6 +293,9 @@ void ContextBuilder::describe_blocks(const Ends& ends, const std::vector<common:
       if (!item.document) ev.ids.push_back(item.message.history_id);
     out.blocks.push_back(std::move(ev));
   }
+  if (!out.custom.ids.empty())
+    out.blocks.push_back({"custom", 4, out.custom.tokens,
+                          static_cast<int64_t>(out.custom.ids.size()), false, out.custom.ids});
 }
 
 void ContextBuilder::compute_delta(const Ends& ends, const std::vector<common::Message>& kept,

@@ -44,6 +44,7 @@ ordered_json recall(const BuiltContext& b) {
   for (const RecallItem& i : ev.items) {
     ordered_json item = {{"id", i.message.history_id},
                          {"source", i.document ? "document" : "history"}};
+    if (!i.message.at.empty()) item["at"] = i.message.at;
     if (i.hit) {
       item["score"] = round4(i.score);
       item["relevance"] = round4(i.relevance);

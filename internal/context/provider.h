@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "internal/common/message.h"
+#include "internal/context/custom_blocks.h"
 
 namespace autonous::context {
 
@@ -50,6 +51,7 @@ struct ChatState {
   ContextState context;              // defaults when the chat has none
   std::vector<std::string> pins;     // the chat's newest kMaxPins pinned facts, oldest first
   std::vector<BlockRecord> blocks;   // the last answered prompt's stable blocks
+  std::vector<CustomBlock> custom;   // the chat's and every chat's custom blocks, oldest first
 };
 
 class Provider {

@@ -25,8 +25,8 @@ constexpr std::string_view kBlockTail = "\n</conversation_summary>\n\n";
 }  // namespace
 
 void defuse_block_tags(std::string& text) {
-  constexpr std::array<std::string_view, 4> kTags = {"conversation_summary", "recalled_messages",
-                                                     "documents", "pinned_facts"};
+  constexpr std::array<std::string_view, 5> kTags = {"conversation_summary", "recalled_messages",
+                                                     "documents", "pinned_facts", "custom_context"};
   const auto space = [&](size_t i) {
     return i < text.size() && std::isspace(static_cast<unsigned char>(text[i]));
   };

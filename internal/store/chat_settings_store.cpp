@@ -74,6 +74,20 @@ std::vector<Pin> load_pins(db::StatementCache& cache, const std::string& chat_id
   return out;
 }
 
+std::vector<context::CustomBlock> load_custom_blocks(db::StatementCache& cache,
+                                                     const std::string& chat_id) {
+  auto q = cache.get(
+      "SELECT id, name, text FROM custom_blocks WHERE chat_id = ? OR chat_id IS NULL ORDER BY id "
+      "LIMIT ?");
+  q->bind(1, chat_id);
+  q->bind(2, static_cast<int64_t>(context::kMaxCustomBlocks));
+  std::vector<context::CustomBlock> out;
+  while (q->executeStep())
+    out.push_back(
+        {q->getColumn(0).getInt64(), q->getColumn(1).getString(), q->getColumn(2).getString()});
+  return out;
+}
+
 int64_t add_pin(SQLite::Database& db, const std::string& chat_id, const std::string& text) {
   SQLite::Statement q(db, "INSERT INTO chat_pins(chat_id, text) VALUES (?, ?)");
   q.bind(1, chat_id);

@@ -42,6 +42,11 @@ struct Pin {
   std::string text;
   std::string created_at;
 };
+// The chat's and every chat's custom blocks (custom_blocks), oldest first, the first
+// context::kMaxCustomBlocks.
+std::vector<context::CustomBlock> load_custom_blocks(db::StatementCache& cache,
+                                                     const std::string& chat_id);
+
 // The chat's pins, oldest first; with `newest`, only that many of the newest.
 std::vector<Pin> load_pins(db::StatementCache& cache, const std::string& chat_id,
                            std::optional<int64_t> newest = std::nullopt);

@@ -54,6 +54,7 @@ context::ChatState SQLiteProvider::chat_state(const std::string& chat_id) {
   for (Pin& pin : load_pins(*cache_, chat_id, static_cast<int64_t>(context::kMaxPins)))
     out.pins.push_back(std::move(pin.text));
   out.blocks = load_blocks(*cache_, chat_id);
+  out.custom = load_custom_blocks(*cache_, chat_id);
   return out;
 }
 

@@ -69,6 +69,25 @@ TEST_F(BlocksTest, OnlyAConversationOfOverTwentyTurnsReservesLongTermMemory) {
   EXPECT_GT(build(Layout::kDefault).evidence_reserve, 0);
 }
 
+TEST_F(BlocksTest, CustomBlocksComeLastAtTheLowestTierAndGiveWayFirst) {
+  provider_.state.custom = {{7, "Store hours", "Open 9 to 17 on weekdays."}};
+  BuiltContext b = build(Layout::kDefault);
+  const std::string& last = b.messages.back().content;
+  ASSERT_NE(last.find("<custom_context>"), std::string::npos);
+  EXPECT_LT(last.find("<recalled_messages>"), last.find("<custom_context>"));
+  EXPECT_EQ(b.blocks.back().name, "custom");
+  EXPECT_EQ(b.blocks.back().tier, 4);
+  EXPECT_EQ(b.blocks.back().ids, std::vector<int64_t>{7});
+  EXPECT_EQ(b.figures.estimated_tokens, counter_.count_prompt(b.messages));
+  // A block far over the room: halved or left out, said so, and the prompt still fits.
+  provider_.state.custom = {{8, "Catalogue", std::string(20000, 'c')}};
+  b = build(Layout::kDefault);
+  EXPECT_LE(b.figures.estimated_tokens, 2000);
+  bool warned = false;
+  for (const auto& w : b.warnings) warned = warned || w.reason == "custom_left_out";
+  EXPECT_TRUE(warned);
+}
+
 TEST_F(BlocksTest, TheSectionedLayoutNamesTheSeedsSections) {
   const BuiltContext b = build(Layout::kSectioned);
   EXPECT_EQ(b.messages.front().content.rfind("[Role & Policies]\n", 0), 0u);

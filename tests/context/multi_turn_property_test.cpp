@@ -90,6 +90,8 @@ void one_chat(std::mt19937& rng, Tally& t) {
   MemorySearcher searcher(provider.history);  // recall on, as by default
   builder.enable_recall(searcher);
   if (rng() % 3 == 0) provider.state.pins = {words(rng, 1, 40), words(rng, 1, 400)};
+  if (rng() % 3 == 0)
+    provider.state.custom = {{1, "notes", words(rng, 1, 60)}, {2, "catalogue", words(rng, 1, 800)}};
   std::vector<Message> previous;
   BuiltContext last;
   bool last_changed = false;

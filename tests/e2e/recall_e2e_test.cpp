@@ -70,6 +70,7 @@ TEST_F(RecallE2eTest, AnEarlyFactReachesThePromptAsARecalledMessageAndTheEventSa
       hit = true;
       EXPECT_GT(item["score"].get<double>(), 0.0);
       EXPECT_GE(item["relevance"].get<double>(), 0.15);
+      EXPECT_EQ(item["at"].get<std::string>().size(), 24u);  // 2026-01-01T00:00:00.000Z
     }
   EXPECT_TRUE(hit) << ev["recall"].dump();
   EXPECT_NE(std::find(ev["recall"]["terms"].begin(), ev["recall"]["terms"].end(), "locker"),
@@ -89,6 +90,29 @@ TEST_F(RecallE2eTest, OffSendsNoEvidenceAndTheFactIsLost) {
   for (const auto& m : last_request(stub)) all += m["content"].get<std::string>();
   EXPECT_EQ(all.find("4471"), std::string::npos);
   EXPECT_EQ(all.find("<recalled_messages>"), std::string::npos);
+}
+
+TEST_F(RecallE2eTest, ACustomBlockFromPlainSqlRidesAfterTheEvidence) {
+  StubServer stub(dir_.path().string());
+  import_chat("c");
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec(
+        "INSERT INTO custom_blocks(chat_id, name, text) VALUES (NULL, 'Store hours', "
+        "'Open 9 to 17 on weekdays.')");
+    db.exec("INSERT INTO custom_blocks(chat_id, name, text) VALUES ('other', 'Other', 'not c')");
+  }
+  const int64_t t = enqueue("c", "What is my locker code at the gym?");
+  drain(defaults(stub));
+  const std::string user = last_request(stub).back()["content"];
+  ASSERT_NE(user.find("[Store hours]"), std::string::npos) << user;
+  EXPECT_LT(user.find("<recalled_messages>"), user.find("<custom_context>"));
+  EXPECT_EQ(user.find("not c"), std::string::npos);
+  const json ev = json::parse(
+      str("SELECT payload FROM events WHERE type = 'context.compressed' AND task_id = " +
+          std::to_string(t)));
+  EXPECT_EQ(ev["blocks"].back()["name"], "custom") << ev["blocks"].dump();
+  EXPECT_EQ(ev["blocks"].back()["tier"], "P4");
 }
 
 TEST_F(RecallE2eTest, PinnedFactsRideInTheSystemMessageUntilUnpinned) {
