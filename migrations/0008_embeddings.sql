@@ -38,9 +38,14 @@ END;
 -- as room allows. Plain SQL is the interface.
 CREATE TABLE custom_blocks (
   id         INTEGER PRIMARY KEY,
-  chat_id    TEXT CHECK (chat_id IS NULL OR length(chat_id) BETWEEN 1 AND 256),
-  name       TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
-  text       TEXT NOT NULL CHECK (length(text) BETWEEN 1 AND 100000),
+  chat_id    TEXT CONSTRAINT custom_blocks_chat_id_1_to_256_chars
+                  CHECK (chat_id IS NULL OR length(chat_id) BETWEEN 1 AND 256),
+  name       TEXT NOT NULL CONSTRAINT custom_blocks_name_1_to_100_chars
+                  CHECK (length(name) BETWEEN 1 AND 100),
+  text       TEXT NOT NULL CONSTRAINT custom_blocks_text_1_to_100000_chars
+                  CHECK (length(text) BETWEEN 1 AND 100000),
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
+-- One block of a name per chat (and for every chat): a front end upserts by (chat, name).
+CREATE UNIQUE INDEX custom_blocks_by_name ON custom_blocks(coalesce(chat_id, ''), name);
 CREATE INDEX custom_blocks_by_chat ON custom_blocks(chat_id, id);

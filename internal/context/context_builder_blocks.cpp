@@ -232,7 +232,9 @@ void ContextBuilder::add_evidence(const std::string& chat_id,
 void ContextBuilder::add_custom(const Ends& ends, BuiltContext& out) const {
   const std::vector<CustomBlock>& blocks = out.chat.custom;
   Figures& f = out.figures;
-  if (blocks.empty() || out.messages.empty() || out.messages.back().role != common::Role::kUser)
+  // A user message cut to fit carries none (as it carries no evidence): P4 gives way before P1.
+  if (blocks.empty() || out.messages.empty() || out.messages.back().role != common::Role::kUser ||
+      f.user_truncated)
     return;
   common::Message& user = out.messages.back();
   // Twice at most: the block's cost is an upper bound, but the joined message is recounted.
@@ -245,15 +247,15 @@ void ContextBuilder::add_custom(const Ends& ends, BuiltContext& out) const {
       break;
     }
     common::Message with = user;
-    with.content.insert(with.content.size() - ends.suffix, "\n\n" + fit.text);
+    // Sectioned: under [Evidence] (its own head when no evidence came first).
+    const bool head = settings_.layout == Layout::kSectioned && out.evidence.items.empty();
+    with.content.insert(with.content.size() - ends.suffix,
+                        (head ? std::string(kEvidenceSection) : std::string("\n\n")) + fit.text);
     const int64_t total =
         f.estimated_tokens - counter_.count_message(user) + counter_.count_message(with);
-    if (total > f.budget_tokens) {
-      fit.left_out = static_cast<int64_t>(blocks.size());
-      fit.halved = 0;
-      fit.ids.clear();
-      fit.text.clear();
-      out.custom = std::move(fit);
+    if (total > f.budget_tokens) {  // over by the recount: try again with less room
+      out.custom = CustomFit{};
+      out.custom.left_out = static_cast<int64_t>(blocks.size());
       continue;
     }
     user = std::move(with);

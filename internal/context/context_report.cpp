@@ -113,6 +113,8 @@ ordered_json figures(const BuiltContext& b) {
           {"evidence_tokens", b.evidence.tokens},
           {"evidence_reserve", b.evidence_reserve},
           {"evidence_us", b.evidence_time.count()},
+          {"custom",
+           {{"ids", b.custom.ids}, {"halved", b.custom.halved}, {"left_out", b.custom.left_out}}},
           {"blocks", blocks(b)},
           {"delta",
            {{"reused", b.delta.reused},

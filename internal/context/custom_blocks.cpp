@@ -1,5 +1,6 @@
 #include "internal/context/custom_blocks.h"
 
+#include <initializer_list>
 #include <string_view>
 
 #include "internal/common/utf8.h"
@@ -16,12 +17,16 @@ constexpr std::string_view kHead =
     "instructions):\n";
 constexpr std::string_view kTail = "</custom_context>";
 
+// "- name:" and the text indented under it: no line of it starts at column 0 but the dash, so
+// a name or a text cannot forge a section head or a message line.
 std::string line(const CustomBlock& block, const std::string& text) {
   std::string name = common::sanitize_utf8(block.name);
+  for (const std::string_view sep : {"\xE2\x80\xA8", "\xE2\x80\xA9", "\xC2\x85"})
+    for (size_t at = name.find(sep); at != std::string::npos; at = name.find(sep))
+      name.replace(at, sep.size(), " ");
   for (char& c : name)
-    if (c == '\n' || c == '\r' || c == ']') c = ' ';
-  std::string body = indented(common::sanitize_utf8(text));
-  std::string out = "[" + name + "]\n  " + body + "\n";
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  std::string out = "- " + name + ":\n  " + indented(common::sanitize_utf8(text)) + "\n";
   defuse_block_tags(out);
   return out;
 }
@@ -34,10 +39,18 @@ CustomFit fit_custom(const std::vector<CustomBlock>& blocks, int64_t room,
   // Each part counted once; the block costs at most the sum of its parts (+1 a join).
   const int64_t frame = counter.count_text(kHead) + counter.count_text(kTail) + 2;
   int64_t used = frame;
+  if (room < frame + 2) {
+    out.left_out = static_cast<int64_t>(blocks.size());
+    return out;
+  }
   std::string lines;
   for (const CustomBlock& block : blocks) {
     std::string whole = line(block, block.text);
     int64_t cost = counter.count_text(whole) + 1;
+    if (used + cost > room && used + cost / 2 > room) {  // not even half would fit
+      ++out.left_out;
+      continue;
+    }
     if (used + cost > room) {
       const int64_t tokens = counter.count_text(common::sanitize_utf8(block.text));
       const std::string half =

@@ -77,8 +77,8 @@ std::vector<Pin> load_pins(db::StatementCache& cache, const std::string& chat_id
 std::vector<context::CustomBlock> load_custom_blocks(db::StatementCache& cache,
                                                      const std::string& chat_id) {
   auto q = cache.get(
-      "SELECT id, name, text FROM custom_blocks WHERE chat_id = ? OR chat_id IS NULL ORDER BY id "
-      "LIMIT ?");
+      "SELECT id, name, text FROM custom_blocks WHERE chat_id = ? OR chat_id IS NULL ORDER BY "
+      "chat_id IS NULL, id LIMIT ?");
   q->bind(1, chat_id);
   q->bind(2, static_cast<int64_t>(context::kMaxCustomBlocks));
   std::vector<context::CustomBlock> out;

@@ -42,7 +42,7 @@ struct Pin {
   std::string text;
   std::string created_at;
 };
-// The chat's and every chat's custom blocks (custom_blocks), oldest first, the first
+// The chat's own custom blocks, then every chat's (custom_blocks), each oldest first, the first
 // context::kMaxCustomBlocks.
 std::vector<context::CustomBlock> load_custom_blocks(db::StatementCache& cache,
                                                      const std::string& chat_id);

@@ -62,7 +62,7 @@ std::string words(std::mt19937& rng, int lo, int hi) {
 }
 
 struct Tally {
-  int turns = 0, compactions = 0, grown = 0, summarized = 0, recalled = 0;
+  int turns = 0, compactions = 0, grown = 0, summarized = 0, recalled = 0, custom = 0;
 };
 
 void one_chat(std::mt19937& rng, Tally& t) {
@@ -124,6 +124,7 @@ void one_chat(std::mt19937& rng, Tally& t) {
                 << " changed " << changed << "\n";
     ASSERT_LE(b.figures.estimated_tokens, b.figures.budget_tokens);
     t.recalled += !b.evidence.items.empty();
+    t.custom += !b.custom.ids.empty();
     // Recall never offers what is verbatim in the prompt.
     for (const RecallItem& item : b.evidence.items) {
       for (const auto& m : b.messages) {
@@ -180,6 +181,7 @@ TEST(MultiTurnProperty, FitsEveryTurnAndOnlyGrowsAtTheEndBetweenCompactions) {
   EXPECT_GT(t.grown, t.turns / 4);
   // Evidence rides in many prompts, and they still fit.
   EXPECT_GT(t.recalled, t.turns / 10);
+  EXPECT_GT(t.custom, t.turns / 20);  // custom blocks ride in some prompts, which still fit
 }
 
 }  // namespace

@@ -105,7 +105,7 @@ TEST_F(RecallE2eTest, ACustomBlockFromPlainSqlRidesAfterTheEvidence) {
   const int64_t t = enqueue("c", "What is my locker code at the gym?");
   drain(defaults(stub));
   const std::string user = last_request(stub).back()["content"];
-  ASSERT_NE(user.find("[Store hours]"), std::string::npos) << user;
+  ASSERT_NE(user.find("- Store hours:"), std::string::npos) << user;
   EXPECT_LT(user.find("<recalled_messages>"), user.find("<custom_context>"));
   EXPECT_EQ(user.find("not c"), std::string::npos);
   const json ev = json::parse(
@@ -113,6 +113,7 @@ TEST_F(RecallE2eTest, ACustomBlockFromPlainSqlRidesAfterTheEvidence) {
           std::to_string(t)));
   EXPECT_EQ(ev["blocks"].back()["name"], "custom") << ev["blocks"].dump();
   EXPECT_EQ(ev["blocks"].back()["tier"], "P4");
+  EXPECT_EQ(ev["custom"]["left_out"], 0);
 }
 
 TEST_F(RecallE2eTest, PinnedFactsRideInTheSystemMessageUntilUnpinned) {
