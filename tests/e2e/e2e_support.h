@@ -26,8 +26,13 @@ inline ProcessResult autonous(const TempDir& dir, const std::vector<std::string>
   return run(argv, env, dir.path().string(), stdin_text, timeout);
 }
 
+// Readers wait out a writer's moment (a worker's WAL recovery, journal-mode switch or
+// checkpoint can make a fresh reader busy for an instant) instead of failing the test.
+inline constexpr int kReaderBusyMs = 5000;
+
 inline std::string query_string(const std::string& db_path, const std::string& sql) {
   SQLite::Database db(db_path, SQLite::OPEN_READONLY);
+  db.setBusyTimeout(kReaderBusyMs);
   SQLite::Statement q(db, sql);
   if (!q.executeStep() || q.getColumn(0).isNull()) return "";
   return q.getColumn(0).getString();
@@ -35,6 +40,7 @@ inline std::string query_string(const std::string& db_path, const std::string& s
 
 inline int64_t query_int(const std::string& db_path, const std::string& sql) {
   SQLite::Database db(db_path, SQLite::OPEN_READONLY);
+  db.setBusyTimeout(kReaderBusyMs);
   return db.execAndGet(sql).getInt64();
 }
 
