@@ -141,6 +141,11 @@ class ContextBuilder {
   // Embeds the question (into `q`) and the chat's messages that have no vector yet, in one call;
   // a failure leaves `q` without a vector and says so. Returns what it did.
   GathererRun embed_question(RecallQuery& q, BuiltContext& out) const;
+  // Joins `block` into the last (user) message before the layout's suffix, after "\n\n" or the
+  // [Evidence] head, when the recounted prompt still fits: the tokens it added; nullopt (and
+  // nothing changed) otherwise.
+  std::optional<int64_t> join_into_user(const Ends& ends, bool section_head,
+                                        const std::string& block, BuiltContext& out) const;
   // P4: the chat's custom blocks in the room the prompt leaves, after the evidence.
   void add_custom(const Ends& ends, BuiltContext& out) const;
   std::string embedding_input(const std::string& text) const;

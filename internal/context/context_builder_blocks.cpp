@@ -183,7 +183,6 @@ void ContextBuilder::add_evidence(const std::string& chat_id,
   if (searcher_ == nullptr || !settings_.recall.enabled || out.messages.empty() ||
       out.messages.back().role != common::Role::kUser || ends.query.empty() || f.user_truncated)
     return;
-  common::Message& user = out.messages.back();
   RecallQuery q;
   q.chat_id = chat_id;
   q.text = ends.query;
@@ -212,21 +211,32 @@ void ContextBuilder::add_evidence(const std::string& chat_id,
       out.evidence = std::move(ev);
       return;
     }
-    common::Message with = user;
     std::string block = ev.text;
     while (!block.empty() && block.back() == '\n') block.pop_back();
-    const bool sectioned = settings_.layout == Layout::kSectioned;
-    with.content.insert(with.content.size() - ends.suffix,
-                        (sectioned ? std::string(kEvidenceSection) : std::string("\n\n")) + block);
-    const int64_t total =
-        f.estimated_tokens - counter_.count_message(user) + counter_.count_message(with);
-    if (total > f.budget_tokens) continue;
-    user = std::move(with);
-    ev.tokens = total - f.estimated_tokens;  // exactly what the evidence added
-    f.estimated_tokens = total;
+    const std::optional<int64_t> added =
+        join_into_user(ends, settings_.layout == Layout::kSectioned, block, out);
+    if (!added) continue;
+    ev.tokens = *added;  // exactly what the evidence added
     out.evidence = std::move(ev);
     return;
   }
+}
+
+std::optional<int64_t> ContextBuilder::join_into_user(const Ends& ends, bool section_head,
+                                                      const std::string& block,
+                                                      BuiltContext& out) const {
+  Figures& f = out.figures;
+  common::Message& user = out.messages.back();
+  common::Message with = user;
+  with.content.insert(with.content.size() - ends.suffix,
+                      (section_head ? std::string(kEvidenceSection) : std::string("\n\n")) + block);
+  const int64_t total =
+      f.estimated_tokens - counter_.count_message(user) + counter_.count_message(with);
+  if (total > f.budget_tokens) return std::nullopt;
+  user = std::move(with);
+  const int64_t added = total - f.estimated_tokens;
+  f.estimated_tokens = total;
+  return added;
 }
 
 void ContextBuilder::add_custom(const Ends& ends, BuiltContext& out) const {
@@ -236,7 +246,6 @@ void ContextBuilder::add_custom(const Ends& ends, BuiltContext& out) const {
   if (blocks.empty() || out.messages.empty() || out.messages.back().role != common::Role::kUser ||
       f.user_truncated)
     return;
-  common::Message& user = out.messages.back();
   // Twice at most: the block's cost is an upper bound, but the joined message is recounted.
   for (int attempt = 0; attempt < 2; ++attempt) {
     CustomFit fit =
@@ -246,21 +255,15 @@ void ContextBuilder::add_custom(const Ends& ends, BuiltContext& out) const {
       out.custom = std::move(fit);
       break;
     }
-    common::Message with = user;
     // Sectioned: under [Evidence] (its own head when no evidence came first).
     const bool head = settings_.layout == Layout::kSectioned && out.evidence.items.empty();
-    with.content.insert(with.content.size() - ends.suffix,
-                        (head ? std::string(kEvidenceSection) : std::string("\n\n")) + fit.text);
-    const int64_t total =
-        f.estimated_tokens - counter_.count_message(user) + counter_.count_message(with);
-    if (total > f.budget_tokens) {  // over by the recount: try again with less room
+    const std::optional<int64_t> added = join_into_user(ends, head, fit.text, out);
+    if (!added) {  // over by the recount: try again with less room
       out.custom = CustomFit{};
       out.custom.left_out = static_cast<int64_t>(blocks.size());
       continue;
     }
-    user = std::move(with);
-    fit.tokens = total - f.estimated_tokens;
-    f.estimated_tokens = total;
+    fit.tokens = *added;
     out.custom = std::move(fit);
     break;
   }

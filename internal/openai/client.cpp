@@ -136,6 +136,21 @@ int64_t int_or_zero(const json& j, const char* key) {
   return (it != j.end() && it->is_number_integer()) ? it->get<int64_t>() : 0;
 }
 
+// The body's usage object, when it has one (chat completions and embeddings alike).
+std::optional<Usage> read_usage(const json& body) {
+  const auto u = body.find("usage");
+  if (u == body.end() || !u->is_object()) return std::nullopt;
+  Usage usage;
+  usage.prompt_tokens = int_or_zero(*u, "prompt_tokens");
+  usage.completion_tokens = int_or_zero(*u, "completion_tokens");
+  usage.total_tokens = int_or_zero(*u, "total_tokens");
+  if (const auto d = u->find("prompt_tokens_details"); d != u->end() && d->is_object()) {
+    if (const auto c = d->find("cached_tokens"); c != d->end() && c->is_number_integer())
+      usage.cached_tokens = c->get<int64_t>();
+  }
+  return usage;
+}
+
 ChatResult parse_success(const HttpResponse& r, const std::string& api_key) {
   if (nesting_depth(r.body, kMaxJsonDepth) > kMaxJsonDepth)
     throw ResponseError("malformed response: JSON nested deeper than " +
@@ -167,17 +182,7 @@ ChatResult parse_success(const HttpResponse& r, const std::string& api_key) {
                             "'; tool calls and empty replies are not answers)",
                         "empty_reply");
   out.model = redacted(string_or_empty(body, "model"), api_key);
-  if (const auto u = body.find("usage"); u != body.end() && u->is_object()) {
-    Usage usage;
-    usage.prompt_tokens = int_or_zero(*u, "prompt_tokens");
-    usage.completion_tokens = int_or_zero(*u, "completion_tokens");
-    usage.total_tokens = int_or_zero(*u, "total_tokens");
-    if (const auto d = u->find("prompt_tokens_details"); d != u->end() && d->is_object()) {
-      if (const auto c = d->find("cached_tokens"); c != d->end() && c->is_number_integer())
-        usage.cached_tokens = c->get<int64_t>();
-    }
-    out.usage = usage;
-  }
+  out.usage = read_usage(body);
   return out;
 }
 
@@ -226,12 +231,7 @@ EmbeddingResult parse_embeddings(const HttpResponse& r, size_t inputs, const std
   for (const auto& v : out.vectors)
     if (v.size() != out.vectors.front().size())
       throw ResponseError("malformed embeddings: vectors of different sizes");
-  if (const auto u = body.find("usage"); u != body.end() && u->is_object()) {
-    Usage usage;
-    usage.prompt_tokens = int_or_zero(*u, "prompt_tokens");
-    usage.total_tokens = int_or_zero(*u, "total_tokens");
-    out.usage = usage;
-  }
+  out.usage = read_usage(body);
   return out;
 }
 
