@@ -37,7 +37,8 @@ int run(int argc, char** argv) {
   cmd::Action action;
   for (auto* add : {cmd::add_migrate_command, cmd::add_enqueue_command, cmd::add_worker_command,
                     cmd::add_context_command, cmd::add_events_command, cmd::add_status_command,
-                    cmd::add_requeue_command, cmd::add_tokens_command, cmd::add_chat_command})
+                    cmd::add_requeue_command, cmd::add_tokens_command, cmd::add_chat_command,
+                    cmd::add_dashboard_command})
     add(app, action);
   add_footer(app);
   try {

@@ -34,6 +34,20 @@ sigset_t block_stop_signals() {
   return signals;
 }
 
+// What /healthz and /metrics see of the slots.
+ops::LoopStatus loop_status(const worker::Worker& w) {
+  const worker::WorkerStats& s = w.stats();
+  ops::LoopStatus out;
+  out.slots = s.slots;
+  out.busy = s.busy.load();
+  const int64_t now = worker::WorkerStats::now_ms();
+  for (int i = 0; i < s.slots; ++i) {
+    const int64_t beat = s.beats[i].load();
+    out.beat_age_ms.push_back(beat == 0 ? -1 : now - beat);
+  }
+  return out;
+}
+
 int run_worker(const config::Config& config, bool drain) {
   config::require_llm_endpoint(config);
   const store::EngineSettings settings = engine_settings(config);
@@ -58,7 +72,18 @@ int run_worker(const config::Config& config, bool drain) {
   deps.make_transport = [] { return std::make_unique<openai::CurlTransport>(); };
   deps.counter = &token_counter(config);
   deps.clock = &clock;
+  std::unique_ptr<ops::Metrics> metrics;
+  if (config.http_listen) {
+    metrics = std::make_unique<ops::Metrics>(config.openai_model);
+    deps.on_trail = [m = metrics.get()](const std::vector<events::Event>& trail) {
+      m->record(trail);
+    };
+  }
   worker::Worker w(config, deps, drain);
+  std::unique_ptr<ops::OpsServer> server;
+  if (config.http_listen)
+    server =
+        start_ops_server(config, *config.http_listen, *metrics, [&w] { return loop_status(w); });
 
   std::stop_source stop;
   std::stop_source hard;  // a second signal: no grace period

@@ -282,6 +282,18 @@ void read_recall(const EnvLookup& env, Config& c) {
       read_int(env, "EMBEDDING_TIMEOUT_MS", c.embedding_timeout.count(), 100, 120000));
 }
 
+void read_http(const EnvLookup& env, Config& c) {
+  c.http_token = trim(read_string(env, "HTTP_TOKEN", ""));
+  const std::string listen = trim(read_string(env, "HTTP_LISTEN", ""));
+  if (listen.empty()) return;
+  try {
+    c.http_listen = parse_listen_address(listen);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError("HTTP_LISTEN", e.what());
+  }
+  check_listen_token(*c.http_listen, c.http_token);
+}
+
 }  // namespace
 
 Config load_config(const EnvLookup& env) {
@@ -296,6 +308,7 @@ Config load_config(const EnvLookup& env) {
   read_tokens(env, c);
   read_context(env, c);
   read_recall(env, c);
+  read_http(env, c);
   return c;
 }
 

@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "internal/config/listen_address.h"
+
 namespace autonous::config {
 
 // A bad or missing setting. `variable()` is the environment variable (or flag) at fault.
@@ -97,6 +99,9 @@ struct Config {
   std::string embedding_model;                        // EMBEDDING_MODEL
   double embedding_min_similarity = 0.4;              // EMBEDDING_MIN_SIMILARITY
   std::chrono::milliseconds embedding_timeout{5000};  // EMBEDDING_TIMEOUT_MS
+  // The operator surface (internal/ops): off while HTTP_LISTEN is unset.
+  std::optional<ListenAddress> http_listen;  // HTTP_LISTEN
+  std::string http_token;                    // HTTP_TOKEN: bearer; required off loopback
 };
 
 // Returns the value of an environment variable, or nullopt when it is unset.

@@ -17,12 +17,14 @@ using std::chrono::milliseconds;
 using Kind = TurnOutcome::Kind;
 
 Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
-           const WorkerDeps& deps, WorkerStats& stats, RunState& run, const std::string& worker_id)
+           const WorkerDeps& deps, WorkerStats& stats, RunState& run, const std::string& worker_id,
+           int index)
     : config_(config),
       deps_(deps),
       stats_(stats),
       run_(run),
       worker_id_(worker_id),
+      index_(index),
       db_(db::open(config.db_path,
                    db::OpenOptions{config.sqlite_synchronous == config::Synchronous::kFull,
                                    config.sqlite_busy_timeout})),
@@ -68,6 +70,21 @@ void Slot::check_database_file() {
 
 common::TimePoint Slot::now() const { return deps_.clock->now(); }
 
+void Slot::beat() noexcept {
+  if (index_ >= 0 && index_ < stats_.slots) stats_.beats[index_].store(WorkerStats::now_ms());
+}
+
+void Slot::committed(const std::vector<events::Event>& trail) noexcept {
+  if (!deps_.on_trail) return;
+  try {
+    deps_.on_trail(trail);
+  } catch (const std::exception& e) {
+    spdlog::warn("recording a turn's metrics failed: {}", e.what());
+  } catch (...) {
+    spdlog::warn("recording a turn's metrics failed");
+  }
+}
+
 void Slot::index_backlog() {
   try {
     if (const int64_t n = engine_.index_backlog(kIdleIndexBudget); n > 0)
@@ -82,15 +99,21 @@ void Slot::loop(bool drain) {
   std::optional<queue::Task> task;
   check_database_file();
   while (!stop.stop_requested()) {
+    beat();
     check_database_file();
     if (!task) task = queue_.claim(worker_id_, now(), config_.task_lease);
     if (task) {
       ++stats_.claimed;
       ++run_.busy;
+      ++stats_.busy;
       struct Idle {  // --busy also when process() throws
         std::atomic<int>& busy;
-        ~Idle() { --busy; }
-      } idle{run_.busy};
+        std::atomic<int>& shown;
+        ~Idle() {
+          --busy;
+          --shown;
+        }
+      } idle{run_.busy, stats_.busy};
       // A successful turn may hand back the next task, claimed in its completion transaction.
       task = process(*task);
       continue;  // the chat's next task may be runnable now: no idle wait
@@ -136,6 +159,7 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
       try {
         if (queue_.retry_later(task, now() + o.delay, o.error, trail)) {
           ++stats_.retried;
+          committed(trail);
           spdlog::warn("task retry task_id={} attempt={} reason={} delay_ms={}", task.id,
                        task.attempts, o.failure->reason, o.delay.count());
         }
@@ -147,6 +171,7 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
       try {
         if (queue_.fail(task, o.error, trail)) {
           ++stats_.failed;
+          committed(trail);
           spdlog::error("task failed task_id={} chat_id={:?} error={:?}", task.id, task.chat_id,
                         o.error);
         }
@@ -155,7 +180,10 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
       }
       return std::nullopt;
     case Kind::kRelease:
-      if (queue_.release(task, trail)) ++stats_.released;
+      if (queue_.release(task, trail)) {
+        ++stats_.released;
+        committed(trail);
+      }
       spdlog::warn("shutdown: lease released task_id={}", task.id);
       return std::nullopt;
     case Kind::kLeaseLost:
@@ -184,6 +212,7 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
     return std::nullopt;
   }
   ++stats_.completed;
+  committed(trail);
   spdlog::info("task done task_id={} chat_id={:?} latency_ms={} reply_chars={}", task.id,
                task.chat_id, o.result->latency.count(), reply.size());
   return std::move(done.next);
@@ -195,6 +224,7 @@ std::function<bool()> Slot::keep_going_for(const queue::Task& task) {
   const auto renew_every = std::chrono::duration_cast<milliseconds>(config_.task_lease) / 3;
   lease_lost_ = false;
   return [this, &task, renew_every, last_renew = std::chrono::steady_clock::now()]() mutable {
+    beat();
     if (run_.hard_stop.load()) return false;
     const auto t = std::chrono::steady_clock::now();
     if (t - last_renew < renew_every) return true;

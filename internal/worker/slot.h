@@ -51,7 +51,7 @@ class Slot {
   // Opens the slot's connection. Throws when the database cannot be opened, and
   // config::ConfigError when the engine settings are bad. References must outlive the slot.
   Slot(const config::Config& config, const store::EngineSettings& engine, const WorkerDeps& deps,
-       WorkerStats& stats, RunState& run, const std::string& worker_id);
+       WorkerStats& stats, RunState& run, const std::string& worker_id, int index = 0);
   ~Slot();
 
   // Claims and runs tasks until the run's stop fires (or, with drain, nothing is left).
@@ -69,12 +69,16 @@ class Slot {
   // Throws when DB_PATH no longer names the file this slot opened (deleted or replaced): the
   // worker would otherwise write into an unlinked file that nothing reads.
   void check_database_file();
+  void beat() noexcept;  // WorkerStats::beats
+  // Hands a committed trail to WorkerDeps::on_trail.
+  void committed(const std::vector<events::Event>& trail) noexcept;
 
   const config::Config& config_;
   const WorkerDeps& deps_;
   WorkerStats& stats_;
   RunState& run_;
   const std::string& worker_id_;
+  const int index_;
   std::unique_ptr<SQLite::Database> db_;
   queue::Queue queue_;
   // The configured counter, scaled by the model's calibration when TOKEN_CALIBRATION=on and the

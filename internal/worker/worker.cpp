@@ -40,11 +40,18 @@ void wait_for_stop(RunState& state, const std::atomic<int>& running, std::chrono
 
 }  // namespace
 
+int64_t WorkerStats::now_ms() noexcept {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 Worker::Worker(config::Config config, WorkerDeps deps, bool drain)
     : config_(std::move(config)),
       deps_(std::move(deps)),
       engine_(store::engine_settings(config_, *deps_.counter)),
-      drain_(drain) {
+      drain_(drain),
+      stats_(config_.worker_concurrency) {
   if (config_.worker_id.empty()) config_.worker_id = default_worker_id();
 }
 
@@ -65,7 +72,7 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
   slots.reserve(static_cast<size_t>(config_.worker_concurrency));
   for (int i = 0; i < config_.worker_concurrency; ++i)
     slots.push_back(
-        std::make_unique<Slot>(config_, engine_, deps_, stats_, state, config_.worker_id));
+        std::make_unique<Slot>(config_, engine_, deps_, stats_, state, config_.worker_id, i));
   spdlog::info("worker started worker_id={:?} concurrency={} drain={}", config_.worker_id,
                config_.worker_concurrency, drain_);
 

@@ -12,8 +12,10 @@
 #include <functional>
 #include <memory>
 #include <stop_token>
+#include <vector>
 
 #include "internal/config/config.h"
+#include "internal/events/event_log.h"
 #include "internal/store/engine.h"
 
 namespace autonous::common {
@@ -29,6 +31,15 @@ class HttpTransport;
 namespace autonous::worker {
 
 struct WorkerStats {
+  explicit WorkerStats(int slot_count = 0)
+      : slots(slot_count), beats(std::make_unique<std::atomic<int64_t>[]>(slot_count)) {}
+  // A slot's sign of life, in steady-clock milliseconds (now_ms()): every pass of its loop and
+  // every poll during an HTTP call. 0 until the slot runs. /healthz calls a slot silent for
+  // long wedged.
+  static int64_t now_ms() noexcept;
+  const int slots;
+  std::unique_ptr<std::atomic<int64_t>[]> beats;
+  std::atomic<int> busy{0};  // slots inside a task
   std::atomic<int64_t> claimed{0};
   std::atomic<int64_t> completed{0};
   std::atomic<int64_t> retried{0};
@@ -41,6 +52,9 @@ struct WorkerDeps {
   std::function<std::unique_ptr<openai::HttpTransport>()> make_transport;
   const tokens::TokenCounter* counter = nullptr;  // must outlive run()
   const common::Clock* clock = nullptr;           // must outlive run()
+  // Told every event trail a slot committed (the operator surface's metrics), on the slot's
+  // thread, after the commit. Optional; must be thread-safe; what it throws is logged.
+  std::function<void(const std::vector<events::Event>&)> on_trail;
 };
 
 class Worker {

@@ -1,0 +1,218 @@
+// The chat page (dashboard.h): what the context engine decided on each turn of one chat.
+
+#include <map>
+#include <set>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <fmt/format.h>
+
+#include "internal/context/policy.h"
+#include "internal/ops/dashboard.h"
+#include "internal/ops/dashboard_support.h"
+#include "internal/ops/html.h"
+
+namespace autonous::ops {
+namespace {
+
+using detail::num;
+using detail::str;
+using nlohmann::json;
+
+constexpr int kTurns = 200;  // the newest turns drawn
+
+struct Turn {
+  int64_t task_id = 0;
+  json compressed;  // the attempt that answered
+  json response;    // llm.response
+  bool summarized = false;
+};
+
+// The newest kTurns answered turns of the chat, oldest first (through history's task ids).
+std::vector<Turn> turns_of(SQLite::Database& db, const std::string& chat) {
+  SQLite::Statement q(
+      db,
+      "SELECT task_id, type, payload FROM events WHERE task_id IN (SELECT task_id FROM history "
+      "WHERE chat_id = ?1 AND task_id IS NOT NULL AND role = 'assistant' ORDER BY id DESC "
+      "LIMIT ?2) AND type IN ('context.compressed', 'llm.response', 'context.summarized') "
+      "ORDER BY task_id, id");
+  q.bind(1, chat);
+  q.bind(2, kTurns);
+  std::vector<Turn> out;
+  while (q.executeStep()) {
+    const int64_t task = q.getColumn(0).getInt64();
+    if (out.empty() || out.back().task_id != task) out.push_back({task, {}, {}, false});
+    const std::string type = q.getColumn(1).getString();
+    json p = json::parse(q.getColumn(2).getString(), nullptr, false);
+    if (type == "context.compressed")
+      out.back().compressed = std::move(p);
+    else if (type == "llm.response")
+      out.back().response = std::move(p);
+    else
+      out.back().summarized = true;
+  }
+  return out;
+}
+
+context::Thresholds thresholds_of(SQLite::Database& db, const std::string& chat,
+                                  const context::ContextSettings& settings) {
+  SQLite::Statement q(db, "SELECT settings FROM chat_settings WHERE chat_id = ?");
+  q.bind(1, chat);
+  try {
+    if (q.executeStep())
+      return context::effective_policy(settings,
+                                       context::parse_overrides(q.getColumn(0).getString()))
+          .thresholds;
+  } catch (const std::exception&) {  // stored settings the worker ignores too
+  }
+  return settings.policy.thresholds;
+}
+
+const char* level_color(const std::string& level) {
+  if (level == "normal") return "#fdb022";
+  if (level == "aggressive") return "#f79009";
+  if (level == "emergency") return "#d92d20";
+  return "#2e90fa";
+}
+
+size_t recalled(const json& compressed) {
+  const auto r = compressed.is_object() ? compressed.find("recall") : compressed.end();
+  if (r == compressed.end() || !r->is_object() || !r->contains("items")) return 0;
+  return (*r)["items"].is_array() ? (*r)["items"].size() : 0;
+}
+
+std::string plot(const std::vector<Turn>& turns, const context::Thresholds& t) {
+  html::Chart c{"chat-tokens",
+                "Prompt tokens per turn: before and after compression",
+                "turn",
+                "tokens",
+                {},
+                {},
+                0};
+  html::Series before{"before", "#98a2b3", {}}, after{"after", "#2e90fa", {}},
+      budget{"budget", "#1d2430", {}, false, true}, soft{"soft", "#fdb022", {}, true, true},
+      warn{"warn", "#f79009", {}, true, true}, hard{"hard", "#d92d20", {}, true, true};
+  for (size_t i = 0; i < turns.size(); ++i) {
+    const json& p = turns[i].compressed;
+    const auto x = static_cast<double>(i + 1);
+    const double b = num(p, "budget_tokens");
+    const double a = num(p, "tokens_after", num(p, "estimated_tokens"));
+    before.points.emplace_back(x, num(p, "tokens_before", a));
+    after.points.emplace_back(x, a);
+    budget.points.emplace_back(x, b);
+    soft.points.emplace_back(x, b * t.soft);
+    warn.points.emplace_back(x, b * t.warn);
+    hard.points.emplace_back(x, b * t.hard);
+    const std::string level = str(p, "level");
+    const std::string tip = fmt::format("turn {} (task {}): level {}, {} → {} tokens", i + 1,
+                                        turns[i].task_id, level, num(p, "tokens_before", a), a);
+    if (!level.empty() && level != "none")
+      c.markers.push_back({x, a, level_color(level), tip, 'o'});
+    if (p.is_object() && p.contains("compaction") && !p["compaction"].is_null())
+      c.markers.push_back({x, a, "#7a5af8", tip + ", compaction " + str(p, "compaction"), 's'});
+    if (turns[i].summarized) c.markers.push_back({x, a, "#12b76a", tip + ", summarized", '^'});
+    if (const size_t n = recalled(p); n > 0)
+      c.markers.push_back({x, 0, "#12b76a", tip + fmt::format(", {} recalled", n), 'o'});
+  }
+  c.series = {before, after, budget, soft, warn, hard};
+  return html::line_chart(c) +
+         "<p class='muted'>Dots: the turn's level (yellow normal, orange aggressive, red "
+         "emergency); purple squares: compactions; green triangles: summaries; green dots on the "
+         "axis: turns with recalled messages. Thresholds are the chat's current ones.</p>";
+}
+
+std::string turn_table(const std::vector<Turn>& turns) {
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = turns.size(); i-- > 0 && rows.size() < 50;) {
+    const json& p = turns[i].compressed;
+    const auto usage =
+        turns[i].response.is_object() ? turns[i].response.find("usage") : turns[i].response.end();
+    const bool has_usage = usage != turns[i].response.end() && usage->is_object();
+    const std::string id = std::to_string(turns[i].task_id);
+    rows.push_back({std::to_string(i + 1), html::link("/task", "id", id, id),
+                    html::escape(str(p, "level")), html::escape(str(p, "strategy")),
+                    html::number(num(p, "tokens_before")), html::number(num(p, "tokens_after")),
+                    html::number(num(p, "budget_tokens")), html::number(num(p, "dropped_count")),
+                    std::to_string(recalled(p)), turns[i].summarized ? "yes" : "",
+                    has_usage ? html::number(num(*usage, "prompt_tokens")) : "-",
+                    has_usage ? html::number(num(*usage, "cached_tokens")) : "-"});
+  }
+  return html::table("turns",
+                     {"turn", "task", "level", "strategy", "before", "after", "budget", "dropped",
+                      "recalled", "summarized", "API prompt", "API cached"},
+                     rows);
+}
+
+std::string recalled_messages(SQLite::Database& db, const std::vector<Turn>& turns) {
+  std::vector<std::vector<std::string>> rows;
+  SQLite::Statement msg(db, "SELECT role, text FROM history WHERE id = ?");
+  for (size_t i = turns.size(); i-- > 0 && rows.size() < 30;) {
+    const json& p = turns[i].compressed;
+    if (recalled(p) == 0) continue;
+    for (const json& item : p["recall"]["items"]) {
+      if (rows.size() >= 30) break;
+      const int64_t id = static_cast<int64_t>(num(item, "id"));
+      msg.bind(1, id);
+      std::string text = "(not in history)";
+      std::string role;
+      if (msg.executeStep()) {
+        role = msg.getColumn(0).getString();
+        text = msg.getColumn(1).getString();
+      }
+      msg.reset();
+      rows.push_back({std::to_string(turns[i].task_id), std::to_string(id), html::escape(role),
+                      html::escape(str(item, "score")),
+                      "<pre>" + html::escape(detail::snippet(text, 300)) + "</pre>"});
+    }
+  }
+  return html::table("recalled", {"task", "message", "role", "score", "text"}, rows);
+}
+
+std::string one_row(SQLite::Database& db, const std::string& id, const char* sql,
+                    const std::string& chat) {
+  SQLite::Statement q(db, sql);
+  q.bind(1, chat);
+  if (!q.executeStep()) return "<p class='muted'>none (defaults)</p>";
+  return detail::row_table(id, q, {"chat_id"});
+}
+
+}  // namespace
+
+std::optional<std::string> chat_page(SQLite::Database& db, const std::string& chat,
+                                     const context::ContextSettings& settings) {
+  SQLite::Statement known(db,
+                          "SELECT (SELECT count(*) FROM history WHERE chat_id = ?1) + "
+                          "EXISTS (SELECT 1 FROM chat_heads WHERE chat_id = ?1) + "
+                          "EXISTS (SELECT 1 FROM chat_settings WHERE chat_id = ?1)");
+  known.bind(1, chat);
+  known.executeStep();
+  const int64_t messages = known.getColumn(0).getInt64();
+  if (messages == 0) return std::nullopt;
+  const std::vector<Turn> turns = turns_of(db, chat);
+  const context::Thresholds t = thresholds_of(db, chat, settings);
+  std::string body = fmt::format(
+      "<p>{} stored messages (and open tasks). Thresholds: soft {}, "
+      "warn {}, hard {}, target {}.</p>",
+      messages, t.soft, t.warn, t.hard, t.target);
+  body += plot(turns, t);
+  body += "<h2>Turns (newest 50)</h2>" + turn_table(turns);
+  body += "<h2>Recalled messages (newest 30)</h2>" + recalled_messages(db, turns);
+  body += "<h2>Summary (newest)</h2>" +
+          one_row(db, "summary",
+                  "SELECT id, created_at, covers_through, messages_covered, tokens, model, text "
+                  "FROM context_summaries WHERE chat_id = ? ORDER BY id DESC LIMIT 1",
+                  chat);
+  body += "<h2>Settings</h2>" +
+          one_row(db, "settings", "SELECT * FROM chat_settings WHERE chat_id = ?", chat);
+  body += "<h2>State</h2>" +
+          one_row(db, "state", "SELECT * FROM context_state WHERE chat_id = ?", chat);
+  body += "<h2>Open and failed tasks</h2>" +
+          one_row(db, "open-tasks",
+                  "SELECT group_concat(id || ' ' || status, ', ') AS tasks FROM (SELECT id, status "
+                  "FROM tasks WHERE chat_id = ? AND status IN ('queued', 'running', 'failed') "
+                  "ORDER BY id DESC LIMIT 50)",
+                  chat);
+  return html::page("Chat " + chat, body);
+}
+
+}  // namespace autonous::ops

@@ -1,0 +1,190 @@
+// The overview page (dashboard.h): the queue now and over time, failures, retries, models.
+
+#include <ctime>
+#include <map>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <fmt/format.h>
+
+#include "internal/ops/dashboard.h"
+#include "internal/ops/dashboard_support.h"
+#include "internal/ops/html.h"
+
+namespace autonous::ops {
+namespace {
+
+using detail::num;
+using detail::percentile;
+using nlohmann::json;
+
+constexpr int kRecentTasks = 20000;  // the over-time plot reads at most the newest this many
+constexpr int kRecentCalls = 5000;   // model and retry tables: the newest this many events
+constexpr int kBuckets = 60;
+
+std::string card(const std::string& label, const std::string& value, const std::string& id) {
+  return fmt::format("<div class='card' id='{}'>{}<b>{}</b></div>", html::escape(id),
+                     html::escape(label), html::escape(value));
+}
+
+std::string status_cards(SQLite::Database& db) {
+  std::string out = "<div class='cards'>";
+  SQLite::Statement count(db, "SELECT count(*) FROM tasks WHERE status = ?");
+  for (const char* status : {"queued", "running", "done", "failed"}) {
+    count.bind(1, status);
+    count.executeStep();
+    out += card(status, html::number(static_cast<double>(count.getColumn(0).getInt64())),
+                std::string("count-") + status);
+    count.reset();
+  }
+  SQLite::Statement age(db,
+                        "SELECT (julianday('now') - julianday(created_at)) * 86400.0 FROM tasks "
+                        "WHERE status = 'queued' ORDER BY id LIMIT 1");
+  out += card("oldest queued",
+              age.executeStep() ? html::number(age.getColumn(0).getDouble()) + " s" : "-",
+              "oldest-queued");
+  return out + "</div>";
+}
+
+struct TaskTimes {
+  double created = 0;   // Unix seconds
+  double finished = 0;  // 0 while open
+  std::string status;
+};
+
+std::vector<TaskTimes> recent_tasks(SQLite::Database& db) {
+  SQLite::Statement q(db,
+                      "SELECT (julianday(created_at) - 2440587.5) * 86400.0, "
+                      "(julianday(finished_at) - 2440587.5) * 86400.0, status FROM tasks "
+                      "WHERE id > (SELECT coalesce(max(id), 0) FROM tasks) - ? "
+                      "AND created_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 day')");
+  q.bind(1, kRecentTasks);
+  std::vector<TaskTimes> out;
+  while (q.executeStep())
+    out.push_back({q.getColumn(0).getDouble(),
+                   q.getColumn(1).isNull() ? 0 : q.getColumn(1).getDouble(),
+                   q.getColumn(2).getString()});
+  return out;
+}
+
+// Arrivals, completions and failures per bucket, and the tasks open at each bucket's end.
+std::string over_time(const std::vector<TaskTimes>& tasks, double now) {
+  if (tasks.empty()) return "<p class='muted'>No task in the last 24 hours.</p>";
+  double start = now;
+  for (const TaskTimes& t : tasks) start = std::min(start, t.created);
+  const double width = std::max(1.0, (now - start) / kBuckets);
+  std::vector<double> arrived(kBuckets + 1), done(kBuckets + 1), failed(kBuckets + 1),
+      open(kBuckets + 1);
+  auto bucket = [&](double t) {
+    return std::min<size_t>(kBuckets, static_cast<size_t>(std::max(0.0, (t - start) / width)));
+  };
+  for (const TaskTimes& t : tasks) {
+    ++arrived[bucket(t.created)];
+    if (t.finished > 0) ++(t.status == "failed" ? failed : done)[bucket(t.finished)];
+    for (size_t b = bucket(t.created); b <= kBuckets; ++b)
+      if (t.finished <= 0 || start + width * static_cast<double>(b + 1) < t.finished) ++open[b];
+  }
+  html::Chart c{"tasks-over-time",
+                "Tasks per " + html::number(width) + " s, and open (queued or running) at the time",
+                "seconds ago",
+                "tasks",
+                {},
+                {},
+                0};
+  html::Series series[4] = {{"arrived", "#98a2b3", {}},
+                            {"done", "#2e90fa", {}},
+                            {"failed", "#d92d20", {}},
+                            {"open", "#f79009", {}, true}};
+  for (size_t b = 0; b <= kBuckets; ++b) {
+    const double x = -(now - (start + width * static_cast<double>(b)));
+    series[0].points.emplace_back(x, arrived[b]);
+    series[1].points.emplace_back(x, done[b]);
+    series[2].points.emplace_back(x, failed[b]);
+    series[3].points.emplace_back(x, open[b]);
+  }
+  c.series.assign(std::begin(series), std::end(series));
+  return html::line_chart(c);
+}
+
+std::string throughput(const std::vector<TaskTimes>& tasks, double now) {
+  std::vector<double> latency;
+  int64_t last_minute = 0;
+  int64_t last_hour = 0;
+  for (const TaskTimes& t : tasks) {
+    if (t.status != "done" || t.finished <= 0) continue;
+    latency.push_back(t.finished - t.created);
+    if (now - t.finished <= 60) ++last_minute;
+    if (now - t.finished <= 3600) ++last_hour;
+  }
+  const size_t n = latency.size();
+  std::vector<std::vector<std::string>> rows = {
+      {"done in the last minute", html::number(static_cast<double>(last_minute))},
+      {"done in the last hour", html::number(static_cast<double>(last_hour))},
+      {"queue to reply p50 (s)", html::number(percentile(latency, 0.50))},
+      {"queue to reply p95 (s)", html::number(percentile(latency, 0.95))},
+      {"queue to reply p99 (s)", html::number(percentile(latency, 0.99))},
+      {"tasks measured", html::number(static_cast<double>(n))}};
+  return html::table("throughput", {"figure", "value"}, rows);
+}
+
+std::string failures(SQLite::Database& db) {
+  SQLite::Statement q(db,
+                      "SELECT id, chat_id, coalesce(finished_at, updated_at), attempts, error "
+                      "FROM tasks WHERE status = 'failed' ORDER BY id DESC LIMIT 20");
+  std::vector<std::vector<std::string>> rows;
+  while (q.executeStep()) {
+    const std::string id = q.getColumn(0).getString();
+    rows.push_back(
+        {html::link("/task", "id", id, id),
+         html::link("/chat", "id", q.getColumn(1).getString(), q.getColumn(1).getString()),
+         html::escape(q.getColumn(2).getString()), q.getColumn(3).getString(),
+         "<pre>" + html::escape(detail::snippet(q.getColumn(4).getString(), 400)) + "</pre>"});
+  }
+  return html::table("failures", {"task", "chat", "failed at", "attempts", "error"}, rows);
+}
+
+std::string retries(SQLite::Database& db) {
+  SQLite::Statement q(db,
+                      "SELECT payload, created_at FROM events WHERE type = 'llm.retry' "
+                      "ORDER BY id DESC LIMIT ?");
+  q.bind(1, kRecentCalls);
+  struct Reason {
+    int64_t count = 0;
+    std::string last_at;
+    std::string example;
+  };
+  std::map<std::string, Reason> by_reason;
+  while (q.executeStep()) {
+    const json p = json::parse(q.getColumn(0).getString(), nullptr, false);
+    Reason& r = by_reason[detail::str(p, "reason")];
+    if (r.count++ == 0) {
+      r.last_at = q.getColumn(1).getString();
+      r.example = detail::str(p, "error");
+    }
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [reason, r] : by_reason)
+    rows.push_back({html::escape(reason), html::number(static_cast<double>(r.count)),
+                    html::escape(r.last_at), html::escape(detail::snippet(r.example, 200))});
+  return html::table("retries", {"reason", "retries", "last", "last error"}, rows);
+}
+
+}  // namespace
+
+std::string models_table(SQLite::Database& db);  // dashboard_models.cpp
+
+std::string overview_page(SQLite::Database& db) {
+  const double now = static_cast<double>(std::time(nullptr));
+  const std::vector<TaskTimes> tasks = recent_tasks(db);
+  std::string body = status_cards(db);
+  body += "<h2>Over time (last 24 hours, newest " + html::number(kRecentTasks) + " tasks)</h2>";
+  body += over_time(tasks, now);
+  body += "<h2>Throughput and latency</h2>" + throughput(tasks, now);
+  body += "<h2>Models (newest " + html::number(kRecentCalls) + " calls)</h2>" + models_table(db);
+  body +=
+      "<h2>Retry reasons (newest " + html::number(kRecentCalls) + " retries)</h2>" + retries(db);
+  body += "<h2>Failures (newest 20)</h2>" + failures(db);
+  return html::page("Overview", body);
+}
+
+}  // namespace autonous::ops

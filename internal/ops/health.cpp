@@ -1,0 +1,65 @@
+#include "internal/ops/health.h"
+
+#include <SQLiteCpp/Database.h>
+#include <nlohmann/json.hpp>
+
+namespace autonous::ops {
+namespace {
+
+// Empty when the database answers as needed; otherwise why not.
+std::string probe_database(SQLite::Database& db, bool need_write) {
+  try {
+    if (!need_write) {
+      (void)db.execAndGet("SELECT count(*) FROM (SELECT 1 FROM tasks LIMIT 1)");
+      return {};
+    }
+    db.exec("BEGIN IMMEDIATE");
+    db.exec("ROLLBACK");
+    return {};
+  } catch (const std::exception& e) {
+    try {
+      if (need_write) db.exec("ROLLBACK");  // BEGIN took the lock but something after failed
+    } catch (const std::exception&) {       // no transaction open: nothing to undo
+    }
+    return std::string(need_write ? "database refuses writes: " : "database cannot be read: ") +
+           e.what();
+  }
+}
+
+}  // namespace
+
+HealthReport check_health(SQLite::Database& db, const LoopProbe& loop,
+                          const HealthOptions& options) {
+  HealthReport report;
+  nlohmann::json body = {{"status", "ok"}};
+  if (loop) {
+    const LoopStatus s = loop();
+    nlohmann::json ages = nlohmann::json::array();
+    for (size_t i = 0; i < s.beat_age_ms.size(); ++i) {
+      const int64_t age = s.beat_age_ms[i];
+      ages.push_back(age);
+      if (report.ok && age > options.stall_limit.count()) {
+        report.ok = false;
+        report.reason = "slot " + std::to_string(i) + " silent for " + std::to_string(age / 1000) +
+                        " s (limit " + std::to_string(options.stall_limit.count() / 1000) + " s)";
+      }
+    }
+    body["slots"] = s.slots;
+    body["busy"] = s.busy;
+    body["beat_age_ms"] = ages;
+  }
+  const std::string db_problem = probe_database(db, options.need_write);
+  if (report.ok && !db_problem.empty()) {
+    report.ok = false;
+    report.reason = db_problem;
+  }
+  body["database"] = db_problem.empty() ? "ok" : db_problem;
+  if (!report.ok) {
+    body["status"] = "unhealthy";
+    body["reason"] = report.reason;
+  }
+  report.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return report;
+}
+
+}  // namespace autonous::ops

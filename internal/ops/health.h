@@ -1,0 +1,36 @@
+#pragma once
+// Health: the answer of `GET /healthz`. Healthy when every worker slot showed a sign of life
+// within the stall limit (a slot beats on every pass of its loop and every poll during an HTTP
+// call) and the database answers: takes a write lock and gives it back (BEGIN IMMEDIATE;
+// ROLLBACK) for a worker, answers a read for `autonous dashboard`.
+
+#include <chrono>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "internal/ops/metrics.h"
+
+namespace SQLite {
+class Database;
+}
+
+namespace autonous::ops {
+
+struct HealthReport {
+  bool ok = true;
+  std::string reason;  // empty when ok: "slot 2 silent for 75 s", "database refuses writes: ..."
+  std::string body;    // the JSON body
+};
+
+struct HealthOptions {
+  bool need_write = true;  // a worker's database must take writes
+  // A slot silent this long is wedged (the worker passes max(60 s, 3 × POLL_INTERVAL_MS)).
+  std::chrono::milliseconds stall_limit{60000};
+};
+
+// `loop` is empty for `autonous dashboard` (no worker). `db` should have a short busy timeout.
+HealthReport check_health(SQLite::Database& db, const LoopProbe& loop,
+                          const HealthOptions& options);
+
+}  // namespace autonous::ops

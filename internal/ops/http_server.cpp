@@ -1,0 +1,221 @@
+#include "internal/ops/http_server.h"
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace autonous::ops {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+int remaining_ms(SteadyClock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()).count();
+  return left < 0 ? 0 : static_cast<int>(left);
+}
+
+int bind_listener(const config::ListenAddress& address) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(address.port);
+  if (const int rc = getaddrinfo(address.host.c_str(), port.c_str(), &hints, &found); rc != 0)
+    throw std::runtime_error("cannot resolve " + address.to_string() + ": " + gai_strerror(rc));
+  std::string error = "no address";
+  int fd = -1;
+  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) continue;
+    const int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+      error = std::strerror(errno);
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(found);
+  if (fd < 0) throw std::runtime_error("cannot listen on " + address.to_string() + ": " + error);
+  return fd;
+}
+
+int bound_port(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+  return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+}
+
+// Writes all of `data` before `deadline`; false when the peer is gone or too slow.
+bool write_all(int fd, const std::string& data, SteadyClock::time_point deadline) {
+  size_t sent = 0;
+  while (sent < data.size()) {
+    const ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;
+    pollfd p{fd, POLLOUT, 0};
+    const int wait = remaining_ms(deadline);
+    if (wait == 0 || poll(&p, 1, wait) <= 0) return false;
+  }
+  return true;
+}
+
+// Reads a request head (through the blank line). 0 when complete; otherwise the status to answer
+// (400 closed early, 408 too slow, 431 too big).
+int read_head(int fd, std::string& head, const HttpLimits& limits) {
+  const auto deadline = SteadyClock::now() + limits.read_deadline;
+  char buf[2048];
+  while (head.find("\r\n\r\n") == std::string::npos) {
+    if (head.size() > limits.max_request_bytes) return 431;
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      head.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n == 0) return 400;
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return 400;
+    pollfd p{fd, POLLIN, 0};
+    const int wait = remaining_ms(deadline);
+    if (wait == 0 || poll(&p, 1, wait) <= 0) return 408;
+  }
+  head.resize(head.find("\r\n\r\n") + 4);
+  return head.size() > limits.max_request_bytes ? 431 : 0;
+}
+
+std::string serialize(const HttpResponse& r, bool head_only) {
+  std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + status_text(r.status) + "\r\n";
+  out += "Content-Type: " + r.content_type + "\r\n";
+  out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
+  out += "Connection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n";
+  for (const auto& [name, value] : r.headers) out += name + ": " + value + "\r\n";
+  out += "\r\n";
+  if (!head_only) out += r.body;
+  return out;
+}
+
+HttpResponse plain(int status, const std::string& text) {
+  HttpResponse r;
+  r.status = status;
+  r.body = text + "\n";
+  return r;
+}
+
+}  // namespace
+
+HttpServer::HttpServer(const config::ListenAddress& address,
+                       std::function<HttpHandler()> make_handler, HttpLimits limits)
+    : limits_(limits) {
+  listener_ = bind_listener(address);
+  port_ = bound_port(listener_);
+  if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
+    close(listener_);
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  }
+  for (int i = 0; i < limits_.threads; ++i)
+    threads_.emplace_back([this, make_handler] { serve_loop(make_handler); });
+  threads_.emplace_back([this] { accept_loop(); });
+}
+
+HttpServer::~HttpServer() {
+  {
+    const std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  const char byte = 1;
+  (void)!write(wake_[1], &byte, 1);
+  for (auto& t : threads_) t.join();
+  for (const int fd : queued_) close(fd);
+  close(listener_);
+  close(wake_[0]);
+  close(wake_[1]);
+}
+
+void HttpServer::accept_loop() {
+  for (;;) {
+    pollfd p[2] = {{listener_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    if (poll(p, 2, -1) < 0 && errno != EINTR) return;
+    if (p[1].revents != 0) return;
+    const int fd = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) usleep(100'000);  // out of descriptors: back off
+      continue;
+    }
+    const int on = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    std::unique_lock lock(mu_);
+    if (queued_.size() >= limits_.max_queued) {
+      lock.unlock();
+      const std::string busy = serialize(plain(503, "busy: too many connections"), false);
+      (void)!send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      close(fd);
+      continue;
+    }
+    queued_.push_back(fd);
+    lock.unlock();
+    cv_.notify_one();
+  }
+}
+
+void HttpServer::serve_loop(const std::function<HttpHandler()>& make_handler) {
+  HttpHandler handler;
+  try {
+    handler = make_handler();
+  } catch (const std::exception& e) {
+    spdlog::error("http: a server thread could not start: {}", e.what());
+  }
+  for (;;) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return stopping_ || !queued_.empty(); });
+    if (stopping_) return;
+    const int fd = queued_.front();
+    queued_.pop_front();
+    lock.unlock();
+    serve(fd, handler);
+    close(fd);
+  }
+}
+
+void HttpServer::serve(int fd, const HttpHandler& handler) const {
+  std::string head;
+  HttpRequest request;
+  HttpResponse response;
+  if (const int status = read_head(fd, head, limits_); status != 0) {
+    response = plain(status, status_text(status));
+  } else if (!parse_request_head(head, request)) {
+    response = plain(400, "bad request");
+  } else if (request.method != "GET" && request.method != "HEAD") {
+    response = plain(405, "read-only: GET and HEAD only");
+    response.headers.emplace_back("Allow", "GET, HEAD");
+  } else if (!handler) {
+    response = plain(503, "unavailable");
+  } else {
+    try {
+      response = handler(request);
+    } catch (const std::exception& e) {
+      spdlog::warn("http: {} {} failed: {}", request.method, request.path, e.what());
+      response = plain(500, "internal error (see the worker's log)");
+    }
+  }
+  write_all(fd, serialize(response, request.method == "HEAD"),
+            SteadyClock::now() + limits_.write_deadline);
+  shutdown(fd, SHUT_WR);
+}
+
+}  // namespace autonous::ops

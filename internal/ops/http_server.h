@@ -1,0 +1,90 @@
+#pragma once
+// HttpServer: a small HTTP/1.1 server for the operator surface (GET and HEAD, no bodies, one
+// request per connection). Built for hostile clients rather than speed: a whole request must
+// arrive within `read_deadline` and fit `max_request_bytes`, a response is written within
+// `write_deadline`, a fixed pool of threads serves, and connections beyond the pool's queue are
+// refused with 503 at once. A slow or garbage client therefore holds a thread for at most the
+// deadline and never touches the worker's slots.
+//
+// Why not cpp-httplib (Debian's libcpp-httplib-dev 0.11.4): its timeouts bound each read, not a
+// request (a client sending a byte every few seconds holds a thread for hours), and its pool's
+// queue is unbounded.
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "internal/config/listen_address.h"
+
+namespace autonous::ops {
+
+struct HttpRequest {
+  std::string method;                          // GET or HEAD
+  std::string path;                            // percent-decoded, without the query
+  std::map<std::string, std::string> query;    // percent-decoded; the last of a repeated key
+  std::map<std::string, std::string> headers;  // names lower-cased
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra ones
+};
+
+// Answers one request. Called on a pool thread; an exception becomes a 500 without its text.
+using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+struct HttpLimits {
+  size_t max_request_bytes = 8192;  // request line and headers
+  std::chrono::milliseconds read_deadline{5000};
+  std::chrono::milliseconds write_deadline{10000};
+  int threads = 2;
+  size_t max_queued = 32;  // accepted connections waiting for a thread
+};
+
+class HttpServer {
+ public:
+  // Binds `address` and starts serving. `make_handler` is called once on each pool thread (a
+  // handler may own per-thread resources such as a database connection). Throws
+  // std::runtime_error when the address cannot be bound.
+  HttpServer(const config::ListenAddress& address, std::function<HttpHandler()> make_handler,
+             HttpLimits limits = {});
+  ~HttpServer();  // stops: no new connection; waits for the requests in progress
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  int port() const noexcept { return port_; }  // the bound port (for port 0)
+
+ private:
+  void accept_loop();
+  void serve_loop(const std::function<HttpHandler()>& make_handler);
+  void serve(int fd, const HttpHandler& handler) const;
+
+  HttpLimits limits_;
+  int listener_ = -1;
+  int wake_[2] = {-1, -1};
+  int port_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<int> queued_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// Parses a request head (up to and including the blank line). False when it is malformed.
+bool parse_request_head(const std::string& head, HttpRequest& out);
+
+// "%41+b" → "A b" (with `plus_is_space`); false on a bad escape.
+bool percent_decode(const std::string& in, std::string& out, bool plus_is_space);
+
+// The reason phrase of a status code ("Not Found").
+const char* status_text(int status);
+
+}  // namespace autonous::ops

@@ -1,0 +1,230 @@
+#include "internal/ops/metrics.h"
+
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <nlohmann/json.hpp>
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include "internal/events/event_types.h"
+
+namespace autonous::ops {
+namespace {
+
+using nlohmann::json;
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Histogram;
+
+// Seconds: from a fast cached reply to LLM_TIMEOUT_SECONDS' default and past it.
+const Histogram::BucketBoundaries kSeconds = {0.05, 0.1, 0.25, 0.5, 1,   2.5,
+                                              5,    10,  30,   60,  120, 300};
+
+// Label values from data are bounded: at most this many distinct values per label, then "other"
+// (a provider cannot grow the registry without limit).
+constexpr size_t kMaxLabelValues = 32;
+
+double number(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : -1;
+}
+
+std::string text(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+struct Metrics::Impl {
+  explicit Impl(std::string model_name) : model(std::move(model_name)) {}
+
+  std::string model;
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  Family<Histogram>& llm_duration =
+      prometheus::BuildHistogram()
+          .Name("autonous_llm_request_duration_seconds")
+          .Help("LLM chat completion requests by model and outcome (ok, error)")
+          .Register(*registry);
+  Family<Counter>& tokens = prometheus::BuildCounter()
+                                .Name("autonous_llm_tokens_total")
+                                .Help(
+                                    "Tokens the API reported, by model and kind (prompt, "
+                                    "completion, cached: the cached part of prompt)")
+                                .Register(*registry);
+  Family<Histogram>& task_duration =
+      prometheus::BuildHistogram()
+          .Name("autonous_task_duration_seconds")
+          .Help("One attempt at a task, claim to outcome (done, retry, failed, released)")
+          .Register(*registry);
+  Family<Counter>& compressions = prometheus::BuildCounter()
+                                      .Name("autonous_context_compressions_total")
+                                      .Help("Contexts built, by compression level and strategy")
+                                      .Register(*registry);
+  Family<Counter>& summaries = prometheus::BuildCounter()
+                                   .Name("autonous_context_summaries_total")
+                                   .Help("Summary compactions by outcome (ok, failed)")
+                                   .Register(*registry);
+  Family<Counter>& recall_hits = prometheus::BuildCounter()
+                                     .Name("autonous_recall_hits_total")
+                                     .Help("Stored messages recalled into prompts")
+                                     .Register(*registry);
+  Family<Counter>& retries = prometheus::BuildCounter()
+                                 .Name("autonous_llm_retries_total")
+                                 .Help("Attempts that will be retried, by reason")
+                                 .Register(*registry);
+  std::mutex mu;
+  std::map<std::string, std::set<std::string>> seen;  // label name → values admitted
+
+  // `value`, or "other" once the label has kMaxLabelValues others.
+  std::string bounded(const std::string& label, const std::string& value) {
+    const std::lock_guard lock(mu);
+    auto& values = seen[label];
+    if (values.count(value) != 0 || values.size() < kMaxLabelValues) {
+      values.insert(value);
+      return value;
+    }
+    return "other";
+  }
+
+  void llm_call(const std::string& m, const json& p, const std::string& outcome) {
+    const double ms = number(p, "latency_ms");
+    if (ms < 0 || p.find("status") == p.end()) return;  // no HTTP call was made
+    llm_duration.Add({{"model", m}, {"outcome", outcome}}, kSeconds).Observe(ms / 1000.0);
+  }
+
+  void usage(const std::string& m, const json& p) {
+    const auto u = p.find("usage");
+    if (u == p.end() || !u->is_object()) return;
+    for (const auto& [key, kind] : {std::pair{"prompt_tokens", "prompt"},
+                                    {"completion_tokens", "completion"},
+                                    {"cached_tokens", "cached"}}) {
+      const double n = number(*u, key);
+      if (n > 0) tokens.Add({{"model", m}, {"kind", kind}}).Increment(n);
+    }
+  }
+
+  void compressed(const json& p) {
+    compressions
+        .Add({{"level", bounded("level", text(p, "level"))},
+              {"strategy", bounded("strategy", text(p, "strategy"))}})
+        .Increment();
+    const auto recall = p.find("recall");
+    if (recall != p.end() && recall->is_object()) {
+      const auto items = recall->find("items");
+      if (items != recall->end() && items->is_array() && !items->empty())
+        recall_hits.Add({}).Increment(static_cast<double>(items->size()));
+    }
+  }
+};
+
+Metrics::Metrics(std::string model) : impl_(std::make_unique<Impl>(std::move(model))) {
+  // Present from the start, so a dashboard's rate() has a zero to begin from.
+  impl_->recall_hits.Add({});
+  for (const char* outcome : {"ok", "failed"}) impl_->summaries.Add({{"outcome", outcome}});
+}
+
+Metrics::~Metrics() = default;
+
+void Metrics::record(const std::vector<events::Event>& trail) {
+  Impl& m = *impl_;
+  std::string model = m.model;
+  int64_t started_ms = 0;
+  for (const events::Event& e : trail) {
+    const json p = json::parse(e.payload, nullptr, false);
+    if (!p.is_object()) continue;
+    if (e.type == events::kTurnStarted) {
+      started_ms = e.at_unix_ms;
+    } else if (e.type == events::kLlmRequest) {
+      if (const std::string named = text(p, "model"); !named.empty())
+        model = m.bounded("model", named);
+    } else if (e.type == events::kContextCompressed) {
+      m.compressed(p);
+    } else if (e.type == events::kContextSummarized) {
+      m.summaries.Add({{"outcome", "ok"}}).Increment();
+    } else if (e.type == events::kContextSummaryFailed) {
+      m.summaries.Add({{"outcome", "failed"}}).Increment();
+    } else if (e.type == events::kLlmResponse) {
+      m.llm_call(model, p, "ok");
+      m.usage(model, p);
+    } else if (e.type == events::kLlmRetry || e.type == events::kTurnFailed) {
+      m.llm_call(model, p, "error");
+      if (e.type == events::kLlmRetry)
+        m.retries.Add({{"reason", m.bounded("reason", text(p, "reason"))}}).Increment();
+    }
+    const char* outcome = e.type == events::kTurnCompleted   ? "done"
+                          : e.type == events::kTurnFailed    ? "failed"
+                          : e.type == events::kAgentReleased ? "released"
+                          : e.type == events::kLlmRetry      ? "retry"
+                                                             : nullptr;
+    if (outcome != nullptr && &e == &trail.back() && started_ms > 0 && e.at_unix_ms >= started_ms)
+      m.task_duration.Add({{"outcome", outcome}}, kSeconds)
+          .Observe(static_cast<double>(e.at_unix_ms - started_ms) / 1000.0);
+  }
+}
+
+namespace {
+
+prometheus::MetricFamily gauge_family(const std::string& name, const std::string& help) {
+  prometheus::MetricFamily f;
+  f.name = name;
+  f.help = help;
+  f.type = prometheus::MetricType::Gauge;
+  return f;
+}
+
+void add_gauge(prometheus::MetricFamily& f, double value,
+               std::vector<prometheus::ClientMetric::Label> labels = {}) {
+  prometheus::ClientMetric m;
+  m.label = std::move(labels);
+  m.gauge.value = value;
+  f.metric.push_back(std::move(m));
+}
+
+// Gauges read from the database now: every worker and the dashboard agree on them.
+void database_gauges(SQLite::Database& db, std::vector<prometheus::MetricFamily>& out) {
+  auto tasks = gauge_family("autonous_tasks", "Tasks by status, from the database");
+  SQLite::Statement count(db, "SELECT count(*) FROM tasks WHERE status = ?");
+  for (const char* status : {"queued", "running", "done", "failed"}) {
+    count.bind(1, status);
+    count.executeStep();
+    add_gauge(tasks, static_cast<double>(count.getColumn(0).getInt64()), {{"status", status}});
+    count.reset();
+  }
+  out.push_back(std::move(tasks));
+  auto oldest = gauge_family("autonous_oldest_queued_age_seconds",
+                             "Age of the oldest queued task (0 when none is queued)");
+  SQLite::Statement age(db,
+                        "SELECT max(0, (julianday('now') - julianday(created_at)) * 86400.0) "
+                        "FROM tasks WHERE status = 'queued' ORDER BY id LIMIT 1");
+  add_gauge(oldest, age.executeStep() ? age.getColumn(0).getDouble() : 0.0);
+  out.push_back(std::move(oldest));
+}
+
+}  // namespace
+
+std::string Metrics::render(SQLite::Database& db, const LoopProbe& loop) const {
+  std::vector<prometheus::MetricFamily> families = impl_->registry->Collect();
+  database_gauges(db, families);
+  if (loop) {
+    const LoopStatus s = loop();
+    auto busy = gauge_family("autonous_busy_slots", "Worker slots inside a task (this process)");
+    add_gauge(busy, s.busy);
+    families.push_back(std::move(busy));
+    auto slots = gauge_family("autonous_slots", "Worker slots (WORKER_CONCURRENCY, this process)");
+    add_gauge(slots, s.slots);
+    families.push_back(std::move(slots));
+  }
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, families);
+  return out.str();
+}
+
+}  // namespace autonous::ops

@@ -1,0 +1,135 @@
+#include "internal/ops/ops_server.h"
+
+#include <charconv>
+
+#include <SQLiteCpp/Database.h>
+#include <spdlog/spdlog.h>
+
+#include "internal/ops/dashboard.h"
+#include "internal/ops/health.h"
+#include "internal/ops/html.h"
+
+namespace autonous::ops {
+namespace {
+
+constexpr const char* kHtml = "text/html; charset=utf-8";
+// No script may run on a page, whatever a message contains; styles are inline.
+constexpr const char* kPolicy =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'";
+
+// Compares without leaking where the first difference is.
+bool same(const std::string& given, const std::string& token) {
+  if (given.size() != token.size() || token.empty()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < token.size(); ++i) diff |= static_cast<unsigned char>(given[i] ^ token[i]);
+  return diff == 0;
+}
+
+HttpResponse page(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = kHtml;
+  r.body = std::move(body);
+  r.headers = {{"Content-Security-Policy", kPolicy},
+               {"Referrer-Policy", "no-referrer"},
+               {"X-Frame-Options", "DENY"}};
+  return r;
+}
+
+HttpResponse not_found(const std::string& what) {
+  return page(404, html::page("Not found", "<p>" + html::escape(what) + "</p>"));
+}
+
+std::string query(const HttpRequest& r, const char* key) {
+  const auto it = r.query.find(key);
+  return it == r.query.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+bool base64_decode(const std::string& in, std::string& out) {
+  static constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  out.clear();
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t pad = 0;
+  for (const char c : in) {
+    if (c == '=') {
+      ++pad;
+      continue;
+    }
+    const size_t v = kAlphabet.find(c);
+    if (v == std::string_view::npos || pad > 0) return false;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+    }
+  }
+  return pad <= 2;
+}
+
+OpsServer::OpsServer(OpsOptions options) : options_(std::move(options)) {
+  auto make_handler = [this]() -> HttpHandler {
+    std::shared_ptr<SQLite::Database> db = options_.open_db();
+    return [this, db](const HttpRequest& request) { return handle(*db, request); };
+  };
+  http_ = std::make_unique<HttpServer>(options_.listen, make_handler, options_.limits);
+}
+
+OpsServer::~OpsServer() = default;
+
+int OpsServer::port() const noexcept { return http_->port(); }
+
+bool OpsServer::authorized(const HttpRequest& request) const {
+  if (options_.token.empty()) return true;
+  const auto it = request.headers.find("authorization");
+  if (it == request.headers.end()) return false;
+  const std::string& value = it->second;
+  if (value.rfind("Bearer ", 0) == 0) return same(value.substr(7), options_.token);
+  std::string decoded;
+  if (value.rfind("Basic ", 0) == 0 && base64_decode(value.substr(6), decoded)) {
+    const size_t colon = decoded.find(':');
+    return colon != std::string::npos && same(decoded.substr(colon + 1), options_.token);
+  }
+  return false;
+}
+
+HttpResponse OpsServer::handle(SQLite::Database& db, const HttpRequest& request) const {
+  const std::string& path = request.path;
+  if (path == "/healthz") {
+    const HealthReport h =
+        check_health(db, options_.loop, HealthOptions{options_.need_write, options_.stall_limit});
+    return HttpResponse{h.ok ? 200 : 503, "application/json", h.body, {}};
+  }
+  if (!authorized(request)) {
+    HttpResponse r{401, "text/plain; charset=utf-8", "a bearer token is required\n", {}};
+    r.headers.emplace_back("WWW-Authenticate", "Basic realm=\"autonous\", charset=\"UTF-8\"");
+    return r;
+  }
+  if (path == "/metrics")
+    return HttpResponse{200, kMetricsContentType, options_.metrics->render(db, options_.loop), {}};
+  if (path == "/") return page(200, overview_page(db));
+  if (path == "/chats") return page(200, chats_page(db, query(request, "id")));
+  if (path == "/chat") {
+    const std::string id = query(request, "id");
+    if (id.empty()) return page(200, chats_page(db, ""));
+    auto body = chat_page(db, id, options_.settings);
+    return body ? page(200, std::move(*body)) : not_found("No chat " + id + " is stored.");
+  }
+  if (path == "/task") {
+    const std::string id = query(request, "id");
+    int64_t task = 0;
+    const auto [ptr, ec] = std::from_chars(id.data(), id.data() + id.size(), task);
+    if (id.empty() || ec != std::errc() || ptr != id.data() + id.size())
+      return not_found("A task id is a number; got '" + id + "'.");
+    auto body = task_page(db, task);
+    return body ? page(200, std::move(*body)) : not_found("No task " + id + ".");
+  }
+  return not_found("No page " + path + ".");
+}
+
+}  // namespace autonous::ops

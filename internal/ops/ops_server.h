@@ -1,0 +1,55 @@
+#pragma once
+// OpsServer: the operator surface on one address (HTTP_LISTEN in `autonous worker`, --listen in
+// `autonous dashboard`): GET /healthz, /metrics and the dashboard's pages (dashboard.h), all
+// read-only. With a token, every path but /healthz needs `Authorization: Bearer TOKEN` (or HTTP
+// Basic with the token as the password, so a browser can log in). Each server thread opens its
+// own database connection.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "internal/config/listen_address.h"
+#include "internal/context/context_settings.h"
+#include "internal/ops/http_server.h"
+#include "internal/ops/metrics.h"
+
+namespace SQLite {
+class Database;
+}
+
+namespace autonous::ops {
+
+struct OpsOptions {
+  config::ListenAddress listen;
+  std::string token;  // empty: no authentication (loopback only; config refuses otherwise)
+  // Opens a connection for one server thread (with a short busy timeout: /healthz waits on it).
+  std::function<std::unique_ptr<SQLite::Database>()> open_db;
+  context::ContextSettings settings;  // the environment's, for the chat page's thresholds
+  Metrics* metrics = nullptr;         // required; must outlive the server
+  LoopProbe loop;                     // empty without a worker
+  bool need_write = true;             // /healthz: the database must take a write lock
+  std::chrono::milliseconds stall_limit{60000};
+  HttpLimits limits;
+};
+
+class OpsServer {
+ public:
+  // Binds and serves. Throws std::runtime_error when the address cannot be bound.
+  explicit OpsServer(OpsOptions options);
+  ~OpsServer();
+  int port() const noexcept;
+
+ private:
+  HttpResponse handle(SQLite::Database& db, const HttpRequest& request) const;
+  bool authorized(const HttpRequest& request) const;
+
+  OpsOptions options_;
+  std::unique_ptr<HttpServer> http_;
+};
+
+// Decodes standard base64; false on bad input.
+bool base64_decode(const std::string& in, std::string& out);
+
+}  // namespace autonous::ops
