@@ -76,26 +76,28 @@ bool write_all(int fd, const std::string& data, SteadyClock::time_point deadline
   return true;
 }
 
-// Reads a request head (through the blank line). 0 when complete; otherwise the status to answer
-// (400 closed early, 408 too slow, 431 too big).
-int read_head(int fd, std::string& head, const HttpLimits& limits) {
-  const auto deadline = SteadyClock::now() + limits.read_deadline;
+// A connection whose request head is still arriving.
+struct Pending {
+  int fd = -1;
+  SteadyClock::time_point deadline;
+  std::string head;
+};
+
+// Reads what `c` has sent. 0 while incomplete; 200 when the head is complete (trimmed to it);
+// otherwise the status to answer (400 closed early, 431 too big).
+int read_more(Pending& c, size_t max_bytes) {
   char buf[2048];
-  while (head.find("\r\n\r\n") == std::string::npos) {
-    if (head.size() > limits.max_request_bytes) return 431;
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n > 0) {
-      head.append(buf, static_cast<size_t>(n));
-      continue;
-    }
+  for (;;) {
+    const ssize_t n = recv(c.fd, buf, sizeof buf, 0);
     if (n == 0) return 400;
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return 400;
-    pollfd p{fd, POLLIN, 0};
-    const int wait = remaining_ms(deadline);
-    if (wait == 0 || poll(&p, 1, wait) <= 0) return 408;
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : 400;
+    c.head.append(buf, static_cast<size_t>(n));
+    if (const size_t end = c.head.find("\r\n\r\n"); end != std::string::npos) {
+      c.head.resize(end + 4);
+      return c.head.size() > max_bytes ? 431 : 200;
+    }
+    if (c.head.size() > max_bytes) return 431;
   }
-  head.resize(head.find("\r\n\r\n") + 4);
-  return head.size() > limits.max_request_bytes ? 431 : 0;
 }
 
 std::string serialize(const HttpResponse& r, bool head_only) {
@@ -141,36 +143,78 @@ HttpServer::~HttpServer() {
   const char byte = 1;
   (void)!write(wake_[1], &byte, 1);
   for (auto& t : threads_) t.join();
-  for (const int fd : queued_) close(fd);
+  for (const auto& [fd, head] : queued_) close(fd);
   close(listener_);
   close(wake_[0]);
   close(wake_[1]);
 }
 
+namespace {
+
+// Answers `status` without waiting on the peer, and closes.
+void refuse(int fd, int status, const std::string& text) {
+  const std::string r = serialize(plain(status, text), false);
+  (void)!send(fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  close(fd);
+}
+
+}  // namespace
+
+void HttpServer::enqueue(int fd, std::string head) {
+  std::unique_lock lock(mu_);
+  if (queued_.size() >= limits_.max_queued) {
+    lock.unlock();
+    refuse(fd, 503, "busy: too many requests");
+    return;
+  }
+  queued_.emplace_back(fd, std::move(head));
+  lock.unlock();
+  cv_.notify_one();
+}
+
+// Accepts connections and reads their request heads, all on this one thread.
 void HttpServer::accept_loop() {
+  std::vector<Pending> pending;
+  std::vector<pollfd> fds;
   for (;;) {
-    pollfd p[2] = {{listener_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
-    if (poll(p, 2, -1) < 0 && errno != EINTR) return;
-    if (p[1].revents != 0) return;
+    fds.assign({{listener_, POLLIN, 0}, {wake_[0], POLLIN, 0}});
+    auto next = SteadyClock::now() + std::chrono::hours(1);
+    for (const Pending& c : pending) {
+      fds.push_back({c.fd, POLLIN, 0});
+      next = std::min(next, c.deadline);
+    }
+    if (poll(fds.data(), fds.size(), std::max(1, remaining_ms(next))) < 0 && errno != EINTR) return;
+    if (fds[1].revents != 0) break;
+    const auto now = SteadyClock::now();
+    for (size_t i = 0; i < pending.size(); ++i) {
+      Pending& c = pending[i];
+      const int status = fds[i + 2].revents != 0 ? read_more(c, limits_.max_request_bytes) : 0;
+      if (status == 200) {
+        enqueue(c.fd, std::move(c.head));
+      } else if (status != 0 || now >= c.deadline) {
+        const int code = status != 0 ? status : 408;
+        refuse(c.fd, code, status_text(code));
+      } else {
+        continue;
+      }
+      c.fd = -1;
+    }
+    std::erase_if(pending, [](const Pending& c) { return c.fd < 0; });
+    if ((fds[0].revents & POLLIN) == 0) continue;
     const int fd = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       if (errno == EMFILE || errno == ENFILE) usleep(100'000);  // out of descriptors: back off
       continue;
     }
-    const int on = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    std::unique_lock lock(mu_);
-    if (queued_.size() >= limits_.max_queued) {
-      lock.unlock();
-      const std::string busy = serialize(plain(503, "busy: too many connections"), false);
-      (void)!send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      close(fd);
+    if (pending.size() >= limits_.max_connections) {
+      refuse(fd, 503, "busy: too many connections");
       continue;
     }
-    queued_.push_back(fd);
-    lock.unlock();
-    cv_.notify_one();
+    const int on = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    pending.push_back({fd, now + limits_.read_deadline, {}});
   }
+  for (const Pending& c : pending) close(c.fd);
 }
 
 void HttpServer::serve_loop(const std::function<HttpHandler()>& make_handler) {
@@ -184,21 +228,18 @@ void HttpServer::serve_loop(const std::function<HttpHandler()>& make_handler) {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [this] { return stopping_ || !queued_.empty(); });
     if (stopping_) return;
-    const int fd = queued_.front();
+    auto [fd, head] = std::move(queued_.front());
     queued_.pop_front();
     lock.unlock();
-    serve(fd, handler);
+    serve(fd, head, handler);
     close(fd);
   }
 }
 
-void HttpServer::serve(int fd, const HttpHandler& handler) const {
-  std::string head;
+void HttpServer::serve(int fd, const std::string& head, const HttpHandler& handler) const {
   HttpRequest request;
   HttpResponse response;
-  if (const int status = read_head(fd, head, limits_); status != 0) {
-    response = plain(status, status_text(status));
-  } else if (!parse_request_head(head, request)) {
+  if (!parse_request_head(head, request)) {
     response = plain(400, "bad request");
   } else if (request.method != "GET" && request.method != "HEAD") {
     response = plain(405, "read-only: GET and HEAD only");

@@ -1,10 +1,11 @@
 #pragma once
 // HttpServer: a small HTTP/1.1 server for the operator surface (GET and HEAD, no bodies, one
-// request per connection). Built for hostile clients rather than speed: a whole request must
-// arrive within `read_deadline` and fit `max_request_bytes`, a response is written within
-// `write_deadline`, a fixed pool of threads serves, and connections beyond the pool's queue are
-// refused with 503 at once. A slow or garbage client therefore holds a thread for at most the
-// deadline and never touches the worker's slots.
+// request per connection). Built for hostile clients rather than speed: one thread reads every
+// connection's request head with poll(), each within `read_deadline` of its accept and
+// `max_request_bytes` (else 408 / 431 and closed); only complete requests reach the fixed pool
+// of `threads` that answer them (each response written within `write_deadline`). Connections
+// past `max_connections`, or requests past `max_queued`, are refused with 503 at once. A slow or
+// garbage client therefore never holds a serving thread, and never touches the worker's slots.
 //
 // Why not cpp-httplib (Debian's libcpp-httplib-dev 0.11.4): its timeouts bound each read, not a
 // request (a client sending a byte every few seconds holds a thread for hours), and its pool's
@@ -46,7 +47,8 @@ struct HttpLimits {
   std::chrono::milliseconds read_deadline{5000};
   std::chrono::milliseconds write_deadline{10000};
   int threads = 2;
-  size_t max_queued = 32;  // accepted connections waiting for a thread
+  size_t max_connections = 128;  // connections still sending their request
+  size_t max_queued = 32;        // complete requests waiting for a thread
 };
 
 class HttpServer {
@@ -65,7 +67,9 @@ class HttpServer {
  private:
   void accept_loop();
   void serve_loop(const std::function<HttpHandler()>& make_handler);
-  void serve(int fd, const HttpHandler& handler) const;
+  void serve(int fd, const std::string& head, const HttpHandler& handler) const;
+  // Hands a complete request head to the pool, or answers 503 when its queue is full.
+  void enqueue(int fd, std::string head);
 
   HttpLimits limits_;
   int listener_ = -1;
@@ -73,7 +77,7 @@ class HttpServer {
   int port_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<int> queued_;
+  std::deque<std::pair<int, std::string>> queued_;  // socket, request head
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -1,0 +1,398 @@
+#!/usr/bin/env python3
+"""The operator surface end to end: the real `autonous` binary against the real loopback stub and
+a real SQLite file; /metrics read with Prometheus' own text parser (python3-prometheus-client);
+the dashboard opened in a real headless browser (Debian's chromium), checked from its DOM and a
+screenshot; hostile HTTP clients against a working worker.
+
+Run by ctest (tests/CMakeLists.txt) with AUTONOUS_BIN and AUTONOUS_STUB_BIN set; one ctest entry
+per test class."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+from prometheus_client.parser import text_string_to_metric_families
+
+BIN = os.environ.get("AUTONOUS_BIN", "build/cmd/autonous/autonous")
+STUB = os.environ.get("AUTONOUS_STUB_BIN", "build/cmd/autonous-stub/autonous-stub")
+HOSTILE = "<script>document.body.setAttribute('data-pwned','1')</script>" \
+          "<img src=x onerror=\"document.body.setAttribute('data-pwned','2')\">"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url, headers=None, timeout=10):
+    """(status, body text, headers) of a GET; never raises for an HTTP status."""
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read().decode(), dict(r.headers)
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(), dict(e.headers)
+
+
+class Env:
+    """A stub, a database and a worker (or a dashboard) with the operator surface on."""
+
+    def __init__(self, latency_ms=5, extra=None):
+        self.dir = tempfile.mkdtemp(prefix="autonous-ops-")
+        self.db = os.path.join(self.dir, "a.db")
+        port_file = os.path.join(self.dir, "stub.port")
+        self.stub = subprocess.Popen([STUB, "--port-file", port_file, "--latency-ms", str(latency_ms)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stub_port = ""
+        for _ in range(200):
+            if os.path.exists(port_file):
+                with open(port_file) as f:
+                    stub_port = f.read().strip()
+            if stub_port:
+                break
+            time.sleep(0.02)
+        self.port = free_port()
+        self.env = dict(os.environ, DB_PATH=self.db, POLL_INTERVAL_MS="50", RETRY_BASE_MS="100",
+                        OPENAI_BASE_URL=f"http://127.0.0.1:{stub_port}/v1",
+                        OPENAI_API_KEY="sk-test-secret-key-0123456789",
+                        HTTP_LISTEN=f"127.0.0.1:{self.port}", LOG_LEVEL="warn")
+        self.env.update(extra or {})
+        self.proc = None
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def run(self, *args, env=None, **kw):
+        return subprocess.run([BIN, *args], env=env or self.env, capture_output=True, text=True,
+                              timeout=120, **kw)
+
+    def enqueue(self, chat, text):
+        r = self.run("enqueue", "--chat", chat, text)
+        assert r.returncode == 0, r.stderr
+        return int(r.stdout.strip())
+
+    def start(self, *args):
+        self.log = open(os.path.join(self.dir, "worker.log"), "w")
+        self.proc = subprocess.Popen([BIN, *(args or ("worker",))], env=self.env, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                if get(self.base + "/healthz", timeout=2)[0] in (200, 503):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError("the operator surface did not come up: " + self.tail())
+
+    def tail(self):
+        with open(os.path.join(self.dir, "worker.log")) as f:
+            return f.read()[-3000:]
+
+    def sql(self, query, *params):
+        con = sqlite3.connect(self.db, timeout=5)
+        try:
+            return con.execute(query, params).fetchall()
+        finally:
+            con.close()
+
+    def wait_idle(self, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.sql("SELECT count(*) FROM tasks WHERE status IN ('queued','running')")[0][0] == 0:
+                return
+            time.sleep(0.1)
+        raise AssertionError("tasks still open: " + self.tail())
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self.stub.kill()
+        self.stub.wait()
+        if self.proc:
+            self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def chromium(*args):
+    exe = shutil.which("chromium")
+    if exe is None:
+        raise AssertionError("chromium is not installed (scripts/bootstrap installs it)")
+    profile = tempfile.mkdtemp(prefix="autonous-chromium-")
+    try:
+        r = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                            f"--user-data-dir={profile}", "--no-first-run", *args],
+                           capture_output=True, text=True, timeout=120)
+        return r
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def metrics_of(text):
+    """{(name, frozenset(labels)): value} of every sample."""
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            out[(s.name, frozenset(s.labels.items()))] = s.value
+    return out
+
+
+class Health(unittest.TestCase):
+    def test_healthy_then_a_database_that_refuses_writes_then_healthy_again(self):
+        e = Env()
+        try:
+            e.start()
+            status, body, _ = get(e.base + "/healthz")
+            self.assertEqual(status, 200, body)
+            h = json.loads(body)
+            self.assertEqual(h["status"], "ok")
+            self.assertEqual(h["slots"], 4)
+            self.assertEqual(h["database"], "ok")
+            lock = sqlite3.connect(e.db, timeout=5, isolation_level=None)
+            lock.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+            status, body, _ = get(e.base + "/healthz")
+            lock.execute("ROLLBACK")
+            lock.close()
+            self.assertEqual(status, 503, body)
+            h = json.loads(body)
+            self.assertEqual(h["status"], "unhealthy")
+            self.assertIn("database refuses writes", h["reason"])
+            self.assertEqual(get(e.base + "/healthz")[0], 200)
+            self.assertIsNone(e.proc.poll(), "the worker must keep running")
+        finally:
+            e.stop()
+
+
+class Metrics(unittest.TestCase):
+    def test_metrics_parse_and_match_the_database_after_a_run(self):
+        e = Env()
+        try:
+            for i in range(4):
+                e.enqueue("alpha", f"hello number {i}, tell me about cakes")
+            e.enqueue("beta", "rate limited once [[stub:429:1*1]]")
+            e.enqueue("gamma", "refused for good [[stub:llama400]]")
+            e.start()
+            e.wait_idle()
+            status, text, headers = get(e.base + "/metrics")
+            self.assertEqual(status, 200)
+            self.assertIn("text/plain; version=0.0.4", headers["Content-Type"])
+            m = metrics_of(text)
+            for st in ("queued", "running", "done", "failed"):
+                want = e.sql("SELECT count(*) FROM tasks WHERE status = ?", st)[0][0]
+                self.assertEqual(m[("autonous_tasks", frozenset({("status", st)}))], want, st)
+            self.assertEqual(m[("autonous_tasks", frozenset({("status", "done")}))], 5)
+            self.assertEqual(m[("autonous_tasks", frozenset({("status", "failed")}))], 1)
+            model = frozenset({("model", "gpt-4o-mini"), ("outcome", "ok")})
+            calls = e.sql("SELECT count(*) FROM llm_calls")[0][0]
+            self.assertEqual(m[("autonous_llm_request_duration_seconds_count", model)], calls)
+            for kind, column in (("prompt", "prompt_tokens"), ("completion", "completion_tokens"),
+                                 ("cached", "cached_tokens")):
+                want = e.sql(f"SELECT coalesce(sum({column}), 0) FROM llm_calls")[0][0]
+                got = m.get(("autonous_llm_tokens_total",
+                             frozenset({("model", "gpt-4o-mini"), ("kind", kind)})), 0)
+                self.assertEqual(got, want, kind)
+            retries = e.sql("SELECT count(*) FROM events WHERE type = 'llm.retry' AND "
+                            "json_extract(payload, '$.reason') = 'http_429'")[0][0]
+            self.assertEqual(retries, 1)
+            self.assertEqual(m[("autonous_llm_retries_total", frozenset({("reason", "http_429")}))], 1)
+            compressions = e.sql("SELECT count(*) FROM events WHERE type = 'context.compressed'")[0][0]
+            got = sum(v for (n, _), v in m.items() if n == "autonous_context_compressions_total")
+            self.assertEqual(got, compressions)
+            self.assertEqual(m[("autonous_task_duration_seconds_count", frozenset({("outcome", "done")}))], 5)
+            self.assertEqual(m[("autonous_task_duration_seconds_count", frozenset({("outcome", "failed")}))], 1)
+            self.assertEqual(m[("autonous_slots", frozenset())], 4)
+            self.assertEqual(m[("autonous_oldest_queued_age_seconds", frozenset())], 0)
+            self.assertNotIn("sk-test-secret", text)
+        finally:
+            e.stop()
+
+
+class Dashboard(unittest.TestCase):
+    def test_pages_in_a_real_browser_show_the_database_and_run_no_script(self):
+        e = Env()
+        try:
+            chat = "chat <b>bold</b> & co"
+            tasks = [e.enqueue(chat, f"turn {i}: " + HOSTILE) for i in range(3)]
+            failed = e.enqueue("other", "no [[stub:llama400]] " + HOSTILE)
+            e.start()
+            e.wait_idle()
+            pages = {
+                "overview": e.base + "/",
+                "chat": e.base + "/chat?id=" + urllib.request.quote(chat, safe=""),
+                "task": e.base + f"/task?id={tasks[-1]}",
+                "failed": e.base + f"/task?id={failed}",
+                "chats": e.base + "/chats",
+            }
+            dom = {}
+            for name, url in pages.items():
+                r = chromium("--dump-dom", url)
+                self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+                dom[name] = r.stdout
+                self.assertNotIn("data-pwned", re.sub(r"&lt;script&gt;.*?&lt;/script&gt;|onerror=.*?&gt;",
+                                                      "", r.stdout), name)
+                self.assertNotRegex(r.stdout, r"<body[^>]*data-pwned", name)
+            # The text is shown, escaped, not run.
+            self.assertIn("&lt;script&gt;document.body.setAttribute", dom["task"])
+            self.assertIn("chat &lt;b&gt;bold&lt;/b&gt; &amp; co", dom["chat"])
+            # Figures match the database.
+            done = e.sql("SELECT count(*) FROM tasks WHERE status = 'done'")[0][0]
+            self.assertRegex(dom["overview"], rf"id=\"count-done\">done<b>{done}</b>")
+            self.assertRegex(dom["overview"], r"id=\"count-failed\">failed<b>1</b>")
+            self.assertIn("llama says no", dom["overview"])  # the failure with its error
+            self.assertIn("id=\"tasks-over-time\"", dom["overview"])
+            after = e.sql("SELECT json_extract(payload, '$.tokens_after') FROM events WHERE "
+                          "task_id = ? AND type = 'context.compressed' ORDER BY id DESC LIMIT 1",
+                          tasks[-1])[0][0]
+            self.assertRegex(dom["task"], rf"<td>tokens_after</td><td>{after}</td>")
+            reply = e.sql("SELECT reply FROM tasks WHERE id = ?", tasks[-1])[0][0]
+            self.assertIn(reply.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")[:40],
+                          dom["task"])
+            self.assertIn("llama says no", dom["failed"])
+            rows = re.findall(r"<tr><td>\d+</td><td><a href=\"/task\?id=(\d+)\"", dom["chat"])
+            self.assertEqual(sorted(int(r) for r in rows), sorted(tasks))
+            self.assertIn("id=\"chat-tokens\"", dom["chat"])
+            shot = os.path.join(e.dir, "chat.png")
+            r = chromium(f"--screenshot={shot}", "--window-size=1200,1400", pages["chat"])
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            with open(shot, "rb") as f:
+                png = f.read()
+            self.assertEqual(png[:8], b"\x89PNG\r\n\x1a\n")
+            self.assertGreater(len(png), 20000, "a blank page makes a tiny PNG")
+            status, _, headers = get(pages["task"])
+            self.assertIn("default-src 'none'", headers["Content-Security-Policy"])
+            for url in pages.values():
+                self.assertNotIn("sk-test-secret", get(url)[1])
+            self.assertEqual(get(e.base + "/task?id=999999")[0], 404)
+            self.assertEqual(get(e.base + "/task?id=1%20OR%201")[0], 404)
+            self.assertEqual(get(e.base + "/chat?id=nobody")[0], 404)
+        finally:
+            e.stop()
+
+    def test_the_dashboard_command_serves_a_database_without_a_worker(self):
+        e = Env()
+        try:
+            e.enqueue("solo", "queued, never run")
+            e.start("dashboard")
+            self.assertEqual(get(e.base + "/healthz")[0], 200)
+            m = metrics_of(get(e.base + "/metrics")[1])
+            self.assertEqual(m[("autonous_tasks", frozenset({("status", "queued")}))], 1)
+            self.assertGreaterEqual(m[("autonous_oldest_queued_age_seconds", frozenset())], 0)
+            self.assertNotIn(("autonous_slots", frozenset()), m)
+            self.assertEqual(get(e.base + "/")[0], 200)
+            self.assertEqual(e.sql("SELECT count(*) FROM tasks WHERE status = 'queued'")[0][0], 1)
+            e.proc.send_signal(signal.SIGTERM)
+            self.assertEqual(e.proc.wait(timeout=10), 0)
+        finally:
+            e.stop()
+
+
+class Security(unittest.TestCase):
+    def test_a_non_loopback_address_without_a_token_is_refused_with_exit_2(self):
+        e = Env()
+        try:
+            env = dict(e.env, HTTP_LISTEN=f"0.0.0.0:{e.port}")
+            env.pop("HTTP_TOKEN", None)
+            for args in (("worker",), ("dashboard",), ("dashboard", "--listen", f"0.0.0.0:{e.port}")):
+                r = e.run(*args, env=env)
+                self.assertEqual(r.returncode, 2, (args, r.stderr))
+                self.assertIn("HTTP_TOKEN", r.stderr)
+            r = e.run("worker", env=dict(e.env, HTTP_LISTEN="127.0.0.1:notaport"))
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("HTTP_LISTEN", r.stderr)
+            r = e.run("dashboard", "--listen", "[::1", env=e.env)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("--listen", r.stderr)
+        finally:
+            e.stop()
+
+    def test_a_token_guards_every_page_but_healthz(self):
+        e = Env(extra={"HTTP_TOKEN": "s3cret-token-value"})
+        try:
+            e.start()
+            self.assertEqual(get(e.base + "/healthz")[0], 200)
+            for path in ("/", "/metrics", "/chats", "/task?id=1"):
+                status, _, headers = get(e.base + path)
+                self.assertEqual(status, 401, path)
+                self.assertIn("Basic", headers.get("WWW-Authenticate", ""))
+                self.assertEqual(get(e.base + path, {"Authorization": "Bearer wrong-token-value!"})[0], 401)
+            self.assertEqual(get(e.base + "/metrics", {"Authorization": "Bearer s3cret-token-value"})[0], 200)
+            import base64
+            basic = base64.b64encode(b"operator:s3cret-token-value").decode()
+            self.assertEqual(get(e.base + "/", {"Authorization": "Basic " + basic})[0], 200)
+        finally:
+            e.stop()
+
+    def test_garbage_and_slow_clients_do_not_disturb_the_worker(self):
+        e = Env(latency_ms=20)
+        try:
+            e.start()
+            ids = [e.enqueue(f"c{i % 5}", f"message {i}") for i in range(40)]
+            slow_closed = []
+
+            def slow_client():  # a byte a second: the server must answer and close by its deadline
+                import select
+                started = time.time()
+                with socket.create_connection(("127.0.0.1", e.port)) as s:
+                    for ch in b"GET / HTTP/1.1\r\nX-Slow: " + b"a" * 100:
+                        try:
+                            s.sendall(bytes([ch]))
+                        except OSError:
+                            break
+                        if select.select([s], [], [], 1.0)[0]:  # an answer, or the close
+                            break
+                        if time.time() - started > 20:
+                            return
+                    reply = b""
+                    try:
+                        while chunk := s.recv(4096):
+                            reply += chunk
+                    except OSError:
+                        pass
+                    slow_closed.append((time.time() - started, reply[:12]))
+
+            def garbage_client(payload):
+                try:
+                    with socket.create_connection(("127.0.0.1", e.port), timeout=10) as s:
+                        s.sendall(payload)
+                        s.recv(65536)
+                except OSError:
+                    pass
+
+            threads = [threading.Thread(target=slow_client) for _ in range(6)]
+            payloads = [os.urandom(3000), b"\x00" * 100 + b"\r\n\r\n", b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\n\r\n",
+                        b"POST / HTTP/1.1\r\nContent-Length: 999999999\r\n\r\n", b"GET /%zz HTTP/1.1\r\n\r\n",
+                        b"GET / HTTP/9.9\r\n\r\n", b"\r\n\r\n", b"GET /task?id=" + b"9" * 400 + b" HTTP/1.1\r\n\r\n"]
+            threads += [threading.Thread(target=garbage_client, args=(p,)) for p in payloads * 10]
+            for t in threads:
+                t.start()
+            e.wait_idle(timeout=90)
+            for t in threads:
+                t.join(timeout=30)
+            self.assertEqual(e.sql("SELECT count(*) FROM tasks WHERE status = 'done'")[0][0], len(ids))
+            self.assertIsNone(e.proc.poll(), "the worker must still run: " + e.tail())
+            self.assertEqual(len(slow_closed), 6, "each slow client is cut off")
+            self.assertTrue(all(t < 8 and r == b"HTTP/1.1 408" for t, r in slow_closed), slow_closed)
+            self.assertEqual(get(e.base + "/healthz")[0], 200)
+            self.assertEqual(get(e.base + "/")[0], 200)
+            status, body, _ = get(e.base + "/task?id=" + "9" * 400)
+            self.assertEqual(status, 404)
+        finally:
+            e.stop()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

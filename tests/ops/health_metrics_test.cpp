@@ -1,0 +1,114 @@
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "internal/events/event_types.h"
+#include "internal/ops/health.h"
+#include "internal/ops/html.h"
+#include "internal/ops/metrics.h"
+#include "tests/support/test_db.h"
+
+namespace autonous::ops {
+namespace {
+
+using nlohmann::json;
+
+events::Event event(std::string_view type, const json& payload, int64_t at) {
+  events::Event e;
+  e.type = std::string(type);
+  e.payload = payload.dump();
+  e.at_unix_ms = at;
+  return e;
+}
+
+TEST(HealthTest, ASilentSlotIsWedged) {
+  testing::TestDb t;
+  const LoopProbe fine = [] { return LoopStatus{2, 1, {10, -1}}; };
+  EXPECT_TRUE(check_health(t.db(), fine, {}).ok);
+  const LoopProbe wedged = [] { return LoopStatus{2, 1, {10, 61000}}; };
+  const HealthReport h = check_health(t.db(), wedged, {});
+  EXPECT_FALSE(h.ok);
+  EXPECT_EQ(h.reason, "slot 1 silent for 61 s (limit 60 s)");
+  EXPECT_EQ(json::parse(h.body)["status"], "unhealthy");
+}
+
+TEST(HealthTest, ADatabaseThatRefusesWritesIsUnhealthyForAWorkerOnly) {
+  testing::TestDb t;
+  auto other = t.open_connection();
+  auto probe = db::open(t.path(), db::OpenOptions{false, std::chrono::milliseconds(50)});
+  other->exec("BEGIN IMMEDIATE");
+  const HealthReport worker = check_health(*probe, {}, {true});
+  EXPECT_FALSE(worker.ok);
+  EXPECT_NE(worker.reason.find("database refuses writes"), std::string::npos) << worker.reason;
+  EXPECT_TRUE(check_health(*probe, {}, {false}).ok);  // the dashboard only reads
+  other->exec("ROLLBACK");
+  EXPECT_TRUE(check_health(*probe, {}, {true}).ok);  // and the probe left no transaction open
+  EXPECT_TRUE(check_health(*probe, {}, {true}).ok);
+}
+
+TEST(MetricsTest, ATrailBecomesCountersAndHistograms) {
+  testing::TestDb t;
+  Metrics m("default-model");
+  m.record(
+      {event(events::kTurnStarted, json::object(), 1000),
+       event(events::kContextCompressed,
+             {{"level", "normal"},
+              {"strategy", "summarize"},
+              {"recall", {{"items", json::array({json::object(), json::object()})}}}},
+             1001),
+       event(events::kContextSummarized, json::object(), 1002),
+       event(events::kLlmRequest, {{"model", "m1"}}, 1003),
+       event(events::kLlmResponse,
+             {{"status", 200},
+              {"latency_ms", 1500},
+              {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 7}, {"cached_tokens", 64}}}},
+             2500),
+       event(events::kTurnCompleted, json::object(), 3000)});
+  m.record({event(events::kTurnStarted, json::object(), 1000),
+            event(events::kLlmRetry, {{"status", 429}, {"latency_ms", 3}, {"reason", "http_429"}},
+                  1100)});
+  m.record({event("bogus", {}, 0)});  // ignored
+  const std::string text = m.render(t.db(), {});
+  for (const char* line :
+       {"autonous_llm_tokens_total{kind=\"prompt\",model=\"m1\"} 100",
+        "autonous_llm_tokens_total{kind=\"cached\",model=\"m1\"} 64",
+        "autonous_llm_request_duration_seconds_count{model=\"m1\",outcome=\"ok\"} 1",
+        "autonous_llm_request_duration_seconds_sum{model=\"m1\",outcome=\"ok\"} 1.5",
+        "autonous_llm_request_duration_seconds_count{model=\"default-model\",outcome=\"error\"} 1",
+        "autonous_llm_retries_total{reason=\"http_429\"} 1",
+        "autonous_context_compressions_total{level=\"normal\",strategy=\"summarize\"} 1",
+        "autonous_context_summaries_total{outcome=\"ok\"} 1", "autonous_recall_hits_total 2",
+        "autonous_task_duration_seconds_sum{outcome=\"done\"} 2",
+        "autonous_task_duration_seconds_count{outcome=\"retry\"} 1",
+        "autonous_tasks{status=\"queued\"} 0", "autonous_oldest_queued_age_seconds 0"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  EXPECT_EQ(text.find("autonous_slots"), std::string::npos);  // no worker: no slot gauges
+}
+
+TEST(MetricsTest, LabelValuesFromDataAreBounded) {
+  testing::TestDb t;
+  Metrics m("x");
+  for (int i = 0; i < 100; ++i)
+    m.record({event(events::kLlmRetry, {{"reason", "r" + std::to_string(i)}}, 0)});
+  const std::string text = m.render(t.db(), {});
+  EXPECT_NE(text.find("autonous_llm_retries_total{reason=\"other\"} 68"), std::string::npos);
+  EXPECT_EQ(text.find("reason=\"r99\""), std::string::npos);
+}
+
+TEST(HtmlTest, EscapeLeavesNoMarkup) {
+  EXPECT_EQ(html::escape("<script>a&b\"c'</script>"),
+            "&lt;script&gt;a&amp;b&quot;c&#39;&lt;/script&gt;");
+  EXPECT_EQ(html::escape("\xff"), "\xEF\xBF\xBD");  // invalid UTF-8 repaired
+  EXPECT_EQ(html::link("/chat", "id", "a b/<", "<x>"),
+            "<a href='/chat?id=a%20b%2F%3C'>&lt;x&gt;</a>");
+  html::Chart c{
+      "c<", "t<script>", "x", "y", {{"s'", "red", {{1, 2}, {2, 3}}}}, {{1, 2, "blue", "<b>", 'o'}},
+      0};
+  const std::string svg = html::line_chart(c);
+  EXPECT_EQ(svg.find("<script>"), std::string::npos);
+  EXPECT_EQ(svg.find("<b>"), std::string::npos);
+  EXPECT_NE(svg.find("<polyline"), std::string::npos);
+  EXPECT_EQ(html::line_chart(html::Chart{}), "<p class='muted'>No data yet.</p>");
+}
+
+}  // namespace
+}  // namespace autonous::ops
