@@ -4,6 +4,7 @@
 // HTTP_LISTEN.
 
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -57,7 +58,12 @@ int run_dashboard(const config::Config& config, const std::string& listen_flag) 
   } else if (config.http_listen) {
     listen = *config.http_listen;
   }
-  (void)open_db_for_reading(config);  // migrates a fresh file; refuses a stale read-only one
+  config::check_listen_token(listen, config.http_token);  // before touching any file
+  if (!std::filesystem::exists(config.db_path))
+    throw config::ConfigError("DB_PATH", config.db_path +
+                                             " does not exist; the dashboard reads a "
+                                             "database, it does not create one");
+  (void)open_db_for_reading(config);  // migrates an older file; refuses a stale read-only one
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

@@ -1,6 +1,7 @@
 // `autonous worker [--drain]`: runs the daemon. SIGTERM/SIGINT stop it gracefully; --drain
 // exits 0 once no task is queued or running.
 
+#include <atomic>
 #include <csignal>
 #include <ctime>
 #include <memory>
@@ -53,18 +54,32 @@ int run_worker(const config::Config& config, bool drain) {
   const store::EngineSettings settings = engine_settings(config);
   spdlog::info("context budget tokens={} source=\"{}\" strategy={}", settings.budget.tokens,
                settings.budget.source, context::to_string(settings.context.policy.strategy));
+  const sigset_t signals = block_stop_signals();  // before any thread starts: all inherit it
+  auto db = open_db(config);  // migrates once, before anything else opens a connection
+  std::unique_ptr<ops::Metrics> metrics;
+  std::atomic<const worker::Worker*> live{nullptr};
+  std::unique_ptr<worker::Worker> w;  // destroyed after the server (declared before it)
+  std::unique_ptr<ops::OpsServer> server;
+  if (config.http_listen) {
+    // Up before the catch-up below, which may take minutes after an upgrade: /healthz says
+    // "starting" rather than refusing connections.
+    metrics = std::make_unique<ops::Metrics>(config.openai_model);
+    server = start_ops_server(config, *config.http_listen, *metrics, [&live] {
+      const worker::Worker* running = live.load();
+      return running != nullptr ? loop_status(*running) : ops::LoopStatus{0, 0, {}, true};
+    });
+  }
   {
-    // Migrate once, before the slots open their own connections; then index what is queued for
-    // recall's search (a whole history after an upgrade, an import made while no worker ran).
-    auto db = open_db(config);
+    // Index what is queued for recall's search (a whole history after an upgrade, an import
+    // made while no worker ran) before the slots serve.
     const auto started = std::chrono::steady_clock::now();
     if (const int64_t n = store::SearchIndex(*db).index_all(); n > 0)
       spdlog::info("search index caught up rows={} ms={}", n,
                    std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::steady_clock::now() - started)
                        .count());
+    db.reset();
   }
-  const sigset_t signals = block_stop_signals();
 
   const openai::CurlGlobal curl;
   const common::SystemClock clock;
@@ -72,18 +87,12 @@ int run_worker(const config::Config& config, bool drain) {
   deps.make_transport = [] { return std::make_unique<openai::CurlTransport>(); };
   deps.counter = &token_counter(config);
   deps.clock = &clock;
-  std::unique_ptr<ops::Metrics> metrics;
-  if (config.http_listen) {
-    metrics = std::make_unique<ops::Metrics>(config.openai_model);
+  if (metrics)
     deps.on_trail = [m = metrics.get()](const std::vector<events::Event>& trail) {
       m->record(trail);
     };
-  }
-  worker::Worker w(config, deps, drain);
-  std::unique_ptr<ops::OpsServer> server;
-  if (config.http_listen)
-    server =
-        start_ops_server(config, *config.http_listen, *metrics, [&w] { return loop_status(w); });
+  w = std::make_unique<worker::Worker>(config, deps, drain);
+  live = w.get();
 
   std::stop_source stop;
   std::stop_source hard;  // a second signal: no grace period
@@ -102,7 +111,7 @@ int run_worker(const config::Config& config, bool drain) {
       }
     }
   });
-  w.run(stop.get_token(), hard.get_token());
+  w->run(stop.get_token(), hard.get_token());
   // Wake the signal thread now rather than at its next tick: `--drain` exits at once.
   signal_thread.request_stop();
   pthread_kill(signal_thread.native_handle(), SIGUSR1);

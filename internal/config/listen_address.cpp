@@ -4,6 +4,9 @@
 #include <charconv>
 #include <stdexcept>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "internal/config/config.h"
 
 namespace autonous::config {
@@ -18,8 +21,13 @@ int parse_port(const std::string& text) {
   return port;
 }
 
+// Decided on the address, not the text: "127.example.com" is a name that may resolve anywhere.
 bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ std::vector<Turn> turns_of(SQLite::Database& db, const std::string& chat) {
       db,
       "SELECT task_id, type, payload FROM events WHERE task_id IN (SELECT task_id FROM history "
       "WHERE chat_id = ?1 AND task_id IS NOT NULL AND role = 'assistant' ORDER BY id DESC "
-      "LIMIT ?2) AND type IN ('context.compressed', 'llm.response', 'context.summarized') "
+      "LIMIT ?2) AND +type IN ('context.compressed', 'llm.response', 'context.summarized') "
       "ORDER BY task_id, id");
   q.bind(1, chat);
   q.bind(2, kTurns);
@@ -146,20 +146,22 @@ std::string turn_table(const std::vector<Turn>& turns) {
 std::string recalled_messages(SQLite::Database& db, const std::vector<Turn>& turns) {
   std::vector<std::vector<std::string>> rows;
   SQLite::Statement msg(db, "SELECT role, text FROM history WHERE id = ?");
+  SQLite::Statement doc(db, "SELECT 'document: ' || title, text FROM documents WHERE id = ?");
   for (size_t i = turns.size(); i-- > 0 && rows.size() < 30;) {
     const json& p = turns[i].compressed;
     if (recalled(p) == 0) continue;
     for (const json& item : p["recall"]["items"]) {
       if (rows.size() >= 30) break;
       const int64_t id = static_cast<int64_t>(num(item, "id"));
-      msg.bind(1, id);
-      std::string text = "(not in history)";
+      SQLite::Statement& row = str(item, "source") == "document" ? doc : msg;  // ids differ
+      row.bind(1, id);
+      std::string text = "(deleted since)";
       std::string role;
-      if (msg.executeStep()) {
-        role = msg.getColumn(0).getString();
-        text = msg.getColumn(1).getString();
+      if (row.executeStep()) {
+        role = row.getColumn(0).getString();
+        text = row.getColumn(1).getString();
       }
-      msg.reset();
+      row.reset();
       rows.push_back({std::to_string(turns[i].task_id), std::to_string(id), html::escape(role),
                       html::escape(str(item, "score")),
                       "<pre>" + html::escape(detail::snippet(text, 300)) + "</pre>"});
@@ -181,19 +183,20 @@ std::string one_row(SQLite::Database& db, const std::string& id, const char* sql
 std::optional<std::string> chat_page(SQLite::Database& db, const std::string& chat,
                                      const context::ContextSettings& settings) {
   SQLite::Statement known(db,
-                          "SELECT (SELECT count(*) FROM history WHERE chat_id = ?1) + "
-                          "EXISTS (SELECT 1 FROM chat_heads WHERE chat_id = ?1) + "
+                          "SELECT (SELECT count(*) FROM history WHERE chat_id = ?1), "
+                          "(SELECT count(*) FROM tasks WHERE chat_id = ?1), "
                           "EXISTS (SELECT 1 FROM chat_settings WHERE chat_id = ?1)");
   known.bind(1, chat);
   known.executeStep();
   const int64_t messages = known.getColumn(0).getInt64();
-  if (messages == 0) return std::nullopt;
+  const int64_t tasks = known.getColumn(1).getInt64();
+  if (messages == 0 && tasks == 0 && known.getColumn(2).getInt() == 0) return std::nullopt;
   const std::vector<Turn> turns = turns_of(db, chat);
   const context::Thresholds t = thresholds_of(db, chat, settings);
   std::string body = fmt::format(
-      "<p>{} stored messages (and open tasks). Thresholds: soft {}, "
-      "warn {}, hard {}, target {}.</p>",
-      messages, t.soft, t.warn, t.hard, t.target);
+      "<p><span id='messages'>{}</span> stored messages, <span id='tasks'>{}</span> tasks. "
+      "Thresholds: soft {}, warn {}, hard {}, target {}.</p>",
+      messages, tasks, t.soft, t.warn, t.hard, t.target);
   body += plot(turns, t);
   body += "<h2>Turns (newest 50)</h2>" + turn_table(turns);
   body += "<h2>Recalled messages (newest 30)</h2>" + recalled_messages(db, turns);

@@ -14,9 +14,13 @@ namespace autonous::ops {
 
 std::string models_table(SQLite::Database& db) {
   // The model asked for is the llm.request's; the response names what the server ran.
+  // SQLite extracts the four fields: cheaper than parsing whole payloads here.
   SQLite::Statement q(db,
-                      "SELECT payload FROM events WHERE type = 'llm.response' "
-                      "ORDER BY id DESC LIMIT 5000");
+                      "SELECT json_extract(payload, '$.model'), json_extract(payload, "
+                      "'$.latency_ms'), json_extract(payload, '$.usage.prompt_tokens'), "
+                      "json_extract(payload, '$.usage.completion_tokens'), "
+                      "json_extract(payload, '$.usage.cached_tokens') FROM events "
+                      "WHERE type = 'llm.response' ORDER BY id DESC LIMIT 5000");
   struct Model {
     int64_t calls = 0;
     double prompt = 0, completion = 0, cached = 0;
@@ -24,15 +28,12 @@ std::string models_table(SQLite::Database& db) {
   };
   std::map<std::string, Model> by_model;
   while (q.executeStep()) {
-    const nlohmann::json p = nlohmann::json::parse(q.getColumn(0).getString(), nullptr, false);
-    Model& m = by_model[detail::str(p, "model")];
+    Model& m = by_model[q.getColumn(0).isText() ? q.getColumn(0).getString() : ""];
     ++m.calls;
-    m.latency.push_back(detail::num(p, "latency_ms") / 1000.0);
-    const auto usage = p.is_object() ? p.find("usage") : p.end();
-    if (usage == p.end() || !usage->is_object()) continue;
-    m.prompt += detail::num(*usage, "prompt_tokens");
-    m.completion += detail::num(*usage, "completion_tokens");
-    m.cached += detail::num(*usage, "cached_tokens");
+    m.latency.push_back(q.getColumn(1).getDouble() / 1000.0);
+    m.prompt += q.getColumn(2).getDouble();
+    m.completion += q.getColumn(3).getDouble();
+    m.cached += q.getColumn(4).getDouble();
   }
   std::vector<std::vector<std::string>> rows;
   for (auto& [name, m] : by_model)

@@ -29,12 +29,11 @@ std::string card(const std::string& label, const std::string& value, const std::
 
 std::string status_cards(SQLite::Database& db) {
   std::string out = "<div class='cards'>";
-  SQLite::Statement count(db, "SELECT count(*) FROM tasks WHERE status = ?");
+  SQLite::Statement count(db, "SELECT n FROM task_counts WHERE status = ?");
   for (const char* status : {"queued", "running", "done", "failed"}) {
     count.bind(1, status);
-    count.executeStep();
-    out += card(status, html::number(static_cast<double>(count.getColumn(0).getInt64())),
-                std::string("count-") + status);
+    const double n = count.executeStep() ? static_cast<double>(count.getColumn(0).getInt64()) : 0;
+    out += card(status, html::number(n), std::string("count-") + status);
     count.reset();
   }
   SQLite::Statement age(db,
@@ -70,7 +69,7 @@ std::vector<TaskTimes> recent_tasks(SQLite::Database& db) {
 // Arrivals, completions and failures per bucket, and the tasks open at each bucket's end.
 std::string over_time(const std::vector<TaskTimes>& tasks, double now) {
   if (tasks.empty()) return "<p class='muted'>No task in the last 24 hours.</p>";
-  double start = now;
+  double start = now - kBuckets;  // at least a minute, so the axis ends now
   for (const TaskTimes& t : tasks) start = std::min(start, t.created);
   const double width = std::max(1.0, (now - start) / kBuckets);
   std::vector<double> arrived(kBuckets + 1), done(kBuckets + 1), failed(kBuckets + 1),
@@ -118,8 +117,8 @@ std::string throughput(const std::vector<TaskTimes>& tasks, double now) {
   }
   const size_t n = latency.size();
   std::vector<std::vector<std::string>> rows = {
-      {"done in the last minute", html::number(static_cast<double>(last_minute))},
-      {"done in the last hour", html::number(static_cast<double>(last_hour))},
+      {"done in the last minute (of these tasks)", html::number(static_cast<double>(last_minute))},
+      {"done in the last hour (of these tasks)", html::number(static_cast<double>(last_hour))},
       {"queue to reply p50 (s)", html::number(percentile(latency, 0.50))},
       {"queue to reply p95 (s)", html::number(percentile(latency, 0.95))},
       {"queue to reply p99 (s)", html::number(percentile(latency, 0.99))},
@@ -179,7 +178,7 @@ std::string overview_page(SQLite::Database& db) {
   std::string body = status_cards(db);
   body += "<h2>Over time (last 24 hours, newest " + html::number(kRecentTasks) + " tasks)</h2>";
   body += over_time(tasks, now);
-  body += "<h2>Throughput and latency</h2>" + throughput(tasks, now);
+  body += "<h2>Throughput and latency (the same tasks)</h2>" + throughput(tasks, now);
   body += "<h2>Models (newest " + html::number(kRecentCalls) + " calls)</h2>" + models_table(db);
   body +=
       "<h2>Retry reasons (newest " + html::number(kRecentCalls) + " retries)</h2>" + retries(db);

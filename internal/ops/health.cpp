@@ -44,6 +44,7 @@ HealthReport check_health(SQLite::Database& db, const LoopProbe& loop,
                         " s (limit " + std::to_string(options.stall_limit.count() / 1000) + " s)";
       }
     }
+    if (s.starting) body["status"] = "starting";
     body["slots"] = s.slots;
     body["busy"] = s.busy;
     body["beat_age_ms"] = ages;

@@ -2,7 +2,8 @@
 // Health: the answer of `GET /healthz`. Healthy when every worker slot showed a sign of life
 // within the stall limit (a slot beats on every pass of its loop and every poll during an HTTP
 // call) and the database answers: takes a write lock and gives it back (BEGIN IMMEDIATE;
-// ROLLBACK) for a worker, answers a read for `autonous dashboard`.
+// ROLLBACK) for a worker, answers a read for `autonous dashboard`. A worker still catching up
+// its search index before the slots start is healthy, with status "starting".
 
 #include <chrono>
 #include <string>

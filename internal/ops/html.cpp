@@ -195,8 +195,14 @@ std::string line_chart(const Chart& c) {
       "font-weight='600'>{}</text>",
       escape(c.id), escape(c.title), kWidth, kHeight, kWidth, kHeight, kLeft, escape(c.title));
   out += axes(c, s);
-  for (const Series& series : c.series)
-    if (!series.points.empty()) out += polyline(series, s);
+  for (const Series& series : c.series) {
+    if (series.points.empty()) continue;
+    out += polyline(series, s);
+    if (series.points.size() <= 2)  // a line of one point draws nothing: show the points
+      for (const auto& [x, y] : series.points)
+        out += fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='3' fill='{}'/>", s.px(x), s.py(y),
+                           escape(series.color));
+  }
   for (const Marker& m : c.markers) out += marker(m, s);
   double lx = kWidth - kRight - 10;
   for (auto it = c.series.rbegin(); it != c.series.rend(); ++it) {

@@ -130,7 +130,9 @@ HttpServer::HttpServer(const config::ListenAddress& address,
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   }
   for (int i = 0; i < limits_.threads; ++i)
-    threads_.emplace_back([this, make_handler] { serve_loop(make_handler); });
+    threads_.emplace_back([this, make_handler] { serve_loop(make_handler, 0); });
+  if (!limits_.priority_path.empty())
+    threads_.emplace_back([this, make_handler] { serve_loop(make_handler, 1); });
   threads_.emplace_back([this] { accept_loop(); });
 }
 
@@ -143,7 +145,8 @@ HttpServer::~HttpServer() {
   const char byte = 1;
   (void)!write(wake_[1], &byte, 1);
   for (auto& t : threads_) t.join();
-  for (const auto& [fd, head] : queued_) close(fd);
+  for (const auto& queue : queued_)
+    for (const auto& [fd, head] : queue) close(fd);
   close(listener_);
   close(wake_[0]);
   close(wake_[1]);
@@ -161,15 +164,19 @@ void refuse(int fd, int status, const std::string& text) {
 }  // namespace
 
 void HttpServer::enqueue(int fd, std::string head) {
+  const bool priority =
+      !limits_.priority_path.empty() && (head.rfind("GET " + limits_.priority_path + " ", 0) == 0 ||
+                                         head.rfind("HEAD " + limits_.priority_path + " ", 0) == 0);
+  auto& queue = queued_[priority ? 1 : 0];
   std::unique_lock lock(mu_);
-  if (queued_.size() >= limits_.max_queued) {
+  if (queue.size() >= limits_.max_queued) {
     lock.unlock();
     refuse(fd, 503, "busy: too many requests");
     return;
   }
-  queued_.emplace_back(fd, std::move(head));
+  queue.emplace_back(fd, std::move(head));
   lock.unlock();
-  cv_.notify_one();
+  cv_.notify_all();
 }
 
 // Accepts connections and reads their request heads, all on this one thread.
@@ -183,7 +190,13 @@ void HttpServer::accept_loop() {
       fds.push_back({c.fd, POLLIN, 0});
       next = std::min(next, c.deadline);
     }
-    if (poll(fds.data(), fds.size(), std::max(1, remaining_ms(next))) < 0 && errno != EINTR) return;
+    if (poll(fds.data(), fds.size(), std::max(1, remaining_ms(next))) < 0) {
+      if (errno != EINTR) {
+        spdlog::warn("http: poll failed: {}", std::strerror(errno));
+        usleep(10'000);
+      }
+      continue;
+    }
     if (fds[1].revents != 0) break;
     const auto now = SteadyClock::now();
     for (size_t i = 0; i < pending.size(); ++i) {
@@ -203,12 +216,14 @@ void HttpServer::accept_loop() {
     if ((fds[0].revents & POLLIN) == 0) continue;
     const int fd = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
-      if (errno == EMFILE || errno == ENFILE) usleep(100'000);  // out of descriptors: back off
+      if (errno == EMFILE || errno == ENFILE) usleep(10'000);  // out of descriptors: back off
       continue;
     }
     if (pending.size() >= limits_.max_connections) {
-      refuse(fd, 503, "busy: too many connections");
-      continue;
+      // The oldest unfinished request makes room: a flood of idle connections cannot lock out
+      // a prompt client (a health probe).
+      refuse(pending.front().fd, 503, "busy: too many connections");
+      pending.erase(pending.begin());
     }
     const int on = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
@@ -217,19 +232,20 @@ void HttpServer::accept_loop() {
   for (const Pending& c : pending) close(c.fd);
 }
 
-void HttpServer::serve_loop(const std::function<HttpHandler()>& make_handler) {
+void HttpServer::serve_loop(const std::function<HttpHandler()>& make_handler, int lane) {
   HttpHandler handler;
   try {
     handler = make_handler();
   } catch (const std::exception& e) {
     spdlog::error("http: a server thread could not start: {}", e.what());
   }
+  auto& queue = queued_[lane];
   for (;;) {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return stopping_ || !queued_.empty(); });
+    cv_.wait(lock, [this, &queue] { return stopping_ || !queue.empty(); });
     if (stopping_) return;
-    auto [fd, head] = std::move(queued_.front());
-    queued_.pop_front();
+    auto [fd, head] = std::move(queue.front());
+    queue.pop_front();
     lock.unlock();
     serve(fd, head, handler);
     close(fd);
@@ -250,8 +266,10 @@ void HttpServer::serve(int fd, const std::string& head, const HttpHandler& handl
     try {
       response = handler(request);
     } catch (const std::exception& e) {
-      spdlog::warn("http: {} {} failed: {}", request.method, request.path, e.what());
+      spdlog::warn("http: {} {:?} failed: {}", request.method, request.path, e.what());
       response = plain(500, "internal error (see the worker's log)");
+    } catch (...) {
+      response = plain(500, "internal error");
     }
   }
   write_all(fd, serialize(response, request.method == "HEAD"),

@@ -3,9 +3,10 @@
 // request per connection). Built for hostile clients rather than speed: one thread reads every
 // connection's request head with poll(), each within `read_deadline` of its accept and
 // `max_request_bytes` (else 408 / 431 and closed); only complete requests reach the fixed pool
-// of `threads` that answer them (each response written within `write_deadline`). Connections
-// past `max_connections`, or requests past `max_queued`, are refused with 503 at once. A slow or
-// garbage client therefore never holds a serving thread, and never touches the worker's slots.
+// of `threads` that answer them (each response written within `write_deadline`), and requests
+// for `priority_path` (/healthz) to a thread of their own. Past `max_connections` the oldest
+// unfinished connection is dropped; requests past `max_queued` are refused with 503 at once. A slow
+// or garbage client therefore never holds a serving thread, and never touches the worker's slots.
 //
 // Why not cpp-httplib (Debian's libcpp-httplib-dev 0.11.4): its timeouts bound each read, not a
 // request (a client sending a byte every few seconds holds a thread for hours), and its pool's
@@ -45,9 +46,13 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 struct HttpLimits {
   size_t max_request_bytes = 8192;  // request line and headers
   std::chrono::milliseconds read_deadline{5000};
-  std::chrono::milliseconds write_deadline{10000};
+  std::chrono::milliseconds write_deadline{5000};
   int threads = 2;
-  size_t max_connections = 128;  // connections still sending their request
+  // Requests for this path have a thread of their own (a health probe is never stuck behind
+  // slow pages); empty: none.
+  std::string priority_path = "/healthz";
+  size_t max_connections = 128;  // connections still sending their request (then the oldest
+                                 // is dropped for a new one)
   size_t max_queued = 32;        // complete requests waiting for a thread
 };
 
@@ -66,7 +71,7 @@ class HttpServer {
 
  private:
   void accept_loop();
-  void serve_loop(const std::function<HttpHandler()>& make_handler);
+  void serve_loop(const std::function<HttpHandler()>& make_handler, int lane);
   void serve(int fd, const std::string& head, const HttpHandler& handler) const;
   // Hands a complete request head to the pool, or answers 503 when its queue is full.
   void enqueue(int fd, std::string head);
@@ -77,7 +82,7 @@ class HttpServer {
   int port_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::pair<int, std::string>> queued_;  // socket, request head
+  std::deque<std::pair<int, std::string>> queued_[2];  // socket and request head; [1]: priority
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -1,5 +1,6 @@
 #include "internal/ops/metrics.h"
 
+#include <algorithm>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -51,7 +52,9 @@ struct Metrics::Impl {
   Family<Histogram>& llm_duration =
       prometheus::BuildHistogram()
           .Name("autonous_llm_request_duration_seconds")
-          .Help("LLM chat completion requests by model and outcome (ok, error)")
+          .Help(
+              "LLM requests (chat completions and summary calls) by model and outcome (ok, "
+              "error: an HTTP answer that was not a usable reply)")
           .Register(*registry);
   Family<Counter>& tokens = prometheus::BuildCounter()
                                 .Name("autonous_llm_tokens_total")
@@ -62,7 +65,9 @@ struct Metrics::Impl {
   Family<Histogram>& task_duration =
       prometheus::BuildHistogram()
           .Name("autonous_task_duration_seconds")
-          .Help("One attempt at a task, claim to outcome (done, retry, failed, released)")
+          .Help(
+              "One attempt at a task, claim to outcome (done, retry, failed, released), by "
+              "model")
           .Register(*registry);
   Family<Counter>& compressions = prometheus::BuildCounter()
                                       .Name("autonous_context_compressions_total")
@@ -72,10 +77,13 @@ struct Metrics::Impl {
                                    .Name("autonous_context_summaries_total")
                                    .Help("Summary compactions by outcome (ok, failed)")
                                    .Register(*registry);
-  Family<Counter>& recall_hits = prometheus::BuildCounter()
-                                     .Name("autonous_recall_hits_total")
-                                     .Help("Stored messages recalled into prompts")
-                                     .Register(*registry);
+  Family<Counter>& recall_hits =
+      prometheus::BuildCounter()
+          .Name("autonous_recall_hits_total")
+          .Help(
+              "Stored messages and documents the search put into prompts (hits, not the "
+              "neighbours that come with them)")
+          .Register(*registry);
   Family<Counter>& retries = prometheus::BuildCounter()
                                  .Name("autonous_llm_retries_total")
                                  .Help("Attempts that will be retried, by reason")
@@ -96,19 +104,31 @@ struct Metrics::Impl {
 
   void llm_call(const std::string& m, const json& p, const std::string& outcome) {
     const double ms = number(p, "latency_ms");
-    if (ms < 0 || p.find("status") == p.end()) return;  // no HTTP call was made
+    if (ms < 0 || number(p, "status") <= 0) return;  // no HTTP answer: no request to time
     llm_duration.Add({{"model", m}, {"outcome", outcome}}, kSeconds).Observe(ms / 1000.0);
   }
 
-  void usage(const std::string& m, const json& p) {
-    const auto u = p.find("usage");
-    if (u == p.end() || !u->is_object()) return;
+  void usage(const std::string& m, const json& u) {
+    if (!u.is_object()) return;
     for (const auto& [key, kind] : {std::pair{"prompt_tokens", "prompt"},
                                     {"completion_tokens", "completion"},
                                     {"cached_tokens", "cached"}}) {
-      const double n = number(*u, key);
+      const double n = number(u, key);
       if (n > 0) tokens.Add({{"model", m}, {"kind", kind}}).Increment(n);
     }
+  }
+
+  // A summary compaction: its calls are LLM requests too (their latency split evenly when a
+  // summary took several), and its tokens are spent like a turn's.
+  void summarized(const json& p) {
+    summaries.Add({{"outcome", "ok"}}).Increment();
+    const std::string m = bounded("model", text(p, "model").empty() ? model : text(p, "model"));
+    const double calls = std::max(1.0, number(p, "calls"));
+    if (const double ms = number(p, "latency_ms"); ms >= 0)
+      for (int i = 0; i < static_cast<int>(calls); ++i)
+        llm_duration.Add({{"model", m}, {"outcome", "ok"}}, kSeconds).Observe(ms / calls / 1000.0);
+    if (const auto u = p.find("usage"); u != p.end() && u->is_array())
+      for (const json& one : *u) usage(m, one);
   }
 
   void compressed(const json& p) {
@@ -119,8 +139,10 @@ struct Metrics::Impl {
     const auto recall = p.find("recall");
     if (recall != p.end() && recall->is_object()) {
       const auto items = recall->find("items");
-      if (items != recall->end() && items->is_array() && !items->empty())
-        recall_hits.Add({}).Increment(static_cast<double>(items->size()));
+      double hits = 0;  // chosen by the search (a hit has a score; its neighbours have none)
+      if (items != recall->end() && items->is_array())
+        for (const json& item : *items) hits += item.is_object() && item.contains("score") ? 1 : 0;
+      if (hits > 0) recall_hits.Add({}).Increment(hits);
     }
   }
 };
@@ -138,7 +160,11 @@ void Metrics::record(const std::vector<events::Event>& trail) {
   std::string model = m.model;
   int64_t started_ms = 0;
   for (const events::Event& e : trail) {
-    const json p = json::parse(e.payload, nullptr, false);
+    // Only the payloads read below are parsed (context.compressed's is the big one).
+    const bool read = e.type == events::kLlmRequest || e.type == events::kContextCompressed ||
+                      e.type == events::kLlmResponse || e.type == events::kLlmRetry ||
+                      e.type == events::kTurnFailed || e.type == events::kContextSummarized;
+    const json p = read ? json::parse(e.payload, nullptr, false) : json::object();
     if (!p.is_object()) continue;
     if (e.type == events::kTurnStarted) {
       started_ms = e.at_unix_ms;
@@ -148,12 +174,12 @@ void Metrics::record(const std::vector<events::Event>& trail) {
     } else if (e.type == events::kContextCompressed) {
       m.compressed(p);
     } else if (e.type == events::kContextSummarized) {
-      m.summaries.Add({{"outcome", "ok"}}).Increment();
+      m.summarized(p);
     } else if (e.type == events::kContextSummaryFailed) {
       m.summaries.Add({{"outcome", "failed"}}).Increment();
     } else if (e.type == events::kLlmResponse) {
       m.llm_call(model, p, "ok");
-      m.usage(model, p);
+      if (const auto u = p.find("usage"); u != p.end()) m.usage(model, *u);
     } else if (e.type == events::kLlmRetry || e.type == events::kTurnFailed) {
       m.llm_call(model, p, "error");
       if (e.type == events::kLlmRetry)
@@ -165,7 +191,7 @@ void Metrics::record(const std::vector<events::Event>& trail) {
                           : e.type == events::kLlmRetry      ? "retry"
                                                              : nullptr;
     if (outcome != nullptr && &e == &trail.back() && started_ms > 0 && e.at_unix_ms >= started_ms)
-      m.task_duration.Add({{"outcome", outcome}}, kSeconds)
+      m.task_duration.Add({{"model", model}, {"outcome", outcome}}, kSeconds)
           .Observe(static_cast<double>(e.at_unix_ms - started_ms) / 1000.0);
   }
 }
@@ -191,11 +217,12 @@ void add_gauge(prometheus::MetricFamily& f, double value,
 // Gauges read from the database now: every worker and the dashboard agree on them.
 void database_gauges(SQLite::Database& db, std::vector<prometheus::MetricFamily>& out) {
   auto tasks = gauge_family("autonous_tasks", "Tasks by status, from the database");
-  SQLite::Statement count(db, "SELECT count(*) FROM tasks WHERE status = ?");
+  // task_counts (migration 0009) is kept by triggers: no scan of every task ever done.
+  SQLite::Statement count(db, "SELECT n FROM task_counts WHERE status = ?");
   for (const char* status : {"queued", "running", "done", "failed"}) {
     count.bind(1, status);
-    count.executeStep();
-    add_gauge(tasks, static_cast<double>(count.getColumn(0).getInt64()), {{"status", status}});
+    add_gauge(tasks, count.executeStep() ? static_cast<double>(count.getColumn(0).getInt64()) : 0,
+              {{"status", status}});
     count.reset();
   }
   out.push_back(std::move(tasks));

@@ -26,6 +26,7 @@ struct LoopStatus {
   int slots = 0;
   int busy = 0;
   std::vector<int64_t> beat_age_ms;  // per slot; -1 before its first beat
+  bool starting = false;             // the worker is still catching up before its slots run
 };
 using LoopProbe = std::function<LoopStatus()>;
 

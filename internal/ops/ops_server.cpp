@@ -4,6 +4,7 @@
 
 #include <SQLiteCpp/Database.h>
 #include <spdlog/spdlog.h>
+#include <sqlite3.h>
 
 #include "internal/ops/dashboard.h"
 #include "internal/ops/health.h"
@@ -46,6 +47,32 @@ std::string query(const HttpRequest& r, const char* key) {
   return it == r.query.end() ? std::string() : it->second;
 }
 
+// Interrupts a page's queries past its deadline (SQLite calls this every 1000 VM steps).
+int past_deadline(void* deadline) {
+  return std::chrono::steady_clock::now() >
+                 *static_cast<std::chrono::steady_clock::time_point*>(deadline)
+             ? 1
+             : 0;
+}
+
+// True when `host` (a Host header) names this machine's loopback: the only names a browser
+// uses for a loopback server, unless a page rebinds its own name to 127.0.0.1.
+bool loopback_host(const std::string& host) {
+  std::string name = host;
+  if (!name.empty() && name.front() == '[') {
+    name = name.substr(1, name.find(']') == std::string::npos ? 0 : name.find(']') - 1);
+  } else if (const size_t colon = name.rfind(':'); colon != std::string::npos) {
+    name = name.substr(0, colon);
+  }
+  try {
+    return config::parse_listen_address(name.find(':') != std::string::npos ? "[" + name + "]:1"
+                                                                            : name + ":1")
+        .loopback;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 bool base64_decode(const std::string& in, std::string& out) {
@@ -73,9 +100,24 @@ bool base64_decode(const std::string& in, std::string& out) {
 }
 
 OpsServer::OpsServer(OpsOptions options) : options_(std::move(options)) {
+  // Each server thread opens its connection on its first request, and again after a failure.
   auto make_handler = [this]() -> HttpHandler {
-    std::shared_ptr<SQLite::Database> db = options_.open_db();
-    return [this, db](const HttpRequest& request) { return handle(*db, request); };
+    auto db = std::make_shared<std::unique_ptr<SQLite::Database>>();
+    return [this, db](const HttpRequest& request) {
+      if (!*db) *db = options_.open_db();
+      auto deadline = std::chrono::steady_clock::now() + options_.request_deadline;
+      sqlite3_progress_handler((*db)->getHandle(), 1000, past_deadline, &deadline);
+      try {
+        HttpResponse r = handle(**db, request);
+        sqlite3_progress_handler((*db)->getHandle(), 0, nullptr, nullptr);
+        return r;
+      } catch (...) {
+        sqlite3_progress_handler((*db)->getHandle(), 0, nullptr, nullptr);
+        if (request.path == "/healthz") throw;
+        db->reset();  // a broken connection is not kept
+        throw;
+      }
+    };
   };
   http_ = std::make_unique<HttpServer>(options_.listen, make_handler, options_.limits);
 }
@@ -104,6 +146,16 @@ HttpResponse OpsServer::handle(SQLite::Database& db, const HttpRequest& request)
     const HealthReport h =
         check_health(db, options_.loop, HealthOptions{options_.need_write, options_.stall_limit});
     return HttpResponse{h.ok ? 200 : 503, "application/json", h.body, {}};
+  }
+  if (options_.token.empty() && options_.listen.loopback && request.headers.count("host") != 0 &&
+      !loopback_host(request.headers.at("host"))) {
+    // Without a token only a loopback name may ask: a web page that rebinds its own name to
+    // 127.0.0.1 must not read the chats through the operator's browser.
+    return HttpResponse{421,
+                        "text/plain; charset=utf-8",
+                        "this server answers loopback names only (localhost, 127.0.0.1, [::1]); "
+                        "set HTTP_TOKEN to serve others\n",
+                        {}};
   }
   if (!authorized(request)) {
     HttpResponse r{401, "text/plain; charset=utf-8", "a bearer token is required\n", {}};

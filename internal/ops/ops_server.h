@@ -2,8 +2,8 @@
 // OpsServer: the operator surface on one address (HTTP_LISTEN in `autonous worker`, --listen in
 // `autonous dashboard`): GET /healthz, /metrics and the dashboard's pages (dashboard.h), all
 // read-only. With a token, every path but /healthz needs `Authorization: Bearer TOKEN` (or HTTP
-// Basic with the token as the password, so a browser can log in). Each server thread opens its
-// own database connection.
+// Basic with the token as the password, so a browser can log in); without one, requests must
+// name a loopback host (no DNS rebinding). Each server thread opens its own database connection.
 
 #include <chrono>
 #include <functional>
@@ -31,6 +31,8 @@ struct OpsOptions {
   LoopProbe loop;                     // empty without a worker
   bool need_write = true;             // /healthz: the database must take a write lock
   std::chrono::milliseconds stall_limit{60000};
+  // A page's queries are interrupted past this (a 500 says so): no request holds a thread long.
+  std::chrono::milliseconds request_deadline{10000};
   HttpLimits limits;
 };
 

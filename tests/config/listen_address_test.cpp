@@ -24,6 +24,8 @@ TEST(ListenAddressTest, HostsAndBracketedIpv6) {
   EXPECT_FALSE(parse_listen_address("0.0.0.0:9464").loopback);
   EXPECT_FALSE(parse_listen_address("[::]:9464").loopback);
   EXPECT_FALSE(parse_listen_address("10.0.0.5:1").loopback);
+  EXPECT_FALSE(parse_listen_address("127.evil.example:1").loopback);  // a name, not 127/8
+  EXPECT_FALSE(parse_listen_address("[::ffff:10.0.0.1]:1").loopback);
 }
 
 TEST(ListenAddressTest, BadAddressesSayWhy) {

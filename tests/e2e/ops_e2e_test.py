@@ -185,6 +185,13 @@ class Metrics(unittest.TestCase):
                 e.enqueue("alpha", f"hello number {i}, tell me about cakes")
             e.enqueue("beta", "rate limited once [[stub:429:1*1]]")
             e.enqueue("gamma", "refused for good [[stub:llama400]]")
+            # A chat that summarizes and recalls: a small budget, long turns, a fact asked later.
+            r = e.run("chat", "set", "delta", "--max-tokens", "2500", "--strategy", "summarize")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            e.enqueue("delta", "Remember this: my parcel tracking code is ZEBRA7731 for the oven.")
+            for i in range(16):
+                e.enqueue("delta", f"Turn {i}: " + " ".join(["flour sugar butter eggs ribbon"] * 60))
+            e.enqueue("delta", "What was my parcel tracking code ZEBRA7731 about?")
             e.start()
             e.wait_idle()
             status, text, headers = get(e.base + "/metrics")
@@ -194,17 +201,37 @@ class Metrics(unittest.TestCase):
             for st in ("queued", "running", "done", "failed"):
                 want = e.sql("SELECT count(*) FROM tasks WHERE status = ?", st)[0][0]
                 self.assertEqual(m[("autonous_tasks", frozenset({("status", st)}))], want, st)
-            self.assertEqual(m[("autonous_tasks", frozenset({("status", "done")}))], 5)
+            self.assertEqual(m[("autonous_tasks", frozenset({("status", "done")}))], 23)
             self.assertEqual(m[("autonous_tasks", frozenset({("status", "failed")}))], 1)
+            types = {f.name: f.type for f in text_string_to_metric_families(text)}
+            self.assertEqual(types["autonous_tasks"], "gauge")
+            self.assertEqual(types["autonous_llm_request_duration_seconds"], "histogram")
+            self.assertEqual(types["autonous_llm_tokens"], "counter")  # the parser drops _total
             model = frozenset({("model", "gpt-4o-mini"), ("outcome", "ok")})
+            summary_calls = e.sql("SELECT coalesce(sum(json_extract(payload, '$.calls')), 0) FROM events "
+                                  "WHERE type = 'context.summarized'")[0][0]
+            self.assertGreaterEqual(summary_calls, 1, "the delta chat must have summarized")
             calls = e.sql("SELECT count(*) FROM llm_calls")[0][0]
-            self.assertEqual(m[("autonous_llm_request_duration_seconds_count", model)], calls)
+            self.assertEqual(m[("autonous_llm_request_duration_seconds_count", model)], calls + summary_calls)
+            errors = e.sql("SELECT count(*) FROM events WHERE type IN ('llm.retry', 'turn.failed') "
+                           "AND json_extract(payload, '$.status') > 0")[0][0]
+            self.assertEqual(errors, 2)  # the 429 and the 400
+            self.assertEqual(m[("autonous_llm_request_duration_seconds_count",
+                                frozenset({("model", "gpt-4o-mini"), ("outcome", "error")}))], errors)
             for kind, column in (("prompt", "prompt_tokens"), ("completion", "completion_tokens"),
                                  ("cached", "cached_tokens")):
                 want = e.sql(f"SELECT coalesce(sum({column}), 0) FROM llm_calls")[0][0]
-                got = m.get(("autonous_llm_tokens_total",
-                             frozenset({("model", "gpt-4o-mini"), ("kind", kind)})), 0)
+                want += e.sql(f"SELECT coalesce(sum(json_extract(u.value, '$.{column}')), 0) FROM events e, "
+                              "json_each(e.payload, '$.usage') u WHERE e.type = 'context.summarized'")[0][0]
+                self.assertGreater(want, 0, kind)
+                got = m[("autonous_llm_tokens_total", frozenset({("model", "gpt-4o-mini"), ("kind", kind)}))]
                 self.assertEqual(got, want, kind)
+            summaries = e.sql("SELECT count(*) FROM events WHERE type = 'context.summarized'")[0][0]
+            self.assertEqual(m[("autonous_context_summaries_total", frozenset({("outcome", "ok")}))], summaries)
+            hits = e.sql("SELECT count(*) FROM events e, json_each(e.payload, '$.recall.items') i "
+                         "WHERE e.type = 'context.compressed' AND json_extract(i.value, '$.score') IS NOT NULL")[0][0]
+            self.assertGreaterEqual(hits, 1, "the tracking code must have been recalled")
+            self.assertEqual(m[("autonous_recall_hits_total", frozenset())], hits)
             retries = e.sql("SELECT count(*) FROM events WHERE type = 'llm.retry' AND "
                             "json_extract(payload, '$.reason') = 'http_429'")[0][0]
             self.assertEqual(retries, 1)
@@ -212,8 +239,12 @@ class Metrics(unittest.TestCase):
             compressions = e.sql("SELECT count(*) FROM events WHERE type = 'context.compressed'")[0][0]
             got = sum(v for (n, _), v in m.items() if n == "autonous_context_compressions_total")
             self.assertEqual(got, compressions)
-            self.assertEqual(m[("autonous_task_duration_seconds_count", frozenset({("outcome", "done")}))], 5)
-            self.assertEqual(m[("autonous_task_duration_seconds_count", frozenset({("outcome", "failed")}))], 1)
+            def duration_count(outcome):
+                return m[("autonous_task_duration_seconds_count",
+                          frozenset({("model", "gpt-4o-mini"), ("outcome", outcome)}))]
+            self.assertEqual(duration_count("done"), 23)
+            self.assertEqual(duration_count("failed"), 1)
+            self.assertEqual(duration_count("retry"), 1)
             self.assertEqual(m[("autonous_slots", frozenset())], 4)
             self.assertEqual(m[("autonous_oldest_queued_age_seconds", frozenset())], 0)
             self.assertNotIn("sk-test-secret", text)
@@ -242,8 +273,9 @@ class Dashboard(unittest.TestCase):
                 r = chromium("--dump-dom", url)
                 self.assertEqual(r.returncode, 0, r.stderr[-2000:])
                 dom[name] = r.stdout
-                self.assertNotIn("data-pwned", re.sub(r"&lt;script&gt;.*?&lt;/script&gt;|onerror=.*?&gt;",
-                                                      "", r.stdout), name)
+                # Our pages have no script and no image at all: one in the DOM was injected.
+                self.assertNotIn("<script", r.stdout, name)
+                self.assertNotIn("<img", r.stdout, name)
                 self.assertNotRegex(r.stdout, r"<body[^>]*data-pwned", name)
             # The text is shown, escaped, not run.
             self.assertIn("&lt;script&gt;document.body.setAttribute", dom["task"])
@@ -262,6 +294,13 @@ class Dashboard(unittest.TestCase):
             self.assertIn(reply.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")[:40],
                           dom["task"])
             self.assertIn("llama says no", dom["failed"])
+            self.assertIn("&lt;script&gt;document.body.setAttribute", dom["failed"])
+            self.assertIn("&lt;img src=x onerror=", dom["failed"])
+            calls = e.sql("SELECT count(*) FROM llm_calls")[0][0]
+            self.assertRegex(dom["overview"], rf"<td>gpt-4o-mini</td><td>{calls}</td>")
+            # A chat whose only task failed has a page too (its link is on the overview).
+            r = chromium("--dump-dom", e.base + "/chat?id=other")
+            self.assertIn("<span id=\"tasks\">1</span> tasks", r.stdout)
             rows = re.findall(r"<tr><td>\d+</td><td><a href=\"/task\?id=(\d+)\"", dom["chat"])
             self.assertEqual(sorted(int(r) for r in rows), sorted(tasks))
             self.assertIn("id=\"chat-tokens\"", dom["chat"])
@@ -279,6 +318,11 @@ class Dashboard(unittest.TestCase):
             self.assertEqual(get(e.base + "/task?id=999999")[0], 404)
             self.assertEqual(get(e.base + "/task?id=1%20OR%201")[0], 404)
             self.assertEqual(get(e.base + "/chat?id=nobody")[0], 404)
+            # DNS rebinding: a page whose own name points at 127.0.0.1 gets nothing.
+            self.assertEqual(get(e.base + "/", {"Host": f"evil.example:{e.port}"})[0], 421)
+            self.assertEqual(get(e.base + "/", {"Host": f"localhost:{e.port}"})[0], 200)
+            status, body, _ = get(e.base + "/healthz", {"Host": "evil.example"})
+            self.assertEqual(status, 200)  # no data in it
         finally:
             e.stop()
 
@@ -296,6 +340,10 @@ class Dashboard(unittest.TestCase):
             self.assertEqual(e.sql("SELECT count(*) FROM tasks WHERE status = 'queued'")[0][0], 1)
             e.proc.send_signal(signal.SIGTERM)
             self.assertEqual(e.proc.wait(timeout=10), 0)
+            r = e.run("dashboard", env=dict(e.env, DB_PATH=os.path.join(e.dir, "typo.db")))
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("DB_PATH", r.stderr)
+            self.assertFalse(os.path.exists(os.path.join(e.dir, "typo.db")), "nothing created")
         finally:
             e.stop()
 
@@ -390,6 +438,38 @@ class Security(unittest.TestCase):
             self.assertEqual(get(e.base + "/")[0], 200)
             status, body, _ = get(e.base + "/task?id=" + "9" * 400)
             self.assertEqual(status, 404)
+        finally:
+            e.stop()
+
+    def test_read_only_methods_and_a_flood_of_idle_connections(self):
+        e = Env()
+        try:
+            e.start()
+            for method in ("POST", "PUT", "DELETE"):
+                req = urllib.request.Request(e.base + "/", method=method, data=b"x")
+                try:
+                    urllib.request.urlopen(req, timeout=10)
+                    self.fail(method + " accepted")
+                except urllib.error.HTTPError as err:
+                    self.assertEqual(err.code, 405, method)
+            with urllib.request.urlopen(urllib.request.Request(e.base + "/", method="HEAD"), timeout=10) as r:
+                self.assertEqual(r.status, 200)
+                self.assertEqual(r.read(), b"")
+                self.assertGreater(int(r.headers["Content-Length"]), 1000)
+            # 300 connections that never finish a request: more than the server keeps (128).
+            idle = [socket.create_connection(("127.0.0.1", e.port)) for _ in range(300)]
+            try:
+                for s in idle:
+                    s.sendall(b"GET / HTTP/1.1\r\n")
+                time.sleep(0.3)
+                t0 = time.time()
+                status, body, _ = get(e.base + "/healthz", timeout=5)
+                self.assertEqual(status, 200, body)
+                self.assertLess(time.time() - t0, 2.0)
+            finally:
+                for s in idle:
+                    s.close()
+            self.assertIsNone(e.proc.poll())
         finally:
             e.stop()
 
