@@ -8,7 +8,9 @@ the same queue twice from a copy of the seed: HTTP_LISTEN unset, then HTTP_LISTE
 client fetching /metrics, /, /chats, a chat page and a task page every second. Ratio = tasks/s
 scraped over tasks/s not; each round's own ratio, because machines are noisy.
 
-Usage: bench/ops/run.py [TASKS] [ROUNDS]   (defaults 3000 and 3). Needs a built build/."""
+Usage: bench/ops/run.py [TASKS] [ROUNDS] [LATENCY_MS] [CONCURRENCY]
+(defaults 3000, 3, 0 and 4; `6000 5 100 32` is the realistic case: a 100 ms provider, 32
+slots). Needs a built build/."""
 
 import os
 import shutil
@@ -27,6 +29,8 @@ BIN = os.path.join(ROOT, "build/cmd/autonous/autonous")
 STUB = os.path.join(ROOT, "build/cmd/autonous-stub/autonous-stub")
 TASKS = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+LATENCY_MS = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+CONCURRENCY = int(sys.argv[4]) if len(sys.argv) > 4 else 4
 CHATS = 1000
 
 
@@ -95,12 +99,12 @@ def run(env, seed, work, listening, scraped):
 def main():
     work = tempfile.mkdtemp(prefix="autonous-ops-bench-")
     port_file = os.path.join(work, "port")
-    stub = subprocess.Popen([STUB, "--port-file", port_file, "--latency-ms", "0"],
+    stub = subprocess.Popen([STUB, "--port-file", port_file, "--latency-ms", str(LATENCY_MS)],
                             stdout=subprocess.DEVNULL)
     try:
         while not (os.path.exists(port_file) and open(port_file).read().strip()):
             time.sleep(0.05)
-        env = dict(os.environ, LOG_LEVEL="warn", POLL_INTERVAL_MS="50", WORKER_CONCURRENCY="4",
+        env = dict(os.environ, LOG_LEVEL="warn", POLL_INTERVAL_MS="50", WORKER_CONCURRENCY=str(CONCURRENCY),
                    OPENAI_BASE_URL=f"http://127.0.0.1:{open(port_file).read().strip()}/v1")
         env.pop("HTTP_LISTEN", None)
         seed = os.path.join(work, "seed.db")
@@ -108,7 +112,8 @@ def main():
                        stdout=subprocess.DEVNULL)
         queue(seed, TASKS, 0)
         subprocess.run([BIN, "worker", "--drain"], env=dict(env, DB_PATH=seed), check=True)
-        print(f"seed: {TASKS} tasks done over {CHATS} chats; each run: {TASKS} more, C=4, instant stub")
+        print(f"seed: {TASKS} tasks done over {CHATS} chats; each run: {TASKS} more, "
+              f"C={CONCURRENCY}, stub latency {LATENCY_MS} ms")
         ratios = []
         for r in range(ROUNDS):
             off, _ = run(env, seed, work, False, False)

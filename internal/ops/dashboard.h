@@ -15,6 +15,7 @@
 #include <string>
 
 #include "internal/context/context_settings.h"
+#include "internal/ops/task_counts.h"
 
 namespace SQLite {
 class Database;
@@ -22,7 +23,7 @@ class Database;
 
 namespace autonous::ops {
 
-std::string overview_page(SQLite::Database& db);
+std::string overview_page(SQLite::Database& db, TaskCounts& counts);
 std::string chats_page(SQLite::Database& db, const std::string& search);
 // `settings`: the engine's settings from the environment (the thresholds drawn on the plot are
 // the chat's effective ones).

@@ -27,15 +27,12 @@ std::string card(const std::string& label, const std::string& value, const std::
                      html::escape(label), html::escape(value));
 }
 
-std::string status_cards(SQLite::Database& db) {
+std::string status_cards(SQLite::Database& db, TaskCounts& counts) {
   std::string out = "<div class='cards'>";
-  SQLite::Statement count(db, "SELECT n FROM task_counts WHERE status = ?");
-  for (const char* status : {"queued", "running", "done", "failed"}) {
-    count.bind(1, status);
-    const double n = count.executeStep() ? static_cast<double>(count.getColumn(0).getInt64()) : 0;
-    out += card(status, html::number(n), std::string("count-") + status);
-    count.reset();
-  }
+  const std::array<int64_t, 4> n = counts.read(db);
+  for (size_t i = 0; i < kStatuses.size(); ++i)
+    out += card(kStatuses[i], html::number(static_cast<double>(n[i])),
+                std::string("count-") + kStatuses[i]);
   SQLite::Statement age(db,
                         "SELECT (julianday('now') - julianday(created_at)) * 86400.0 FROM tasks "
                         "WHERE status = 'queued' ORDER BY id LIMIT 1");
@@ -172,10 +169,10 @@ std::string retries(SQLite::Database& db) {
 
 std::string models_table(SQLite::Database& db);  // dashboard_models.cpp
 
-std::string overview_page(SQLite::Database& db) {
+std::string overview_page(SQLite::Database& db, TaskCounts& counts) {
   const double now = static_cast<double>(std::time(nullptr));
   const std::vector<TaskTimes> tasks = recent_tasks(db);
-  std::string body = status_cards(db);
+  std::string body = status_cards(db, counts);
   body += "<h2>Over time (last 24 hours, newest " + html::number(kRecentTasks) + " tasks)</h2>";
   body += over_time(tasks, now);
   body += "<h2>Throughput and latency (the same tasks)</h2>" + throughput(tasks, now);

@@ -215,16 +215,12 @@ void add_gauge(prometheus::MetricFamily& f, double value,
 }
 
 // Gauges read from the database now: every worker and the dashboard agree on them.
-void database_gauges(SQLite::Database& db, std::vector<prometheus::MetricFamily>& out) {
+void database_gauges(SQLite::Database& db, TaskCounts& counts,
+                     std::vector<prometheus::MetricFamily>& out) {
   auto tasks = gauge_family("autonous_tasks", "Tasks by status, from the database");
-  // task_counts (migration 0009) is kept by triggers: no scan of every task ever done.
-  SQLite::Statement count(db, "SELECT n FROM task_counts WHERE status = ?");
-  for (const char* status : {"queued", "running", "done", "failed"}) {
-    count.bind(1, status);
-    add_gauge(tasks, count.executeStep() ? static_cast<double>(count.getColumn(0).getInt64()) : 0,
-              {{"status", status}});
-    count.reset();
-  }
+  const std::array<int64_t, 4> n = counts.read(db);
+  for (size_t i = 0; i < kStatuses.size(); ++i)
+    add_gauge(tasks, static_cast<double>(n[i]), {{"status", kStatuses[i]}});
   out.push_back(std::move(tasks));
   auto oldest = gauge_family("autonous_oldest_queued_age_seconds",
                              "Age of the oldest queued task (0 when none is queued)");
@@ -237,9 +233,9 @@ void database_gauges(SQLite::Database& db, std::vector<prometheus::MetricFamily>
 
 }  // namespace
 
-std::string Metrics::render(SQLite::Database& db, const LoopProbe& loop) const {
+std::string Metrics::render(SQLite::Database& db, TaskCounts& counts, const LoopProbe& loop) const {
   std::vector<prometheus::MetricFamily> families = impl_->registry->Collect();
-  database_gauges(db, families);
+  database_gauges(db, counts, families);
   if (loop) {
     const LoopStatus s = loop();
     auto busy = gauge_family("autonous_busy_slots", "Worker slots inside a task (this process)");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "internal/events/event_log.h"
+#include "internal/ops/task_counts.h"
 
 namespace SQLite {
 class Database;
@@ -42,8 +43,9 @@ class Metrics {
   void record(const std::vector<events::Event>& trail);
 
   // The exposition: the process's metrics (when `loop` is set, the slots too) and the database's
-  // gauges read through `db`. Throws SQLite::Exception when the database cannot be read.
-  std::string render(SQLite::Database& db, const LoopProbe& loop) const;
+  // gauges read through `db` (tasks by status through `counts`). Throws SQLite::Exception when
+  // the database cannot be read.
+  std::string render(SQLite::Database& db, TaskCounts& counts, const LoopProbe& loop) const;
 
  private:
   struct Impl;

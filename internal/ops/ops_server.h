@@ -14,6 +14,7 @@
 #include "internal/context/context_settings.h"
 #include "internal/ops/http_server.h"
 #include "internal/ops/metrics.h"
+#include "internal/ops/task_counts.h"
 
 namespace SQLite {
 class Database;
@@ -48,6 +49,7 @@ class OpsServer {
   bool authorized(const HttpRequest& request) const;
 
   OpsOptions options_;
+  mutable TaskCounts counts_;
   std::unique_ptr<HttpServer> http_;
 };
 

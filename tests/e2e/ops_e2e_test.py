@@ -135,6 +135,7 @@ def chromium(*args):
     profile = tempfile.mkdtemp(prefix="autonous-chromium-")
     try:
         r = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                            "--disable-dev-shm-usage",
                             f"--user-data-dir={profile}", "--no-first-run", *args],
                            capture_output=True, text=True, timeout=120)
         return r

@@ -47,6 +47,7 @@ TEST(HealthTest, ADatabaseThatRefusesWritesIsUnhealthyForAWorkerOnly) {
 
 TEST(MetricsTest, ATrailBecomesCountersAndHistograms) {
   testing::TestDb t;
+  TaskCounts counts;
   Metrics m("default-model");
   m.record(
       {event(events::kTurnStarted, json::object(), 1000),
@@ -73,7 +74,7 @@ TEST(MetricsTest, ATrailBecomesCountersAndHistograms) {
             event(events::kLlmRetry, {{"status", 429}, {"latency_ms", 3}, {"reason", "http_429"}},
                   1100)});
   m.record({event("bogus", {}, 0)});  // ignored
-  const std::string text = m.render(t.db(), {});
+  const std::string text = m.render(t.db(), counts, {});
   for (const char* line :
        {"autonous_llm_tokens_total{kind=\"prompt\",model=\"m1\"} 100",
         "autonous_llm_tokens_total{kind=\"cached\",model=\"m1\"} 64",
@@ -95,10 +96,11 @@ TEST(MetricsTest, ATrailBecomesCountersAndHistograms) {
 
 TEST(MetricsTest, LabelValuesFromDataAreBounded) {
   testing::TestDb t;
+  TaskCounts counts;
   Metrics m("x");
   for (int i = 0; i < 100; ++i)
     m.record({event(events::kLlmRetry, {{"reason", "r" + std::to_string(i)}}, 0)});
-  const std::string text = m.render(t.db(), {});
+  const std::string text = m.render(t.db(), counts, {});
   EXPECT_NE(text.find("autonous_llm_retries_total{reason=\"other\"} 68"), std::string::npos);
   EXPECT_EQ(text.find("reason=\"r99\""), std::string::npos);
 }
