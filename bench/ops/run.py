@@ -4,8 +4,9 @@
 The real `autonous worker --drain` against the loopback stub (instant replies, so the worker is
 bound by SQLite and CPU: the case a scraper disturbs most), WORKER_CONCURRENCY=4, on a database
 seeded by a first run (so the pages have thousands of tasks and events to read). Each round runs
-the same queue twice from a copy of the seed: HTTP_LISTEN unset, then HTTP_LISTEN set with a
-client fetching /metrics, /, /chats, a chat page and a task page every second. Ratio = tasks/s
+the same queue three times from a copy of the seed: HTTP_LISTEN unset; set; set with a client
+fetching /metrics, /, /chats, a chat page and a task page every second (the order rotates
+from round to round). Ratio = tasks/s
 scraped over tasks/s not; each round's own ratio, because machines are noisy.
 
 Usage: bench/ops/run.py [TASKS] [ROUNDS] [LATENCY_MS] [CONCURRENCY]
@@ -116,9 +117,15 @@ def main():
               f"C={CONCURRENCY}, stub latency {LATENCY_MS} ms")
         ratios = []
         for r in range(ROUNDS):
-            off, _ = run(env, seed, work, False, False)
-            listening, _ = run(env, seed, work, True, False)
-            on, timings = run(env, seed, work, True, True)
+            # The order rotates each round: no mode always runs first (or last) in its round.
+            modes = [(False, False), (True, False), (True, True)]
+            modes = modes[r % 3:] + modes[:r % 3]
+            rates = {}
+            for listen, scraped in modes:
+                rates[(listen, scraped)] = run(env, seed, work, listen, scraped)
+            off, _ = rates[(False, False)]
+            listening, _ = rates[(True, False)]
+            on, timings = rates[(True, True)]
             ratios.append((listening / off, on / off))
             print(f"round {r + 1}: HTTP_LISTEN unset {off:.1f} tasks/s; set, not scraped "
                   f"{listening:.1f} ({listening / off:.3f}); scraped 1 Hz {on:.1f} ({on / off:.3f}); "

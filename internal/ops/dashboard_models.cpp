@@ -20,7 +20,7 @@ std::string models_table(SQLite::Database& db) {
                       "'$.latency_ms'), json_extract(payload, '$.usage.prompt_tokens'), "
                       "json_extract(payload, '$.usage.completion_tokens'), "
                       "json_extract(payload, '$.usage.cached_tokens') FROM events "
-                      "WHERE type = 'llm.response' ORDER BY id DESC LIMIT 5000");
+                      "WHERE type = 'llm.response' ORDER BY id DESC LIMIT 1000");
   struct Model {
     int64_t calls = 0;
     double prompt = 0, completion = 0, cached = 0;

@@ -19,7 +19,7 @@ using detail::percentile;
 using nlohmann::json;
 
 constexpr int kRecentTasks = 20000;  // the over-time plot reads at most the newest this many
-constexpr int kRecentCalls = 5000;   // model and retry tables: the newest this many events
+constexpr int kRecentCalls = 1000;   // model and retry tables: the newest this many events
 constexpr int kBuckets = 60;
 
 std::string card(const std::string& label, const std::string& value, const std::string& id) {

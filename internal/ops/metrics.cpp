@@ -42,6 +42,18 @@ std::string text(const json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// A payload without the parts no metric reads (context.compressed's blocks, delta, terms, …):
+// the worker's thread builds no tree for them.
+json parse_payload(const std::string& text) {
+  static const json::parser_callback_t kSkip = [](int depth, json::parse_event_t event,
+                                                  json& parsed) {
+    if (event != json::parse_event_t::key || depth != 1) return true;
+    const auto& key = parsed.get_ref<const std::string&>();
+    return key != "blocks" && key != "delta" && key != "custom" && key != "settings";
+  };
+  return json::parse(text, kSkip, false);
+}
+
 }  // namespace
 
 struct Metrics::Impl {
@@ -164,7 +176,7 @@ void Metrics::record(const std::vector<events::Event>& trail) {
     const bool read = e.type == events::kLlmRequest || e.type == events::kContextCompressed ||
                       e.type == events::kLlmResponse || e.type == events::kLlmRetry ||
                       e.type == events::kTurnFailed || e.type == events::kContextSummarized;
-    const json p = read ? json::parse(e.payload, nullptr, false) : json::object();
+    const json p = read ? parse_payload(e.payload) : json::object();
     if (!p.is_object()) continue;
     if (e.type == events::kTurnStarted) {
       started_ms = e.at_unix_ms;

@@ -163,7 +163,8 @@ HttpResponse OpsServer::handle(SQLite::Database& db, const HttpRequest& request)
     return r;
   }
   if (path == "/metrics")
-    return HttpResponse{200, kMetricsContentType, options_.metrics->render(db, counts_, options_.loop), {}};
+    return HttpResponse{
+        200, kMetricsContentType, options_.metrics->render(db, counts_, options_.loop), {}};
   if (path == "/") return page(200, overview_page(db, counts_));
   if (path == "/chats") return page(200, chats_page(db, query(request, "id")));
   if (path == "/chat") {

@@ -21,8 +21,8 @@ std::array<int64_t, 4> TaskCounts::read(SQLite::Database& db) {
   }
   const auto took = std::chrono::steady_clock::now() - started;
   counts_ = out;
-  fresh_until_ = started + std::max<std::chrono::steady_clock::duration>(std::chrono::seconds(1),
-                                                                         100 * took);
+  fresh_until_ =
+      started + std::max<std::chrono::steady_clock::duration>(std::chrono::seconds(1), 100 * took);
   return out;
 }
 
