@@ -54,8 +54,9 @@ int run_worker(const config::Config& config, bool drain) {
   const store::EngineSettings settings = engine_settings(config);
   spdlog::info("context budget tokens={} source=\"{}\" strategy={}", settings.budget.tokens,
                settings.budget.source, context::to_string(settings.context.policy.strategy));
-  const sigset_t signals = block_stop_signals();  // before any thread starts: all inherit it
-  auto db = open_db(config);  // migrates once, before anything else opens a connection
+  // Migrate once, before anything else opens a connection. (A migration runs before the
+  // operator surface is up; a signal still stops it at once: it is not blocked yet.)
+  auto db = open_db(config);
   std::unique_ptr<ops::Metrics> metrics;
   std::atomic<const worker::Worker*> live{nullptr};
   std::unique_ptr<worker::Worker> w;  // destroyed after the server (declared before it)
@@ -80,6 +81,9 @@ int run_worker(const config::Config& config, bool drain) {
                        .count());
     db.reset();
   }
+  // From here SIGTERM/SIGINT are taken by the signal thread below (the server's threads block
+  // them themselves); before, the default action stops a long catch-up at once.
+  const sigset_t signals = block_stop_signals();
 
   const openai::CurlGlobal curl;
   const common::SystemClock clock;

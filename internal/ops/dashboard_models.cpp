@@ -15,12 +15,17 @@ namespace autonous::ops {
 std::string models_table(SQLite::Database& db) {
   // The model asked for is the llm.request's; the response names what the server ran.
   // SQLite extracts the four fields: cheaper than parsing whole payloads here.
-  SQLite::Statement q(db,
-                      "SELECT json_extract(payload, '$.model'), json_extract(payload, "
-                      "'$.latency_ms'), json_extract(payload, '$.usage.prompt_tokens'), "
-                      "json_extract(payload, '$.usage.completion_tokens'), "
-                      "json_extract(payload, '$.usage.cached_tokens') FROM events "
-                      "WHERE type = 'llm.response' ORDER BY id DESC LIMIT 1000");
+  // The model asked for: the attempt's llm.request before the response (through events_by_task),
+  // as /metrics labels it; a server answers with its own name (e.g. a dated one).
+  SQLite::Statement q(
+      db,
+      "SELECT coalesce((SELECT json_extract(r.payload, '$.model') FROM events r WHERE r.task_id = "
+      "e.task_id AND r.type = 'llm.request' AND r.id < e.id ORDER BY r.id DESC LIMIT 1), "
+      "json_extract(e.payload, '$.model')), json_extract(e.payload, '$.latency_ms'), "
+      "json_extract(e.payload, '$.usage.prompt_tokens'), "
+      "json_extract(e.payload, '$.usage.completion_tokens'), "
+      "json_extract(e.payload, '$.usage.cached_tokens') FROM events e "
+      "WHERE e.type = 'llm.response' ORDER BY e.id DESC LIMIT 1000");
   struct Model {
     int64_t calls = 0;
     double prompt = 0, completion = 0, cached = 0;

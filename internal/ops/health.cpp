@@ -4,9 +4,7 @@
 #include <nlohmann/json.hpp>
 
 namespace autonous::ops {
-namespace {
 
-// Empty when the database answers as needed; otherwise why not.
 std::string probe_database(SQLite::Database& db, bool need_write) {
   try {
     if (!need_write) {
@@ -26,9 +24,7 @@ std::string probe_database(SQLite::Database& db, bool need_write) {
   }
 }
 
-}  // namespace
-
-HealthReport check_health(SQLite::Database& db, const LoopProbe& loop,
+HealthReport check_health(const std::string& db_problem, const LoopProbe& loop,
                           const HealthOptions& options) {
   HealthReport report;
   nlohmann::json body = {{"status", "ok"}};
@@ -49,7 +45,6 @@ HealthReport check_health(SQLite::Database& db, const LoopProbe& loop,
     body["busy"] = s.busy;
     body["beat_age_ms"] = ages;
   }
-  const std::string db_problem = probe_database(db, options.need_write);
   if (report.ok && !db_problem.empty()) {
     report.ok = false;
     report.reason = db_problem;

@@ -3,7 +3,8 @@
 // within the stall limit (a slot beats on every pass of its loop and every poll during an HTTP
 // call) and the database answers: takes a write lock and gives it back (BEGIN IMMEDIATE;
 // ROLLBACK) for a worker, answers a read for `autonous dashboard`. A worker still catching up
-// its search index before the slots start is healthy, with status "starting".
+// its search index before the slots start is healthy, with status "starting", and then only
+// needs the database to answer a read (the catch-up holds the write lock most of the time).
 
 #include <chrono>
 #include <string>
@@ -30,8 +31,13 @@ struct HealthOptions {
   std::chrono::milliseconds stall_limit{60000};
 };
 
-// `loop` is empty for `autonous dashboard` (no worker). `db` should have a short busy timeout.
-HealthReport check_health(SQLite::Database& db, const LoopProbe& loop,
+// Empty when the database answers (a write lock taken and given back with `need_write`, else a
+// read); otherwise why not. `db` should have a short busy timeout.
+std::string probe_database(SQLite::Database& db, bool need_write);
+
+// The report from the slots (`loop`; empty for `autonous dashboard`) and a database probe's
+// result (`db_problem`, from probe_database).
+HealthReport check_health(const std::string& db_problem, const LoopProbe& loop,
                           const HealthOptions& options);
 
 }  // namespace autonous::ops

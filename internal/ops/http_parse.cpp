@@ -109,6 +109,8 @@ const char* status_text(int status) {
       return "Method Not Allowed";
     case 408:
       return "Request Timeout";
+    case 421:
+      return "Misdirected Request";
     case 431:
       return "Request Header Fields Too Large";
     case 500:

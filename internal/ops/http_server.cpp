@@ -1,6 +1,7 @@
 #include "internal/ops/http_server.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <stdexcept>
 
@@ -129,11 +130,20 @@ HttpServer::HttpServer(const config::ListenAddress& address,
     close(listener_);
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   }
+  // The server's threads take no signal (the command's own thread handles SIGTERM/SIGINT):
+  // they inherit a mask with them blocked, whatever the creating thread's.
+  sigset_t blocked;
+  sigset_t previous;
+  sigemptyset(&blocked);
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE})
+    sigaddset(&blocked, sig);
+  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
   for (int i = 0; i < limits_.threads; ++i)
     threads_.emplace_back([this, make_handler] { serve_loop(make_handler, 0); });
   if (!limits_.priority_path.empty())
     threads_.emplace_back([this, make_handler] { serve_loop(make_handler, 1); });
   threads_.emplace_back([this] { accept_loop(); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 HttpServer::~HttpServer() {

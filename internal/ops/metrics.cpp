@@ -135,8 +135,8 @@ struct Metrics::Impl {
   void summarized(const json& p) {
     summaries.Add({{"outcome", "ok"}}).Increment();
     const std::string m = bounded("model", text(p, "model").empty() ? model : text(p, "model"));
-    const double calls = std::max(1.0, number(p, "calls"));
-    if (const double ms = number(p, "latency_ms"); ms >= 0)
+    const double calls = number(p, "calls");
+    if (const double ms = number(p, "latency_ms"); ms >= 0 && calls >= 1)
       for (int i = 0; i < static_cast<int>(calls); ++i)
         llm_duration.Add({{"model", m}, {"outcome", "ok"}}, kSeconds).Observe(ms / calls / 1000.0);
     if (const auto u = p.find("usage"); u != p.end() && u->is_array())
@@ -171,6 +171,7 @@ void Metrics::record(const std::vector<events::Event>& trail) {
   Impl& m = *impl_;
   std::string model = m.model;
   int64_t started_ms = 0;
+  bool answered = false;  // an llm.response in this trail: a later failure is not a 2nd request
   for (const events::Event& e : trail) {
     // Only the payloads read below are parsed (context.compressed's is the big one).
     const bool read = e.type == events::kLlmRequest || e.type == events::kContextCompressed ||
@@ -191,9 +192,11 @@ void Metrics::record(const std::vector<events::Event>& trail) {
       m.summaries.Add({{"outcome", "failed"}}).Increment();
     } else if (e.type == events::kLlmResponse) {
       m.llm_call(model, p, "ok");
+      answered = true;
       if (const auto u = p.find("usage"); u != p.end()) m.usage(model, *u);
     } else if (e.type == events::kLlmRetry || e.type == events::kTurnFailed) {
-      m.llm_call(model, p, "error");
+      if (!answered) m.llm_call(model, p, "error");
+      answered = false;
       if (e.type == events::kLlmRetry)
         m.retries.Add({{"reason", m.bounded("reason", text(p, "reason"))}}).Increment();
     }

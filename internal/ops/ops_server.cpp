@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include <SQLiteCpp/Database.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
@@ -36,6 +37,17 @@ HttpResponse page(int status, std::string body) {
                {"Referrer-Policy", "no-referrer"},
                {"X-Frame-Options", "DENY"}};
   return r;
+}
+
+// 503 saying why: JSON for /healthz (a probe reads it), text otherwise.
+HttpResponse unavailable(const HttpRequest& request, const std::string& why) {
+  if (request.path != "/healthz")
+    return HttpResponse{503, "text/plain; charset=utf-8", why + "\n", {}};
+  const nlohmann::json body = {{"status", "unhealthy"}, {"reason", why}};
+  return HttpResponse{503,
+                      "application/json",
+                      body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                      {}};
 }
 
 HttpResponse not_found(const std::string& what) {
@@ -104,17 +116,27 @@ OpsServer::OpsServer(OpsOptions options) : options_(std::move(options)) {
   auto make_handler = [this]() -> HttpHandler {
     auto db = std::make_shared<std::unique_ptr<SQLite::Database>>();
     return [this, db](const HttpRequest& request) {
-      if (!*db) *db = options_.open_db();
+      if (!*db) {
+        try {
+          *db = options_.open_db();
+        } catch (const std::exception& e) {
+          return unavailable(request, std::string("database cannot be opened: ") + e.what());
+        }
+      }
       auto deadline = std::chrono::steady_clock::now() + options_.request_deadline;
       sqlite3_progress_handler((*db)->getHandle(), 1000, past_deadline, &deadline);
       try {
         HttpResponse r = handle(**db, request);
         sqlite3_progress_handler((*db)->getHandle(), 0, nullptr, nullptr);
         return r;
+      } catch (const SQLite::Exception& e) {
+        sqlite3_progress_handler((*db)->getHandle(), 0, nullptr, nullptr);
+        if (e.getErrorCode() == SQLITE_INTERRUPT)
+          return unavailable(request, "the page took longer than its deadline; try again later");
+        db->reset();  // a broken connection is not kept
+        throw;
       } catch (...) {
         sqlite3_progress_handler((*db)->getHandle(), 0, nullptr, nullptr);
-        if (request.path == "/healthz") throw;
-        db->reset();  // a broken connection is not kept
         throw;
       }
     };
@@ -125,6 +147,17 @@ OpsServer::OpsServer(OpsOptions options) : options_(std::move(options)) {
 OpsServer::~OpsServer() = default;
 
 int OpsServer::port() const noexcept { return http_->port(); }
+
+// One probe a second at most, shared by every caller: a flood of /healthz requests (they need
+// no token) cannot keep taking the worker's write lock.
+std::string OpsServer::database_problem(SQLite::Database& db) const {
+  const std::lock_guard lock(probe_mu_);
+  if (std::chrono::steady_clock::now() < probe_fresh_until_) return probe_result_;
+  const bool starting = options_.loop && options_.loop().starting;  // catch-up holds the lock
+  probe_result_ = probe_database(db, options_.need_write && !starting);
+  probe_fresh_until_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  return probe_result_;
+}
 
 bool OpsServer::authorized(const HttpRequest& request) const {
   if (options_.token.empty()) return true;
@@ -143,12 +176,12 @@ bool OpsServer::authorized(const HttpRequest& request) const {
 HttpResponse OpsServer::handle(SQLite::Database& db, const HttpRequest& request) const {
   const std::string& path = request.path;
   if (path == "/healthz") {
-    const HealthReport h =
-        check_health(db, options_.loop, HealthOptions{options_.need_write, options_.stall_limit});
+    const HealthReport h = check_health(database_problem(db), options_.loop,
+                                        HealthOptions{options_.need_write, options_.stall_limit});
     return HttpResponse{h.ok ? 200 : 503, "application/json", h.body, {}};
   }
-  if (options_.token.empty() && options_.listen.loopback && request.headers.count("host") != 0 &&
-      !loopback_host(request.headers.at("host"))) {
+  const auto host = request.headers.find("host");
+  if (options_.token.empty() && (host == request.headers.end() || !loopback_host(host->second))) {
     // Without a token only a loopback name may ask: a web page that rebinds its own name to
     // 127.0.0.1 must not read the chats through the operator's browser.
     return HttpResponse{421,

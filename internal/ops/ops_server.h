@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "internal/config/listen_address.h"
@@ -32,7 +33,7 @@ struct OpsOptions {
   LoopProbe loop;                     // empty without a worker
   bool need_write = true;             // /healthz: the database must take a write lock
   std::chrono::milliseconds stall_limit{60000};
-  // A page's queries are interrupted past this (a 500 says so): no request holds a thread long.
+  // A page's queries are interrupted past this (503, saying so): no request holds a thread long.
   std::chrono::milliseconds request_deadline{10000};
   HttpLimits limits;
 };
@@ -46,10 +47,14 @@ class OpsServer {
 
  private:
   HttpResponse handle(SQLite::Database& db, const HttpRequest& request) const;
+  std::string database_problem(SQLite::Database& db) const;
   bool authorized(const HttpRequest& request) const;
 
   OpsOptions options_;
   mutable TaskCounts counts_;
+  mutable std::mutex probe_mu_;
+  mutable std::string probe_result_;
+  mutable std::chrono::steady_clock::time_point probe_fresh_until_{};
   std::unique_ptr<HttpServer> http_;
 };
 

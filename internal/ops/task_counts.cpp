@@ -13,11 +13,18 @@ std::array<int64_t, 4> TaskCounts::read(SQLite::Database& db) {
   if (started < fresh_until_) return counts_;
   SQLite::Statement count(db, "SELECT count(*) FROM tasks WHERE status = ?");  // tasks_by_status
   std::array<int64_t, 4> out{};
-  for (size_t i = 0; i < kStatuses.size(); ++i) {
-    count.bind(1, kStatuses[i]);
-    count.executeStep();
-    out[i] = count.getColumn(0).getInt64();
-    count.reset();
+  db.exec("BEGIN");  // one snapshot: a task changing status between two counts is counted once
+  try {
+    for (size_t i = 0; i < kStatuses.size(); ++i) {
+      count.bind(1, kStatuses[i]);
+      count.executeStep();
+      out[i] = count.getColumn(0).getInt64();
+      count.reset();
+    }
+    db.exec("COMMIT");
+  } catch (...) {
+    db.exec("ROLLBACK");
+    throw;
   }
   const auto took = std::chrono::steady_clock::now() - started;
   counts_ = out;

@@ -165,6 +165,7 @@ class Health(unittest.TestCase):
             self.assertEqual(h["database"], "ok")
             lock = sqlite3.connect(e.db, timeout=5, isolation_level=None)
             lock.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+            time.sleep(1.2)  # the probe's result is reused for a second
             status, body, _ = get(e.base + "/healthz")
             lock.execute("ROLLBACK")
             lock.close()
@@ -172,6 +173,7 @@ class Health(unittest.TestCase):
             h = json.loads(body)
             self.assertEqual(h["status"], "unhealthy")
             self.assertIn("database refuses writes", h["reason"])
+            time.sleep(1.2)
             self.assertEqual(get(e.base + "/healthz")[0], 200)
             self.assertIsNone(e.proc.poll(), "the worker must keep running")
         finally:
@@ -324,6 +326,9 @@ class Dashboard(unittest.TestCase):
             self.assertEqual(get(e.base + "/", {"Host": f"localhost:{e.port}"})[0], 200)
             status, body, _ = get(e.base + "/healthz", {"Host": "evil.example"})
             self.assertEqual(status, 200)  # no data in it
+            with socket.create_connection(("127.0.0.1", e.port), timeout=10) as s:
+                s.sendall(b"GET / HTTP/1.0\r\n\r\n")  # no Host at all
+                self.assertTrue(s.recv(100).startswith(b"HTTP/1.1 421 Misdirected Request"))
         finally:
             e.stop()
 

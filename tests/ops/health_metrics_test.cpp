@@ -21,14 +21,23 @@ events::Event event(std::string_view type, const json& payload, int64_t at) {
 }
 
 TEST(HealthTest, ASilentSlotIsWedged) {
-  testing::TestDb t;
   const LoopProbe fine = [] { return LoopStatus{2, 1, {10, -1}}; };
-  EXPECT_TRUE(check_health(t.db(), fine, {}).ok);
+  EXPECT_TRUE(check_health("", fine, {}).ok);
   const LoopProbe wedged = [] { return LoopStatus{2, 1, {10, 61000}}; };
-  const HealthReport h = check_health(t.db(), wedged, {});
+  const HealthReport h = check_health("", wedged, {});
   EXPECT_FALSE(h.ok);
   EXPECT_EQ(h.reason, "slot 1 silent for 61 s (limit 60 s)");
   EXPECT_EQ(json::parse(h.body)["status"], "unhealthy");
+  const HealthReport db = check_health("database refuses writes: locked", fine, {});
+  EXPECT_FALSE(db.ok);
+  EXPECT_EQ(json::parse(db.body)["reason"], "database refuses writes: locked");
+}
+
+TEST(HealthTest, AStartingWorkerIsHealthy) {
+  const LoopProbe starting = [] { return LoopStatus{0, 0, {}, true}; };
+  const HealthReport h = check_health("", starting, {});
+  EXPECT_TRUE(h.ok);
+  EXPECT_EQ(json::parse(h.body)["status"], "starting");
 }
 
 TEST(HealthTest, ADatabaseThatRefusesWritesIsUnhealthyForAWorkerOnly) {
@@ -36,13 +45,12 @@ TEST(HealthTest, ADatabaseThatRefusesWritesIsUnhealthyForAWorkerOnly) {
   auto other = t.open_connection();
   auto probe = db::open(t.path(), db::OpenOptions{false, std::chrono::milliseconds(50)});
   other->exec("BEGIN IMMEDIATE");
-  const HealthReport worker = check_health(*probe, {}, {true});
-  EXPECT_FALSE(worker.ok);
-  EXPECT_NE(worker.reason.find("database refuses writes"), std::string::npos) << worker.reason;
-  EXPECT_TRUE(check_health(*probe, {}, {false}).ok);  // the dashboard only reads
+  const std::string worker = probe_database(*probe, true);
+  EXPECT_NE(worker.find("database refuses writes"), std::string::npos) << worker;
+  EXPECT_EQ(probe_database(*probe, false), "");  // the dashboard (or a starting worker) reads
   other->exec("ROLLBACK");
-  EXPECT_TRUE(check_health(*probe, {}, {true}).ok);  // and the probe left no transaction open
-  EXPECT_TRUE(check_health(*probe, {}, {true}).ok);
+  EXPECT_EQ(probe_database(*probe, true), "");  // and the probe left no transaction open
+  EXPECT_EQ(probe_database(*probe, true), "");
 }
 
 TEST(MetricsTest, ATrailBecomesCountersAndHistograms) {
