@@ -82,7 +82,7 @@ std::string over_time(const std::vector<TaskTimes>& tasks, double now) {
   }
   html::Chart c{"tasks-over-time",
                 "Tasks per " + html::number(width) + " s, and open (queued or running) at the time",
-                "seconds ago",
+                "seconds (0 = now)",
                 "tasks",
                 {},
                 {},
