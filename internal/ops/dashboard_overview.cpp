@@ -33,12 +33,8 @@ std::string status_cards(SQLite::Database& db, TaskCounts& counts) {
   for (size_t i = 0; i < kStatuses.size(); ++i)
     out += card(kStatuses[i], html::number(static_cast<double>(n[i])),
                 std::string("count-") + kStatuses[i]);
-  SQLite::Statement age(db,
-                        "SELECT (julianday('now') - julianday(created_at)) * 86400.0 FROM tasks "
-                        "WHERE status = 'queued' ORDER BY id LIMIT 1");
-  out += card("oldest queued",
-              age.executeStep() ? html::number(age.getColumn(0).getDouble()) + " s" : "-",
-              "oldest-queued");
+  const std::optional<double> age = oldest_queued_age(db);
+  out += card("oldest queued", age ? html::number(*age) + " s" : "-", "oldest-queued");
   return out + "</div>";
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// What the dashboard's pages share: percentiles, JSON field access that tolerates any payload,
+// What the operator surface shares: percentiles, JSON field access that tolerates any payload,
 // and a key/value table of one row.
 
 #include <string>

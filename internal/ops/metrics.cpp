@@ -15,6 +15,7 @@
 #include <prometheus/text_serializer.h>
 
 #include "internal/events/event_types.h"
+#include "internal/ops/dashboard_support.h"
 
 namespace autonous::ops {
 namespace {
@@ -32,15 +33,9 @@ const Histogram::BucketBoundaries kSeconds = {0.05, 0.1, 0.25, 0.5, 1,   2.5,
 // (a provider cannot grow the registry without limit).
 constexpr size_t kMaxLabelValues = 32;
 
-double number(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : -1;
-}
-
-std::string text(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+// A number at `key`, or -1 (payload fields the metrics read are never negative).
+double number(const json& j, const char* key) { return detail::num(j, key, -1); }
+using detail::str;
 
 // A payload without the parts no metric reads (context.compressed's blocks, delta, terms, …):
 // the worker's thread builds no tree for them.
@@ -134,7 +129,7 @@ struct Metrics::Impl {
   // summary took several), and its tokens are spent like a turn's.
   void summarized(const json& p) {
     summaries.Add({{"outcome", "ok"}}).Increment();
-    const std::string m = bounded("model", text(p, "model").empty() ? model : text(p, "model"));
+    const std::string m = bounded("model", str(p, "model").empty() ? model : str(p, "model"));
     const double calls = number(p, "calls");
     if (const double ms = number(p, "latency_ms"); ms >= 0 && calls >= 1)
       for (int i = 0; i < static_cast<int>(calls); ++i)
@@ -145,8 +140,8 @@ struct Metrics::Impl {
 
   void compressed(const json& p) {
     compressions
-        .Add({{"level", bounded("level", text(p, "level"))},
-              {"strategy", bounded("strategy", text(p, "strategy"))}})
+        .Add({{"level", bounded("level", str(p, "level"))},
+              {"strategy", bounded("strategy", str(p, "strategy"))}})
         .Increment();
     const auto recall = p.find("recall");
     if (recall != p.end() && recall->is_object()) {
@@ -182,7 +177,7 @@ void Metrics::record(const std::vector<events::Event>& trail) {
     if (e.type == events::kTurnStarted) {
       started_ms = e.at_unix_ms;
     } else if (e.type == events::kLlmRequest) {
-      if (const std::string named = text(p, "model"); !named.empty())
+      if (const std::string named = str(p, "model"); !named.empty())
         model = m.bounded("model", named);
     } else if (e.type == events::kContextCompressed) {
       m.compressed(p);
@@ -198,7 +193,7 @@ void Metrics::record(const std::vector<events::Event>& trail) {
       if (!answered) m.llm_call(model, p, "error");
       answered = false;
       if (e.type == events::kLlmRetry)
-        m.retries.Add({{"reason", m.bounded("reason", text(p, "reason"))}}).Increment();
+        m.retries.Add({{"reason", m.bounded("reason", str(p, "reason"))}}).Increment();
     }
     const char* outcome = e.type == events::kTurnCompleted   ? "done"
                           : e.type == events::kTurnFailed    ? "failed"
@@ -239,10 +234,7 @@ void database_gauges(SQLite::Database& db, TaskCounts& counts,
   out.push_back(std::move(tasks));
   auto oldest = gauge_family("autonous_oldest_queued_age_seconds",
                              "Age of the oldest queued task (0 when none is queued)");
-  SQLite::Statement age(db,
-                        "SELECT max(0, (julianday('now') - julianday(created_at)) * 86400.0) "
-                        "FROM tasks WHERE status = 'queued' ORDER BY id LIMIT 1");
-  add_gauge(oldest, age.executeStep() ? age.getColumn(0).getDouble() : 0.0);
+  add_gauge(oldest, oldest_queued_age(db).value_or(0.0));
   out.push_back(std::move(oldest));
 }
 

@@ -7,6 +7,14 @@
 
 namespace autonous::ops {
 
+std::optional<double> oldest_queued_age(SQLite::Database& db) {
+  SQLite::Statement age(db,
+                        "SELECT max(0, (julianday('now') - julianday(created_at)) * 86400.0) "
+                        "FROM tasks WHERE status = 'queued' ORDER BY id LIMIT 1");
+  if (!age.executeStep()) return std::nullopt;
+  return age.getColumn(0).getDouble();
+}
+
 std::array<int64_t, 4> TaskCounts::read(SQLite::Database& db) {
   const std::lock_guard lock(mu_);  // one reader counts; the others wait for its result
   const auto started = std::chrono::steady_clock::now();

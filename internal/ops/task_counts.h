@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 
 namespace SQLite {
 class Database;
@@ -18,6 +19,10 @@ class Database;
 namespace autonous::ops {
 
 inline constexpr std::array<const char*, 4> kStatuses = {"queued", "running", "done", "failed"};
+
+// Seconds since the oldest queued task was created (its id is the smallest: tasks_by_status);
+// nullopt when none is queued.
+std::optional<double> oldest_queued_age(SQLite::Database& db);
 
 class TaskCounts {
  public:
