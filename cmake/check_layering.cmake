@@ -18,19 +18,21 @@ set(allowed_worker "common;config;db;tokens;context;store;events;queue;openai;wo
 set(allowed_ops "common;config;db;context;events")
 
 # Headers a layer must not include: no SQLite in the pure engine, the client or the counters;
-# ICU only in tokens; curl only in openai.
+# ICU only in tokens; curl only in openai; libpq only in db.
 set(sqlite_headers "<sqlite3.h>;<SQLiteCpp/")
-set(refused_common "${sqlite_headers};<curl/;<unicode/")
-set(refused_config "${sqlite_headers};<curl/;<unicode/")
-set(refused_tokens "${sqlite_headers};<curl/")
-set(refused_context "${sqlite_headers};<curl/;<unicode/")
-set(refused_openai "${sqlite_headers};<unicode/")
+# libpq only in db (db/pg_connection.h wraps it).
+set(pq "<libpq-fe.h>")
+set(refused_common "${sqlite_headers};<curl/;<unicode/;${pq}")
+set(refused_config "${sqlite_headers};<curl/;<unicode/;${pq}")
+set(refused_tokens "${sqlite_headers};<curl/;${pq}")
+set(refused_context "${sqlite_headers};<curl/;<unicode/;${pq}")
+set(refused_openai "${sqlite_headers};<unicode/;${pq}")
 set(refused_db "<curl/;<unicode/")
-set(refused_events "<curl/;<unicode/")
-set(refused_queue "<curl/;<unicode/")
-set(refused_store "<curl/;<unicode/")
-set(refused_worker "<curl/;<unicode/")
-set(refused_ops "<curl/;<unicode/")
+set(refused_events "<curl/;<unicode/;${pq}")
+set(refused_queue "<curl/;<unicode/;${pq}")
+set(refused_store "<curl/;<unicode/;${pq}")
+set(refused_worker "<curl/;<unicode/;${pq}")
+set(refused_ops "<curl/;<unicode/;${pq}")
 
 set(violations "")
 set(checked 0)

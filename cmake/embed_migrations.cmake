@@ -1,5 +1,9 @@
 # Generates a .cpp that holds every migrations/NNNN_name.sql as a string, in order.
-# Run as a script: cmake -DSRC_DIR=... -DOUT=... -P embed_migrations.cmake
+# Run as a script: cmake -DSRC_DIR=... -DOUT=... [-DFUNC=name] -P embed_migrations.cmake
+# FUNC names the function that returns them (default embedded_migrations).
+if(NOT DEFINED FUNC)
+  set(FUNC embedded_migrations)
+endif()
 file(GLOB files "${SRC_DIR}/[0-9][0-9][0-9][0-9]_*.sql")
 list(SORT files)
 set(body "")
@@ -12,12 +16,12 @@ foreach(f IN LISTS files)
   string(APPEND body "    {${version}, \"${name}\", R\"autonous_sql(${sql})autonous_sql\"},\n")
 endforeach()
 file(WRITE "${OUT}.tmp"
-"// Generated from migrations/*.sql by cmake/embed_migrations.cmake. Do not edit.
-#include \"internal/db/migrations.h\"
+"// Generated from ${SRC_DIR}/*.sql by cmake/embed_migrations.cmake. Do not edit.
+#include \"internal/db/migrations.h\"\n#include \"internal/db/pg_migrator.h\"
 
 namespace autonous::db {
 
-const std::vector<Migration>& embedded_migrations() {
+const std::vector<Migration>& ${FUNC}() {
   static const std::vector<Migration> kMigrations = {
 ${body}  };
   return kMigrations;

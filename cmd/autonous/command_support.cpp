@@ -9,12 +9,21 @@
 #include "internal/db/database.h"
 #include "internal/db/migrations.h"
 #include "internal/db/migrator.h"
+#include "internal/db/pg_connection.h"
+#include "internal/db/pg_migrator.h"
+#include "internal/queue/pg_queue.h"
+#include "internal/queue/queue.h"
 #include "internal/tokens/counter_factory.h"
 #include "internal/tokens/token_counter.h"
 
 namespace autonous::cmd {
 
 std::unique_ptr<SQLite::Database> open_db(const config::Config& config) {
+  if (!config.database_url.empty())
+    throw config::ConfigError(
+        "DATABASE_URL",
+        "this command runs on SQLite only so far; on PostgreSQL: migrate, "
+        "enqueue, status, requeue, events (unset DATABASE_URL to use DB_PATH)");
   auto db = db::open(config.db_path,
                      db::OpenOptions{config.sqlite_synchronous == config::Synchronous::kFull,
                                      config.sqlite_busy_timeout});
@@ -22,7 +31,26 @@ std::unique_ptr<SQLite::Database> open_db(const config::Config& config) {
   return db;
 }
 
+std::unique_ptr<db::pg::Connection> open_pg(const config::Config& config) {
+  auto c = db::pg::Connection::open(config.database_url);
+  db::pg_migrate(*c);
+  return c;
+}
+
+QueueHandle open_queue(const config::Config& config, bool for_reading) {
+  QueueHandle h;
+  if (!config.database_url.empty()) {
+    h.pg = open_pg(config);
+    h.queue = std::make_unique<queue::PgQueue>(*h.pg);
+  } else {
+    h.sqlite = for_reading ? open_db_for_reading(config) : open_db(config);
+    h.queue = std::make_unique<queue::Queue>(*h.sqlite);
+  }
+  return h;
+}
+
 std::unique_ptr<SQLite::Database> open_db_for_reading(const config::Config& config) {
+  if (!config.database_url.empty()) return open_db(config);  // refused, naming DATABASE_URL
   try {
     return open_db(config);
   } catch (const SQLite::Exception& e) {

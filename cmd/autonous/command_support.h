@@ -1,12 +1,14 @@
 #pragma once
-// What several subcommands share: opening (and migrating) the database, the configured token
-// counter, the context engine's settings, reading stdin.
+// What several subcommands share: opening (and migrating) the database of either backend, the
+// configured token counter, the context engine's settings, reading stdin.
 
 #include <istream>
 #include <memory>
 #include <string>
 
 #include "internal/config/config.h"
+#include "internal/db/pg_connection.h"
+#include "internal/queue/task_queue.h"
 #include "internal/store/engine.h"
 
 namespace SQLite {
@@ -18,8 +20,22 @@ class TokenCounter;
 
 namespace autonous::cmd {
 
-// Opens DB_PATH and migrates it when needed, so a fresh DB_PATH just works.
+// Opens DB_PATH and migrates it when needed, so a fresh DB_PATH just works. Throws
+// config::ConfigError (exit 2) when DATABASE_URL selects PostgreSQL: the commands that call it
+// run on SQLite only so far.
 std::unique_ptr<SQLite::Database> open_db(const config::Config& config);
+
+// Connects to DATABASE_URL and migrates it when needed.
+std::unique_ptr<db::pg::Connection> open_pg(const config::Config& config);
+
+// The queue of the configured backend (DATABASE_URL or DB_PATH) with the connection it uses,
+// migrated. `for_reading`: SQLite may be read-only (open_db_for_reading).
+struct QueueHandle {
+  std::unique_ptr<SQLite::Database> sqlite;
+  std::unique_ptr<db::pg::Connection> pg;
+  std::unique_ptr<queue::TaskQueue> queue;
+};
+QueueHandle open_queue(const config::Config& config, bool for_reading = false);
 
 // For commands that only read: open_db(), or, when the database cannot be written (a read-only
 // file or folder), the same file read-only, provided its schema is current. Throws otherwise.

@@ -21,7 +21,45 @@ struct EventsOptions {
   bool follow = false;
 };
 
+// On PostgreSQL, ids are given out at insert and transactions commit in any order: an event
+// with a lower id may become visible after a higher one was printed. Following, a gap in the
+// ids is waited for (up to kGapWait; a rolled-back insert leaves a gap for good) before the
+// events after it are printed.
+constexpr std::chrono::seconds kGapWait{5};
+
+int run_events_pg(const config::Config& config, const EventsOptions& options) {
+  auto c = open_pg(config);
+  events::EventFilter filter;
+  filter.task_id = options.task_id;
+  filter.type = options.type;
+  const bool contiguous = !options.task_id && !options.type;  // filtered ids have gaps anyway
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point gap_since{};  // when the first unprinted gap was seen; {} none
+  for (;;) {
+    const auto batch = events::query(*c, filter);
+    bool gap = false;
+    for (const auto& e : batch) {
+      if (options.follow && contiguous && e.id != filter.after_id + 1 && filter.after_id > 0) {
+        const auto now = Clock::now();
+        if (gap_since == Clock::time_point{}) gap_since = now;
+        if (now - gap_since < kGapWait) {
+          gap = true;
+          break;
+        }
+      }
+      gap_since = Clock::time_point{};
+      std::cout << events::to_json_line(e) << "\n";
+      filter.after_id = e.id;
+    }
+    std::cout.flush();
+    if (!gap && batch.size() == static_cast<size_t>(filter.limit)) continue;
+    if (!options.follow) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
 int run_events(const config::Config& config, const EventsOptions& options) {
+  if (!config.database_url.empty()) return run_events_pg(config, options);
   auto db = open_db_for_reading(config);
   events::EventFilter filter;
   filter.task_id = options.task_id;

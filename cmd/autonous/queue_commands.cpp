@@ -15,8 +15,9 @@
 #include "internal/common/text.h"
 #include "internal/common/utf8.h"
 #include "internal/db/migrator.h"
+#include "internal/db/pg_migrator.h"
 #include "internal/events/event_log.h"
-#include "internal/queue/queue.h"
+#include "internal/queue/task_queue.h"
 #include "internal/store/search_index.h"
 
 namespace autonous::cmd {
@@ -34,6 +35,12 @@ struct RequeueOptions {
 };
 
 int run_migrate(const config::Config& config) {
+  if (!config.database_url.empty()) {
+    // The search index's catch-up needs the PostgreSQL search store, which is not built yet.
+    auto c = open_pg(config);
+    std::cout << "schema version " << db::pg_schema_version(*c) << "\n";
+    return 0;
+  }
   auto db = open_db(config);
   std::cout << "schema version " << db::schema_version(*db) << "\n";
   // The search index catches up with every row written since (a whole history after 0007).
@@ -48,9 +55,8 @@ int run_enqueue(const config::Config& config, const EnqueueOptions& options) {
   const std::string text = options.text ? *options.text : read_all(std::cin);
   if (common::trim(text).empty())
     throw UsageError("TEXT: empty message (give TEXT or pipe it on stdin)");
-  auto db = open_db(config);
-  queue::Queue q(*db);
-  std::cout << q.enqueue(options.chat_id, text, options.priority) << "\n";
+  const QueueHandle h = open_queue(config);
+  std::cout << h.queue->enqueue(options.chat_id, text, options.priority) << "\n";
   return 0;
 }
 
@@ -95,9 +101,8 @@ void print_status_json(const queue::QueueStats& s) {
 }
 
 int run_status(const config::Config& config, bool json) {
-  auto db = open_db_for_reading(config);
-  queue::Queue q(*db);
-  const queue::QueueStats s = q.stats(common::SystemClock().now());
+  const QueueHandle h = open_queue(config, /*for_reading=*/true);
+  const queue::QueueStats s = h.queue->stats(common::SystemClock().now());
   if (json) {
     print_status_json(s);
     return 0;
@@ -119,13 +124,12 @@ int run_status(const config::Config& config, bool json) {
 int run_requeue(const config::Config& config, const RequeueOptions& options) {
   if (options.task_id.has_value() == options.failed)
     throw UsageError("requeue: give exactly one of --task ID or --failed");
-  auto db = open_db(config);
-  queue::Queue q(*db);
+  const QueueHandle h = open_queue(config);
   if (options.failed) {
-    std::cout << "requeued " << q.requeue_failed() << " task(s)\n";
+    std::cout << "requeued " << h.queue->requeue_failed() << " task(s)\n";
     return 0;
   }
-  if (!q.requeue(*options.task_id)) {
+  if (!h.queue->requeue(*options.task_id)) {
     std::cerr << "autonous: task " << *options.task_id << " is not failed (or does not exist)\n";
     return 1;
   }

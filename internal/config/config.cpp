@@ -294,11 +294,27 @@ void read_http(const EnvLookup& env, Config& c) {
   check_listen_token(*c.http_listen, c.http_token);
 }
 
+// DATABASE_URL selects PostgreSQL; DB_PATH (or its default) SQLite. Both set is a mistake.
+void read_database(const EnvLookup& env, Config& c) {
+  c.db_path = read_string(env, "DB_PATH", c.db_path);
+  c.database_url = trim(read_string(env, "DATABASE_URL", ""));
+  if (c.database_url.empty()) return;
+  if (!c.database_url.starts_with("postgresql://") && !c.database_url.starts_with("postgres://"))
+    throw ConfigError(
+        "DATABASE_URL",
+        "must be a postgresql:// URL, e.g. postgresql://autonous@db.internal/autonous "
+        "(DB_PATH selects SQLite)");
+  if (env("DB_PATH").has_value())
+    throw ConfigError("DATABASE_URL",
+                      "is set and so is DB_PATH: set one (DATABASE_URL selects PostgreSQL, DB_PATH "
+                      "SQLite)");
+}
+
 }  // namespace
 
 Config load_config(const EnvLookup& env) {
   Config c;
-  c.db_path = read_string(env, "DB_PATH", c.db_path);
+  read_database(env, c);
   // In the order the variables were always checked: the first bad one is the one named.
   read_llm(env, c);
   read_prompt_limits(env, c);

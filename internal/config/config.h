@@ -33,6 +33,8 @@ inline constexpr std::string_view kDefaultSystemPrompt =
 
 struct Config {
   std::string db_path = "./autonous.db";
+  // DATABASE_URL (postgresql://…): the PostgreSQL backend; empty selects SQLite at db_path.
+  std::string database_url;
   std::string openai_base_url;  // empty when unset; required by `worker` only
   std::string openai_api_key;   // never logged, never stored
   std::string openai_model = "gpt-4o-mini";

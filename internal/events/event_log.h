@@ -13,7 +13,10 @@ class Database;
 }
 namespace autonous::db {
 class StatementCache;
+namespace pg {
+class Connection;
 }
+}  // namespace autonous::db
 
 namespace autonous::events {
 
@@ -49,6 +52,12 @@ int64_t append(db::StatementCache& cache, const Event& event);
 
 // Events matching `filter`, oldest first.
 std::vector<StoredEvent> query(SQLite::Database& db, const EventFilter& filter);
+
+// The same on PostgreSQL (pg_event_log.cpp): `payload` is jsonb there, so a payload reads back
+// with jsonb's key order, and a \u0000 escape (which jsonb refuses) is stored as \ufffd.
+// Throw std::invalid_argument for a payload that is not an object, db::pg::PgError otherwise.
+int64_t append(db::pg::Connection& c, const Event& event);
+std::vector<StoredEvent> query(db::pg::Connection& c, const EventFilter& filter);
 
 // One JSON line for `autonous events`: id, created_at, type, task_id, chat_id, parent_id,
 // payload (as an object).

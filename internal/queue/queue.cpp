@@ -1,7 +1,6 @@
 #include "internal/queue/queue.h"
 
 #include <mutex>
-#include <random>
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
@@ -9,6 +8,7 @@
 
 #include "internal/db/write_transaction.h"
 #include "internal/events/event_types.h"
+#include "internal/queue/lease_token.h"
 
 namespace autonous::queue {
 namespace {
@@ -60,17 +60,6 @@ const std::string kRequeue =
     "updated_at = " AUTONOUS_NOW " WHERE id = ? AND status = 'failed' RETURNING chat_id";
 
 #undef AUTONOUS_NOW
-
-std::string new_lease_token() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string token(32, '0');
-  for (int half = 0; half < 2; ++half) {
-    uint64_t v = rng();
-    for (int i = 0; i < 16; ++i, v >>= 4) token[half * 16 + i] = kHex[v & 0xF];
-  }
-  return token;
-}
 
 }  // namespace
 

@@ -6,9 +6,15 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "internal/events/event_types.h"
+#include "internal/queue/pg_queue.h"
+#include "tests/support/pg_test_db.h"
 #include "tests/support/test_db.h"
+
+// The queue's contract (task_queue.h), run against both backends: SQLite (queue.h) and
+// PostgreSQL (pg_queue.h, on the throwaway server of scripts/with-postgres).
 
 namespace autonous::queue {
 namespace {
@@ -17,197 +23,251 @@ using std::chrono::seconds;
 
 const common::TimePoint kT0 = common::from_unix_ms(1'800'000'000'000);
 
-class QueueTest : public ::testing::Test {
- protected:
-  std::string status_of(int64_t id) {
-    SQLite::Statement q(t_.db(), "SELECT status FROM tasks WHERE id = ?");
-    q.bind(1, id);
-    q.executeStep();
-    return q.getColumn(0).getString();
-  }
-  int64_t count(const std::string& sql) { return t_.db().execAndGet(sql).getInt64(); }
-
-  testing::TestDb t_;
-  Queue q_{t_.db()};
+// A queue on its own connection (another thread's or process's).
+struct OwnedQueue {
+  std::unique_ptr<SQLite::Database> sqlite;
+  std::unique_ptr<db::pg::Connection> pg;
+  std::unique_ptr<TaskQueue> q;
 };
 
-TEST_F(QueueTest, ClaimsHighestPriorityThenOldest) {
-  const int64_t a = q_.enqueue("a", "1");
-  const int64_t b = q_.enqueue("b", "2", 5);
-  const int64_t c = q_.enqueue("c", "3");
-  EXPECT_EQ(q_.claim("w", kT0, seconds(30))->id, b);
-  EXPECT_EQ(q_.claim("w", kT0, seconds(30))->id, a);
-  EXPECT_EQ(q_.claim("w", kT0, seconds(30))->id, c);
-  EXPECT_FALSE(q_.claim("w", kT0, seconds(30)));
+struct SqliteBackend {
+  static constexpr bool kPostgres = false;
+  testing::TestDb t;
+  Queue q{t.db()};
+  int64_t scalar(const std::string& sql) { return t.db().execAndGet(sql).getInt64(); }
+  std::string text(const std::string& sql) { return t.db().execAndGet(sql).getString(); }
+  void exec(const std::string& sql) { t.db().exec(sql); }
+  std::vector<events::StoredEvent> all_events() { return events::query(t.db(), {}); }
+  OwnedQueue open_queue() {
+    OwnedQueue o;
+    o.sqlite = t.open_connection();
+    o.q = std::make_unique<Queue>(*o.sqlite);
+    return o;
+  }
+};
+
+struct PgBackend {
+  static constexpr bool kPostgres = true;
+  testing::PgTestDb t;
+  PgQueue q{t.db()};
+  int64_t scalar(const std::string& sql) { return t.scalar(sql); }
+  std::string text(const std::string& sql) { return t.db().query(sql).text(0, 0); }
+  void exec(const std::string& sql) { t.db().exec(sql); }
+  std::vector<events::StoredEvent> all_events() { return events::query(t.db(), {}); }
+  OwnedQueue open_queue() {
+    OwnedQueue o;
+    o.pg = t.open_connection();
+    o.q = std::make_unique<PgQueue>(*o.pg);
+    return o;
+  }
+};
+
+template <typename B>
+class QueueTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if constexpr (B::kPostgres) PG_TEST_OR_SKIP();
+    b_ = std::make_unique<B>();
+  }
+  std::string status_of(int64_t id) {
+    return b_->text("SELECT status FROM tasks WHERE id = " + std::to_string(id));
+  }
+  int64_t count(const std::string& sql) { return b_->scalar(sql); }
+  TaskQueue& q() { return b_->q; }
+
+  std::unique_ptr<B> b_;
+};
+
+using Backends = ::testing::Types<SqliteBackend, PgBackend>;
+class BackendNames {
+ public:
+  template <typename T>
+  static std::string GetName(int) {
+    return T::kPostgres ? "Postgres" : "Sqlite";
+  }
+};
+TYPED_TEST_SUITE(QueueTest, Backends, BackendNames);
+
+TYPED_TEST(QueueTest, ClaimsHighestPriorityThenOldest) {
+  const int64_t a = this->q().enqueue("a", "1");
+  const int64_t b = this->q().enqueue("b", "2", 5);
+  const int64_t c = this->q().enqueue("c", "3");
+  EXPECT_EQ(this->q().claim("w", kT0, seconds(30))->id, b);
+  EXPECT_EQ(this->q().claim("w", kT0, seconds(30))->id, a);
+  EXPECT_EQ(this->q().claim("w", kT0, seconds(30))->id, c);
+  EXPECT_FALSE(this->q().claim("w", kT0, seconds(30)));
 }
 
-TEST_F(QueueTest, ClaimCountsTheAttemptAndRecordsAgentStarted) {
-  q_.enqueue("a", "hi");
-  const auto task = q_.claim("worker-1", kT0, seconds(30));
+TYPED_TEST(QueueTest, ClaimCountsTheAttemptAndRecordsAgentStarted) {
+  this->q().enqueue("a", "hi");
+  const auto task = this->q().claim("worker-1", kT0, seconds(30));
   ASSERT_TRUE(task);
   EXPECT_EQ(task->attempts, 1);
   EXPECT_EQ(task->chat_id, "a");
   EXPECT_EQ(task->text, "hi");
   EXPECT_EQ(task->lease_token.size(), 32u);
   EXPECT_FALSE(task->reclaimed);
-  EXPECT_EQ(status_of(task->id), "running");
-  EXPECT_EQ(count("SELECT count(*) FROM events WHERE type = 'agent.started' AND "
-                  "json_extract(payload, '$.worker_id') = 'worker-1'"),
-            1);
-  EXPECT_EQ(task->agent_event_id, count("SELECT max(id) FROM events"));
+  EXPECT_EQ(this->status_of(task->id), "running");
+  const auto events = this->b_->all_events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].event.type, "agent.started");
+  EXPECT_EQ(nlohmann::json::parse(events[0].event.payload).at("worker_id"), "worker-1");
+  EXPECT_EQ(task->agent_event_id, this->count("SELECT max(id) FROM events"));
 }
 
-TEST_F(QueueTest, SecondTaskOfAChatWaitsForTheFirst) {
-  const int64_t a1 = q_.enqueue("a", "first");
-  const int64_t a2 = q_.enqueue("a", "second");
-  const int64_t b1 = q_.enqueue("b", "other chat");
-  const auto first = q_.claim("w", kT0, seconds(30));
+TYPED_TEST(QueueTest, SecondTaskOfAChatWaitsForTheFirst) {
+  const int64_t a1 = this->q().enqueue("a", "first");
+  const int64_t a2 = this->q().enqueue("a", "second");
+  const int64_t b1 = this->q().enqueue("b", "other chat");
+  const auto first = this->q().claim("w", kT0, seconds(30));
   ASSERT_EQ(first->id, a1);
   // a2 is blocked behind a1; b1 runs in parallel.
-  EXPECT_EQ(q_.claim("w", kT0, seconds(30))->id, b1);
-  EXPECT_FALSE(q_.claim("w", kT0, seconds(30)));
-  ASSERT_TRUE(q_.complete(*first, "first", "reply", {}));
-  EXPECT_EQ(q_.claim("w", kT0, seconds(30))->id, a2);
+  EXPECT_EQ(this->q().claim("w", kT0, seconds(30))->id, b1);
+  EXPECT_FALSE(this->q().claim("w", kT0, seconds(30)));
+  ASSERT_TRUE(this->q().complete(*first, "first", "reply", {}));
+  EXPECT_EQ(this->q().claim("w", kT0, seconds(30))->id, a2);
 }
 
-TEST_F(QueueTest, ChatWaitsWhileItsHeadBacksOffThenRunsInOrder) {
-  const int64_t a1 = q_.enqueue("a", "first");
-  const int64_t a2 = q_.enqueue("a", "second");
-  auto t = q_.claim("w", kT0, seconds(30));
-  ASSERT_TRUE(q_.retry_later(*t, kT0 + seconds(10), "HTTP 500", {}));
-  EXPECT_FALSE(q_.claim("w", kT0 + seconds(5), seconds(30)));  // a2 must not overtake a1
-  auto again = q_.claim("w", kT0 + seconds(10), seconds(30));
+TYPED_TEST(QueueTest, ChatWaitsWhileItsHeadBacksOffThenRunsInOrder) {
+  const int64_t a1 = this->q().enqueue("a", "first");
+  const int64_t a2 = this->q().enqueue("a", "second");
+  auto t = this->q().claim("w", kT0, seconds(30));
+  ASSERT_TRUE(this->q().retry_later(*t, kT0 + seconds(10), "HTTP 500", {}));
+  EXPECT_FALSE(this->q().claim("w", kT0 + seconds(5), seconds(30)));  // a2 must not overtake a1
+  auto again = this->q().claim("w", kT0 + seconds(10), seconds(30));
   ASSERT_TRUE(again);
   EXPECT_EQ(again->id, a1);
   EXPECT_EQ(again->attempts, 2);
-  ASSERT_TRUE(q_.fail(*again, "gave up", {}));
-  EXPECT_EQ(q_.claim("w", kT0 + seconds(10), seconds(30))->id, a2);  // a failure unblocks
+  ASSERT_TRUE(this->q().fail(*again, "gave up", {}));
+  EXPECT_EQ(this->q().claim("w", kT0 + seconds(10), seconds(30))->id, a2);  // a failure unblocks
 }
 
-TEST_F(QueueTest, CompletionWritesThePairTheReplyAndEventsTogether) {
-  q_.enqueue("a", "hello");
-  const auto t = q_.claim("w", kT0, seconds(30));
+TYPED_TEST(QueueTest, CompletionWritesThePairTheReplyAndEventsTogether) {
+  this->q().enqueue("a", "hello");
+  const auto t = this->q().claim("w", kT0, seconds(30));
   events::Event e{std::string(events::kTurnCompleted), t->id, "a", t->agent_event_id, "{}"};
-  ASSERT_TRUE(q_.complete(*t, "hello", "hi there", {e}));
-  EXPECT_EQ(status_of(t->id), "done");
-  EXPECT_EQ(t_.db().execAndGet("SELECT reply FROM tasks").getString(), "hi there");
-  EXPECT_EQ(count("SELECT count(*) FROM history WHERE task_id = 1"), 2);
-  EXPECT_EQ(t_.db()
-                .execAndGet("SELECT group_concat(role || ':' || text, '|') FROM "
-                            "(SELECT * FROM history ORDER BY id)")
-                .getString(),
-            "user:hello|assistant:hi there");
-  EXPECT_EQ(count("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 1);
-  EXPECT_EQ(count("SELECT count(*) FROM chat_heads"), 0);
-  EXPECT_FALSE(q_.has_pending());
+  ASSERT_TRUE(this->q().complete(*t, "hello", "hi there", {e}));
+  EXPECT_EQ(this->status_of(t->id), "done");
+  EXPECT_EQ(this->b_->text("SELECT reply FROM tasks"), "hi there");
+  EXPECT_EQ(this->count("SELECT count(*) FROM history WHERE task_id = 1"), 2);
+  EXPECT_EQ(this->b_->text("SELECT text FROM history WHERE role = 'user' AND task_id = 1"),
+            "hello");
+  EXPECT_EQ(this->b_->text("SELECT text FROM history WHERE role = 'assistant' AND task_id = 1"),
+            "hi there");
+  EXPECT_LT(this->count("SELECT id FROM history WHERE role = 'user'"),
+            this->count("SELECT id FROM history WHERE role = 'assistant'"));
+  EXPECT_EQ(this->count("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 1);
+  EXPECT_EQ(this->count("SELECT count(*) FROM chat_heads"), 0);
+  EXPECT_FALSE(this->q().has_pending());
 }
 
-TEST_F(QueueTest, ExpiredLeaseIsReclaimedAndTheStaleWorkerCommitsNothing) {
-  q_.enqueue("a", "hello");
-  const auto stale = q_.claim("w1", kT0, seconds(30));
-  EXPECT_FALSE(q_.claim("w2", kT0 + seconds(29), seconds(30)));  // lease still live
-  const auto fresh = q_.claim("w2", kT0 + seconds(31), seconds(30));
+TYPED_TEST(QueueTest, ExpiredLeaseIsReclaimedAndTheStaleWorkerCommitsNothing) {
+  this->q().enqueue("a", "hello");
+  const auto stale = this->q().claim("w1", kT0, seconds(30));
+  EXPECT_FALSE(this->q().claim("w2", kT0 + seconds(29), seconds(30)));  // lease still live
+  const auto fresh = this->q().claim("w2", kT0 + seconds(31), seconds(30));
   ASSERT_TRUE(fresh);
   EXPECT_TRUE(fresh->reclaimed);
   EXPECT_EQ(fresh->attempts, 2);
 
   events::Event e{"turn.completed", stale->id, "a", stale->agent_event_id, "{}"};
-  EXPECT_FALSE(q_.complete(*stale, "hello", "stale reply", {e}));
-  EXPECT_FALSE(q_.renew_lease(*stale, kT0 + seconds(32), seconds(30)));
-  EXPECT_FALSE(q_.fail(*stale, "x", {}));
-  EXPECT_FALSE(q_.retry_later(*stale, kT0, "x", {}));
-  EXPECT_EQ(count("SELECT count(*) FROM history"), 0);
-  EXPECT_EQ(count("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 0);
+  EXPECT_FALSE(this->q().complete(*stale, "hello", "stale reply", {e}));
+  EXPECT_FALSE(this->q().renew_lease(*stale, kT0 + seconds(32), seconds(30)));
+  EXPECT_FALSE(this->q().fail(*stale, "x", {}));
+  EXPECT_FALSE(this->q().retry_later(*stale, kT0, "x", {}));
+  EXPECT_EQ(this->count("SELECT count(*) FROM history"), 0);
+  EXPECT_EQ(this->count("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 0);
 
-  ASSERT_TRUE(q_.complete(*fresh, "hello", "fresh reply", {}));
-  EXPECT_EQ(t_.db().execAndGet("SELECT reply FROM tasks").getString(), "fresh reply");
-  EXPECT_EQ(count("SELECT count(*) FROM history"), 2);
+  ASSERT_TRUE(this->q().complete(*fresh, "hello", "fresh reply", {}));
+  EXPECT_EQ(this->b_->text("SELECT reply FROM tasks"), "fresh reply");
+  EXPECT_EQ(this->count("SELECT count(*) FROM history"), 2);
 }
 
-TEST_F(QueueTest, RenewedLeaseIsNotReclaimed) {
-  q_.enqueue("a", "x");
-  const auto t = q_.claim("w1", kT0, seconds(30));
-  ASSERT_TRUE(q_.renew_lease(*t, kT0 + seconds(25), seconds(30)));
-  EXPECT_FALSE(q_.claim("w2", kT0 + seconds(40), seconds(30)));
-  EXPECT_TRUE(q_.claim("w2", kT0 + seconds(56), seconds(30)));
+TYPED_TEST(QueueTest, RenewedLeaseIsNotReclaimed) {
+  this->q().enqueue("a", "x");
+  const auto t = this->q().claim("w1", kT0, seconds(30));
+  ASSERT_TRUE(this->q().renew_lease(*t, kT0 + seconds(25), seconds(30)));
+  EXPECT_FALSE(this->q().claim("w2", kT0 + seconds(40), seconds(30)));
+  EXPECT_TRUE(this->q().claim("w2", kT0 + seconds(56), seconds(30)));
 }
 
-TEST_F(QueueTest, CompleteAndClaimTakesTheNextTaskInTheSameTransaction) {
-  const int64_t a1 = q_.enqueue("a", "first");
-  const int64_t a2 = q_.enqueue("a", "second");
-  const auto t = q_.claim("w", kT0, seconds(30));
+TYPED_TEST(QueueTest, CompleteAndClaimTakesTheNextTaskInTheSameTransaction) {
+  const int64_t a1 = this->q().enqueue("a", "first");
+  const int64_t a2 = this->q().enqueue("a", "second");
+  const auto t = this->q().claim("w", kT0, seconds(30));
   ASSERT_EQ(t->id, a1);
-  const int64_t commits_before = count("SELECT count(*) FROM events");
-  const auto r = q_.complete_and_claim(*t, "first", "reply", {}, "w", kT0, seconds(30));
+  const int64_t commits_before = this->count("SELECT count(*) FROM events");
+  const auto r = this->q().complete_and_claim(*t, "first", "reply", {}, "w", kT0, seconds(30));
   EXPECT_TRUE(r.completed);
   ASSERT_TRUE(r.next);
   EXPECT_EQ(r.next->id, a2);  // the chat's head moved inside the same transaction
   EXPECT_EQ(r.next->attempts, 1);
-  EXPECT_EQ(status_of(a1), "done");
-  EXPECT_EQ(status_of(a2), "running");
-  EXPECT_EQ(count("SELECT count(*) FROM events"), commits_before + 1);  // its agent.started
+  EXPECT_EQ(this->status_of(a1), "done");
+  EXPECT_EQ(this->status_of(a2), "running");
+  EXPECT_EQ(this->count("SELECT count(*) FROM events"), commits_before + 1);  // its agent.started
   // Nothing left: completed, no next.
-  const auto last = q_.complete_and_claim(*r.next, "second", "reply 2", {}, "w", kT0, seconds(30));
+  const auto last =
+      this->q().complete_and_claim(*r.next, "second", "reply 2", {}, "w", kT0, seconds(30));
   EXPECT_TRUE(last.completed);
   EXPECT_FALSE(last.next);
 }
 
-TEST_F(QueueTest, CompleteAndClaimWithALostLeaseWritesAndClaimsNothing) {
-  q_.enqueue("a", "x");
-  q_.enqueue("b", "y");
-  const auto stale = q_.claim("w1", kT0, seconds(30));
-  const auto fresh = q_.claim("w2", kT0 + seconds(31), seconds(30));  // takes "a" over
+TYPED_TEST(QueueTest, CompleteAndClaimWithALostLeaseWritesAndClaimsNothing) {
+  this->q().enqueue("a", "x");
+  this->q().enqueue("b", "y");
+  const auto stale = this->q().claim("w1", kT0, seconds(30));
+  const auto fresh = this->q().claim("w2", kT0 + seconds(31), seconds(30));  // takes "a" over
   ASSERT_EQ(fresh->id, stale->id);
   const auto r =
-      q_.complete_and_claim(*stale, "x", "stale", {}, "w1", kT0 + seconds(31), seconds(30));
+      this->q().complete_and_claim(*stale, "x", "stale", {}, "w1", kT0 + seconds(31), seconds(30));
   EXPECT_FALSE(r.completed);
   EXPECT_FALSE(r.next);
-  EXPECT_EQ(status_of(2), "queued");  // "b" was not claimed by the refused transaction
-  EXPECT_EQ(count("SELECT count(*) FROM history"), 0);
+  EXPECT_EQ(this->status_of(2), "queued");  // "b" was not claimed by the refused transaction
+  EXPECT_EQ(this->count("SELECT count(*) FROM history"), 0);
 }
 
-TEST_F(QueueTest, ReleaseRequeuesAtOnceWithoutCountingTheAttempt) {
-  q_.enqueue("a", "x");
-  const auto t = q_.claim("w1", kT0, seconds(300));
-  ASSERT_TRUE(q_.release(*t, {}));
-  const auto again = q_.claim("w2", kT0, seconds(300));
+TYPED_TEST(QueueTest, ReleaseRequeuesAtOnceWithoutCountingTheAttempt) {
+  this->q().enqueue("a", "x");
+  const auto t = this->q().claim("w1", kT0, seconds(300));
+  ASSERT_TRUE(this->q().release(*t, {}));
+  const auto again = this->q().claim("w2", kT0, seconds(300));
   ASSERT_TRUE(again);
   EXPECT_EQ(again->attempts, 1);
 }
 
-TEST_F(QueueTest, UniqueIndexMakesASecondPairImpossible) {
-  q_.enqueue("a", "x");
-  const auto t = q_.claim("w", kT0, seconds(30));
-  ASSERT_TRUE(q_.complete(*t, "x", "y", {}));
-  EXPECT_THROW(t_.db().exec("INSERT INTO history(chat_id, role, text, task_id) VALUES ('a', "
-                            "'assistant', 'again', 1)"),
-               SQLite::Exception);
+TYPED_TEST(QueueTest, UniqueIndexMakesASecondPairImpossible) {
+  this->q().enqueue("a", "x");
+  const auto t = this->q().claim("w", kT0, seconds(30));
+  ASSERT_TRUE(this->q().complete(*t, "x", "y", {}));
+  EXPECT_THROW(this->b_->exec("INSERT INTO history(chat_id, role, text, task_id) VALUES ('a', "
+                              "'assistant', 'again', 1)"),
+               std::exception);
 }
 
-TEST_F(QueueTest, RequeuePutsFailedTasksBackWithFreshAttempts) {
-  q_.enqueue("a", "x");
-  q_.enqueue("b", "y");
-  auto t1 = q_.claim("w", kT0, seconds(30));
-  auto t2 = q_.claim("w", kT0, seconds(30));
-  ASSERT_TRUE(q_.fail(*t1, "boom", {}));
-  EXPECT_FALSE(q_.requeue(t2->id));  // running, not failed
-  ASSERT_TRUE(q_.fail(*t2, "boom", {}));
-  EXPECT_TRUE(q_.requeue(t1->id));
-  EXPECT_EQ(status_of(t1->id), "queued");
-  EXPECT_EQ(q_.requeue_failed(), 1);
-  EXPECT_EQ(q_.claim("w", kT0, seconds(30))->attempts, 1);
-  EXPECT_EQ(count("SELECT count(*) FROM events WHERE type = 'task.requeued'"), 2);
-  EXPECT_FALSE(q_.requeue(999));
+TYPED_TEST(QueueTest, RequeuePutsFailedTasksBackWithFreshAttempts) {
+  this->q().enqueue("a", "x");
+  this->q().enqueue("b", "y");
+  auto t1 = this->q().claim("w", kT0, seconds(30));
+  auto t2 = this->q().claim("w", kT0, seconds(30));
+  ASSERT_TRUE(this->q().fail(*t1, "boom", {}));
+  EXPECT_FALSE(this->q().requeue(t2->id));  // running, not failed
+  ASSERT_TRUE(this->q().fail(*t2, "boom", {}));
+  EXPECT_TRUE(this->q().requeue(t1->id));
+  EXPECT_EQ(this->status_of(t1->id), "queued");
+  EXPECT_EQ(this->q().requeue_failed(), 1);
+  EXPECT_EQ(this->q().claim("w", kT0, seconds(30))->attempts, 1);
+  EXPECT_EQ(this->count("SELECT count(*) FROM events WHERE type = 'task.requeued'"), 2);
+  EXPECT_FALSE(this->q().requeue(999));
 }
 
-TEST_F(QueueTest, StatsCountStatusesAndListFailures) {
-  q_.enqueue("a", "x");
-  q_.enqueue("b", "y");
-  q_.enqueue("c", "z");
-  auto t = q_.claim("w", kT0, seconds(30));
-  ASSERT_TRUE(q_.fail(*t, "HTTP 401: bad key", {}));
-  q_.claim("w", kT0, seconds(30));
-  const QueueStats s = q_.stats(std::chrono::system_clock::now());
+TYPED_TEST(QueueTest, StatsCountStatusesAndListFailures) {
+  this->q().enqueue("a", "x");
+  this->q().enqueue("b", "y");
+  this->q().enqueue("c", "z");
+  auto t = this->q().claim("w", kT0, seconds(30));
+  ASSERT_TRUE(this->q().fail(*t, "HTTP 401: bad key", {}));
+  this->q().claim("w", kT0, seconds(30));
+  const QueueStats s = this->q().stats(std::chrono::system_clock::now());
   EXPECT_EQ(s.queued, 1);
   EXPECT_EQ(s.running, 1);
   EXPECT_EQ(s.failed, 1);
@@ -219,23 +279,23 @@ TEST_F(QueueTest, StatsCountStatusesAndListFailures) {
   EXPECT_EQ(s.recent_failures[0].error, "HTTP 401: bad key");
 }
 
-TEST_F(QueueTest, FrontEndInsertsAndDeletesKeepChatHeadsExact) {
-  t_.db().exec("INSERT INTO tasks(chat_id, text) VALUES ('a', '1'), ('a', '2'), ('b', '3')");
-  EXPECT_EQ(count("SELECT count(*) FROM chat_heads"), 2);
-  t_.db().exec("DELETE FROM tasks WHERE id = 1");
-  EXPECT_EQ(count("SELECT task_id FROM chat_heads WHERE chat_id = 'a'"), 2);
-  t_.db().exec("UPDATE tasks SET priority = 9 WHERE id = 3");
-  EXPECT_EQ(q_.claim("w", kT0, seconds(30))->id, 3);
+TYPED_TEST(QueueTest, FrontEndInsertsAndDeletesKeepChatHeadsExact) {
+  this->b_->exec("INSERT INTO tasks(chat_id, text) VALUES ('a', '1'), ('a', '2'), ('b', '3')");
+  EXPECT_EQ(this->count("SELECT count(*) FROM chat_heads"), 2);
+  this->b_->exec("DELETE FROM tasks WHERE id = 1");
+  EXPECT_EQ(this->count("SELECT task_id FROM chat_heads WHERE chat_id = 'a'"), 2);
+  this->b_->exec("UPDATE tasks SET priority = 9 WHERE id = 3");
+  EXPECT_EQ(this->q().claim("w", kT0, seconds(30))->id, 3);
 }
 
-TEST_F(QueueTest, ConcurrentClaimersNeverShareATask) {
-  for (int i = 0; i < 200; ++i) q_.enqueue("chat" + std::to_string(i), "x");
+TYPED_TEST(QueueTest, ConcurrentClaimersNeverShareATask) {
+  for (int i = 0; i < 200; ++i) this->q().enqueue("chat" + std::to_string(i), "x");
   std::vector<std::set<int64_t>> seen(4);
   std::vector<std::thread> threads;
   for (int w = 0; w < 4; ++w) {
     threads.emplace_back([&, w] {
-      auto db = t_.open_connection();
-      Queue q(*db);
+      OwnedQueue o = this->b_->open_queue();
+      TaskQueue& q = *o.q;
       while (auto task = q.claim("w" + std::to_string(w), kT0, seconds(30))) {
         seen[static_cast<size_t>(w)].insert(task->id);
         q.complete(*task, "x", "y", {});
@@ -251,45 +311,45 @@ TEST_F(QueueTest, ConcurrentClaimersNeverShareATask) {
   }
   EXPECT_EQ(total, 200u);
   EXPECT_EQ(all.size(), 200u);
-  EXPECT_EQ(count("SELECT count(*) FROM history"), 400);
+  EXPECT_EQ(this->count("SELECT count(*) FROM history"), 400);
 }
 
-TEST_F(QueueTest, RequeuingAnOlderTaskNeverRunsTwoTasksOfAChatAtOnce) {
-  const int64_t older = q_.enqueue("c", "first");
-  const auto t1 = q_.claim("w", kT0, seconds(30));
+TYPED_TEST(QueueTest, RequeuingAnOlderTaskNeverRunsTwoTasksOfAChatAtOnce) {
+  const int64_t older = this->q().enqueue("c", "first");
+  const auto t1 = this->q().claim("w", kT0, seconds(30));
   ASSERT_TRUE(t1);
-  ASSERT_TRUE(q_.fail(*t1, "boom", {}));
-  const int64_t newer = q_.enqueue("c", "second");
-  const auto t2 = q_.claim("w", kT0, seconds(30));
+  ASSERT_TRUE(this->q().fail(*t1, "boom", {}));
+  const int64_t newer = this->q().enqueue("c", "second");
+  const auto t2 = this->q().claim("w", kT0, seconds(30));
   ASSERT_TRUE(t2);
   EXPECT_EQ(t2->id, newer);
   // The older task comes back while the newer one is running: before, the head trigger moved
   // the chat's head to it and a second worker claimed it at once.
-  ASSERT_TRUE(q_.requeue(older));
-  EXPECT_FALSE(q_.claim("w2", kT0, seconds(30)));
-  EXPECT_EQ(count("SELECT task_id FROM chat_heads WHERE chat_id = 'c'"), newer);
-  ASSERT_TRUE(q_.complete(*t2, "second", "ok", {}));
-  const auto t3 = q_.claim("w2", kT0, seconds(30));
+  ASSERT_TRUE(this->q().requeue(older));
+  EXPECT_FALSE(this->q().claim("w2", kT0, seconds(30)));
+  EXPECT_EQ(this->count("SELECT task_id FROM chat_heads WHERE chat_id = 'c'"), newer);
+  ASSERT_TRUE(this->q().complete(*t2, "second", "ok", {}));
+  const auto t3 = this->q().claim("w2", kT0, seconds(30));
   ASSERT_TRUE(t3);
   EXPECT_EQ(t3->id, older);
 }
 
-TEST_F(QueueTest, TaskIdsAreNeverReusedAfterAFrontEndDeletesTheNewestRows) {
-  q_.enqueue("c", "a");
-  const int64_t b = q_.enqueue("c", "b");
-  t_.db().exec("DELETE FROM tasks WHERE id = " + std::to_string(b));
-  EXPECT_EQ(q_.enqueue("c", "c"), b + 1);
-  t_.db().exec("DELETE FROM tasks");
-  EXPECT_EQ(q_.enqueue("c", "d"), b + 2);
+TYPED_TEST(QueueTest, TaskIdsAreNeverReusedAfterAFrontEndDeletesTheNewestRows) {
+  this->q().enqueue("c", "a");
+  const int64_t b = this->q().enqueue("c", "b");
+  this->b_->exec("DELETE FROM tasks WHERE id = " + std::to_string(b));
+  EXPECT_EQ(this->q().enqueue("c", "c"), b + 1);
+  this->b_->exec("DELETE FROM tasks");
+  EXPECT_EQ(this->q().enqueue("c", "d"), b + 2);
 }
 
-TEST_F(QueueTest, HandWrittenRunningRowsWithoutALeaseAndTextTimesAreRecovered) {
+TYPED_TEST(QueueTest, HandWrittenRunningRowsWithoutALeaseAndTextTimesAreRecovered) {
   // Before: a running row without lease_expires_at, or run_after stored as text, was never
   // claimable, wedged its chat, and `worker --drain` never exited.
-  t_.db().exec("INSERT INTO tasks(chat_id, text, status) VALUES ('a', 'x', 'running')");
-  t_.db().exec("INSERT INTO tasks(chat_id, text, run_after) VALUES ('b', 'y', '1000')");
-  const auto a = q_.claim("w", kT0, seconds(30));
-  const auto b = q_.claim("w", kT0, seconds(30));
+  this->b_->exec("INSERT INTO tasks(chat_id, text, status) VALUES ('a', 'x', 'running')");
+  this->b_->exec("INSERT INTO tasks(chat_id, text, run_after) VALUES ('b', 'y', '1000')");
+  const auto a = this->q().claim("w", kT0, seconds(30));
+  const auto b = this->q().claim("w", kT0, seconds(30));
   ASSERT_TRUE(a);
   ASSERT_TRUE(b);
   EXPECT_TRUE(a->reclaimed);
@@ -297,7 +357,9 @@ TEST_F(QueueTest, HandWrittenRunningRowsWithoutALeaseAndTextTimesAreRecovered) {
   EXPECT_EQ(b->chat_id, "b");
 }
 
-TEST_F(QueueTest, AWriterHoldingTheLockDelaysButDoesNotFailAClaim) {
+TEST(SqliteQueueTest, AWriterHoldingTheLockDelaysButDoesNotFailAClaim) {
+  testing::TestDb t_;
+  Queue q_{t_.db()};
   q_.enqueue("a", "x");
   auto other = t_.open_connection();
   std::thread holder([&] {

@@ -1,0 +1,180 @@
+#include "internal/db/pg_connection.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include "internal/common/utf8.h"
+
+namespace autonous::db::pg {
+namespace {
+
+std::string trimmed(const char* s) {
+  std::string out = s ? s : "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+std::string redact_url(const std::string& url) {
+  // scheme://user:password@host… → scheme://user:***@host…
+  const auto scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  const auto at = url.find('@', scheme + 3);
+  if (at == std::string::npos) return url;
+  const auto colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon + 1) + "***" + url.substr(at);
+}
+
+Result::~Result() { PQclear(r_); }
+int Result::rows() const noexcept { return PQntuples(r_); }
+int64_t Result::affected() const {
+  const char* n = PQcmdTuples(r_);
+  return (n && *n) ? std::strtoll(n, nullptr, 10) : 0;
+}
+bool Result::is_null(int row, int col) const noexcept { return PQgetisnull(r_, row, col) != 0; }
+std::string Result::text(int row, int col) const {
+  return std::string(PQgetvalue(r_, row, col), PQgetlength(r_, row, col));
+}
+int64_t Result::int64(int row, int col) const {
+  if (is_null(row, col)) return 0;
+  const char* v = PQgetvalue(r_, row, col);
+  const char* end = v + PQgetlength(r_, row, col);
+  int64_t out = 0;
+  const auto [p, ec] = std::from_chars(v, end, out);
+  if (ec != std::errc() || p != end)
+    throw PgError("not an integer in column " + std::to_string(col) + ": " + std::string(v), "");
+  return out;
+}
+double Result::real(int row, int col) const {
+  return is_null(row, col) ? 0.0 : std::strtod(PQgetvalue(r_, row, col), nullptr);
+}
+
+std::unique_ptr<Connection> Connection::open(const std::string& url,
+                                             std::chrono::seconds connect_timeout) {
+  const std::string timeout = std::to_string(std::max<int64_t>(1, connect_timeout.count()));
+  const char* keys[] = {"dbname", "connect_timeout", "application_name", nullptr};
+  const char* values[] = {url.c_str(), timeout.c_str(), "autonous", nullptr};
+  // expand_dbname: `dbname` holds the whole URL; the keywords after it fill what it leaves out.
+  pg_conn* c = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+  if (c == nullptr) throw PgError("PostgreSQL: out of memory", "");
+  if (PQstatus(c) != CONNECTION_OK) {
+    const std::string why = trimmed(PQerrorMessage(c));
+    PQfinish(c);
+    throw PgError("PostgreSQL " + redact_url(url) + ": " + why, "");
+  }
+  auto conn = std::unique_ptr<Connection>(new Connection(c));
+  // Times the server writes are UTC like SQLite's; a claim waits at most 30 s for a lock.
+  conn->exec("SET TIME ZONE 'UTC'; SET lock_timeout = '30s'");
+  return conn;
+}
+
+Connection::~Connection() { PQfinish(c_); }
+
+void Connection::fail(const std::string& what, pg_result* r) const {
+  std::string state;
+  std::string message = trimmed(PQerrorMessage(c_));
+  if (r != nullptr) {
+    if (const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE)) state = s;
+    if (const char* m = PQresultErrorMessage(r); m && *m) message = trimmed(m);
+    PQclear(r);
+  }
+  throw PgError("PostgreSQL " + what + ": " + message, state);
+}
+
+void Connection::exec(const std::string& sql) {
+  pg_result* r = PQexec(c_, sql.c_str());
+  const auto status = PQresultStatus(r);
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail("statement failed", r);
+  PQclear(r);
+}
+
+Result Connection::query(const std::string& sql, const std::vector<Param>& params) {
+  auto it = prepared_.find(sql);
+  if (it == prepared_.end()) {
+    const std::string name = "autonous_" + std::to_string(prepared_.size() + 1);
+    pg_result* r = PQprepare(c_, name.c_str(), sql.c_str(), 0, nullptr);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) fail("prepare failed", r);
+    PQclear(r);
+    it = prepared_.emplace(sql, name).first;
+  }
+  // PostgreSQL text holds neither NUL bytes nor invalid UTF-8 (SQLite stores both): such a
+  // value is stored repaired, not refused, like SQLite's readers see it (U+FFFD).
+  std::vector<std::string> repaired;
+  repaired.reserve(params.size());
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const Param& p : params) {
+    if (!p) {
+      values.push_back(nullptr);
+      continue;
+    }
+    if (p->find('\0') == std::string::npos && common::is_valid_utf8(*p)) {
+      values.push_back(p->c_str());
+      continue;
+    }
+    std::string v = common::sanitize_utf8(*p);
+    for (size_t at = v.find('\0'); at != std::string::npos; at = v.find('\0', at))
+      v.replace(at, 1, "\xEF\xBF\xBD");
+    repaired.push_back(std::move(v));
+    values.push_back(repaired.back().c_str());
+  }
+  pg_result* r = PQexecPrepared(c_, it->second.c_str(), static_cast<int>(values.size()),
+                                values.data(), nullptr, nullptr, 0);
+  const auto status = PQresultStatus(r);
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail("statement failed", r);
+  return Result(r);
+}
+
+void Connection::listen(const std::string& channel) { exec("LISTEN " + channel); }
+
+bool Connection::wait(std::chrono::milliseconds timeout) {
+  const auto consume = [this] {
+    bool got = false;
+    while (PGnotify* n = PQnotifies(c_)) {
+      PQfreemem(n);
+      got = true;
+    }
+    return got;
+  };
+  if (PQconsumeInput(c_) == 0) fail("connection lost");
+  if (consume()) return true;
+  pollfd p{PQsocket(c_), POLLIN, 0};
+  if (p.fd < 0) fail("connection lost");
+  const int n = ::poll(&p, 1, static_cast<int>(timeout.count()));
+  if (n < 0 && errno != EINTR) fail("poll failed");
+  if (n <= 0) return false;
+  if (PQconsumeInput(c_) == 0) fail("connection lost");
+  return consume();
+}
+
+bool Connection::in_transaction() const noexcept { return PQtransactionStatus(c_) != PQTRANS_IDLE; }
+
+Transaction::Transaction(Connection& c) : c_(c) { c_.exec("BEGIN"); }
+Transaction::~Transaction() {
+  if (done_) return;
+  try {
+    c_.exec("ROLLBACK");
+  } catch (...) {  // the connection is broken; the server rolls back when it closes
+  }
+}
+void Connection::commit() {
+  pg_result* r = PQexec(c_, "COMMIT");
+  if (PQresultStatus(r) != PGRES_COMMAND_OK) fail("COMMIT failed", r);
+  const std::string tag = PQcmdStatus(r);
+  PQclear(r);
+  // COMMIT of a transaction an error aborted answers ROLLBACK, not an error.
+  if (tag != "COMMIT") throw PgError("PostgreSQL: the transaction was rolled back", "25P02");
+}
+
+void Transaction::commit() {
+  c_.commit();
+  done_ = true;
+}
+
+}  // namespace autonous::db::pg

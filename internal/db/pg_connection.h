@@ -1,0 +1,115 @@
+#pragma once
+// PostgreSQL through libpq: one connection (one thread), statements with text parameters
+// prepared once per connection and reused, results as RAII values, a transaction guard, and
+// LISTEN/NOTIFY with a bounded wait. Errors throw PgError with the server's SQLSTATE.
+// libpq directly, not libpqxx: Debian ships libpqxx 6.4 (its 7.x API differs), and what
+// autonous needs (parameters, prepared statements, notifications, a socket to wait on) is a
+// small part of libpq's C API; this header pulls in no libpq header.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct pg_conn;
+struct pg_result;
+
+namespace autonous::db::pg {
+
+class PgError : public std::runtime_error {
+ public:
+  PgError(const std::string& message, std::string sqlstate)
+      : std::runtime_error(message), sqlstate_(std::move(sqlstate)) {}
+  // Five characters ("40P01" deadlock, "23505" unique violation), or "" for a client-side error
+  // (the connection was lost, say).
+  const std::string& sqlstate() const noexcept { return sqlstate_; }
+
+ private:
+  std::string sqlstate_;
+};
+
+// A parameter in text form; nullopt is SQL NULL.
+using Param = std::optional<std::string>;
+inline Param param(int64_t v) { return std::to_string(v); }
+inline Param param(const std::string& v) { return v; }
+inline Param param(const char* v) { return std::string(v); }
+template <typename T>
+Param param(const std::optional<T>& v) {
+  return v ? param(*v) : Param{};
+}
+
+class Result {
+ public:
+  explicit Result(pg_result* r) noexcept : r_(r) {}
+  ~Result();
+  Result(Result&& o) noexcept : r_(o.r_) { o.r_ = nullptr; }
+  Result& operator=(Result&&) = delete;
+  Result(const Result&) = delete;
+  Result& operator=(const Result&) = delete;
+
+  int rows() const noexcept;
+  int64_t affected() const;  // rows an INSERT/UPDATE/DELETE touched
+  bool is_null(int row, int col) const noexcept;
+  std::string text(int row, int col) const;  // "" for NULL
+  int64_t int64(int row, int col) const;     // 0 for NULL; throws PgError when not an integer
+  double real(int row, int col) const;       // 0 for NULL
+
+ private:
+  pg_result* r_;
+};
+
+class Connection {
+ public:
+  // Connects to `url` (postgresql://user[:password]@host[:port]/db?options). Throws PgError
+  // naming the server's reason; the URL's password is never in the message.
+  static std::unique_ptr<Connection> open(
+      const std::string& url, std::chrono::seconds connect_timeout = std::chrono::seconds(10));
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Runs `sql` (one or more statements, no parameters). Throws PgError.
+  void exec(const std::string& sql);
+  // Runs one statement with `params` ($1, $2, …), prepared on first use and reused. Throws
+  // PgError.
+  Result query(const std::string& sql, const std::vector<Param>& params = {});
+
+  // LISTEN on `channel` (an identifier). wait() returns true when a notification arrived (all
+  // pending ones are consumed) and false after `timeout`. Throws PgError when the connection
+  // breaks.
+  void listen(const std::string& channel);
+  bool wait(std::chrono::milliseconds timeout);
+
+  bool in_transaction() const noexcept;
+  // COMMIT; throws PgError when the server rolled back instead (an earlier statement failed).
+  void commit();
+
+ private:
+  explicit Connection(pg_conn* c) noexcept : c_(c) {}
+  [[noreturn]] void fail(const std::string& what, pg_result* r = nullptr) const;
+  pg_conn* c_;
+  std::map<std::string, std::string> prepared_;  // sql → statement name
+};
+
+// BEGIN at READ COMMITTED; rolls back unless commit() ran.
+class Transaction {
+ public:
+  explicit Transaction(Connection& c);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  void commit();
+
+ private:
+  Connection& c_;
+  bool done_ = false;
+};
+
+// The connection string with any password replaced by "***", for messages and logs.
+std::string redact_url(const std::string& url);
+
+}  // namespace autonous::db::pg

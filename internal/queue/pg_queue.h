@@ -1,0 +1,67 @@
+#pragma once
+// PgQueue: the PostgreSQL backend of TaskQueue (task_queue.h), for workers on several hosts.
+// A claim is one statement: the first runnable chat head in (priority, id) order, both the head
+// row and the task row locked with FOR UPDATE SKIP LOCKED, so concurrent claimers never wait
+// for each other and never take the same task; the head row's lock also makes a concurrent
+// head change (a requeue, an enqueue into the chat) wait until the claimed task shows running
+// (migrations/postgres/0001_init.sql, autonous_recompute_head). Every later change is fenced
+// on the lease token in its WHERE clause, which PostgreSQL re-checks on the newest row version.
+// Idle workers LISTEN on `autonous_tasks` (wait_for_work). One PgQueue per connection.
+
+#include <chrono>
+
+#include "internal/queue/task_queue.h"
+
+namespace autonous::db::pg {
+class Connection;
+}
+
+namespace autonous::queue {
+
+class PgQueue final : public TaskQueue {
+ public:
+  // `c` must outlive the queue.
+  explicit PgQueue(db::pg::Connection& c) : c_(c) {}
+
+  int64_t enqueue(const std::string& chat_id, const std::string& text, int priority = 0) override;
+  std::optional<Task> claim(const std::string& worker_id, common::TimePoint now,
+                            std::chrono::seconds lease) override;
+  bool renew_lease(const Task& task, common::TimePoint now, std::chrono::seconds lease) override;
+  bool complete(const Task& task, const std::string& user_text, const std::string& reply,
+                const std::vector<events::Event>& list,
+                const std::function<void()>& also = {}) override;
+  CompleteAndClaim complete_and_claim(const Task& task, const std::string& user_text,
+                                      const std::string& reply,
+                                      const std::vector<events::Event>& list,
+                                      const std::string& worker_id, common::TimePoint now,
+                                      std::chrono::seconds lease,
+                                      const std::function<void()>& also = {}) override;
+  bool retry_later(const Task& task, common::TimePoint run_after, const std::string& error,
+                   const std::vector<events::Event>& list) override;
+  bool fail(const Task& task, const std::string& error,
+            const std::vector<events::Event>& list) override;
+  bool release(const Task& task, const std::vector<events::Event>& list) override;
+  bool requeue(int64_t task_id) override;
+  int64_t requeue_failed() override;
+  bool has_pending() override;
+  QueueStats stats(common::TimePoint now) override;
+
+  // Waits up to `timeout` for a NOTIFY on autonous_tasks (an enqueue or a status change); true
+  // when one came. The first call LISTENs. Throws db::pg::PgError when the connection breaks.
+  bool wait_for_work(std::chrono::milliseconds timeout);
+
+ private:
+  std::optional<Task> claim_in_transaction(const std::string& worker_id, int64_t now_ms,
+                                           std::chrono::seconds lease);
+  bool complete_in_transaction(const Task& task, const std::string& user_text,
+                               const std::string& reply, const std::vector<events::Event>& list);
+  // Runs the fenced `update_sql` with `params` and appends `list`, in one transaction; false
+  // (nothing written) when the fence matched no row.
+  bool fenced(const std::string& update_sql, const std::vector<std::optional<std::string>>& params,
+              const std::vector<events::Event>& list);
+
+  db::pg::Connection& c_;
+  bool listening_ = false;
+};
+
+}  // namespace autonous::queue

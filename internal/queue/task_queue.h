@@ -1,0 +1,104 @@
+#pragma once
+// TaskQueue: what a queue backend does, whichever database holds it: enqueue, claim, renew
+// lease, complete, retry later, fail, release, requeue, stats. queue.h is the SQLite backend,
+// pg_queue.h the PostgreSQL one; both keep the same guarantees:
+// - claims are leases fenced by a random token: every state change after the claim succeeds
+//   only while the token still matches, so a worker whose lease was taken over changes nothing;
+// - per chat, only the chat's head (its running task, else its oldest queued one) is claimable,
+//   so two tasks of a chat never run at once and a chat's tasks run in queue order;
+// - a completion writes the user/assistant pair, the task's state and its events in one
+//   transaction (the history's unique (task_id, role) index refuses a second pair).
+// Not thread-safe: one queue per connection, one connection per thread.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "internal/common/clock.h"
+#include "internal/events/event_log.h"
+#include "internal/queue/task.h"
+
+namespace autonous::queue {
+
+struct QueueStats {
+  int64_t queued = 0;
+  int64_t running = 0;
+  int64_t done = 0;
+  int64_t failed = 0;
+  std::optional<double> oldest_queued_age_seconds;
+  struct Failure {
+    int64_t task_id;
+    std::string chat_id;
+    std::string error;
+    std::string finished_at;
+  };
+  std::vector<Failure> recent_failures;  // newest first, at most 5
+};
+
+class TaskQueue {
+ public:
+  virtual ~TaskQueue() = default;
+
+  // Queues `text` for `chat_id` and returns the task id. Throws when a constraint refuses it
+  // (empty text or chat id). REQUIRES: no transaction open on this connection.
+  virtual int64_t enqueue(const std::string& chat_id, const std::string& text,
+                          int priority = 0) = 0;
+
+  // Claims the highest-priority, oldest runnable chat head (queued with run_after reached, or
+  // running under an expired lease), counts the attempt, and records agent.started in the same
+  // transaction. Returns nullopt when nothing is runnable.
+  virtual std::optional<Task> claim(const std::string& worker_id, common::TimePoint now,
+                                    std::chrono::seconds lease) = 0;
+
+  // Extends the lease to now + lease. False when the lease was lost (then commit nothing).
+  virtual bool renew_lease(const Task& task, common::TimePoint now, std::chrono::seconds lease) = 0;
+
+  // One transaction: the user/assistant pair into history, the task done with `reply`, the
+  // turn's events (`list`), and `also` (more writes of the turn on this connection, e.g. the
+  // chat's context state; no transaction of its own). False (and nothing written) when this
+  // worker no longer holds the lease. `user_text` is what goes into history as the user's
+  // message.
+  virtual bool complete(const Task& task, const std::string& user_text, const std::string& reply,
+                        const std::vector<events::Event>& list,
+                        const std::function<void()>& also = {}) = 0;
+
+  // complete(), and in the same transaction claim() the next runnable task for `worker_id`.
+  // Returns {completed, next}; next is nullopt when nothing is runnable or the completion was
+  // refused (lease lost: nothing is written).
+  struct CompleteAndClaim {
+    bool completed = false;
+    std::optional<Task> next;
+  };
+  virtual CompleteAndClaim complete_and_claim(const Task& task, const std::string& user_text,
+                                              const std::string& reply,
+                                              const std::vector<events::Event>& list,
+                                              const std::string& worker_id, common::TimePoint now,
+                                              std::chrono::seconds lease,
+                                              const std::function<void()>& also = {}) = 0;
+
+  // Puts the task back to run at `run_after`, keeping `error` as the last error.
+  virtual bool retry_later(const Task& task, common::TimePoint run_after, const std::string& error,
+                           const std::vector<events::Event>& list) = 0;
+
+  // Fails the task for good with `error`.
+  virtual bool fail(const Task& task, const std::string& error,
+                    const std::vector<events::Event>& list) = 0;
+
+  // Gives the lease back (shutdown): queued again at once, the attempt not counted.
+  virtual bool release(const Task& task, const std::vector<events::Event>& list) = 0;
+
+  // Puts one failed task back in the queue with its attempts reset. False if it is not failed.
+  virtual bool requeue(int64_t task_id) = 0;
+  // Puts every failed task back; returns how many.
+  virtual int64_t requeue_failed() = 0;
+
+  // True while any task is queued or running.
+  virtual bool has_pending() = 0;
+
+  virtual QueueStats stats(common::TimePoint now) = 0;
+};
+
+}  // namespace autonous::queue
