@@ -18,6 +18,7 @@
 #include "internal/db/pg_migrator.h"
 #include "internal/events/event_log.h"
 #include "internal/queue/task_queue.h"
+#include "internal/store/pg_search.h"
 #include "internal/store/search_index.h"
 
 namespace autonous::cmd {
@@ -36,9 +37,10 @@ struct RequeueOptions {
 
 int run_migrate(const config::Config& config) {
   if (!config.database_url.empty()) {
-    // The search index's catch-up needs the PostgreSQL search store, which is not built yet.
     auto c = open_pg(config);
     std::cout << "schema version " << db::pg_schema_version(*c) << "\n";
+    const int64_t indexed = store::PgSearchIndex(*c).index_all();
+    if (indexed > 0) std::cerr << "search index: " << indexed << " queued row(s) indexed\n";
     return 0;
   }
   auto db = open_db(config);

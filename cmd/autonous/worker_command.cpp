@@ -17,6 +17,7 @@
 #include "internal/common/clock.h"
 #include "internal/openai/curl_transport.h"
 #include "internal/store/engine.h"
+#include "internal/store/pg_search.h"
 #include "internal/store/search_index.h"
 #include "internal/worker/worker.h"
 
@@ -56,7 +57,17 @@ int run_worker(const config::Config& config, bool drain) {
                settings.budget.source, context::to_string(settings.context.policy.strategy));
   // Migrate once, before anything else opens a connection. (A migration runs before the
   // operator surface is up; a signal still stops it at once: it is not blocked yet.)
-  auto db = open_db(config);
+  std::unique_ptr<SQLite::Database> db;
+  std::unique_ptr<db::pg::Connection> pg;
+  if (config.database_url.empty()) {
+    db = open_db(config);
+  } else {
+    if (config.http_listen)
+      throw config::ConfigError("HTTP_LISTEN",
+                                "the operator surface reads SQLite only so far: unset HTTP_LISTEN "
+                                "when DATABASE_URL is set");
+    pg = open_pg(config);
+  }
   std::unique_ptr<ops::Metrics> metrics;
   std::atomic<const worker::Worker*> live{nullptr};
   std::unique_ptr<worker::Worker> w;  // destroyed after the server (declared before it)
@@ -74,12 +85,14 @@ int run_worker(const config::Config& config, bool drain) {
     // Index what is queued for recall's search (a whole history after an upgrade, an import
     // made while no worker ran) before the slots serve.
     const auto started = std::chrono::steady_clock::now();
-    if (const int64_t n = store::SearchIndex(*db).index_all(); n > 0)
+    const int64_t n = pg ? store::PgSearchIndex(*pg).index_all() : store::SearchIndex(*db).index_all();
+    if (n > 0)
       spdlog::info("search index caught up rows={} ms={}", n,
                    std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::steady_clock::now() - started)
                        .count());
     db.reset();
+    pg.reset();
   }
   // From here SIGTERM/SIGINT are taken by the signal thread below (the server's threads block
   // them themselves); before, the default action stops a long catch-up at once.

@@ -15,11 +15,16 @@ double calibration_scale(SQLite::Database& db, const std::string& model) {
   return q.executeStep() ? std::max(1.0, q.getColumn(0).getDouble()) : 1.0;
 }
 
+std::optional<double> calibration_wanted(double scale_used, int64_t estimated, int64_t actual) {
+  if (estimated <= 0 || actual <= estimated) return std::nullopt;
+  return std::max(1.0, scale_used) * static_cast<double>(actual) / static_cast<double>(estimated);
+}
+
 double raise_calibration(SQLite::Database& db, const std::string& model, double scale_used,
                          int64_t estimated, int64_t actual) {
-  if (estimated <= 0 || actual <= estimated) return calibration_scale(db, model);
-  const double wanted =
-      std::max(1.0, scale_used) * static_cast<double>(actual) / static_cast<double>(estimated);
+  const std::optional<double> want = calibration_wanted(scale_used, estimated, actual);
+  if (!want) return calibration_scale(db, model);
+  const double wanted = *want;
   db::WriteTransaction tx(db);
   // max(): another worker may have raised it further meanwhile; it never goes down.
   SQLite::Statement up(db,

@@ -4,6 +4,7 @@
 // below 1.0 and only rises, when the API reports more prompt tokens than were estimated.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace SQLite {
@@ -11,6 +12,10 @@ class Database;
 }
 
 namespace autonous::store {
+
+// The scale that would have made `estimated` tokens (counted with `scale_used`) cover `actual`;
+// nullopt when they did (actual <= estimated) or nothing was estimated.
+std::optional<double> calibration_wanted(double scale_used, int64_t estimated, int64_t actual);
 
 // The stored scale of `model`, 1.0 when there is none. Throws SQLite::Exception.
 double calibration_scale(SQLite::Database& db, const std::string& model);

@@ -7,11 +7,8 @@
 #include "internal/context/context_builder.h"
 #include "internal/context/level_compressor.h"
 #include "internal/context/simple_compressor.h"
-#include "internal/store/calibration_store.h"
 #include "internal/store/context_state_store.h"
-#include "internal/store/search_index.h"
-#include "internal/store/sqlite_provider.h"
-#include "internal/store/sqlite_summary_store.h"
+#include "internal/store/engine_storage.h"
 
 namespace autonous::store {
 
@@ -100,23 +97,18 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
 }
 
 struct Engine::Parts {
-  Parts(SQLite::Database& d, const EngineSettings& settings, const tokens::TokenCounter& counter)
-      : db(d),
+  Parts(std::unique_ptr<EngineStorage> st, const EngineSettings& settings,
+        const tokens::TokenCounter& counter)
+      : storage(std::move(st)),
         floor_budget(context::min_budget(settings.context.system_prompt, counter)),
-        provider(d),
-        summaries(d),
-        search(d),
         levels(counter),
         simple(counter),
         builder(
-            settings.context, provider,
+            settings.context, storage->provider(),
             settings.simple_compressor ? static_cast<const context::Compressor&>(simple) : levels,
             assembler, counter) {}
-  SQLite::Database& db;
+  std::unique_ptr<EngineStorage> storage;
   int64_t floor_budget;  // the least budget: holds the system prompt and a user message
-  SQLiteProvider provider;
-  SQLiteSummaryStore summaries;
-  SearchIndex search;
   context::LevelCompressor levels;
   context::SimpleCompressor simple;
   context::StandardAssembler assembler;
@@ -125,17 +117,21 @@ struct Engine::Parts {
 
 Engine::Engine(SQLite::Database& db, const EngineSettings& settings,
                const tokens::TokenCounter& counter, context::Summarizer* summarizer)
-    : parts_(std::make_unique<Parts>(db, settings, counter)),
+    : Engine(make_sqlite_storage(db), settings, counter, summarizer) {}
+
+Engine::Engine(std::unique_ptr<EngineStorage> storage, const EngineSettings& settings,
+               const tokens::TokenCounter& counter, context::Summarizer* summarizer)
+    : parts_(std::make_unique<Parts>(std::move(storage), settings, counter)),
       dry_run_(summarizer == nullptr),
       recall_(settings.context.recall.enabled) {
-  parts_->builder.enable_summaries(parts_->summaries, summarizer);
-  if (recall_) parts_->builder.enable_recall(parts_->search);
+  parts_->builder.enable_summaries(parts_->storage->summaries(), summarizer);
+  if (recall_) parts_->builder.enable_recall(parts_->storage->searcher());
 }
 
 Engine::~Engine() = default;
 
 int64_t Engine::index_backlog(std::chrono::milliseconds budget) const {
-  return recall_ && !dry_run_ ? parts_->search.index_backlog(budget) : 0;
+  return recall_ && !dry_run_ ? parts_->storage->index_backlog(budget) : 0;
 }
 
 void Engine::enable_embeddings(context::Embedder& embedder) {
@@ -151,20 +147,20 @@ context::BuiltContext Engine::build(const std::string& chat_id, const std::strin
 
 void Engine::write_state(const std::string& chat_id, const context::BuiltContext& built) const {
   if (dry_run_) return;
-  parts_->search.index_in_transaction(chat_id);  // the pair this transaction just stored
+  parts_->storage->index_in_transaction(chat_id);  // the pair this transaction just stored
   if (context::ContextBuilder::state_changed(built))
-    write_context_state(parts_->db, chat_id, built.state.after);
+    parts_->storage->write_context_state(chat_id, built.state.after);
   if (built.delta.records != built.chat.blocks)
-    write_blocks(parts_->db, chat_id, built.delta.records);
+    parts_->storage->write_blocks(chat_id, built.delta.records);
 }
 
 double Engine::calibration_scale(const std::string& model) const {
-  return store::calibration_scale(parts_->db, model);
+  return parts_->storage->calibration_scale(model);
 }
 
 std::optional<int64_t> Engine::learned_budget(const std::string& endpoint,
                                               const std::string& model) const {
-  const std::optional<LearnedLimit> l = learned_limit(parts_->db, endpoint_key(endpoint), model);
+  const std::optional<LearnedLimit> l = parts_->storage->learned_limit(endpoint_key(endpoint), model);
   if (!l) return std::nullopt;
   return l->budget_tokens;
 }
@@ -175,13 +171,13 @@ int64_t Engine::learn_budget(const std::string& endpoint, const std::string& mod
   // Never below what holds the system prompt and a minimal user message: repeated guesses
   // without a stated window must not shrink it towards nothing.
   budget = std::max(budget, parts_->floor_budget);
-  return learn_limit(parts_->db, endpoint_key(endpoint), model,
+  return parts_->storage->learn_limit(endpoint_key(endpoint), model,
                      {budget, stated_limit, message, {}});
 }
 
 double Engine::raise_calibration(const std::string& model, double scale_used, int64_t estimated,
                                  int64_t actual) const {
-  return store::raise_calibration(parts_->db, model, scale_used, estimated, actual);
+  return parts_->storage->raise_calibration(model, scale_used, estimated, actual);
 }
 
 }  // namespace autonous::store

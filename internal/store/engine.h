@@ -30,6 +30,8 @@ class Embedder;
 
 namespace autonous::store {
 
+class EngineStorage;
+
 struct EngineSettings {
   context::ContextSettings context;
   context::PromptBudget budget;
@@ -56,6 +58,9 @@ class Engine {
   // engine. Throws context::PolicyError when the settings' budget is too small.
   Engine(SQLite::Database& db, const EngineSettings& settings, const tokens::TokenCounter& counter,
          context::Summarizer* summarizer = nullptr);
+  // The same on any backend's storage (engine_storage.h).
+  Engine(std::unique_ptr<EngineStorage> storage, const EngineSettings& settings,
+         const tokens::TokenCounter& counter, context::Summarizer* summarizer = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

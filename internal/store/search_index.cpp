@@ -12,6 +12,7 @@
 
 #include "internal/db/statement_cache.h"
 #include "internal/db/write_transaction.h"
+#include "internal/store/search_plan.h"
 #include "internal/store/sqlite_provider.h"
 #include "internal/tokens/search_terms.h"
 
@@ -86,63 +87,16 @@ int64_t SearchIndex::rows_with(const std::string& source, const std::string& cha
 
 SearchIndex::Query SearchIndex::query(const std::string& table, const std::string& chat,
                                       const std::vector<std::string>& terms) {
-  Query out;
-  std::vector<std::string> unique;
-  for (const std::string& t : terms)
-    if (unique.size() < kMaxLookups && std::find(unique.begin(), unique.end(), t) == unique.end())
-      unique.push_back(t);
-  const auto total = static_cast<double>(rows(table));
   const std::string source = table == "history_terms" ? "history" : "document";
-  // Commonness is judged among the rows searched: the chat's (documents: all of them).
-  const auto searched = static_cast<double>(rows_with(source, chat, ""));
-  // A term in more than kCommonShare of them (at most kMaxTermRows) tells nothing apart.
-  const auto common_rows =
-      static_cast<int64_t>(std::min(kCommonShare * searched, static_cast<double>(kMaxTermRows)));
-  struct Known {
-    int64_t here;    // rows of the searched part holding it
-    int64_t global;  // rows of the whole index holding it (BM25's IDF)
-    std::string term;
-    bool operator<(const Known& o) const { return here < o.here; }
-  };
-  std::vector<Known> known;
-  for (const std::string& t : unique) {
-    const int64_t here = rows_with(source, chat, t);
-    if (here > 0) known.push_back({here, rows_with(source, "", t), t});
-  }
-  std::stable_sort(known.begin(), known.end());
-  int64_t postings = 0;
-  for (const auto& [here, doc, term] : known) {  // rarest first
-    // A common term tells nothing apart (and is slow to rank): a question made only of such
-    // terms searches nothing.
-    const bool common = searched >= kMinRowsForCommon && here > common_rows;
-    // BM25 ranks every row any term matches: past kMaxPostings rows in all, the less rare terms
-    // stay out (the rarest always searches).
-    const bool over = !out.terms.empty() && postings + doc > kMaxPostings;
-    if (common || over || out.terms.size() >= kMaxQueryTerms) break;
-    postings += doc;
-    out.foreign += doc - here;
-    out.terms.push_back(term);
-    // FTS5's BM25 IDF, floored as it floors it.
-    out.idf += std::max(1e-6, std::log((total - static_cast<double>(doc) + 0.5) /
-                                       (static_cast<double>(doc) + 0.5)));
-  }
-  // Every term is common, yet a message holding several of them may be rare (as far as the
-  // two rarest, were they independent, say): the rarest two together (AND walks the rarer
-  // list and seeks in the other).
-  const char* join = " OR ";
-  if (out.terms.empty() && known.size() >= 2 && known[0].global <= kMaxAndTermRows &&
-      known[1].global <= kMaxAndTermRows &&
-      static_cast<double>(known[0].here) * static_cast<double>(known[1].here) /
-              std::max(searched, 1.0) <=
-          static_cast<double>(common_rows)) {
-    join = " AND ";
-    for (size_t i = 0; i < 2; ++i) {
-      out.terms.push_back(known[i].term);
-      out.foreign += known[i].global - known[i].here;
-      out.idf += std::max(1e-6, std::log((total - static_cast<double>(known[i].global) + 0.5) /
-                                         (static_cast<double>(known[i].global) + 0.5)));
-    }
-  }
+  const QueryPlan plan =
+      plan_query(terms, static_cast<double>(rows(table)), chat,
+                 [&](const std::string& c, const std::string& t) { return rows_with(source, c, t); });
+  Query out;
+  out.terms = plan.terms;
+  out.idf = plan.idf;
+  out.foreign = plan.foreign;
+  // AND walks the rarer list and seeks in the other.
+  const char* join = plan.all ? " AND " : " OR ";
   for (const std::string& t : out.terms) {
     if (!out.match.empty()) out.match += join;
     out.match += quoted(t);

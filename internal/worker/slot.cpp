@@ -7,6 +7,9 @@
 #include "internal/common/clock.h"
 #include "internal/common/utf8.h"
 #include "internal/db/database.h"
+#include "internal/queue/pg_queue.h"
+#include "internal/queue/queue.h"
+#include "internal/store/engine_storage.h"
 #include "internal/openai/http_transport.h"
 #include "internal/worker/turn_events.h"
 #include "internal/worker/worker.h"
@@ -25,10 +28,14 @@ Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
       run_(run),
       worker_id_(worker_id),
       index_(index),
-      db_(db::open(config.db_path,
-                   db::OpenOptions{config.sqlite_synchronous == config::Synchronous::kFull,
-                                   config.sqlite_busy_timeout})),
-      queue_(*db_),
+      pg_(config.database_url.empty() ? nullptr : db::pg::Connection::open(config.database_url)),
+      db_(pg_ ? nullptr
+              : db::open(config.db_path,
+                         db::OpenOptions{config.sqlite_synchronous == config::Synchronous::kFull,
+                                         config.sqlite_busy_timeout})),
+      queue_owned_(pg_ ? std::unique_ptr<queue::TaskQueue>(std::make_unique<queue::PgQueue>(*pg_))
+                       : std::make_unique<queue::Queue>(*db_)),
+      queue_(*queue_owned_),
       counter_(*deps.counter),
       transport_(deps.make_transport()),
       client_(*transport_, openai::ClientOptions{config.openai_base_url, config.openai_api_key,
@@ -38,7 +45,8 @@ Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
           client_, counter_,
           SummarizerOptions{engine.summary_model, config.summary_max_tokens, engine.summary_shape,
                             engine.summary_window_budget, config.retry_base}),
-      engine_(*db_, engine, counter_, &summarizer_),
+      engine_(pg_ ? store::make_pg_storage(*pg_) : store::make_sqlite_storage(*db_), engine,
+              counter_, &summarizer_),
       turn_(TurnParts{config, engine_, client_, summarizer_, counter_,
                       config.token_calibration && deps.counter->name() == "estimate",
                       *deps.clock}) {
@@ -52,6 +60,7 @@ Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
 Slot::~Slot() = default;
 
 void Slot::check_database_file() {
+  if (pg_) return;  // a server's database cannot be unlinked under us
   const auto t = std::chrono::steady_clock::now();
   if (db_inode_ != 0 && t - last_file_check_ < std::chrono::seconds(1)) return;
   last_file_check_ = t;
@@ -94,6 +103,25 @@ void Slot::index_backlog() {
   }
 }
 
+void Slot::wait_for_work(const std::stop_token& stop) {
+  if (!pg_) {
+    std::unique_lock lock(run_.mu);
+    run_.cv.wait_for(lock, stop, config_.poll_interval, [] { return false; });
+    return;
+  }
+  // The socket wait is cut into short steps so a stop is seen within kStopCheck.
+  constexpr milliseconds kStopCheck{100};
+  auto& pg_queue = static_cast<queue::PgQueue&>(queue_);
+  const auto until = std::chrono::steady_clock::now() + config_.poll_interval;
+  while (!stop.stop_requested()) {
+    const auto left =
+        std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
+    if (left <= milliseconds(0)) return;
+    if (pg_queue.wait_for_work(std::min(left, kStopCheck))) return;
+    beat();
+  }
+}
+
 void Slot::loop(bool drain) {
   const std::stop_token stop = run_.stop.get_token();
   std::optional<queue::Task> task;
@@ -124,8 +152,7 @@ void Slot::loop(bool drain) {
       break;
     }
     index_backlog();
-    std::unique_lock lock(run_.mu);
-    run_.cv.wait_for(lock, stop, config_.poll_interval, [] { return false; });
+    wait_for_work(stop);
   }
   // Stopping with a task claimed but not started: give it back at once.
   if (task && queue_.release(*task, {})) ++stats_.released;
@@ -200,7 +227,7 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
   const std::string& reply = o.result->content;
   // The chat's context state after this turn goes into the same transaction as the reply.
   const auto state = [&] { engine_.write_state(task.chat_id, o.contexts.back().built); };
-  queue::Queue::CompleteAndClaim done;
+  queue::TaskQueue::CompleteAndClaim done;
   if (run_.stop.stop_requested()) {
     done.completed = queue_.complete(task, user_text, reply, trail, state);
   } else {

@@ -1,5 +1,5 @@
 #pragma once
-// Slot: one worker thread's loop. It owns a SQLite connection, an HTTP transport, the context
+// Slot: one worker thread's loop. It owns a database connection (SQLite or PostgreSQL), an HTTP transport, the context
 // engine and a Turn; it claims a task, renews the lease while the turn runs, and applies the
 // turn's outcome to the queue in one transaction (complete and claim the chat's next task,
 // retry later, fail, or release). Stops claiming when the run's stop fires.
@@ -15,7 +15,8 @@
 
 #include "internal/config/config.h"
 #include "internal/openai/client.h"
-#include "internal/queue/queue.h"
+#include "internal/db/pg_connection.h"
+#include "internal/queue/task_queue.h"
 #include "internal/store/engine.h"
 #include "internal/tokens/scaled_counter.h"
 #include "internal/worker/llm_embedder.h"
@@ -69,6 +70,9 @@ class Slot {
   // Throws when DB_PATH no longer names the file this slot opened (deleted or replaced): the
   // worker would otherwise write into an unlinked file that nothing reads.
   void check_database_file();
+  // Waits up to POLL_INTERVAL_MS for work, or until the run stops: on PostgreSQL a NOTIFY on
+  // autonous_tasks (an enqueue, a finished task) ends the wait at once.
+  void wait_for_work(const std::stop_token& stop);
   void beat() noexcept;  // WorkerStats::beats
   // Hands a committed trail to WorkerDeps::on_trail.
   void committed(const std::vector<events::Event>& trail) noexcept;
@@ -79,8 +83,11 @@ class Slot {
   RunState& run_;
   const std::string& worker_id_;
   const int index_;
+  // One of the two: DATABASE_URL's PostgreSQL, or DB_PATH's SQLite file.
+  std::unique_ptr<db::pg::Connection> pg_;
   std::unique_ptr<SQLite::Database> db_;
-  queue::Queue queue_;
+  std::unique_ptr<queue::TaskQueue> queue_owned_;
+  queue::TaskQueue& queue_;
   // The configured counter, scaled by the model's calibration when TOKEN_CALIBRATION=on and the
   // counter is the estimator (scale 1 otherwise).
   tokens::ScaledCounter counter_;

@@ -1,11 +1,10 @@
 -- 0007 (PostgreSQL): structured context and recall; see migrations/0007_recall.sql.
 -- SQLite's FTS5 tables become plain tables with the same columns (`rowid`, `chat`, `terms`) and
--- two indexes: a GIN index on to_tsvector('simple', terms) (the search terms are already
--- segmented and stemmed by autonous, so the 'simple' configuration only splits on spaces), and
--- a pg_trgm GIN index on terms, which matches CJK text and any substring (`terms LIKE '%…%'`).
--- pg_trgm ships with Debian's postgresql-15 and is a trusted extension: the database's owner may
--- create it.
-CREATE EXTENSION IF NOT EXISTS pg_trgm;
+-- a GIN index over the terms as a tsvector. The terms are autonous's search terms, already
+-- segmented by ICU, split into two-character pieces for CJK text and stemmed
+-- (internal/tokens/search_terms.h), so the tsvector is built from them as they are
+-- (array_to_tsvector: no text search configuration rewrites or drops any) and a CJK question
+-- matches CJK messages through the same pieces. No extension is needed.
 
 CREATE TABLE search_queue (
   source  text   NOT NULL CHECK (source IN ('history', 'document')),
@@ -20,13 +19,13 @@ CREATE TABLE history_terms (
   chat  text   NOT NULL,
   terms text   NOT NULL
 );
-CREATE INDEX history_terms_fts ON history_terms USING gin (to_tsvector('simple', terms));
-CREATE INDEX history_terms_trgm ON history_terms USING gin (terms gin_trgm_ops);
+CREATE INDEX history_terms_fts ON history_terms
+  USING gin (array_to_tsvector(array_remove(string_to_array(terms, ' '), '')));
 CREATE INDEX history_terms_by_chat ON history_terms(chat, rowid);
 -- fts5vocab's 'row' view: how many rows hold each term.
 CREATE VIEW history_terms_vocab AS
   SELECT word AS term, ndoc AS doc, nentry AS cnt
-  FROM ts_stat('SELECT to_tsvector(''simple'', terms) FROM history_terms');
+  FROM ts_stat('SELECT array_to_tsvector(array_remove(string_to_array(terms, '' ''), '''')) FROM history_terms');
 
 CREATE FUNCTION autonous_search_queue() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
@@ -72,11 +71,11 @@ CREATE TABLE document_terms (
   chat  text   NOT NULL,
   terms text   NOT NULL
 );
-CREATE INDEX document_terms_fts ON document_terms USING gin (to_tsvector('simple', terms));
-CREATE INDEX document_terms_trgm ON document_terms USING gin (terms gin_trgm_ops);
+CREATE INDEX document_terms_fts ON document_terms
+  USING gin (array_to_tsvector(array_remove(string_to_array(terms, ' '), '')));
 CREATE VIEW document_terms_vocab AS
   SELECT word AS term, ndoc AS doc, nentry AS cnt
-  FROM ts_stat('SELECT to_tsvector(''simple'', terms) FROM document_terms');
+  FROM ts_stat('SELECT array_to_tsvector(array_remove(string_to_array(terms, '' ''), '''')) FROM document_terms');
 CREATE TRIGGER documents_search_insert AFTER INSERT ON documents
   FOR EACH ROW EXECUTE FUNCTION autonous_search_queue('document');
 CREATE TRIGGER documents_search_update AFTER UPDATE OF title, text, chat_id ON documents

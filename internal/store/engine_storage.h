@@ -1,0 +1,57 @@
+#pragma once
+// EngineStorage: everything the context engine reads and writes for one connection, whichever
+// backend holds it: the history provider, summaries, the search index, the chat's context state
+// and prompt blocks, calibration and learned limits. SQLite (make_sqlite_storage) and
+// PostgreSQL (make_pg_storage, pg_storage.cpp) implement it; store::Engine owns one.
+// Not thread-safe: one per connection.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "internal/context/provider.h"
+#include "internal/context/recall.h"
+#include "internal/context/summary.h"
+#include "internal/store/context_state_store.h"
+
+namespace SQLite {
+class Database;
+}
+namespace autonous::db::pg {
+class Connection;
+}
+
+namespace autonous::store {
+
+class EngineStorage {
+ public:
+  virtual ~EngineStorage() = default;
+  virtual context::Provider& provider() = 0;
+  virtual context::SummaryStore& summaries() = 0;
+  virtual context::Searcher& searcher() = 0;
+  // Indexes queued search rows of any chat for up to `budget`; returns how many.
+  virtual int64_t index_backlog(std::chrono::milliseconds budget) = 0;
+  // Indexes the chat's queued rows inside the caller's transaction.
+  virtual void index_in_transaction(const std::string& chat_id) = 0;
+  // Inside the caller's transaction: the chat's context state, its prompt's stable blocks.
+  virtual void write_context_state(const std::string& chat_id, const context::ContextState& s) = 0;
+  virtual void write_blocks(const std::string& chat_id,
+                            const std::vector<context::BlockRecord>& blocks) = 0;
+  // calibration_store.h and context_state_store.h, each in its own transaction.
+  virtual double calibration_scale(const std::string& model) = 0;
+  virtual double raise_calibration(const std::string& model, double scale_used, int64_t estimated,
+                                   int64_t actual) = 0;
+  virtual std::optional<LearnedLimit> learned_limit(const std::string& endpoint,
+                                                    const std::string& model) = 0;
+  virtual int64_t learn_limit(const std::string& endpoint, const std::string& model,
+                              const LearnedLimit& limit) = 0;
+};
+
+// `db` / `c` must outlive the storage.
+std::unique_ptr<EngineStorage> make_sqlite_storage(SQLite::Database& db);
+std::unique_ptr<EngineStorage> make_pg_storage(db::pg::Connection& c);
+
+}  // namespace autonous::store
