@@ -85,7 +85,8 @@ int run_worker(const config::Config& config, bool drain) {
     // Index what is queued for recall's search (a whole history after an upgrade, an import
     // made while no worker ran) before the slots serve.
     const auto started = std::chrono::steady_clock::now();
-    const int64_t n = pg ? store::PgSearchIndex(*pg).index_all() : store::SearchIndex(*db).index_all();
+    const int64_t n =
+        pg ? store::PgSearchIndex(*pg).index_all() : store::SearchIndex(*db).index_all();
     if (n > 0)
       spdlog::info("search index caught up rows={} ms={}", n,
                    std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -160,7 +160,8 @@ double Engine::calibration_scale(const std::string& model) const {
 
 std::optional<int64_t> Engine::learned_budget(const std::string& endpoint,
                                               const std::string& model) const {
-  const std::optional<LearnedLimit> l = parts_->storage->learned_limit(endpoint_key(endpoint), model);
+  const std::optional<LearnedLimit> l =
+      parts_->storage->learned_limit(endpoint_key(endpoint), model);
   if (!l) return std::nullopt;
   return l->budget_tokens;
 }
@@ -172,7 +173,7 @@ int64_t Engine::learn_budget(const std::string& endpoint, const std::string& mod
   // without a stated window must not shrink it towards nothing.
   budget = std::max(budget, parts_->floor_budget);
   return parts_->storage->learn_limit(endpoint_key(endpoint), model,
-                     {budget, stated_limit, message, {}});
+                                      {budget, stated_limit, message, {}});
 }
 
 double Engine::raise_calibration(const std::string& model, double scale_used, int64_t estimated,

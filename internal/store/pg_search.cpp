@@ -22,7 +22,12 @@ constexpr int kTimedBatch = 250;
 constexpr int kInTransactionRows = 16;
 
 // The terms column as a tsvector: the expression migrations/postgres/0007 indexes.
-constexpr const char* kTermsVector = "array_to_tsvector(array_remove(string_to_array(terms, ' '), ''))";
+constexpr const char* kTermsVector =
+    "array_to_tsvector(array_remove(string_to_array(terms, ' '), ''))";
+
+double term_count(const std::string& terms) {
+  return static_cast<double>(std::count(terms.begin(), terms.end(), ' ') + 1);
+}
 
 std::string terms_table(const std::string& source) {
   return source == "history" ? "history_terms" : "document_terms";
@@ -196,9 +201,9 @@ int64_t PgSearchIndex::index_all() {
 
 int64_t PgSearchIndex::rows_with(const std::string& source, const std::string& chat,
                                  const std::string& term) {
-  const db::pg::Result r = c_.query(
-      "SELECT rows FROM search_term_rows WHERE source = $1 AND chat = $2 AND term = $3",
-      {param(source), param(chat), param(term)});
+  const db::pg::Result r =
+      c_.query("SELECT rows FROM search_term_rows WHERE source = $1 AND chat = $2 AND term = $3",
+               {param(source), param(chat), param(term)});
   return r.rows() > 0 ? r.int64(0, 0) : 0;
 }
 
@@ -222,14 +227,13 @@ context::SearchResult PgSearchIndex::search_history(const std::string& chat_id,
   const db::pg::Result matched = c_.query(
       std::string("SELECT t.rowid, t.terms, h.role, h.text, h.created_at FROM history_terms t "
                   "JOIN history h ON h.id = t.rowid WHERE ") +
-          kTermsVector + " @@ $1::tsquery AND t.chat = $2 AND t.rowid > $3 AND t.rowid < $4 "
+          kTermsVector +
+          " @@ $1::tsquery AND t.chat = $2 AND t.rowid > $3 AND t.rowid < $4 "
           "AND h.chat_id = $5 LIMIT $6",
       {ts_query(plan.terms, plan.all), param(token), param(after_id), param(before_id),
        param(chat_id), param(kMaxPostings + kMaxForeignRows)});
   double length = 0;
-  for (int i = 0; i < matched.rows(); ++i)
-    length += static_cast<double>(std::count(matched.text(i, 1).begin(),
-                                             matched.text(i, 1).end(), ' ') + 1);
+  for (int i = 0; i < matched.rows(); ++i) length += term_count(matched.text(i, 1));
   const double avg = matched.rows() > 0 ? length / matched.rows() : 1.0;
   for (int i = 0; i < matched.rows(); ++i) {
     context::Candidate c;
@@ -268,9 +272,7 @@ context::SearchResult PgSearchIndex::search_documents(const std::string& chat_id
           kTermsVector + " @@ $1::tsquery AND (d.chat_id IS NULL OR d.chat_id = $2) LIMIT $3",
       {ts_query(plan.terms, plan.all), param(chat_id), param(kMaxPostings)});
   double length = 0;
-  for (int i = 0; i < matched.rows(); ++i)
-    length += static_cast<double>(std::count(matched.text(i, 5).begin(),
-                                             matched.text(i, 5).end(), ' ') + 1);
+  for (int i = 0; i < matched.rows(); ++i) length += term_count(matched.text(i, 5));
   const double avg = matched.rows() > 0 ? length / matched.rows() : 1.0;
   for (int i = 0; i < matched.rows(); ++i) {
     context::Candidate c;

@@ -31,10 +31,10 @@ class PgProvider final : public context::Provider {
   std::vector<common::Message> get_history(const std::string& chat_id, int limit,
                                            int64_t after_id) override {
     if (limit <= 0) return {};
-    std::vector<common::Message> out = pg_messages(c_.query(
-        "SELECT id, role, text, created_at FROM history WHERE chat_id = $1 AND id > $2 "
-        "ORDER BY id DESC LIMIT $3",
-        {param(chat_id), param(after_id), param(int64_t{limit})}));
+    std::vector<common::Message> out = pg_messages(
+        c_.query("SELECT id, role, text, created_at FROM history WHERE chat_id = $1 AND id > $2 "
+                 "ORDER BY id DESC LIMIT $3",
+                 {param(chat_id), param(after_id), param(int64_t{limit})}));
     std::reverse(out.begin(), out.end());
     return out;
   }
@@ -42,9 +42,9 @@ class PgProvider final : public context::Provider {
   context::ChatState chat_state(const std::string& chat_id) override {
     context::ChatState out;
     {
-      const db::pg::Result r = c_.query(
-          "SELECT settings::text, cleared_through FROM chat_settings WHERE chat_id = $1",
-          {param(chat_id)});
+      const db::pg::Result r =
+          c_.query("SELECT settings::text, cleared_through FROM chat_settings WHERE chat_id = $1",
+                   {param(chat_id)});
       if (r.rows() > 0) {
         out.settings_json = r.text(0, 0);
         out.cleared_through = r.int64(0, 1);
@@ -124,8 +124,7 @@ class PgSummaryStore final : public context::SummaryStore {
  public:
   explicit PgSummaryStore(db::pg::Connection& c) : c_(c) {}
 
-  std::optional<context::Summary> latest(const std::string& chat_id,
-                                         int64_t chain_start) override {
+  std::optional<context::Summary> latest(const std::string& chat_id, int64_t chain_start) override {
     const db::pg::Result r = c_.query(
         "SELECT id, covers_through, text, tokens, model FROM context_summaries "
         "WHERE chat_id = $1 AND chain_start = $2 ORDER BY id DESC LIMIT 1",

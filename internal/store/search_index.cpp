@@ -88,9 +88,9 @@ int64_t SearchIndex::rows_with(const std::string& source, const std::string& cha
 SearchIndex::Query SearchIndex::query(const std::string& table, const std::string& chat,
                                       const std::vector<std::string>& terms) {
   const std::string source = table == "history_terms" ? "history" : "document";
-  const QueryPlan plan =
-      plan_query(terms, static_cast<double>(rows(table)), chat,
-                 [&](const std::string& c, const std::string& t) { return rows_with(source, c, t); });
+  const QueryPlan plan = plan_query(
+      terms, static_cast<double>(rows(table)), chat,
+      [&](const std::string& c, const std::string& t) { return rows_with(source, c, t); });
   Query out;
   out.terms = plan.terms;
   out.idf = plan.idf;

@@ -87,8 +87,7 @@ double bm25(const std::string& row_terms, const std::vector<std::string>& terms,
     }
     at = end + 1;
   }
-  const double norm =
-      kK1 * (1 - kB + kB * static_cast<double>(length) / std::max(avg_terms, 1.0));
+  const double norm = kK1 * (1 - kB + kB * static_cast<double>(length) / std::max(avg_terms, 1.0));
   double score = 0;
   for (size_t i = 0; i < terms.size(); ++i) {
     if (freq[i] == 0) continue;

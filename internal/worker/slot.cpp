@@ -7,10 +7,10 @@
 #include "internal/common/clock.h"
 #include "internal/common/utf8.h"
 #include "internal/db/database.h"
+#include "internal/openai/http_transport.h"
 #include "internal/queue/pg_queue.h"
 #include "internal/queue/queue.h"
 #include "internal/store/engine_storage.h"
-#include "internal/openai/http_transport.h"
 #include "internal/worker/turn_events.h"
 #include "internal/worker/worker.h"
 

@@ -1,8 +1,8 @@
 #pragma once
-// Slot: one worker thread's loop. It owns a database connection (SQLite or PostgreSQL), an HTTP transport, the context
-// engine and a Turn; it claims a task, renews the lease while the turn runs, and applies the
-// turn's outcome to the queue in one transaction (complete and claim the chat's next task,
-// retry later, fail, or release). Stops claiming when the run's stop fires.
+// Slot: one worker thread's loop. It owns a database connection (SQLite or PostgreSQL), an HTTP
+// transport, the context engine and a Turn; it claims a task, renews the lease while the turn runs,
+// and applies the turn's outcome to the queue in one transaction (complete and claim the chat's
+// next task, retry later, fail, or release). Stops claiming when the run's stop fires.
 
 #include <atomic>
 #include <chrono>
@@ -14,8 +14,8 @@
 #include <string>
 
 #include "internal/config/config.h"
-#include "internal/openai/client.h"
 #include "internal/db/pg_connection.h"
+#include "internal/openai/client.h"
 #include "internal/queue/task_queue.h"
 #include "internal/store/engine.h"
 #include "internal/tokens/scaled_counter.h"

@@ -18,7 +18,7 @@ using std::chrono::seconds;
 class EngineE2eTest : public E2eTest {
  protected:
   ProcessResult cli(const std::vector<std::string>& args, Env extra = {}) {
-    Env e = {{"DB_PATH", db_}};
+    Env e = db_env();
     for (auto& [k, v] : extra) e[k] = v;
     return autonous(dir_, args, e);
   }
@@ -36,19 +36,16 @@ class EngineE2eTest : public E2eTest {
   }
   void add_history(const std::string& chat, int n, size_t chars) {
     cli({"migrate"});
-    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    SQLite::Statement ins(db, "INSERT INTO history(chat_id, role, text) VALUES (?, ?, ?)");
-    for (int i = 0; i < n; ++i) {
-      ins.bind(1, chat);
-      ins.bind(2, i % 2 == 0 ? "user" : "assistant");
-      ins.bind(3, "turn " + std::to_string(i) + " " + std::string(chars, 'w'));
-      ins.exec();
-      ins.reset();
-    }
+    std::vector<std::vector<std::string>> rows;
+    for (int i = 0; i < n; ++i)
+      rows.push_back({chat, i % 2 == 0 ? "user" : "assistant",
+                      "turn " + std::to_string(i) + " " + std::string(chars, 'w')});
+    insert_many("INSERT INTO history(chat_id, role, text) VALUES (?, ?, ?)", rows);
   }
 };
 
 TEST_F(EngineE2eTest, ChatShowSetResetClear) {
+  NOT_ON_POSTGRES_YET("`autonous chat`");
   auto r = cli({"chat", "show", "c1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
@@ -87,6 +84,7 @@ TEST_F(EngineE2eTest, ChatShowSetResetClear) {
 }
 
 TEST_F(EngineE2eTest, BadChatSettingsAreRefusedWithExitTwoAndNothingWritten) {
+  NOT_ON_POSTGRES_YET("`autonous chat`");
   ASSERT_EQ(cli({"chat", "set", "c1", "--recent", "7"}).exit_code, 0);
   const std::string before = str("SELECT settings FROM chat_settings WHERE chat_id = 'c1'");
   const int64_t events = num("SELECT count(*) FROM events");
@@ -116,6 +114,7 @@ TEST_F(EngineE2eTest, BadChatSettingsAreRefusedWithExitTwoAndNothingWritten) {
 }
 
 TEST_F(EngineE2eTest, ChatSettingsOverrideTheEnvironmentAndSurviveRestarts) {
+  NOT_ON_POSTGRES_YET("`autonous chat`");
   StubServer stub(dir_.path().string());
   add_history("a", 30, 20);
   add_history("b", 30, 20);
@@ -151,6 +150,7 @@ TEST_F(EngineE2eTest, ChatSettingsOverrideTheEnvironmentAndSurviveRestarts) {
 }
 
 TEST_F(EngineE2eTest, ChatClearTakesEffectOnTheNextTurn) {
+  NOT_ON_POSTGRES_YET("`autonous chat`");
   StubServer stub(dir_.path().string());
   enqueue("c", "my name is Ada");
   drain(stub);
@@ -199,6 +199,7 @@ TEST_F(EngineE2eTest, ContextOverflowRecompressesAndRetriesOnceThenFails) {
 }
 
 TEST_F(EngineE2eTest, LevelsShowInEventsAndContextStats) {
+  NOT_ON_POSTGRES_YET("`autonous context`");
   StubServer stub(dir_.path().string());
   add_history("big", 40, 400);  // ~100 tokens each: 4 000 tokens of history
   add_history("small", 2, 10);

@@ -70,7 +70,7 @@ TEST_F(HardeningE2eTest, AnEchoedKeyReachesNoTableEventOrLog) {
   EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE instr(error, '" + kKey + "') > 0"), 0);
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE instr(payload, '" + kKey + "') > 0"), 0);
   EXPECT_EQ(r.err.find(kKey), std::string::npos);
-  const auto status = autonous(dir_, {"status"}, {{"DB_PATH", db_}});
+  const auto status = autonous(dir_, {"status"}, db_env());
   EXPECT_EQ(status.out.find(kKey), std::string::npos);
 }
 
@@ -116,7 +116,7 @@ TEST_F(HardeningE2eTest, UnderJsonLogsEvenTheExitReasonIsAJsonLine) {
   // Whatever LOG_LEVEL says, and even when the configuration itself is refused.
   for (const Env& e : std::vector<Env>{
            {{"DB_PATH", "/nonexistent/dir/x.db"}, {"LOG_FORMAT", "json"}, {"LOG_LEVEL", "off"}},
-           {{"DB_PATH", db_}, {"LOG_FORMAT", "JSON"}, {"HISTORY_WINDOW", "abc"}}}) {
+           db_env({{"LOG_FORMAT", "JSON"}, {"HISTORY_WINDOW", "abc"}})}) {
     const auto r = autonous(dir_, {"status"}, e);
     EXPECT_NE(r.exit_code, 0);
     const auto j = nlohmann::json::parse(r.err, nullptr, false);
@@ -128,8 +128,7 @@ TEST_F(HardeningE2eTest, UnderJsonLogsEvenTheExitReasonIsAJsonLine) {
 }
 
 TEST_F(HardeningE2eTest, AChatIdOverItsLimitIsAUsageErrorNamingTheFlag) {
-  const auto r =
-      autonous(dir_, {"enqueue", "--chat", std::string(257, 'c'), "hi"}, {{"DB_PATH", db_}});
+  const auto r = autonous(dir_, {"enqueue", "--chat", std::string(257, 'c'), "hi"}, db_env());
   EXPECT_EQ(r.exit_code, 2) << r.err;  // was 1: the CHECK constraint's runtime error
   EXPECT_NE(r.err.find("--chat"), std::string::npos) << r.err;
 }
@@ -190,29 +189,29 @@ TEST_F(HardeningE2eTest, WithoutARetryBudgetTheSameOutageFailsItsTasks) {
 }
 
 TEST_F(HardeningE2eTest, StatusNeverSendsServerTextsEscapeSequencesToTheTerminal) {
-  ASSERT_EQ(autonous(dir_, {"migrate"}, {{"DB_PATH", db_}}).exit_code, 0);
+  ASSERT_EQ(autonous(dir_, {"migrate"}, db_env()).exit_code, 0);
   {
-    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    db.exec(
+    exec_sql(
         "INSERT INTO tasks(chat_id, text, status, error, finished_at) VALUES ('a', 'x', "
         "'failed', 'boom ' || char(27) || '[2J' || char(13) || 'cleared' || char(155) || '2J', "
         "'2026')");
-    db.exec("INSERT INTO events(type, chat_id) VALUES ('x', 'c' || char(155) || '2J')");
+    exec_sql("INSERT INTO events(type, chat_id) VALUES ('x', 'c' || char(155) || '2J')");
   }
-  const auto r = autonous(dir_, {"status"}, {{"DB_PATH", db_}});
+  const auto r = autonous(dir_, {"status"}, db_env());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("boom \\x1b[2J\\x0dcleared\\u009b2J"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\xC2\x9B"), std::string::npos) << r.out;  // U+009B, a one-byte CSI
-  const auto json = autonous(dir_, {"status", "--json"}, {{"DB_PATH", db_}});
+  const auto json = autonous(dir_, {"status", "--json"}, db_env());
   EXPECT_EQ(json.out.find("\xC2\x9B"), std::string::npos) << json.out;
   EXPECT_TRUE(nlohmann::json::accept(json.out)) << json.out;
-  const auto events = autonous(dir_, {"events"}, {{"DB_PATH", db_}});
+  const auto events = autonous(dir_, {"events"}, db_env());
   EXPECT_EQ(events.out.find("\xC2\x9B"), std::string::npos) << events.out;
   EXPECT_NE(events.out.find("c\\u009b2J"), std::string::npos) << events.out;
 }
 
 TEST_F(HardeningE2eTest, AReadOnlyDatabaseCanStillBeInspected) {
+  SQLITE_ONLY();
   enqueue("a", "hello");
   // A read-only folder and file (a copy handed to an operator, a read-only mount). As root the
   // permissions do not bind, so the commands run as `nobody` there.
@@ -238,7 +237,7 @@ TEST_F(HardeningE2eTest, AReadOnlyDatabaseCanStillBeInspected) {
     std::vector<std::string> argv = prefix;
     argv.push_back(autonous_bin());
     argv.insert(argv.end(), args.begin(), args.end());
-    return run(argv, {{"DB_PATH", db_}}, "/", "", seconds(30));
+    return run(argv, db_env(), "/", "", seconds(30));
   };
   const auto status = as_reader({"status"});
   EXPECT_EQ(status.exit_code, 0) << status.err;
@@ -252,6 +251,7 @@ TEST_F(HardeningE2eTest, AReadOnlyDatabaseCanStillBeInspected) {
 }
 
 TEST_F(HardeningE2eTest, AWorkerWhoseDatabaseFileIsDeletedOrReplacedStopsSayingSo) {
+  SQLITE_ONLY();
   StubServer stub(dir_.path().string());
   for (const std::string how : {"deleted", "replaced"}) {
     SCOPED_TRACE(how);

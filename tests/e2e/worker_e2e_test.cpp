@@ -21,19 +21,12 @@ class WorkerE2eTest : public E2eTest {
  protected:
   // Fast bulk enqueue through plain SQL, as a front end would.
   void enqueue_sql(int chats, int per_chat, const std::string& prefix = "m") {
-    autonous(dir_, {"migrate"}, {{"DB_PATH", db_}});
-    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    SQLite::Transaction tx(db);
-    SQLite::Statement ins(db, "INSERT INTO tasks(chat_id, text) VALUES (?, ?)");
-    for (int k = 0; k < per_chat; ++k) {
-      for (int c = 0; c < chats; ++c) {
-        ins.bind(1, "chat" + std::to_string(c));
-        ins.bind(2, prefix + std::to_string(k));
-        ins.exec();
-        ins.reset();
-      }
-    }
-    tx.commit();
+    autonous(dir_, {"migrate"}, db_env());
+    std::vector<std::vector<std::string>> rows;
+    for (int k = 0; k < per_chat; ++k)
+      for (int c = 0; c < chats; ++c)
+        rows.push_back({"chat" + std::to_string(c), prefix + std::to_string(k)});
+    insert_many("INSERT INTO tasks(chat_id, text) VALUES (?, ?)", rows);
   }
   // Every task ends with exactly one user/assistant pair, and done tasks only.
   void expect_exactly_once(int64_t tasks) {
@@ -41,7 +34,7 @@ class WorkerE2eTest : public E2eTest {
     EXPECT_EQ(num("SELECT count(*) FROM history WHERE role = 'user'"), tasks);
     EXPECT_EQ(num("SELECT count(*) FROM history WHERE role = 'assistant'"), tasks);
     EXPECT_EQ(num("SELECT count(*) FROM (SELECT task_id FROM history GROUP BY task_id "
-                  "HAVING count(*) <> 2)"),
+                  "HAVING count(*) <> 2) AS unpaired"),
               0);
     EXPECT_EQ(num("SELECT count(*) FROM tasks t WHERE reply <> (SELECT text FROM history h "
                   "WHERE h.task_id = t.id AND h.role = 'assistant')"),
@@ -68,7 +61,7 @@ TEST_F(WorkerE2eTest, HappyPathStoresRepliesPairsAndOrderedEvents) {
     SCOPED_TRACE(task);
     EXPECT_EQ(
         str("SELECT group_concat(type, ' ') FROM (SELECT type FROM events WHERE task_id = " +
-            std::to_string(task) + " ORDER BY id)"),
+            std::to_string(task) + " ORDER BY id) AS trail"),
         "agent.started turn.started context.compressed llm.request llm.response turn.completed");
     EXPECT_EQ(num("SELECT count(*) FROM events e WHERE task_id = " + std::to_string(task) +
                   " AND type <> 'agent.started' AND parent_id IS NOT (SELECT id FROM events WHERE "
@@ -89,13 +82,18 @@ TEST_F(WorkerE2eTest, HappyPathStoresRepliesPairsAndOrderedEvents) {
   EXPECT_TRUE(response["usage"].contains("cached_tokens"));
   EXPECT_GE(response["latency_ms"].get<int>(), 5);
 
-  // The sqlite3 shell path operators use.
-  const auto shell = run({"/usr/bin/sqlite3", db_,
-                          "SELECT json_extract(payload, '$.usage.prompt_tokens') > 0 FROM events "
-                          "WHERE type = 'llm.response' AND task_id = 3;"},
-                         {}, dir_.path().string());
+  // The shell path operators use: sqlite3, or psql with the README's ->> form.
+  const auto shell =
+      pg_ ? run({"/usr/bin/psql", "-tA", pg_->url(), "-c",
+                 "SELECT (payload -> 'usage' ->> 'prompt_tokens')::int > 0 FROM events "
+                 "WHERE type = 'llm.response' AND task_id = 3"},
+                {}, dir_.path().string())
+          : run({"/usr/bin/sqlite3", db_,
+                 "SELECT json_extract(payload, '$.usage.prompt_tokens') > 0 FROM events "
+                 "WHERE type = 'llm.response' AND task_id = 3;"},
+                {}, dir_.path().string());
   EXPECT_EQ(shell.exit_code, 0) << shell.err;
-  EXPECT_EQ(shell.out, "1\n");
+  EXPECT_EQ(shell.out, pg_ ? "t\n" : "1\n");
   EXPECT_EQ(num("SELECT count(*) FROM llm_calls"), 3);  // the helper view
 }
 
@@ -372,7 +370,7 @@ TEST_F(WorkerE2eTest, TheApiKeyIsSentButAppearsInNoLogEventOrTable) {
     if (!std::filesystem::exists(file)) continue;
     EXPECT_EQ(read_file(file).find(kKey), std::string::npos) << file;
   }
-  const auto events = autonous(dir_, {"events"}, {{"DB_PATH", db_}});
+  const auto events = autonous(dir_, {"events"}, db_env());
   EXPECT_EQ(events.out.find(kKey), std::string::npos);
   EXPECT_GT(events.out.size(), 100u);
 }
@@ -383,9 +381,9 @@ TEST_F(WorkerE2eTest, RequeuePutsFailedTasksBackForAnotherRun) {
   auto r = autonous(dir_, {"worker", "--drain"}, env(stub, {{"TASK_MAX_ATTEMPTS", "1"}}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(str("SELECT status FROM tasks"), "failed");
-  r = autonous(dir_, {"requeue", "--task", "1"}, {{"DB_PATH", db_}});
+  r = autonous(dir_, {"requeue", "--task", "1"}, db_env());
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  r = autonous(dir_, {"requeue", "--task", "1"}, {{"DB_PATH", db_}});
+  r = autonous(dir_, {"requeue", "--task", "1"}, db_env());
   EXPECT_EQ(r.exit_code, 1);  // not failed any more
   r = autonous(dir_, {"worker", "--drain"}, env(stub, {{"TASK_MAX_ATTEMPTS", "1"}}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
