@@ -69,8 +69,13 @@ std::unique_ptr<Connection> Connection::open(const std::string& url,
     throw PgError("PostgreSQL " + redact_url(url) + ": " + why, "");
   }
   auto conn = std::unique_ptr<Connection>(new Connection(c));
-  // Times the server writes are UTC like SQLite's; a claim waits at most 30 s for a lock.
-  conn->exec("SET TIME ZONE 'UTC'; SET lock_timeout = '30s'");
+  // Times the server writes are UTC like SQLite's; a statement waits at most 30 s for a lock
+  // (claims never wait: SKIP LOCKED). autonous never waits on anything else inside a
+  // transaction (no HTTP call runs in one), so a session idle in a transaction for 10 s is a
+  // frozen or stopped process: the server ends it and its locks go with it.
+  conn->exec(
+      "SET TIME ZONE 'UTC'; SET lock_timeout = '30s'; "
+      "SET idle_in_transaction_session_timeout = '10s'");
   return conn;
 }
 

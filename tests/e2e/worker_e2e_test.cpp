@@ -249,6 +249,100 @@ TEST_F(WorkerE2eTest, KillNineMidRunThenRestartLosesNothingAndAnswersNothingTwic
             0);
 }
 
+TEST_F(WorkerE2eTest, WorkersKilledAndOneFrozenLoseNothingAnswerNothingTwiceAndKeepOrder) {
+  // Three worker processes; one is killed -9, one is frozen (SIGSTOP) holding leases that the
+  // others take over, a replacement starts, the frozen one comes back (its completions must be
+  // refused: fenced on the lease token), another is killed -9, and a last one drains.
+  StubServer stub(dir_.path().string(), 100);
+  const int chats = 8;
+  const int per_chat = 6;
+  enqueue_sql(chats, per_chat);
+  const Env e = env(stub, {{"WORKER_CONCURRENCY", "3"}, {"TASK_LEASE_SECONDS", "2"}});
+  const auto wait_done = [&](int64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+    while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < n &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(milliseconds(20));
+  };
+  const std::string cwd = dir_.path().string();
+  auto a = std::make_unique<Process>(std::vector<std::string>{autonous_bin(), "worker"}, e, cwd);
+  auto b = std::make_unique<Process>(std::vector<std::string>{autonous_bin(), "worker"}, e, cwd);
+  auto c = std::make_unique<Process>(std::vector<std::string>{autonous_bin(), "worker"}, e, cwd);
+  wait_done(8);
+  a->signal(SIGKILL);
+  ASSERT_TRUE(a->wait(seconds(10)));
+  // Freeze b while it holds a lease (its worker id ends in its pid).
+  const std::string b_leases =
+      "SELECT count(*) FROM tasks WHERE status = 'running' AND "
+      "lease_owner LIKE '%:" +
+      std::to_string(b->pid()) + "'";
+  bool frozen = false;
+  for (int i = 0; i < 200 && !frozen; ++i) {
+    if (num(b_leases) == 0) {
+      std::this_thread::sleep_for(milliseconds(10));
+      continue;
+    }
+    b->signal(SIGSTOP);
+    std::this_thread::sleep_for(milliseconds(50));
+    frozen = num(b_leases) > 0;
+    if (!frozen) b->signal(SIGCONT);
+  }
+  ASSERT_TRUE(frozen) << "worker b never held a lease";
+  const int64_t frozen_at = num("SELECT count(*) FROM tasks WHERE status = 'done'");
+  Process d({autonous_bin(), "worker"}, e, cwd);
+  // The others go on and take the frozen worker's tasks over once its 2 s leases expire.
+  const std::string reclaims =
+      "SELECT count(*) FROM events WHERE type = 'agent.started' AND "
+      "json_extract(payload, '$.reclaimed') = 1";
+  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (num(reclaims) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_GT(num(reclaims), 0);
+  wait_done(frozen_at + 6);
+  b->signal(SIGCONT);
+  wait_done(frozen_at + 18);
+  c->signal(SIGKILL);
+  ASSERT_TRUE(c->wait(seconds(10)));
+  const auto r = autonous(dir_, {"worker", "--drain"}, e, "", seconds(90));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  b->signal(SIGTERM);
+  d.signal(SIGTERM);
+  ASSERT_TRUE(b->wait(seconds(20)));
+  ASSERT_TRUE(d.wait(seconds(20)));
+
+  expect_exactly_once(chats * per_chat);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.completed'"), chats * per_chat);
+  // Per chat, in queue order: task k saw exactly the k exchanges before it, and the history's
+  // rows are in task order.
+  for (int ch = 0; ch < chats; ++ch)
+    for (int k = 0; k < per_chat; ++k)
+      EXPECT_EQ(
+          str("SELECT reply FROM tasks WHERE chat_id = 'chat" + std::to_string(ch) +
+              "' AND text = 'm" + std::to_string(k) + "'"),
+          "reply to: m" + std::to_string(k) + " (saw " + std::to_string(2 * k + 2) + " messages)");
+  EXPECT_EQ(num("SELECT count(*) FROM history h1 JOIN history h2 ON h1.chat_id = h2.chat_id "
+                "AND h1.id < h2.id WHERE h1.task_id > h2.task_id"),
+            0);
+}
+
+TEST_F(WorkerE2eTest, OnPostgresAnIdleWorkerWakesOnNotifyNotAfterThePollInterval) {
+  if (!pg_) GTEST_SKIP() << "LISTEN/NOTIFY is PostgreSQL's; SQLite workers poll";
+  StubServer stub(dir_.path().string());
+  Process worker({autonous_bin(), "worker"}, env(stub, {{"POLL_INTERVAL_MS", "20000"}}),
+                 dir_.path().string());
+  // Idle: its first poll found nothing, the next is 20 s away.
+  std::this_thread::sleep_for(milliseconds(1500));
+  const auto enqueued = std::chrono::steady_clock::now();
+  enqueue("n", "wake up");
+  while (num("SELECT count(*) FROM tasks WHERE status = 'done'") == 0 &&
+         std::chrono::steady_clock::now() - enqueued < seconds(10))
+    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - enqueued, seconds(5));
+  worker.signal(SIGTERM);
+  ASSERT_TRUE(worker.wait(seconds(10)));
+}
+
 TEST_F(WorkerE2eTest, SigtermLetsInFlightCallsFinishThenExitsZero) {
   StubServer stub(dir_.path().string(), 1500);
   for (int i = 0; i < 3; ++i) enqueue("c" + std::to_string(i), "slow");
