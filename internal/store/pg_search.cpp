@@ -20,6 +20,10 @@ using db::pg::param;
 constexpr int kBatch = 2000;
 constexpr int kTimedBatch = 250;
 constexpr int kInTransactionRows = 16;
+// The overall counts' write buffer is folded at most this often per connection, this many
+// deltas a transaction.
+constexpr std::chrono::seconds kFoldEvery{1};
+constexpr int64_t kFoldBatch = 20000;
 
 // The terms column as a tsvector: the expression migrations/postgres/0007 indexes.
 constexpr const char* kTermsVector =
@@ -141,9 +145,31 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
     ++done;
     if (until && std::chrono::steady_clock::now() >= *until) break;
   }
-  // In key order (a std::map): concurrent batches lock the count rows in one order.
+  // A chat's counts are written by that chat's turns, which never run at once: updated in
+  // place. The overall counts (chat "") go to the write buffer (migrations/postgres/0010).
+  std::string terms_array = "{";
+  std::string rows_array = "{";
   for (const auto& [key, n] : counts) {
-    if (n == 0) continue;
+    if (n == 0 || !key.first.empty()) continue;
+    if (terms_array.size() > 1) {
+      terms_array += ',';
+      rows_array += ',';
+    }
+    terms_array += '"';
+    for (const char ch : key.second) {
+      if (ch == '"' || ch == '\\') terms_array += '\\';
+      terms_array += ch;
+    }
+    terms_array += '"';
+    rows_array += std::to_string(n);
+  }
+  if (terms_array.size() > 1)
+    c_.query(
+        "INSERT INTO search_term_deltas(source, term, rows) SELECT $1, t, n FROM "
+        "unnest($2::text[], $3::bigint[]) AS d(t, n)",
+        {param(source), terms_array + "}", rows_array + "}"});
+  for (const auto& [key, n] : counts) {
+    if (n == 0 || key.first.empty()) continue;
     c_.query(
         "INSERT INTO search_term_rows(source, chat, term, rows) VALUES ($1, $2, $3, $4) ON "
         "CONFLICT (source, chat, term) DO UPDATE SET rows = search_term_rows.rows + "
@@ -159,9 +185,39 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
   return done;
 }
 
+bool PgSearchIndex::fold_deltas() {
+  db::pg::Transaction tx(c_);
+  // One folder at a time; the others go on (their deltas wait for the next fold).
+  if (c_.query("SELECT pg_try_advisory_xact_lock(hashtextextended('autonous.fold_terms', 0))")
+          .text(0, 0) != "t")
+    return false;
+  const int64_t folded =
+      c_.query(
+            "WITH d AS (DELETE FROM search_term_deltas WHERE id IN (SELECT id FROM "
+            "search_term_deltas ORDER BY id LIMIT $1) RETURNING source, term, rows), "
+            "s AS (SELECT source, term, sum(rows) AS rows, count(*) AS n FROM d GROUP BY source, "
+            "term) INSERT INTO search_term_rows(source, chat, term, rows) SELECT source, '', term, "
+            "rows FROM s ORDER BY source, term ON CONFLICT (source, chat, term) DO UPDATE SET rows "
+            "= search_term_rows.rows + excluded.rows",
+            {param(int64_t{kFoldBatch})})
+          .affected();
+  c_.query("DELETE FROM search_term_rows WHERE chat = '' AND rows <= 0");
+  tx.commit();
+  return folded > 0 && c_.query("SELECT EXISTS (SELECT 1 FROM search_term_deltas)").text(0, 0) ==
+                           "t";  // more waiting
+}
+
+void PgSearchIndex::fold_now_and_then() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_fold_ < kFoldEvery) return;
+  last_fold_ = now;
+  fold_deltas();
+}
+
 int64_t PgSearchIndex::index_within(const std::optional<std::string>& chat_id,
                                     std::chrono::milliseconds budget) {
   const auto until = std::chrono::steady_clock::now() + budget;
+  fold_now_and_then();
   int64_t total = 0;
   for (const std::string source : {"history", "document"}) {
     const std::optional<std::string> chat = source == "history" ? chat_id : std::nullopt;
@@ -194,6 +250,8 @@ int64_t PgSearchIndex::index_all() {
       total += n;
     } while (n == kBatch);
   }
+  while (fold_deltas()) {
+  }
   return total;
 }
 
@@ -201,6 +259,14 @@ int64_t PgSearchIndex::index_all() {
 
 int64_t PgSearchIndex::rows_with(const std::string& source, const std::string& chat,
                                  const std::string& term) {
+  if (chat.empty())  // the folded count and the deltas not folded yet
+    return c_
+        .query(
+            "SELECT coalesce((SELECT rows FROM search_term_rows WHERE source = $1 AND chat = '' "
+            "AND term = $2), 0) + coalesce((SELECT sum(rows) FROM search_term_deltas WHERE "
+            "source = $1 AND term = $2), 0)",
+            {param(source), param(term)})
+        .int64(0, 0);
   const db::pg::Result r =
       c_.query("SELECT rows FROM search_term_rows WHERE source = $1 AND chat = $2 AND term = $3",
                {param(source), param(chat), param(term)});

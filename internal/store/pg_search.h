@@ -7,7 +7,9 @@
 // configuration rewrites them and CJK pieces match as they are); the query plan is SearchIndex's
 // (search_plan.h), and BM25 is computed over the matched rows (at most kMaxPostings, by the plan)
 // with the average length of those rows. Concurrent workers index disjoint queued rows
-// (FOR UPDATE SKIP LOCKED) and add to the term counts in one key order. A deadline becomes the
+// (FOR UPDATE SKIP LOCKED); a chat's term counts are updated in place (only its own turns write
+// them), the overall counts through a write buffer folded by one worker at a time
+// (migrations/postgres/0010). A deadline becomes the
 // session's statement_timeout. Not thread-safe: one per connection.
 
 #include <chrono>
@@ -59,10 +61,15 @@ class PgSearchIndex final : public context::Searcher {
   int64_t index_within(const std::optional<std::string>& chat_id, std::chrono::milliseconds budget);
   int64_t rows_with(const std::string& source, const std::string& chat, const std::string& term);
   void check_deadline() const;
+  // Folds up to kFoldBatch buffered overall-count deltas into search_term_rows unless another
+  // connection is folding; true when more are waiting.
+  bool fold_deltas();
+  void fold_now_and_then();  // fold_deltas() at most every kFoldEvery
 
   db::pg::Connection& c_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   bool timeout_set_ = false;
+  std::chrono::steady_clock::time_point last_fold_{};
 };
 
 // Messages from a result whose columns are id, role, text, created_at (pg_storage.cpp).
