@@ -4,8 +4,12 @@
 //    Arg 1 = synchronous FULL (the default), 0 = NORMAL.
 //  - BM_ClaimWithBacklog: claim latency when one chat has 20 000 queued tasks and 1 000 other
 //    chats wait (shared/notes/queue.md's bad case); reports p50/p99 in microseconds.
+//  - BM_PgClaimWithBacklog: the same on PostgreSQL (under scripts/with-postgres).
+
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <vector>
 
@@ -17,6 +21,9 @@
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"
 #include "internal/events/event_types.h"
+#include "internal/db/pg_connection.h"
+#include "internal/db/pg_migrator.h"
+#include "internal/queue/pg_queue.h"
 #include "internal/queue/queue.h"
 
 namespace {
@@ -111,6 +118,45 @@ void BM_ClaimWithBacklog(benchmark::State& state) {
   state.counters["p99_us"] = micros[micros.size() * 99 / 100];
 }
 BENCHMARK(BM_ClaimWithBacklog)->UseManualTime()->Iterations(5000)->Unit(benchmark::kMicrosecond);
+
+// The same on PostgreSQL (PgQueue), in a fresh database of the server AUTONOUS_TEST_PG_URL names
+// (scripts/with-postgres): 20 000 queued tasks in one chat, 1 000 other chats waiting.
+void BM_PgClaimWithBacklog(benchmark::State& state) {
+  const char* url = std::getenv("AUTONOUS_TEST_PG_URL");
+  if (url == nullptr) {
+    state.SkipWithError("AUTONOUS_TEST_PG_URL not set: run under scripts/with-postgres");
+    return;
+  }
+  const std::string server(url);
+  const std::string name = "autonous_queue_bench_" + std::to_string(::getpid());
+  auto admin = db::pg::Connection::open(server);
+  admin->exec("CREATE DATABASE " + name);
+  {
+    auto c = db::pg::Connection::open(server.substr(0, server.rfind('/') + 1) + name);
+    db::pg_migrate(*c);
+    c->exec(
+        "INSERT INTO tasks(chat_id, text) SELECT 'busy', 'x' FROM generate_series(1, 20000); "
+        "INSERT INTO tasks(chat_id, text) SELECT 'chat' || i, 'x' FROM generate_series(1, 1000) "
+        "AS g(i); ANALYZE");
+    queue::PgQueue q(*c);
+    const auto now = std::chrono::system_clock::now();
+    std::vector<double> micros;
+    for (auto _ : state) {
+      const auto start = std::chrono::steady_clock::now();
+      auto t = q.claim("bench", now, std::chrono::seconds(300));
+      const auto end = std::chrono::steady_clock::now();
+      const double us = std::chrono::duration<double, std::micro>(end - start).count();
+      state.SetIterationTime(us / 1e6);
+      micros.push_back(us);
+      if (t) q.release(*t, {});  // every claim sees the same backlog (not timed)
+    }
+    std::sort(micros.begin(), micros.end());
+    state.counters["p50_us"] = micros[micros.size() / 2];
+    state.counters["p99_us"] = micros[micros.size() * 99 / 100];
+  }
+  admin->exec("DROP DATABASE " + name + " WITH (FORCE)");
+}
+BENCHMARK(BM_PgClaimWithBacklog)->UseManualTime()->Iterations(5000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
