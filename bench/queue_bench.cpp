@@ -6,8 +6,6 @@
 //    chats wait (shared/notes/queue.md's bad case); reports p50/p99 in microseconds.
 //  - BM_PgClaimWithBacklog: the same on PostgreSQL (under scripts/with-postgres).
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -17,12 +15,13 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include "internal/db/database.h"
 #include "internal/db/migrator.h"
-#include "internal/events/event_types.h"
 #include "internal/db/pg_connection.h"
 #include "internal/db/pg_migrator.h"
+#include "internal/events/event_types.h"
 #include "internal/queue/pg_queue.h"
 #include "internal/queue/queue.h"
 

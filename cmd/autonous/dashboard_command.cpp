@@ -48,6 +48,10 @@ std::unique_ptr<ops::OpsServer> start_ops_server(const config::Config& config,
 namespace {
 
 int run_dashboard(const config::Config& config, const std::string& listen_flag) {
+  if (!config.database_url.empty())
+    throw config::ConfigError("DATABASE_URL",
+                              "the dashboard reads SQLite only so far (unset DATABASE_URL to use "
+                              "DB_PATH)");
   config::ListenAddress listen;
   if (!listen_flag.empty()) {
     try {

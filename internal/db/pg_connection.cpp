@@ -21,14 +21,22 @@ std::string trimmed(const char* s) {
 }  // namespace
 
 std::string redact_url(const std::string& url) {
-  // scheme://user:password@host… → scheme://user:***@host…
-  const auto scheme = url.find("://");
-  if (scheme == std::string::npos) return url;
-  const auto at = url.find('@', scheme + 3);
-  if (at == std::string::npos) return url;
-  const auto colon = url.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at) return url;
-  return url.substr(0, colon + 1) + "***" + url.substr(at);
+  // scheme://user:password@host… → scheme://user:***@host…, and ?…password=… → password=***
+  std::string out = url;
+  const auto scheme = out.find("://");
+  if (scheme != std::string::npos) {
+    const auto at = out.find('@', scheme + 3);
+    const auto colon = out.find(':', scheme + 3);
+    if (at != std::string::npos && colon != std::string::npos && colon < at)
+      out = out.substr(0, colon + 1) + "***" + out.substr(at);
+  }
+  for (auto p = out.find("password="); p != std::string::npos; p = out.find("password=", p + 1)) {
+    if (p > 0 && out[p - 1] != '?' && out[p - 1] != '&' && out[p - 1] != ' ') continue;
+    const auto value = p + 9;
+    const auto end = out.find_first_of("& ", value);
+    out.replace(value, (end == std::string::npos ? out.size() : end) - value, "***");
+  }
+  return out;
 }
 
 Result::~Result() { PQclear(r_); }
@@ -58,9 +66,21 @@ double Result::real(int row, int col) const {
 std::unique_ptr<Connection> Connection::open(const std::string& url,
                                              std::chrono::seconds connect_timeout) {
   const std::string timeout = std::to_string(std::max<int64_t>(1, connect_timeout.count()));
-  const char* keys[] = {"dbname", "connect_timeout", "application_name", nullptr};
-  const char* values[] = {url.c_str(), timeout.c_str(), "autonous", nullptr};
-  // expand_dbname: `dbname` holds the whole URL; the keywords after it fill what it leaves out.
+  // Defaults first: the URL (expanded from `dbname`, the last keyword) overrides any of them.
+  // TCP keepalives and a user timeout: a server gone silent (a partition) fails a statement in
+  // about a minute instead of leaving it blocked for hours.
+  const char* keys[] = {"connect_timeout",
+                        "application_name",
+                        "keepalives",
+                        "keepalives_idle",
+                        "keepalives_interval",
+                        "keepalives_count",
+                        "tcp_user_timeout",
+                        "client_encoding",
+                        "dbname",
+                        nullptr};
+  const char* values[] = {timeout.c_str(), "autonous", "1",         "30",   "10", "3",
+                          "60000",         "UTF8",     url.c_str(), nullptr};
   pg_conn* c = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (c == nullptr) throw PgError("PostgreSQL: out of memory", "");
   if (PQstatus(c) != CONNECTION_OK) {
@@ -75,7 +95,11 @@ std::unique_ptr<Connection> Connection::open(const std::string& url,
   // frozen or stopped process: the server ends it and its locks go with it.
   conn->exec(
       "SET TIME ZONE 'UTC'; SET lock_timeout = '30s'; "
-      "SET idle_in_transaction_session_timeout = '10s'");
+      "SET idle_in_transaction_session_timeout = '10s'; SET bytea_output = 'hex'");
+  if (conn->query("SHOW server_encoding").text(0, 0) != "UTF8")
+    throw PgError("PostgreSQL " + redact_url(url) +
+                      ": the database's encoding must be UTF8 (CREATE DATABASE … ENCODING 'UTF8')",
+                  "");
   return conn;
 }
 

@@ -14,11 +14,15 @@ namespace {
 class MigrationLock {
  public:
   explicit MigrationLock(pg::Connection& c) : c_(c) {
-    c_.exec("SELECT pg_advisory_lock(hashtextextended('autonous.migrate', 0))");
+    // However long another process's migration takes (lock_timeout would give up after 30 s).
+    c_.exec(
+        "SET lock_timeout = 0; SELECT pg_advisory_lock(hashtextextended('autonous.migrate', 0))");
   }
   ~MigrationLock() {
     try {
-      c_.exec("SELECT pg_advisory_unlock(hashtextextended('autonous.migrate', 0))");
+      c_.exec(
+          "SELECT pg_advisory_unlock(hashtextextended('autonous.migrate', 0)); "
+          "SET lock_timeout = '30s'");
     } catch (...) {  // a broken connection releases its locks when it closes
     }
   }

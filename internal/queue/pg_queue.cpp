@@ -60,6 +60,21 @@ int64_t ms(std::chrono::seconds s) { return std::chrono::milliseconds(s).count()
 
 }  // namespace
 
+PgQueue::PgQueue(db::pg::Connection& c) : c_(c) {
+  // The server's clock minus ours, measured once (half the round trip is the error): every time
+  // this queue compares or stores (leases, run_after) is on the server's clock, so workers on
+  // hosts whose clocks disagree never take each other's live leases.
+  const int64_t before = common::to_unix_ms(std::chrono::system_clock::now());
+  const int64_t server =
+      c_.query("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint").int64(0, 0);
+  const int64_t after = common::to_unix_ms(std::chrono::system_clock::now());
+  clock_offset_ms_ = server - (before + after) / 2;
+}
+
+int64_t PgQueue::server_ms(common::TimePoint t) const {
+  return common::to_unix_ms(t) + clock_offset_ms_;
+}
+
 int64_t PgQueue::enqueue(const std::string& chat_id, const std::string& text, int priority) {
   return c_
       .query("INSERT INTO tasks(chat_id, text, priority) VALUES ($1, $2, $3) RETURNING id",
@@ -70,7 +85,7 @@ int64_t PgQueue::enqueue(const std::string& chat_id, const std::string& text, in
 std::optional<Task> PgQueue::claim(const std::string& worker_id, common::TimePoint now,
                                    std::chrono::seconds lease) {
   db::pg::Transaction tx(c_);
-  std::optional<Task> task = claim_in_transaction(worker_id, common::to_unix_ms(now), lease);
+  std::optional<Task> task = claim_in_transaction(worker_id, server_ms(now), lease);
   tx.commit();
   return task;
 }
@@ -107,8 +122,8 @@ std::optional<Task> PgQueue::claim_in_transaction(const std::string& worker_id, 
 }
 
 bool PgQueue::renew_lease(const Task& task, common::TimePoint now, std::chrono::seconds lease) {
-  return c_.query(kRenew, {param(common::to_unix_ms(now) + ms(lease)), param(task.id),
-                           param(task.lease_token)})
+  return c_.query(kRenew,
+                  {param(server_ms(now) + ms(lease)), param(task.id), param(task.lease_token)})
              .affected() == 1;
 }
 
@@ -140,7 +155,7 @@ TaskQueue::CompleteAndClaim PgQueue::complete_and_claim(
   if (!complete_in_transaction(task, user_text, reply, list)) return out;
   if (also) also();
   out.completed = true;
-  out.next = claim_in_transaction(worker_id, common::to_unix_ms(now), lease);
+  out.next = claim_in_transaction(worker_id, server_ms(now), lease);
   tx.commit();
   return out;
 }
@@ -158,8 +173,7 @@ bool PgQueue::fenced(const std::string& update_sql,
 bool PgQueue::retry_later(const Task& task, common::TimePoint run_after, const std::string& error,
                           const std::vector<events::Event>& list) {
   return fenced(
-      kRetry,
-      {param(common::to_unix_ms(run_after)), param(error), param(task.id), param(task.lease_token)},
+      kRetry, {param(server_ms(run_after)), param(error), param(task.id), param(task.lease_token)},
       list);
 }
 
@@ -218,7 +232,7 @@ QueueStats PgQueue::stats(common::TimePoint now) {
     const db::pg::Result r = c_.query(
         "SELECT $1::bigint / 1000.0 - extract(epoch FROM min(created_at)::timestamptz) "
         "FROM tasks WHERE status = 'queued'",
-        {param(common::to_unix_ms(now))});
+        {param(server_ms(now))});
     if (!r.is_null(0, 0)) s.oldest_queued_age_seconds = r.real(0, 0);
   }
   {
@@ -232,11 +246,14 @@ QueueStats PgQueue::stats(common::TimePoint now) {
   return s;
 }
 
+void PgQueue::listen() {
+  if (listening_) return;
+  c_.listen("autonous_tasks");
+  listening_ = true;
+}
+
 bool PgQueue::wait_for_work(std::chrono::milliseconds timeout) {
-  if (!listening_) {
-    c_.listen("autonous_tasks");
-    listening_ = true;
-  }
+  listen();
   return c_.wait(timeout);
 }
 

@@ -6,7 +6,9 @@
 // head change (a requeue, an enqueue into the chat) wait until the claimed task shows running
 // (migrations/postgres/0001_init.sql, autonous_recompute_head). Every later change is fenced
 // on the lease token in its WHERE clause, which PostgreSQL re-checks on the newest row version.
-// Idle workers LISTEN on `autonous_tasks` (wait_for_work). One PgQueue per connection.
+// Idle workers LISTEN on `autonous_tasks` (wait_for_work). Times are compared on the server's
+// clock (the offset to this host's is measured once), so hosts with skewed clocks agree on when
+// a lease expires. One PgQueue per connection.
 
 #include <chrono>
 
@@ -20,8 +22,9 @@ namespace autonous::queue {
 
 class PgQueue final : public TaskQueue {
  public:
-  // `c` must outlive the queue.
-  explicit PgQueue(db::pg::Connection& c) : c_(c) {}
+  // `c` must outlive the queue. Reads the server's clock once (see server_ms). Throws
+  // db::pg::PgError.
+  explicit PgQueue(db::pg::Connection& c);
 
   int64_t enqueue(const std::string& chat_id, const std::string& text, int priority = 0) override;
   std::optional<Task> claim(const std::string& worker_id, common::TimePoint now,
@@ -46,8 +49,11 @@ class PgQueue final : public TaskQueue {
   bool has_pending() override;
   QueueStats stats(common::TimePoint now) override;
 
-  // Waits up to `timeout` for a NOTIFY on autonous_tasks (an enqueue or a status change); true
-  // when one came. The first call LISTENs. Throws db::pg::PgError when the connection breaks.
+  // LISTENs on autonous_tasks (a worker does so before its first claim, so a task enqueued
+  // between that claim and the first wait still wakes it).
+  void listen();
+  // Waits up to `timeout` for a NOTIFY on autonous_tasks; true when one came. LISTENs first if
+  // listen() was not called. Throws db::pg::PgError when the connection breaks.
   bool wait_for_work(std::chrono::milliseconds timeout);
 
  private:
@@ -60,7 +66,11 @@ class PgQueue final : public TaskQueue {
   bool fenced(const std::string& update_sql, const std::vector<std::optional<std::string>>& params,
               const std::vector<events::Event>& list);
 
+  // `t` (this host's clock) on the server's clock: the offset measured at construction.
+  int64_t server_ms(common::TimePoint t) const;
+
   db::pg::Connection& c_;
+  int64_t clock_offset_ms_ = 0;
   bool listening_ = false;
 };
 

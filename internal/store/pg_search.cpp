@@ -186,25 +186,28 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
 }
 
 bool PgSearchIndex::fold_deltas() {
+  // Nothing buffered (most calls): no transaction.
+  if (c_.query("SELECT EXISTS (SELECT 1 FROM search_term_deltas)").text(0, 0) != "t") return false;
   db::pg::Transaction tx(c_);
   // One folder at a time; the others go on (their deltas wait for the next fold).
   if (c_.query("SELECT pg_try_advisory_xact_lock(hashtextextended('autonous.fold_terms', 0))")
           .text(0, 0) != "t")
     return false;
-  const int64_t folded =
-      c_.query(
-            "WITH d AS (DELETE FROM search_term_deltas WHERE id IN (SELECT id FROM "
-            "search_term_deltas ORDER BY id LIMIT $1) RETURNING source, term, rows), "
-            "s AS (SELECT source, term, sum(rows) AS rows, count(*) AS n FROM d GROUP BY source, "
-            "term) INSERT INTO search_term_rows(source, chat, term, rows) SELECT source, '', term, "
-            "rows FROM s ORDER BY source, term ON CONFLICT (source, chat, term) DO UPDATE SET rows "
-            "= search_term_rows.rows + excluded.rows",
-            {param(int64_t{kFoldBatch})})
-          .affected();
-  c_.query("DELETE FROM search_term_rows WHERE chat = '' AND rows <= 0");
+  const db::pg::Result folded = c_.query(
+      "WITH d AS (DELETE FROM search_term_deltas WHERE id IN (SELECT id FROM "
+      "search_term_deltas ORDER BY id LIMIT $1) RETURNING source, term, rows), "
+      "s AS (SELECT source, term, sum(rows) AS rows FROM d GROUP BY source, term) "
+      "INSERT INTO search_term_rows(source, chat, term, rows) SELECT source, '', term, rows "
+      "FROM s ORDER BY source, term ON CONFLICT (source, chat, term) DO UPDATE SET rows "
+      "= search_term_rows.rows + excluded.rows RETURNING source, term, rows",
+      {param(kFoldBatch)});
+  // A count that reached 0 goes, by its key (a deleted chat's terms would otherwise stay).
+  for (int i = 0; i < folded.rows(); ++i)
+    if (folded.int64(i, 2) <= 0)
+      c_.query("DELETE FROM search_term_rows WHERE source = $1 AND chat = '' AND term = $2",
+               {param(folded.text(i, 0)), param(folded.text(i, 1))});
   tx.commit();
-  return folded > 0 && c_.query("SELECT EXISTS (SELECT 1 FROM search_term_deltas)").text(0, 0) ==
-                           "t";  // more waiting
+  return folded.rows() > 0;  // more may be waiting
 }
 
 void PgSearchIndex::fold_now_and_then() {
@@ -295,7 +298,7 @@ context::SearchResult PgSearchIndex::search_history(const std::string& chat_id,
                   "JOIN history h ON h.id = t.rowid WHERE ") +
           kTermsVector +
           " @@ $1::tsquery AND t.chat = $2 AND t.rowid > $3 AND t.rowid < $4 "
-          "AND h.chat_id = $5 LIMIT $6",
+          "AND h.chat_id = $5 ORDER BY t.rowid DESC LIMIT $6",
       {ts_query(plan.terms, plan.all), param(token), param(after_id), param(before_id),
        param(chat_id), param(kMaxPostings + kMaxForeignRows)});
   double length = 0;
@@ -335,7 +338,8 @@ context::SearchResult PgSearchIndex::search_documents(const std::string& chat_id
   const db::pg::Result matched = c_.query(
       std::string("SELECT d.id, d.title, d.text, coalesce(d.source, ''), d.created_at, t.terms "
                   "FROM document_terms t JOIN documents d ON d.id = t.rowid WHERE ") +
-          kTermsVector + " @@ $1::tsquery AND (d.chat_id IS NULL OR d.chat_id = $2) LIMIT $3",
+          kTermsVector +
+          " @@ $1::tsquery AND (d.chat_id IS NULL OR d.chat_id = $2) ORDER BY d.id DESC LIMIT $3",
       {ts_query(plan.terms, plan.all), param(chat_id), param(kMaxPostings)});
   double length = 0;
   for (int i = 0; i < matched.rows(); ++i) length += term_count(matched.text(i, 5));
@@ -383,7 +387,7 @@ void PgSearchIndex::set_deadline(std::optional<std::chrono::steady_clock::time_p
     c_.exec(fmt::format("SET statement_timeout = {}", std::max<int64_t>(1, left.count())));
     timeout_set_ = true;
   } else if (timeout_set_) {
-    c_.exec("SET statement_timeout = 0");
+    c_.exec("RESET statement_timeout");  // the role's or server's own setting
     timeout_set_ = false;
   }
 }

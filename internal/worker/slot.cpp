@@ -125,6 +125,7 @@ void Slot::wait_for_work(const std::stop_token& stop) {
 void Slot::loop(bool drain) {
   const std::stop_token stop = run_.stop.get_token();
   std::optional<queue::Task> task;
+  if (pg_) static_cast<queue::PgQueue&>(queue_).listen();
   check_database_file();
   while (!stop.stop_requested()) {
     beat();

@@ -71,7 +71,8 @@ class Slot {
   // worker would otherwise write into an unlinked file that nothing reads.
   void check_database_file();
   // Waits up to POLL_INTERVAL_MS for work, or until the run stops: on PostgreSQL a NOTIFY on
-  // autonous_tasks (an enqueue, a finished task) ends the wait at once.
+  // autonous_tasks (an enqueue, a retry, a chat's next task becoming claimable) ends the wait
+  // at once.
   void wait_for_work(const std::stop_token& stop);
   void beat() noexcept;  // WorkerStats::beats
   // Hands a committed trail to WorkerDeps::on_trail.

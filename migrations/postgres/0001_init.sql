@@ -40,20 +40,37 @@ CREATE TABLE chat_heads (
 );
 CREATE INDEX chat_heads_order ON chat_heads(priority DESC, task_id);
 
--- Recomputes chat `c`'s head. Serialised per chat by an advisory lock (concurrent enqueues and
--- completions of one chat would otherwise each miss the other's row), and it locks the head row
--- before it reads the chat's tasks, so it waits for a claim of that head to commit (a claim
--- locks the head row) and then sees the claimed task running.
-CREATE FUNCTION autonous_recompute_head(c text) RETURNS void LANGUAGE plpgsql AS $$
+-- A chat's running task is found by this index, its oldest queued one by tasks_active_by_chat:
+-- a head is two index probes, whatever the chat's backlog.
+CREATE INDEX tasks_running_by_chat ON tasks(chat_id) WHERE status = 'running';
+
+-- Recomputes chat `c`'s head: its running task, else its oldest queued one. Serialised per chat
+-- by an advisory lock (concurrent enqueues and completions of one chat would otherwise each miss
+-- the other's row), and it locks the head row before it reads the chat's tasks, so it waits for
+-- a claim of that head to commit (a claim locks the head row) and then sees the claimed task
+-- running. `inserted`: the id of a task just inserted, which changes nothing when the chat
+-- already has a head that is running or older (the usual enqueue: one probe, no write).
+CREATE FUNCTION autonous_recompute_head(c text, inserted bigint DEFAULT NULL) RETURNS void
+LANGUAGE plpgsql AS $$
 DECLARE
-  head_id  bigint;
-  head_pri integer;
+  current_id bigint;
+  head_id    bigint;
+  head_pri   integer;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended('autonous.chat_heads:' || c, 0));
-  PERFORM 1 FROM chat_heads WHERE chat_id = c FOR UPDATE;
+  SELECT task_id INTO current_id FROM chat_heads WHERE chat_id = c FOR UPDATE;
+  IF inserted IS NOT NULL AND current_id IS NOT NULL
+     AND (current_id < inserted
+          OR EXISTS (SELECT 1 FROM tasks WHERE id = current_id AND status = 'running')) THEN
+    RETURN;
+  END IF;
   SELECT id, priority INTO head_id, head_pri FROM tasks
-    WHERE chat_id = c AND status IN ('queued', 'running')
-    ORDER BY status = 'running' DESC, id LIMIT 1;
+    WHERE chat_id = c AND status = 'running' ORDER BY id LIMIT 1;
+  IF head_id IS NULL THEN
+    SELECT id, priority INTO head_id, head_pri FROM tasks
+      WHERE chat_id = c AND status IN ('queued', 'running') AND status = 'queued'
+      ORDER BY id LIMIT 1;
+  END IF;
   IF head_id IS NULL THEN
     DELETE FROM chat_heads WHERE chat_id = c;
   ELSE
@@ -61,13 +78,23 @@ BEGIN
       ON CONFLICT (chat_id) DO UPDATE SET task_id = excluded.task_id, priority = excluded.priority
       WHERE (chat_heads.task_id, chat_heads.priority)
             IS DISTINCT FROM (excluded.task_id, excluded.priority);
+    -- A chat's next task became claimable (its previous one finished or failed): wake a worker.
+    IF current_id IS DISTINCT FROM head_id THEN
+      PERFORM pg_notify('autonous_tasks', '');
+    END IF;
   END IF;
 END $$;
 
 CREATE FUNCTION autonous_tasks_head() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_OP IN ('UPDATE', 'DELETE') THEN PERFORM autonous_recompute_head(OLD.chat_id); END IF;
-  IF TG_OP IN ('INSERT', 'UPDATE') AND (TG_OP = 'INSERT' OR NEW.chat_id <> OLD.chat_id) THEN
+  IF TG_OP = 'INSERT' THEN
+    -- A hand-written running row may have to become the head: the full rule for it.
+    PERFORM autonous_recompute_head(NEW.chat_id,
+                                    CASE WHEN NEW.status = 'queued' THEN NEW.id END);
+    RETURN NULL;
+  END IF;
+  PERFORM autonous_recompute_head(OLD.chat_id);
+  IF TG_OP = 'UPDATE' AND NEW.chat_id <> OLD.chat_id THEN
     PERFORM autonous_recompute_head(NEW.chat_id);
   END IF;
   RETURN NULL;
@@ -84,11 +111,10 @@ CREATE TRIGGER tasks_head_delete AFTER DELETE ON tasks
   FOR EACH ROW WHEN (OLD.status IN ('queued', 'running'))
   EXECUTE FUNCTION autonous_tasks_head();
 
--- Idle workers LISTEN on autonous_tasks: a new task, or a task queued again (a retry, a
--- release, a requeue), wakes them at commit instead of after POLL_INTERVAL_MS. A finished task
--- notifies nobody: the worker that finished it claims the chat's next task in the same
--- transaction, and waking every idle slot of every worker at each completion would cost more
--- than it saves. (NOTIFY folds identical notifications of one transaction into one.)
+-- Idle workers LISTEN on autonous_tasks: a new task, a task queued again (a retry, a release, a
+-- requeue) and a chat's next task becoming its head (autonous_recompute_head) wake them at
+-- commit instead of after POLL_INTERVAL_MS. A task finished with nothing after it in its chat
+-- notifies nobody. (NOTIFY folds identical notifications of one transaction into one.)
 CREATE FUNCTION autonous_tasks_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('autonous_tasks', '');

@@ -235,3 +235,32 @@ TEST(ConfigTest, BaseUrlIsValidatedWhole) {
 
 }  // namespace
 }  // namespace autonous::config
+
+namespace autonous::config {
+namespace {
+
+TEST(ConfigTest, DatabaseUrlSelectsPostgresAndRefusesOtherSchemesAndDbPathBeside) {
+  EXPECT_TRUE(load_config(env_of({})).database_url.empty());
+  EXPECT_EQ(load_config(env_of({{"DATABASE_URL", " postgresql://u@h/db "}})).database_url,
+            "postgresql://u@h/db");
+  EXPECT_EQ(load_config(env_of({{"DATABASE_URL", "postgres://h/db"}})).database_url,
+            "postgres://h/db");
+  for (const char* bad : {"mysql://h/db", "h/db", "sqlite:///x.db"}) {
+    try {
+      load_config(env_of({{"DATABASE_URL", bad}}));
+      ADD_FAILURE() << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.variable(), "DATABASE_URL") << bad;
+    }
+  }
+  try {
+    load_config(env_of({{"DATABASE_URL", "postgresql://h/db"}, {"DB_PATH", "/tmp/x.db"}}));
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.variable(), "DATABASE_URL");
+    EXPECT_NE(std::string(e.what()).find("DB_PATH"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace autonous::config

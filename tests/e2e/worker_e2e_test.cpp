@@ -2,6 +2,7 @@
 // SQLite file. Happy path, ordering, every fault kind, kill -9, SIGTERM, two processes, secrets.
 
 #include <csignal>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -250,8 +251,8 @@ TEST_F(WorkerE2eTest, KillNineMidRunThenRestartLosesNothingAndAnswersNothingTwic
 }
 
 TEST_F(WorkerE2eTest, WorkersKilledAndOneFrozenLoseNothingAnswerNothingTwiceAndKeepOrder) {
-  // Three worker processes; one is killed -9, one is frozen (SIGSTOP) holding leases that the
-  // others take over, a replacement starts, the frozen one comes back (its completions must be
+  // Three worker processes; one is killed -9, a replacement starts, on PostgreSQL one is frozen
+  // (SIGSTOP) holding leases that the others take over and comes back (its completions must be
   // refused: fenced on the lease token), another is killed -9, and a last one drains.
   StubServer stub(dir_.path().string(), 100);
   const int chats = 8;
@@ -271,35 +272,45 @@ TEST_F(WorkerE2eTest, WorkersKilledAndOneFrozenLoseNothingAnswerNothingTwiceAndK
   wait_done(8);
   a->signal(SIGKILL);
   ASSERT_TRUE(a->wait(seconds(10)));
-  // Freeze b while it holds a lease (its worker id ends in its pid).
-  const std::string b_leases =
-      "SELECT count(*) FROM tasks WHERE status = 'running' AND "
-      "lease_owner LIKE '%:" +
-      std::to_string(b->pid()) + "'";
-  bool frozen = false;
-  for (int i = 0; i < 200 && !frozen; ++i) {
-    if (num(b_leases) == 0) {
-      std::this_thread::sleep_for(milliseconds(10));
-      continue;
-    }
-    b->signal(SIGSTOP);
-    std::this_thread::sleep_for(milliseconds(50));
-    frozen = num(b_leases) > 0;
-    if (!frozen) b->signal(SIGCONT);
-  }
-  ASSERT_TRUE(frozen) << "worker b never held a lease";
-  const int64_t frozen_at = num("SELECT count(*) FROM tasks WHERE status = 'done'");
+  // Frozen: on PostgreSQL only. A SQLite worker frozen inside its write transaction holds the
+  // file's lock and stalls every writer until it wakes (no server can end its session); the
+  // frozen case is PostgreSQL's, where the server ends a session idle in a transaction.
   Process d({autonous_bin(), "worker"}, e, cwd);
-  // The others go on and take the frozen worker's tasks over once its 2 s leases expire.
-  const std::string reclaims =
-      "SELECT count(*) FROM events WHERE type = 'agent.started' AND "
-      "json_extract(payload, '$.reclaimed') = 1";
-  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
-  while (num(reclaims) == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(milliseconds(50));
-  EXPECT_GT(num(reclaims), 0);
-  wait_done(frozen_at + 6);
-  b->signal(SIGCONT);
+  int64_t frozen_at = num("SELECT count(*) FROM tasks WHERE status = 'done'");
+  if (pg_) {
+    // Freeze b while it holds a lease (its worker id ends in its pid).
+    const std::string b_leases =
+        "SELECT count(*) FROM tasks WHERE status = 'running' AND "
+        "lease_owner LIKE '%:" +
+        std::to_string(b->pid()) + "'";
+    bool frozen = false;
+    for (int i = 0; i < 200 && !frozen; ++i) {
+      if (num(b_leases) == 0) {
+        std::this_thread::sleep_for(milliseconds(10));
+        continue;
+      }
+      b->signal(SIGSTOP);
+      std::this_thread::sleep_for(milliseconds(50));
+      frozen = num(b_leases) > 0;
+      if (!frozen) b->signal(SIGCONT);
+    }
+    ASSERT_TRUE(frozen) << "worker b never held a lease";
+    frozen_at = num("SELECT count(*) FROM tasks WHERE status = 'done'");
+    // The others go on and take the frozen worker's tasks over once its 2 s leases expire (a
+    // reclaim of a task b had claimed; worker a's leases, killed earlier, do not count).
+    const std::string b_id = "%:" + std::to_string(b->pid());
+    const std::string taken_from_b =
+        "SELECT count(*) FROM events e1 JOIN events e2 ON e2.task_id = e1.task_id AND e2.id > "
+        "e1.id WHERE e1.type = 'agent.started' AND e2.type = 'agent.started' AND "
+        "json_extract(e1.payload, '$.worker_id') LIKE '" +
+        b_id + "' AND json_extract(e2.payload, '$.reclaimed') = 1";
+    const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+    while (num(taken_from_b) == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(milliseconds(50));
+    ASSERT_GT(num(taken_from_b), 0);
+    wait_done(frozen_at + 6);
+    b->signal(SIGCONT);
+  }
   wait_done(frozen_at + 18);
   c->signal(SIGKILL);
   ASSERT_TRUE(c->wait(seconds(10)));
@@ -309,6 +320,16 @@ TEST_F(WorkerE2eTest, WorkersKilledAndOneFrozenLoseNothingAnswerNothingTwiceAndK
   d.signal(SIGTERM);
   ASSERT_TRUE(b->wait(seconds(20)));
   ASSERT_TRUE(d.wait(seconds(20)));
+  // The frozen worker woke to find its leases taken over: it committed nothing for them.
+  if (pg_) {
+    // The frozen worker woke to find its leases taken over and committed nothing for them: its
+    // renewal or completion was refused ("lease lost"), or, frozen inside a transaction for
+    // more than 10 s, the server had ended its session and it stopped (no reconnection yet).
+    const std::string err = b->stderr_text();
+    EXPECT_TRUE(err.find("lease lost") != std::string::npos ||
+                err.find("idle-in-transaction timeout") != std::string::npos)
+        << err;
+  }
 
   expect_exactly_once(chats * per_chat);
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.completed'"), chats * per_chat);
@@ -341,6 +362,23 @@ TEST_F(WorkerE2eTest, OnPostgresAnIdleWorkerWakesOnNotifyNotAfterThePollInterval
   EXPECT_LT(std::chrono::steady_clock::now() - enqueued, seconds(5));
   worker.signal(SIGTERM);
   ASSERT_TRUE(worker.wait(seconds(10)));
+}
+
+TEST_F(WorkerE2eTest, OnPostgresCommandsNotBuiltThereRefuseWithExitTwo) {
+  if (!pg_) GTEST_SKIP() << "the refusals of DATABASE_URL";
+  StubServer stub(dir_.path().string());
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"chat", "show", "x"},
+                                               {"context", "--chat", "x"},
+                                               {"context", "stats"},
+                                               {"dashboard"}}) {
+    const auto r = autonous(dir_, args, env(stub));
+    EXPECT_EQ(r.exit_code, 2) << args[0];
+    EXPECT_NE(r.err.find("DATABASE_URL"), std::string::npos) << r.err;
+  }
+  const auto w = autonous(dir_, {"worker", "--drain"}, env(stub, {{"HTTP_LISTEN", "9464"}}));
+  EXPECT_EQ(w.exit_code, 2);
+  EXPECT_NE(w.err.find("HTTP_LISTEN"), std::string::npos) << w.err;
+  EXPECT_FALSE(std::filesystem::exists(db_));  // no SQLite file appeared on the side
 }
 
 TEST_F(WorkerE2eTest, SigtermLetsInFlightCallsFinishThenExitsZero) {

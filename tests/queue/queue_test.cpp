@@ -1,5 +1,8 @@
 #include "internal/queue/queue.h"
 
+#include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -312,6 +315,56 @@ TYPED_TEST(QueueTest, ConcurrentClaimersNeverShareATask) {
   EXPECT_EQ(total, 200u);
   EXPECT_EQ(all.size(), 200u);
   EXPECT_EQ(this->count("SELECT count(*) FROM history"), 400);
+}
+
+TYPED_TEST(QueueTest, EnqueuersAndClaimersOnOneChatKeepOrderAndNeverRunTwoAtOnce) {
+  // Two front ends enqueue into one chat while four workers claim and complete: every task runs
+  // once, one at a time, in id order (queue order), and none is stranded without a head.
+  constexpr int kPerEnqueuer = 60;
+  std::atomic<int> running{0};
+  std::atomic<int> most_running{0};
+  std::atomic<bool> enqueuing{true};
+  std::mutex mu;
+  std::vector<int64_t> completed;
+  std::vector<std::thread> enqueuers;
+  for (int e = 0; e < 2; ++e)
+    enqueuers.emplace_back([&] {
+      OwnedQueue o = this->b_->open_queue();
+      for (int i = 0; i < kPerEnqueuer; ++i) o.q->enqueue("one", "m" + std::to_string(i));
+    });
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w)
+    workers.emplace_back([&, w] {
+      OwnedQueue o = this->b_->open_queue();
+      int idle = 0;
+      while (idle < 100) {
+        const auto t = o.q->claim("w" + std::to_string(w), kT0, seconds(30));
+        if (!t) {
+          if (!enqueuing) ++idle;
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          continue;
+        }
+        idle = 0;
+        const int now_running = ++running;
+        int seen = most_running.load();
+        while (now_running > seen && !most_running.compare_exchange_weak(seen, now_running)) {
+        }
+        {
+          const std::lock_guard lock(mu);
+          completed.push_back(t->id);
+        }
+        --running;  // before the commit that makes the next task claimable
+        EXPECT_TRUE(o.q->complete(*t, "x", "y", {}));
+      }
+    });
+  for (auto& th : enqueuers) th.join();
+  enqueuing = false;
+  for (auto& th : workers) th.join();
+  EXPECT_EQ(most_running.load(), 1);
+  ASSERT_EQ(completed.size(), 2u * kPerEnqueuer);
+  EXPECT_TRUE(std::is_sorted(completed.begin(), completed.end()));
+  EXPECT_EQ(this->count("SELECT count(*) FROM tasks WHERE status = 'done'"), 2 * kPerEnqueuer);
+  EXPECT_EQ(this->count("SELECT count(*) FROM chat_heads"), 0);
 }
 
 TYPED_TEST(QueueTest, RequeuingAnOlderTaskNeverRunsTwoTasksOfAChatAtOnce) {
