@@ -36,6 +36,7 @@ void add_requeue_command(CLI::App& app, Action& action);    // queue_commands.cp
 void add_tokens_command(CLI::App& app, Action& action);     // context_commands.cpp
 void add_chat_command(CLI::App& app, Action& action);       // chat_commands.cpp (show|set|…)
 void add_dashboard_command(CLI::App& app, Action& action);  // dashboard_command.cpp
+void add_copy_command(CLI::App& app, Action& action);       // copy_command.cpp
 
 // Starts the operator surface on `listen` (HTTP_LISTEN, or `dashboard --listen`). With `loop` (a
 // worker's slots) /healthz also needs a write lock. Throws ConfigError("HTTP_TOKEN") for a

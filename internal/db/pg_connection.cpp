@@ -39,6 +39,17 @@ std::string redact_url(const std::string& url) {
   return out;
 }
 
+std::string without_nul_escapes(const std::string& json) {
+  if (json.find("\\u0000") == std::string::npos) return json;
+  std::string out = json;
+  for (size_t i = 0; i + 1 < out.size(); ++i) {
+    if (out[i] != '\\') continue;
+    if (out.compare(i + 1, 5, "u0000") == 0) out.replace(i + 2, 4, "fffd");
+    ++i;  // a backslash pair is skipped whole
+  }
+  return out;
+}
+
 Result::~Result() { PQclear(r_); }
 int Result::rows() const noexcept { return PQntuples(r_); }
 int64_t Result::affected() const {

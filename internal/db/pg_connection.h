@@ -112,4 +112,8 @@ class Transaction {
 // The connection string with any password replaced by "***", for messages and logs.
 std::string redact_url(const std::string& url);
 
+// JSON text with each \u0000 escape (which jsonb refuses) written as \ufffd; every other
+// escape, and an escaped backslash followed by "u0000", is kept.
+std::string without_nul_escapes(const std::string& json);
+
 }  // namespace autonous::db::pg

@@ -16,29 +16,16 @@ const std::string kInsert =
     "ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') ELSE autonous_now() END, $2, $3, $4, $5, "
     "$6::jsonb) RETURNING id";
 
-// jsonb refuses the escape \u0000; every other escape it keeps. Backslash pairs are skipped
-// whole, so an escaped backslash followed by "u0000" is left alone.
-std::string without_nul_escapes(const std::string& json) {
-  if (json.find("\\u0000") == std::string::npos) return json;
-  std::string out = json;
-  for (size_t i = 0; i + 1 < out.size(); ++i) {
-    if (out[i] != '\\') continue;
-    if (out.compare(i + 1, 5, "u0000") == 0) out.replace(i + 2, 4, "fffd");
-    ++i;
-  }
-  return out;
-}
-
 }  // namespace
 
 int64_t append(db::pg::Connection& c, const Event& event) {
   const auto parsed = nlohmann::json::parse(event.payload, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object())
     throw std::invalid_argument("event payload is not a JSON object: type=" + event.type);
-  const db::pg::Result r =
-      c.query(kInsert, {db::pg::param(event.at_unix_ms), db::pg::param(event.type),
-                        db::pg::param(event.task_id), db::pg::param(event.chat_id),
-                        db::pg::param(event.parent_id), without_nul_escapes(event.payload)});
+  const db::pg::Result r = c.query(
+      kInsert, {db::pg::param(event.at_unix_ms), db::pg::param(event.type),
+                db::pg::param(event.task_id), db::pg::param(event.chat_id),
+                db::pg::param(event.parent_id), db::pg::without_nul_escapes(event.payload)});
   return r.int64(0, 0);
 }
 

@@ -195,3 +195,65 @@ TEST_F(RecallE2eTest, TheDeltaBuilderSeesTheLastAnsweredPromptAndTheCacheKeyIsPe
 
 }  // namespace
 }  // namespace autonous::testing
+
+namespace autonous::testing {
+namespace {
+
+TEST_F(RecallE2eTest, CopyMovesASqliteDeploymentToPostgresWhereItsChatsGoOn) {
+  if (pg_) GTEST_SKIP() << "copy starts from a SQLite file";
+  PG_TEST_OR_SKIP();
+  StubServer stub(dir_.path().string());
+  const int64_t fact = import_chat("c");
+  enqueue("c", "hello there");
+  enqueue("e", "a second chat");
+  drain(defaults(stub));
+  exec_sql("INSERT INTO custom_blocks(chat_id, name, text) VALUES (NULL, 'Hours', 'Open 9-17.')");
+  exec_sql("INSERT INTO chat_settings(chat_id, settings) VALUES ('e', '{\"recent_messages\": 7}')");
+  PgTestDb target;
+  const auto r = autonous(dir_, {"copy", "--from", db_, "--to", target.url()}, {});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("verified"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(target.url()), std::string::npos);  // the password is not printed
+  for (const std::string table :
+       {"tasks", "history", "events", "history_terms", "search_term_rows", "search_queue",
+        "custom_blocks", "chat_settings", "context_state", "context_blocks"})
+    EXPECT_EQ(target.scalar("SELECT count(*) FROM " + table), num("SELECT count(*) FROM " + table))
+        << table;
+  EXPECT_EQ(
+      target.db().query("SELECT settings ->> 'recent_messages' FROM chat_settings").text(0, 0),
+      "7");
+  // Idempotent: a second run copies nothing and still verifies.
+  const int64_t events = target.scalar("SELECT count(*) FROM events");
+  const auto again = autonous(dir_, {"copy", "--from", db_, "--to", target.url()}, {});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(target.scalar("SELECT count(*) FROM events"), events);
+  // The chat goes on on PostgreSQL: new ids follow the copied ones, and the copied history and
+  // search index recall the early fact without indexing anything again.
+  const Env pg_env = {{"DATABASE_URL", target.url()}};
+  const auto q =
+      autonous(dir_, {"enqueue", "--chat", "c", "What is my locker code at the gym?"}, pg_env);
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_EQ(std::stoll(q.out), num("SELECT max(id) FROM tasks") + 1);
+  Env e = defaults(stub);
+  e.erase("DB_PATH");
+  e["DATABASE_URL"] = target.url();
+  drain(e);
+  const std::string user = last_request(stub).back()["content"];
+  EXPECT_NE(user.find("my locker code at the gym is 4471"), std::string::npos) << user;
+  EXPECT_GT(target.scalar("SELECT count(*) FROM events WHERE type = 'context.compressed' AND "
+                          "payload -> 'recall' -> 'items' @> '[{\"id\": " +
+                          std::to_string(fact) + "}]'"),
+            0);
+  // Bad input: exit 2 naming the flag.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"copy", "--from", dir_.file("none.db"), "--to", target.url()},
+        {"copy", "--from", db_, "--to", "mysql://h/db"},
+        {"copy", "--from", db_}}) {
+    const auto bad = autonous(dir_, args, {});
+    EXPECT_EQ(bad.exit_code, 2) << args.back() << bad.err;
+    EXPECT_NE(bad.err.find("--"), std::string::npos) << bad.err;
+  }
+}
+
+}  // namespace
+}  // namespace autonous::testing
