@@ -1,6 +1,6 @@
 // `autonous copy --from SQLITE_PATH [--to postgresql://…]`: moves a SQLite deployment's data to
-// PostgreSQL (internal/db/pg_copy.h), prints each table's counts, exits 1 unless every table
-// holds at least the source's rows afterwards.
+// PostgreSQL (internal/db/pg_copy.h), prints each table's counts; exits 1, writing nothing,
+// unless every table then holds exactly the source's rows.
 
 #include <filesystem>
 #include <iostream>
@@ -12,7 +12,6 @@
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
-#include "internal/db/database.h"
 #include "internal/db/migrations.h"
 #include "internal/db/migrator.h"
 #include "internal/db/pg_connection.h"
@@ -34,8 +33,16 @@ int run_copy(const config::Config& config, const CopyOptions& options) {
     throw UsageError("--to: must be a postgresql:// URL");
   if (!std::filesystem::is_regular_file(options.from))
     throw UsageError("--from: " + options.from + " is not a SQLite file");
-  auto from = db::open_read_only(options.from, config.sqlite_busy_timeout);
-  const int version = db::schema_version(*from);
+  // Read with its -wal (not as an immutable copy, which would miss the newest commits).
+  SQLite::Database from(options.from, SQLite::OPEN_READONLY);
+  from.setBusyTimeout(static_cast<int>(config.sqlite_busy_timeout.count()));
+  try {
+    from.execAndGet("SELECT count(*) FROM sqlite_schema");
+  } catch (const SQLite::Exception& e) {
+    throw UsageError("--from: cannot read " + options.from + " with its newest commits (" +
+                     e.what() + "; the folder must be writable for its -shm file)");
+  }
+  const int version = db::schema_version(from);
   if (version != db::embedded_migrations().back().version)
     throw UsageError(
         fmt::format("--from: {} is at schema version {}; run `DB_PATH={} autonous "
@@ -43,20 +50,26 @@ int run_copy(const config::Config& config, const CopyOptions& options) {
                     options.from, version, options.from, db::embedded_migrations().back().version));
   auto target = db::pg::Connection::open(to);
   db::pg_migrate(*target);
-  const std::vector<db::CopiedTable> tables = db::copy_to_postgres(*from, *target);
+  std::vector<db::CopiedTable> tables;
   bool verified = true;
-  for (const db::CopiedTable& t : tables) {
-    const bool ok = t.target_rows >= t.source_rows;
-    verified = verified && ok;
-    std::cout << fmt::format("{:<18} {:>9} in SQLite {:>9} copied {:>9} in PostgreSQL{}\n", t.table,
-                             t.source_rows, t.inserted, t.target_rows, ok ? "" : "  MISSING ROWS");
+  try {
+    tables = db::copy_to_postgres(from, *target);
+  } catch (const db::CopyNotVerified& e) {
+    tables = e.tables();
+    verified = false;
   }
+  for (const db::CopiedTable& t : tables)
+    std::cout << fmt::format("{:<18} {:>9} in SQLite {:>9} written {:>9} in PostgreSQL{}\n",
+                             t.table, t.source_rows, t.inserted, t.target_rows,
+                             t.target_rows == t.source_rows ? "" : "  DIFFERS");
   if (!verified) {
-    std::cerr << "autonous: copy not verified: some tables hold fewer rows than the source (rows "
-                 "with the same keys but other contents were already there?)\n";
+    std::cerr << "autonous: copy not verified, nothing written: the target holds other rows than "
+                 "the source (is it in use already, or were rows deleted from the source since "
+                 "an earlier copy?)\n";
     return 1;
   }
-  std::cout << "verified: every table holds the source's rows (" << db::pg::redact_url(to) << ")\n";
+  std::cout << "verified: every table holds exactly the source's rows (" << db::pg::redact_url(to)
+            << ")\n";
   return 0;
 }
 
@@ -65,7 +78,7 @@ int run_copy(const config::Config& config, const CopyOptions& options) {
 void add_copy_command(CLI::App& app, Action& action) {
   auto o = std::make_shared<CopyOptions>();
   auto* copy = app.add_subcommand(
-      "copy", "Copy a SQLite deployment's data into PostgreSQL (idempotent, verified by counts)");
+      "copy", "Copy a SQLite deployment's data into PostgreSQL (re-runnable, verified by counts)");
   copy->add_option("--from", o->from, "the SQLite file (DB_PATH of the deployment)")->required();
   copy->add_option("--to", o->to, "postgresql:// URL (default: DATABASE_URL)");
   copy->callback(

@@ -31,7 +31,9 @@ std::string redact_url(const std::string& url) {
       out = out.substr(0, colon + 1) + "***" + out.substr(at);
   }
   for (auto p = out.find("password="); p != std::string::npos; p = out.find("password=", p + 1)) {
-    if (p > 0 && out[p - 1] != '?' && out[p - 1] != '&' && out[p - 1] != ' ') continue;
+    const bool ssl = p >= 3 && out.compare(p - 3, 3, "ssl") == 0;  // sslpassword=
+    const auto key = ssl ? p - 3 : p;
+    if (key > 0 && out[key - 1] != '?' && out[key - 1] != '&' && out[key - 1] != ' ') continue;
     const auto value = p + 9;
     const auto end = out.find_first_of("& ", value);
     out.replace(value, (end == std::string::npos ? out.size() : end) - value, "***");

@@ -15,7 +15,7 @@ TEST(PgConnectionTest, RedactUrlHidesPasswordsInUserInfoAndQuery) {
   EXPECT_EQ(redact_url("postgresql://u@h/db?password=s3cret"), "postgresql://u@h/db?password=***");
   EXPECT_EQ(redact_url("postgresql://h/db?user=u&password=s3cret&sslmode=require"),
             "postgresql://h/db?user=u&password=***&sslmode=require");
-  EXPECT_EQ(redact_url("postgresql://h/db?sslpassword=x"), "postgresql://h/db?sslpassword=x");
+  EXPECT_EQ(redact_url("postgresql://h/db?sslpassword=x"), "postgresql://h/db?sslpassword=***");
   EXPECT_EQ(redact_url("postgresql://u@h/db"), "postgresql://u@h/db");
 }
 

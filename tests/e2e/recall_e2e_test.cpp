@@ -209,6 +209,10 @@ TEST_F(RecallE2eTest, CopyMovesASqliteDeploymentToPostgresWhereItsChatsGoOn) {
   drain(defaults(stub));
   exec_sql("INSERT INTO custom_blocks(chat_id, name, text) VALUES (NULL, 'Hours', 'Open 9-17.')");
   exec_sql("INSERT INTO chat_settings(chat_id, settings) VALUES ('e', '{\"recent_messages\": 7}')");
+  // A task deleted from the sqlite3 shell (foreign keys off there) leaves its history pointing
+  // at nothing: copied as NULL, which PostgreSQL's foreign key accepts.
+  exec_sql("DELETE FROM tasks WHERE chat_id = 'e'");
+  ASSERT_EQ(num("SELECT count(*) FROM history WHERE chat_id = 'e' AND task_id IS NOT NULL"), 2);
   PgTestDb target;
   const auto r = autonous(dir_, {"copy", "--from", db_, "--to", target.url()}, {});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
@@ -222,7 +226,9 @@ TEST_F(RecallE2eTest, CopyMovesASqliteDeploymentToPostgresWhereItsChatsGoOn) {
   EXPECT_EQ(
       target.db().query("SELECT settings ->> 'recent_messages' FROM chat_settings").text(0, 0),
       "7");
-  // Idempotent: a second run copies nothing and still verifies.
+  EXPECT_EQ(target.scalar("SELECT count(*) FROM history WHERE chat_id = 'e' AND task_id IS NULL"),
+            2);
+  // Re-runnable: a second run writes nothing (nothing changed) and still verifies.
   const int64_t events = target.scalar("SELECT count(*) FROM events");
   const auto again = autonous(dir_, {"copy", "--from", db_, "--to", target.url()}, {});
   ASSERT_EQ(again.exit_code, 0) << again.err;
@@ -233,7 +239,9 @@ TEST_F(RecallE2eTest, CopyMovesASqliteDeploymentToPostgresWhereItsChatsGoOn) {
   const auto q =
       autonous(dir_, {"enqueue", "--chat", "c", "What is my locker code at the gym?"}, pg_env);
   ASSERT_EQ(q.exit_code, 0) << q.err;
-  EXPECT_EQ(std::stoll(q.out), num("SELECT max(id) FROM tasks") + 1);
+  // (After every id the source gave out: task 2, deleted above, is not given out again.)
+  EXPECT_EQ(std::stoll(q.out), num("SELECT seq FROM sqlite_sequence WHERE name = 'tasks'") + 1);
+  EXPECT_GT(std::stoll(q.out), num("SELECT max(id) FROM tasks") + 1);
   Env e = defaults(stub);
   e.erase("DB_PATH");
   e["DATABASE_URL"] = target.url();
@@ -244,6 +252,14 @@ TEST_F(RecallE2eTest, CopyMovesASqliteDeploymentToPostgresWhereItsChatsGoOn) {
                           "payload -> 'recall' -> 'items' @> '[{\"id\": " +
                           std::to_string(fact) + "}]'"),
             0);
+  // The target is in use now (the worker gave out new ids there; the source has a new task of
+  // the same id): a copy would overwrite them and is refused whole.
+  const int64_t tasks_now = target.scalar("SELECT count(*) FROM tasks");
+  exec_sql("INSERT INTO tasks(chat_id, text) VALUES ('late', 'written to SQLite after the move')");
+  const auto diverged = autonous(dir_, {"copy", "--from", db_, "--to", target.url()}, {});
+  EXPECT_EQ(diverged.exit_code, 1) << diverged.out;
+  EXPECT_NE(diverged.err.find("written to since the last copy"), std::string::npos) << diverged.err;
+  EXPECT_EQ(target.scalar("SELECT count(*) FROM tasks"), tasks_now);
   // Bad input: exit 2 naming the flag.
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"copy", "--from", dir_.file("none.db"), "--to", target.url()},
