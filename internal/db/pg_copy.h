@@ -4,11 +4,12 @@
 // and one PostgreSQL transaction; a row whose key is there already takes the source's values, so
 // a second run changes only what changed since. The target must be empty, or untouched since the
 // last copy (its identity sequences where that copy left them, noted in a comment on `tasks`):
-// otherwise the copy is refused, since a source row would overwrite a row written there. Identity sequences continue after every id the
-// source gave out. chat_heads is rebuilt by the triggers as the tasks arrive; the search index's
-// rows, counts and queue are copied as they are (nothing is indexed twice). References to rows
-// the source no longer has are copied as NULL. Verified by counts before the commit: every table
-// must hold exactly the source's rows, else nothing is written (CopyNotVerified).
+// otherwise the copy is refused, since a source row would overwrite a row written there. Identity
+// sequences continue after every id the source gave out. chat_heads is rebuilt by the triggers as
+// the tasks arrive; the search index's rows, counts and queue are copied as they are (nothing is
+// indexed twice). References to rows the source no longer has are copied as NULL. Verified by
+// counts before the commit: every table must hold exactly the source's rows, else nothing is
+// written (CopyNotVerified).
 
 #include <cstdint>
 #include <stdexcept>
