@@ -50,6 +50,39 @@ ops::LoopStatus loop_status(const worker::Worker& w) {
   return out;
 }
 
+// The start-up connection of either backend, the database migrated.
+struct Migrated {
+  std::unique_ptr<SQLite::Database> sqlite;
+  std::unique_ptr<db::pg::Connection> pg;
+};
+
+Migrated migrate(const config::Config& config) {
+  Migrated m;
+  if (config.database_url.empty()) {
+    m.sqlite = open_db(config);
+    return m;
+  }
+  if (config.http_listen)
+    throw config::ConfigError("HTTP_LISTEN",
+                              "the operator surface reads SQLite only so far: unset HTTP_LISTEN "
+                              "when DATABASE_URL is set");
+  m.pg = open_pg(config);
+  return m;
+}
+
+// Indexes what is queued for recall's search (a whole history after an upgrade, an import made
+// while no worker ran) before the slots serve; closes the start-up connection.
+void catch_up_search(Migrated m) {
+  const auto started = std::chrono::steady_clock::now();
+  const int64_t n =
+      m.pg ? store::PgSearchIndex(*m.pg).index_all() : store::SearchIndex(*m.sqlite).index_all();
+  if (n > 0)
+    spdlog::info("search index caught up rows={} ms={}", n,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - started)
+                     .count());
+}
+
 int run_worker(const config::Config& config, bool drain) {
   config::require_llm_endpoint(config);
   const store::EngineSettings settings = engine_settings(config);
@@ -57,17 +90,7 @@ int run_worker(const config::Config& config, bool drain) {
                settings.budget.source, context::to_string(settings.context.policy.strategy));
   // Migrate once, before anything else opens a connection. (A migration runs before the
   // operator surface is up; a signal still stops it at once: it is not blocked yet.)
-  std::unique_ptr<SQLite::Database> db;
-  std::unique_ptr<db::pg::Connection> pg;
-  if (config.database_url.empty()) {
-    db = open_db(config);
-  } else {
-    if (config.http_listen)
-      throw config::ConfigError("HTTP_LISTEN",
-                                "the operator surface reads SQLite only so far: unset HTTP_LISTEN "
-                                "when DATABASE_URL is set");
-    pg = open_pg(config);
-  }
+  Migrated migrated = migrate(config);
   std::unique_ptr<ops::Metrics> metrics;
   std::atomic<const worker::Worker*> live{nullptr};
   std::unique_ptr<worker::Worker> w;  // destroyed after the server (declared before it)
@@ -81,20 +104,7 @@ int run_worker(const config::Config& config, bool drain) {
       return running != nullptr ? loop_status(*running) : ops::LoopStatus{0, 0, {}, true};
     });
   }
-  {
-    // Index what is queued for recall's search (a whole history after an upgrade, an import
-    // made while no worker ran) before the slots serve.
-    const auto started = std::chrono::steady_clock::now();
-    const int64_t n =
-        pg ? store::PgSearchIndex(*pg).index_all() : store::SearchIndex(*db).index_all();
-    if (n > 0)
-      spdlog::info("search index caught up rows={} ms={}", n,
-                   std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::steady_clock::now() - started)
-                       .count());
-    db.reset();
-    pg.reset();
-  }
+  catch_up_search(std::move(migrated));
   // From here SIGTERM/SIGINT are taken by the signal thread below (the server's threads block
   // them themselves); before, the default action stops a long catch-up at once.
   const sigset_t signals = block_stop_signals();

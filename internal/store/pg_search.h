@@ -19,6 +19,7 @@
 
 #include "internal/common/message.h"
 #include "internal/context/recall.h"
+#include "internal/store/search_plan.h"
 
 namespace autonous::db::pg {
 class Connection;
@@ -60,6 +61,19 @@ class PgSearchIndex final : public context::Searcher {
                        std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
   int64_t index_within(const std::optional<std::string>& chat_id, std::chrono::milliseconds budget);
   int64_t rows_with(const std::string& source, const std::string& chat, const std::string& term);
+  // A search's plan (search_plan.h) over `source` in `chat` ("" : all rows), with the index's
+  // row count and each planned term's document frequency.
+  struct Planned {
+    QueryPlan plan;
+    double total = 0;
+    std::vector<int64_t> doc_rows;
+  };
+  Planned planned(const std::string& source, const std::string& chat,
+                  const std::vector<std::string>& terms);
+  // Scores `candidates` (their stored terms in `row_terms`) by BM25 with the matched rows'
+  // average length, best first, at most `limit`.
+  static void rank(std::vector<context::Candidate>& candidates,
+                   const std::vector<std::string>& row_terms, const Planned& p, int limit);
   void check_deadline() const;
   // Folds up to kFoldBatch buffered overall-count deltas into search_term_rows unless another
   // connection is folding; true when more are waiting.
