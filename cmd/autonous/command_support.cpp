@@ -22,8 +22,7 @@ std::unique_ptr<SQLite::Database> open_db(const config::Config& config) {
   if (!config.database_url.empty())
     throw config::ConfigError(
         "DATABASE_URL",
-        "this command runs on SQLite only so far; on PostgreSQL: migrate, "
-        "enqueue, worker, status, requeue, events (unset DATABASE_URL to use DB_PATH)");
+        "this command runs on SQLite only so far (unset DATABASE_URL to use DB_PATH)");
   auto db = db::open(config.db_path,
                      db::OpenOptions{config.sqlite_synchronous == config::Synchronous::kFull,
                                      config.sqlite_busy_timeout});

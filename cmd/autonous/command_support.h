@@ -21,8 +21,8 @@ class TokenCounter;
 namespace autonous::cmd {
 
 // Opens DB_PATH and migrates it when needed, so a fresh DB_PATH just works. Throws
-// config::ConfigError (exit 2) when DATABASE_URL selects PostgreSQL: the commands that call it
-// run on SQLite only so far.
+// config::ConfigError (exit 2) when DATABASE_URL selects PostgreSQL: for commands that run on
+// SQLite only (the copy's source); the others call with_database().
 std::unique_ptr<SQLite::Database> open_db(const config::Config& config);
 
 // Connects to DATABASE_URL and migrates it when needed.
@@ -53,5 +53,14 @@ const tokens::TokenCounter& token_counter(const config::Config& config);
 store::EngineSettings engine_settings(const config::Config& config);
 
 std::string read_all(std::istream& in);
+
+// Runs `f` on the configured backend's open, migrated connection: a SQLite::Database& (DB_PATH)
+// or a db::pg::Connection& (DATABASE_URL); the store, event and transaction functions `f` calls
+// have an overload for each. `for_reading`: SQLite through open_db_for_reading().
+template <typename F>
+auto with_database(const config::Config& config, F&& f, bool for_reading = false) {
+  if (!config.database_url.empty()) return f(*open_pg(config));
+  return f(*(for_reading ? open_db_for_reading(config) : open_db(config)));
+}
 
 }  // namespace autonous::cmd

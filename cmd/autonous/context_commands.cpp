@@ -20,6 +20,7 @@
 #include "internal/store/calibration_store.h"
 #include "internal/store/context_state_store.h"
 #include "internal/store/engine.h"
+#include "internal/store/engine_storage.h"
 #include "internal/tokens/scaled_counter.h"
 #include "internal/tokens/token_counter.h"
 
@@ -36,31 +37,42 @@ struct TokensOptions {
   std::string file = "-";               // "-": stdin
 };
 
+std::unique_ptr<store::EngineStorage> storage_of(SQLite::Database& db) {
+  return store::make_sqlite_storage(db);
+}
+std::unique_ptr<store::EngineStorage> storage_of(db::pg::Connection& c) {
+  return store::make_pg_storage(c);
+}
+
 int run_context(const config::Config& config, const ContextOptions& options) {
   if (common::trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
   const store::EngineSettings settings = engine_settings(config);
-  auto db = open_db(config);
-  // Counted as the worker counts: with the estimator's stored calibration when it calibrates.
-  tokens::ScaledCounter counter(token_counter(config));
-  if (config.token_calibration && counter.name() == "estimate")
-    counter.set_scale(store::calibration_scale(*db, config.openai_model));
-  // The worker's own wiring, without a summarizer: shows the summary in use, calls nothing.
-  const store::Engine engine(*db, settings, counter);
-  context::BuildOptions build;
-  build.budget_cap = engine.learned_budget(config.openai_base_url, config.openai_model);
-  std::cout << context::dry_run_json(engine.build(options.chat_id, options.text, build)) << "\n";
-  return 0;
+  return with_database(config, [&](auto& db) {
+    std::unique_ptr<store::EngineStorage> storage = storage_of(db);
+    // Counted as the worker counts: with the estimator's stored calibration when it calibrates.
+    tokens::ScaledCounter counter(token_counter(config));
+    if (config.token_calibration && counter.name() == "estimate")
+      counter.set_scale(storage->calibration_scale(config.openai_model));
+    // The worker's own wiring, without a summarizer: shows the summary in use, calls nothing.
+    const store::Engine engine(std::move(storage), settings, counter);
+    context::BuildOptions build;
+    build.budget_cap = engine.learned_budget(config.openai_base_url, config.openai_model);
+    std::cout << context::dry_run_json(engine.build(options.chat_id, options.text, build)) << "\n";
+    return 0;
+  });
 }
 
 int run_context_limits(const config::Config& config, bool clear) {
   if (clear) {
-    auto db = open_db(config);
-    std::cout << "forgot " << store::forget_limits(*db) << " learned limit(s)\n";
-    return 0;
+    return with_database(config, [](auto& db) {
+      std::cout << "forgot " << store::forget_limits(db) << " learned limit(s)\n";
+      return 0;
+    });
   }
-  auto db = open_db_for_reading(config);
+  const auto rows = with_database(
+      config, [](auto& db) { return store::learned_limits(db); }, /*for_reading=*/true);
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& r : store::learned_limits(*db))
+  for (const auto& r : rows)
     out.push_back({{"endpoint", r.endpoint},
                    {"model", r.model},
                    {"budget_tokens", r.limit.budget_tokens},
@@ -86,10 +98,14 @@ void add_context_limits(CLI::App& context, Action& action) {
 }
 
 int run_context_stats(const config::Config& config, const events::StatsFilter& filter) {
-  auto db = open_db_for_reading(config);
-  std::cout << events::context_stats_json(events::compression_stats(*db, filter),
-                                          events::estimate_stats(*db, filter))
-            << "\n";
+  const std::string json = with_database(
+      config,
+      [&](auto& db) {
+        return events::context_stats_json(events::compression_stats(db, filter),
+                                          events::estimate_stats(db, filter));
+      },
+      /*for_reading=*/true);
+  std::cout << json << "\n";
   return 0;
 }
 

@@ -30,7 +30,9 @@ std::vector<EstimateStats> estimate_stats(SQLite::Database& db, const StatsFilte
       "       json_extract(r.payload, '$.usage.prompt_tokens') "
       "FROM events r JOIN events q ON q.parent_id = r.parent_id AND q.type = :request "
       "WHERE r.type = :response AND json_extract(r.payload, '$.usage.prompt_tokens') > 0 "
-      "  AND json_extract(r.payload, '$.estimated_tokens') > 0";
+      "  AND json_extract(r.payload, '$.estimated_tokens') > 0 "
+      "  AND json_type(r.payload, '$.usage.prompt_tokens') IN ('integer', 'real') "
+      "  AND json_type(r.payload, '$.estimated_tokens') IN ('integer', 'real')";
   if (filter.chat_id) sql += " AND r.chat_id = :chat";
   if (filter.since) sql += " AND r.created_at >= :since";
   SQLite::Statement q(db, sql);
@@ -38,12 +40,16 @@ std::vector<EstimateStats> estimate_stats(SQLite::Database& db, const StatsFilte
   q.bind(":response", std::string(kLlmResponse));
   if (filter.chat_id) q.bind(":chat", *filter.chat_id);
   if (filter.since) q.bind(":since", *filter.since);
-  std::map<std::pair<std::string, std::string>, std::vector<double>> ratios;
+  detail::EstimateSamples ratios;
   while (q.executeStep()) {
     const double estimated = q.getColumn(2).getDouble();
     const double actual = q.getColumn(3).getDouble();
     ratios[{q.getColumn(0).getString(), q.getColumn(1).getString()}].push_back(actual / estimated);
   }
+  return detail::summarize(std::move(ratios));
+}
+
+std::vector<EstimateStats> detail::summarize(EstimateSamples ratios) {
   std::vector<EstimateStats> out;
   for (auto& [key, r] : ratios) {
     std::sort(r.begin(), r.end());
@@ -84,22 +90,11 @@ CompressionStats compression_stats(SQLite::Database& db, const StatsFilter& filt
   q.bind(":compressed", std::string(kContextCompressed));
   if (filter.chat_id) q.bind(":chat", *filter.chat_id);
   if (filter.since) q.bind(":since", *filter.since);
-  CompressionStats s;
-  for (const char* level : {"none", "normal", "aggressive", "emergency"}) s.by_level[level] = 0;
-  double ratio_sum = 0;
-  while (q.executeStep()) {
-    ++s.turns;
-    const std::string level = q.getColumn(0).getString();
-    ++s.by_level[level];
-    if (q.getColumn(3).getInt() != 0) ++s.overflow_rebuilds;
-    if (level == "none" || level == "unknown") continue;
-    ++s.compressed_turns;
-    const int64_t before = q.getColumn(1).getInt64();
-    const int64_t after = q.getColumn(2).getInt64();
-    if (before > 0) ratio_sum += static_cast<double>(after) / static_cast<double>(before);
-    s.tokens_saved += std::max<int64_t>(0, before - after);
-  }
-  if (s.compressed_turns > 0) s.mean_ratio = ratio_sum / static_cast<double>(s.compressed_turns);
+  detail::CompressionTally tally;
+  while (q.executeStep())
+    tally.add(q.getColumn(0).getString(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64(),
+              q.getColumn(3).getInt() != 0);
+  CompressionStats s = tally.finish();
   SQLite::Statement w(db,
                       "SELECT coalesce(sum(type = :warning), 0), "
                       "coalesce(sum(type = :summarized), 0), "
@@ -116,6 +111,28 @@ CompressionStats compression_stats(SQLite::Database& db, const StatsFilter& filt
     s.summaries = w.getColumn(1).getInt64();
     s.summary_failures = w.getColumn(2).getInt64();
   }
+  return s;
+}
+
+detail::CompressionTally::CompressionTally() {
+  for (const char* level : {"none", "normal", "aggressive", "emergency"})
+    stats_.by_level[level] = 0;
+}
+
+void detail::CompressionTally::add(const std::string& level, int64_t before, int64_t after,
+                                   bool overflow_rebuild) {
+  ++stats_.turns;
+  ++stats_.by_level[level];
+  if (overflow_rebuild) ++stats_.overflow_rebuilds;
+  if (level == "none" || level == "unknown") return;
+  ++stats_.compressed_turns;
+  if (before > 0) ratio_sum_ += static_cast<double>(after) / static_cast<double>(before);
+  stats_.tokens_saved += std::max<int64_t>(0, before - after);
+}
+
+CompressionStats detail::CompressionTally::finish() const {
+  CompressionStats s = stats_;
+  if (s.compressed_turns > 0) s.mean_ratio = ratio_sum_ / static_cast<double>(s.compressed_turns);
   return s;
 }
 

@@ -13,6 +13,9 @@
 namespace SQLite {
 class Database;
 }
+namespace autonous::db::pg {
+class Connection;
+}
 
 namespace autonous::events {
 
@@ -51,6 +54,27 @@ struct CompressionStats {
 std::vector<EstimateStats> estimate_stats(SQLite::Database& db, const StatsFilter& filter);
 
 CompressionStats compression_stats(SQLite::Database& db, const StatsFilter& filter);
+
+// The same on PostgreSQL (pg_event_stats.cpp: payload is jsonb there).
+std::vector<EstimateStats> estimate_stats(db::pg::Connection& c, const StatsFilter& filter);
+CompressionStats compression_stats(db::pg::Connection& c, const StatsFilter& filter);
+
+// What both backends' queries feed: the API's / the estimate's ratios per (model, counter), and
+// the context.compressed rows one by one.
+namespace detail {
+using EstimateSamples = std::map<std::pair<std::string, std::string>, std::vector<double>>;
+std::vector<EstimateStats> summarize(EstimateSamples samples);
+class CompressionTally {
+ public:
+  CompressionTally();
+  void add(const std::string& level, int64_t before, int64_t after, bool overflow_rebuild);
+  CompressionStats finish() const;  // without the warning and summary counts
+
+ private:
+  CompressionStats stats_;
+  double ratio_sum_ = 0;
+};
+}  // namespace detail
 
 // Both as one JSON object (for the CLI): turns, compressions, emergency, ..., "models": [...].
 std::string context_stats_json(const CompressionStats& compression,

@@ -14,7 +14,10 @@ class Database;
 }
 namespace autonous::db {
 class StatementCache;
+namespace pg {
+class Connection;
 }
+}  // namespace autonous::db
 
 namespace autonous::store {
 
@@ -54,5 +57,15 @@ std::vector<Pin> load_pins(db::StatementCache& cache, const std::string& chat_id
 int64_t add_pin(SQLite::Database& db, const std::string& chat_id, const std::string& text);
 // Removes pin `pin_id` of the chat; false when the chat has no such pin.
 bool remove_pin(SQLite::Database& db, const std::string& chat_id, int64_t pin_id);
+
+// The same on PostgreSQL (pg_chat_settings_store.cpp), for `autonous chat`; the worker reads
+// a chat's state through its EngineStorage. load_pins returns every pin of the chat.
+void save_overrides(db::pg::Connection& c, const std::string& chat_id,
+                    const std::string& settings_json);
+bool reset_overrides(db::pg::Connection& c, const std::string& chat_id);
+int64_t clear_context(db::pg::Connection& c, const std::string& chat_id);
+std::vector<Pin> load_pins(db::pg::Connection& c, const std::string& chat_id);
+int64_t add_pin(db::pg::Connection& c, const std::string& chat_id, const std::string& text);
+bool remove_pin(db::pg::Connection& c, const std::string& chat_id, int64_t pin_id);
 
 }  // namespace autonous::store

@@ -15,7 +15,10 @@ class Database;
 }
 namespace autonous::db {
 class StatementCache;
+namespace pg {
+class Connection;
 }
+}  // namespace autonous::db
 
 namespace autonous::store {
 
@@ -65,6 +68,9 @@ struct LearnedLimitRow {
 // server's window grew); forget_limits returns how many were deleted. Throw SQLite::Exception.
 std::vector<LearnedLimitRow> learned_limits(SQLite::Database& db);
 int64_t forget_limits(SQLite::Database& db);
+// The same on PostgreSQL (pg_chat_settings_store.cpp).
+std::vector<LearnedLimitRow> learned_limits(db::pg::Connection& c);
+int64_t forget_limits(db::pg::Connection& c);
 
 // OPENAI_BASE_URL as the key of learned limits: trailing slashes do not make another endpoint.
 std::string endpoint_key(std::string base_url);

@@ -103,12 +103,6 @@ inline constexpr const char* kJnum =
 
 // A test that needs a command not on PostgreSQL yet (`chat`, `context`): skipped there, saying
 // which (issue #16 lists what remains).
-#define NOT_ON_POSTGRES_YET(what)                                              \
-  do {                                                                         \
-    if (::autonous::testing::e2e_on_postgres())                                \
-      GTEST_SKIP() << "on PostgreSQL " << (what) << " is not built yet (#16)"; \
-  } while (0)
-
 #define SQLITE_ONLY()                                                        \
   do {                                                                       \
     if (::autonous::testing::e2e_on_postgres())                              \

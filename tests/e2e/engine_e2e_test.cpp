@@ -45,7 +45,6 @@ class EngineE2eTest : public E2eTest {
 };
 
 TEST_F(EngineE2eTest, ChatShowSetResetClear) {
-  NOT_ON_POSTGRES_YET("`autonous chat`");
   auto r = cli({"chat", "show", "c1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
@@ -84,7 +83,6 @@ TEST_F(EngineE2eTest, ChatShowSetResetClear) {
 }
 
 TEST_F(EngineE2eTest, BadChatSettingsAreRefusedWithExitTwoAndNothingWritten) {
-  NOT_ON_POSTGRES_YET("`autonous chat`");
   ASSERT_EQ(cli({"chat", "set", "c1", "--recent", "7"}).exit_code, 0);
   const std::string before = str("SELECT settings FROM chat_settings WHERE chat_id = 'c1'");
   const int64_t events = num("SELECT count(*) FROM events");
@@ -114,7 +112,6 @@ TEST_F(EngineE2eTest, BadChatSettingsAreRefusedWithExitTwoAndNothingWritten) {
 }
 
 TEST_F(EngineE2eTest, ChatSettingsOverrideTheEnvironmentAndSurviveRestarts) {
-  NOT_ON_POSTGRES_YET("`autonous chat`");
   StubServer stub(dir_.path().string());
   add_history("a", 30, 20);
   add_history("b", 30, 20);
@@ -150,7 +147,6 @@ TEST_F(EngineE2eTest, ChatSettingsOverrideTheEnvironmentAndSurviveRestarts) {
 }
 
 TEST_F(EngineE2eTest, ChatClearTakesEffectOnTheNextTurn) {
-  NOT_ON_POSTGRES_YET("`autonous chat`");
   StubServer stub(dir_.path().string());
   enqueue("c", "my name is Ada");
   drain(stub);
@@ -199,7 +195,6 @@ TEST_F(EngineE2eTest, ContextOverflowRecompressesAndRetriesOnceThenFails) {
 }
 
 TEST_F(EngineE2eTest, LevelsShowInEventsAndContextStats) {
-  NOT_ON_POSTGRES_YET("`autonous context`");
   StubServer stub(dir_.path().string());
   add_history("big", 40, 400);  // ~100 tokens each: 4 000 tokens of history
   add_history("small", 2, 10);

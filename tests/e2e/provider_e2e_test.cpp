@@ -94,7 +94,6 @@ TEST_P(LearnedLimitE2eTest, ASmallerServerIsLearnedOnceAndRememberedAcrossRestar
   EXPECT_GE(num("SELECT count(*) FROM events WHERE type = 'context.limit_learned'"), 1);
   const int64_t learned = num("SELECT budget_tokens FROM learned_limits");
   EXPECT_LT(learned, 6000);
-  NOT_ON_POSTGRES_YET("`autonous context limits`");  // the rest
   const auto limits = json::parse(autonous(dir_, {"context", "limits"}, db_env()).out);
   ASSERT_EQ(limits.size(), 1u);
   EXPECT_EQ(limits[0]["budget_tokens"], learned);

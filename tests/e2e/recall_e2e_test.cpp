@@ -116,7 +116,6 @@ TEST_F(RecallE2eTest, ACustomBlockFromPlainSqlRidesAfterTheEvidence) {
 }
 
 TEST_F(RecallE2eTest, PinnedFactsRideInTheSystemMessageUntilUnpinned) {
-  NOT_ON_POSTGRES_YET("`autonous chat`");
   StubServer stub(dir_.path().string());
   auto r = autonous(dir_, {"chat", "pin", "p", "The user's name is Ada; she prefers metric units."},
                     db_env());
@@ -141,7 +140,6 @@ TEST_F(RecallE2eTest, PinnedFactsRideInTheSystemMessageUntilUnpinned) {
 }
 
 TEST_F(RecallE2eTest, TheDryRunShowsTheBlocksAndRecallsFromAnImportedChat) {
-  NOT_ON_POSTGRES_YET("`autonous context`");
   StubServer stub(dir_.path().string());
   const int64_t fact = import_chat("c");
   const auto r =
@@ -159,7 +157,6 @@ TEST_F(RecallE2eTest, TheDryRunShowsTheBlocksAndRecallsFromAnImportedChat) {
 }
 
 TEST_F(RecallE2eTest, TheDeltaBuilderSeesTheLastAnsweredPromptAndTheCacheKeyIsPerChat) {
-  NOT_ON_POSTGRES_YET("`autonous context`");
   StubServer stub(dir_.path().string());
   enqueue("a", "first question about gardens");
   enqueue("a", "second question about gardens");

@@ -107,7 +107,6 @@ TEST_F(SummariesE2eTest, SummariesAreStoredReusedAcrossRestartsAndKeepEarlyFacts
   // Nothing deleted: every message is still stored.
   EXPECT_EQ(num("SELECT count(*) FROM history WHERE chat_id = 'c'"), 30);
   // The dry run shows the summary in use and calls nothing.
-  NOT_ON_POSTGRES_YET("`autonous context`");  // the rest
   const auto dry = autonous(dir_, {"context", "--chat", "c", "--text", "x"}, summarize(stub));
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_EQ(json::parse(dry.out)["summary_used"], true);
@@ -115,7 +114,6 @@ TEST_F(SummariesE2eTest, SummariesAreStoredReusedAcrossRestartsAndKeepEarlyFacts
 }
 
 TEST_F(SummariesE2eTest, AFailingBlankOrHangingSummaryCallNeverLosesHistoryOrBlocksTheReply) {
-  NOT_ON_POSTGRES_YET("`autonous context`");
   StubServer stub(dir_.path().string());
   for (const std::string fault : {"sum500", "sumgarbage", "sumhang"}) {
     SCOPED_TRACE(fault);
@@ -154,7 +152,6 @@ TEST_F(SummariesE2eTest, AFailureIsRetriedAtTheNextCompaction) {
 }
 
 TEST_F(SummariesE2eTest, SwitchingAHundredThousandMessageChatToSummarizeIsBounded) {
-  NOT_ON_POSTGRES_YET("`autonous chat`");
   StubServer stub(dir_.path().string());
   ASSERT_EQ(autonous(dir_, {"migrate"}, db_env()).exit_code, 0);
   {
@@ -207,7 +204,6 @@ TEST_F(SummariesE2eTest, AnOutageAcrossRetriesMovesNoStateAndDropsNothing) {
 }
 
 TEST_F(SummariesE2eTest, ChatClearStartsANewSummaryChain) {
-  NOT_ON_POSTGRES_YET("`autonous chat`");
   StubServer stub(dir_.path().string());
   converse("k", 10);
   drain(summarize(stub));

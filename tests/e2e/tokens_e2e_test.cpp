@@ -49,7 +49,6 @@ TEST_F(TokensE2eTest, MissingRanksForAnExplicitEncodingIsAConfigurationError) {
 }
 
 TEST_F(TokensE2eTest, ChineseChatPromptFitsTheBudgetByTheExactO200kCount) {
-  NOT_ON_POSTGRES_YET("`autonous context`");
   autonous(dir_, {"migrate"}, db_env());
   {
     std::vector<std::vector<std::string>> rows;
@@ -98,7 +97,6 @@ TEST_F(TokensE2eTest, ChineseChatPromptFitsTheBudgetByTheExactO200kCount) {
 }
 
 TEST_F(TokensE2eTest, ContextStatsReportsEstimateErrorPerModelAndCounter) {
-  NOT_ON_POSTGRES_YET("`autonous context`");
   StubServer stub(dir_.path().string());
   const Env env = db_env({{"OPENAI_BASE_URL", stub.base_url()},
                           {"OPENAI_MODEL", "gpt-4o-mini"},

@@ -1,9 +1,13 @@
 #include "internal/events/event_stats.h"
 
+#include <tuple>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "internal/events/event_log.h"
 #include "internal/events/event_types.h"
+#include "tests/support/pg_test_db.h"
 #include "tests/support/test_db.h"
 
 namespace autonous::events {
@@ -69,6 +73,61 @@ TEST_F(EventStatsTest, PairsEachResponseWithItsTurnsRequestForTheEstimateRatio) 
   EXPECT_DOUBLE_EQ(stats[0].min_ratio, 0.8);
   EXPECT_DOUBLE_EQ(stats[0].max_ratio, 1.2);
   EXPECT_DOUBLE_EQ(stats[0].share_under, 0.5);
+}
+
+// The PostgreSQL queries read the same figures from the same events as SQLite's, also from
+// payloads no worker writes (strings for numbers, fractions, missing fields, odd flags).
+TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
+  PG_TEST_OR_SKIP();
+  testing::TestDb lite;
+  testing::PgTestDb pg;
+  const std::vector<std::tuple<std::string_view, std::string, std::string, bool>> rows = {
+      {kContextCompressed, "a", R"({"level":"none","tokens_before":100,"tokens_after":100})", 0},
+      {kContextCompressed, "a", R"({"level":"normal","tokens_before":"lots","tokens_after":1.5})",
+       0},
+      {kContextCompressed, "b",
+       R"({"level":"aggressive","tokens_before":1000,"tokens_after":500,"after_overflow":true})",
+       0},
+      {kContextCompressed, "b", R"({"level":"emergency","tokens_before":9,"after_overflow":"x"})",
+       0},
+      {kContextCompressed, "b", R"({"tokens_before":10,"after_overflow":false})", 0},
+      {kContextCompressed, "a", R"({"level":"normal","tokens_before":8,"after_overflow":1})", 0},
+      {kContextWarning, "a", "{}", 0},
+      {kContextSummarized, "b", "{}", 0},
+      {kAgentStarted, "a", "{}", 0},
+      {kLlmRequest, "a", R"({"model":"m","token_counter":"estimate"})", 1},
+      {kLlmResponse, "a", R"({"estimated_tokens":100,"usage":{"prompt_tokens":120}})", 1},
+      {kLlmResponse, "a", R"({"estimated_tokens":"100","usage":{"prompt_tokens":90}})", 1},
+      {kLlmResponse, "a", R"({"estimated_tokens":100,"usage":{"prompt_tokens":"9"}})", 1},
+      {kAgentStarted, "b", "{}", 0},
+      {kLlmRequest, "b", R"({"model":"n"})", 1},
+      {kLlmResponse, "b", R"({"estimated_tokens":50.5,"usage":{"prompt_tokens":101}})", 1}};
+  std::optional<int64_t> parent;
+  for (const auto& [type, chat, payload, child] : rows) {
+    Event e;
+    e.type = std::string(type);
+    e.chat_id = chat;
+    e.payload = payload;
+    if (child) e.parent_id = parent;
+    const int64_t id = append(lite.db(), e);
+    const int64_t pg_id = append(pg.db(), e);
+    ASSERT_EQ(id, pg_id);
+    if (type == kAgentStarted) parent = id;
+  }
+  for (const StatsFilter& f : {StatsFilter{}, StatsFilter{std::string("b"), std::nullopt},
+                               StatsFilter{std::nullopt, std::string("2000-01-01")},
+                               StatsFilter{std::nullopt, std::string("9999-01-01")}}) {
+    EXPECT_EQ(context_stats_json(compression_stats(lite.db(), f), estimate_stats(lite.db(), f)),
+              context_stats_json(compression_stats(pg.db(), f), estimate_stats(pg.db(), f)));
+  }
+  const CompressionStats all = compression_stats(pg.db(), {});
+  EXPECT_EQ(all.turns, 6);
+  EXPECT_EQ(all.by_level.at("unknown"), 1);
+  EXPECT_EQ(all.overflow_rebuilds, 2);  // true and 1; not "x", not false
+  EXPECT_EQ(all.tokens_saved, 0 + 500 + 9 + 8);
+  const auto est = estimate_stats(pg.db(), {});
+  ASSERT_EQ(est.size(), 2u);  // the string-valued responses are left out
+  EXPECT_EQ(est[0].calls + est[1].calls, 2);
 }
 
 }  // namespace
