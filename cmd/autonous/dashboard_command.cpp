@@ -31,12 +31,15 @@ std::unique_ptr<ops::OpsServer> start_ops_server(const config::Config& config,
   o.stall_limit =
       std::max<std::chrono::milliseconds>(std::chrono::seconds(60), 3 * config.poll_interval);
   const std::string path = config.db_path;
+  const std::string url = config.database_url;
   const bool full = config.sqlite_synchronous == config::Synchronous::kFull;
-  o.open_db = o.need_write
-                  ? std::function<std::unique_ptr<SQLite::Database>()>([path, full] {
-                      return db::open(path, db::OpenOptions{full, std::chrono::milliseconds(1000)});
-                    })
-                  : [path] { return db::open_read_only(path, std::chrono::milliseconds(1000)); };
+  const bool write = o.need_write;
+  o.open_db = [path, url, full, write]() -> std::unique_ptr<ops::PageDb> {
+    if (!url.empty()) return ops::pg_page_db(db::pg::Connection::open(url));
+    const std::chrono::milliseconds busy(1000);
+    return ops::sqlite_page_db(write ? db::open(path, db::OpenOptions{full, busy})
+                                     : db::open_read_only(path, busy));
+  };
   auto server = std::make_unique<ops::OpsServer>(std::move(o));
   config::ListenAddress bound = listen;
   bound.port = server->port();
@@ -48,10 +51,6 @@ std::unique_ptr<ops::OpsServer> start_ops_server(const config::Config& config,
 namespace {
 
 int run_dashboard(const config::Config& config, const std::string& listen_flag) {
-  if (!config.database_url.empty())
-    throw config::ConfigError("DATABASE_URL",
-                              "the dashboard reads SQLite only so far (unset DATABASE_URL to use "
-                              "DB_PATH)");
   config::ListenAddress listen;
   if (!listen_flag.empty()) {
     try {
@@ -63,11 +62,15 @@ int run_dashboard(const config::Config& config, const std::string& listen_flag) 
     listen = *config.http_listen;
   }
   config::check_listen_token(listen, config.http_token);  // before touching any file
-  if (!std::filesystem::exists(config.db_path))
-    throw config::ConfigError("DB_PATH", config.db_path +
-                                             " does not exist; the dashboard reads a "
-                                             "database, it does not create one");
-  (void)open_db_for_reading(config);  // migrates an older file; refuses a stale read-only one
+  if (!config.database_url.empty()) {
+    (void)open_pg(config);  // connects (or says why not) and migrates an older schema
+  } else {
+    if (!std::filesystem::exists(config.db_path))
+      throw config::ConfigError("DB_PATH", config.db_path +
+                                               " does not exist; the dashboard reads a "
+                                               "database, it does not create one");
+    (void)open_db_for_reading(config);  // migrates an older file; refuses a stale read-only one
+  }
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

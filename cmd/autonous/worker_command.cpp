@@ -62,10 +62,6 @@ Migrated migrate(const config::Config& config) {
     m.sqlite = open_db(config);
     return m;
   }
-  if (config.http_listen)
-    throw config::ConfigError("HTTP_LISTEN",
-                              "the operator surface reads SQLite only so far: unset HTTP_LISTEN "
-                              "when DATABASE_URL is set");
   m.pg = open_pg(config);
   return m;
 }

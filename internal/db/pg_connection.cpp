@@ -54,6 +54,11 @@ std::string without_nul_escapes(const std::string& json) {
 
 Result::~Result() { PQclear(r_); }
 int Result::rows() const noexcept { return PQntuples(r_); }
+int Result::columns() const noexcept { return PQnfields(r_); }
+std::string Result::column_name(int col) const {
+  const char* name = PQfname(r_, col);
+  return name != nullptr ? name : "";
+}
 int64_t Result::affected() const {
   const char* n = PQcmdTuples(r_);
   return (n && *n) ? std::strtoll(n, nullptr, 10) : 0;

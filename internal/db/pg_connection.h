@@ -52,6 +52,8 @@ class Result {
   Result& operator=(const Result&) = delete;
 
   int rows() const noexcept;
+  int columns() const noexcept;
+  std::string column_name(int col) const;
   int64_t affected() const;  // rows an INSERT/UPDATE/DELETE touched
   bool is_null(int row, int col) const noexcept;
   std::string text(int row, int col) const;  // "" for NULL

@@ -15,20 +15,17 @@
 #include <string>
 
 #include "internal/context/context_settings.h"
+#include "internal/ops/page_db.h"
 #include "internal/ops/task_counts.h"
-
-namespace SQLite {
-class Database;
-}
 
 namespace autonous::ops {
 
-std::string overview_page(SQLite::Database& db, TaskCounts& counts);
-std::string chats_page(SQLite::Database& db, const std::string& search);
+std::string overview_page(PageDb& db, TaskCounts& counts);
+std::string chats_page(PageDb& db, const std::string& search);
 // `settings`: the engine's settings from the environment (the thresholds drawn on the plot are
 // the chat's effective ones).
-std::optional<std::string> chat_page(SQLite::Database& db, const std::string& chat_id,
+std::optional<std::string> chat_page(PageDb& db, const std::string& chat_id,
                                      const context::ContextSettings& settings);
-std::optional<std::string> task_page(SQLite::Database& db, int64_t task_id);
+std::optional<std::string> task_page(PageDb& db, int64_t task_id);
 
 }  // namespace autonous::ops

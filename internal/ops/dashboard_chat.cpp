@@ -3,8 +3,6 @@
 #include <map>
 #include <set>
 
-#include <SQLiteCpp/Database.h>
-#include <SQLiteCpp/Statement.h>
 #include <fmt/format.h>
 
 #include "internal/context/policy.h"
@@ -29,21 +27,20 @@ struct Turn {
 };
 
 // The newest kTurns answered turns of the chat, oldest first (through history's task ids).
-std::vector<Turn> turns_of(SQLite::Database& db, const std::string& chat) {
-  SQLite::Statement q(
-      db,
+std::vector<Turn> turns_of(PageDb& db, const std::string& chat) {
+  // `type || ''`: through events_by_task, not an index on type.
+  const Rows r = db.query(
       "SELECT task_id, type, payload FROM events WHERE task_id IN (SELECT task_id FROM history "
-      "WHERE chat_id = ?1 AND task_id IS NOT NULL AND role = 'assistant' ORDER BY id DESC "
-      "LIMIT ?2) AND +type IN ('context.compressed', 'llm.response', 'context.summarized') "
-      "ORDER BY task_id, id");
-  q.bind(1, chat);
-  q.bind(2, kTurns);
+      "WHERE chat_id = $1 AND task_id IS NOT NULL AND role = 'assistant' ORDER BY id DESC "
+      "LIMIT $2) AND type || '' IN ('context.compressed', 'llm.response', 'context.summarized') "
+      "ORDER BY task_id, id",
+      {chat, int64_t{kTurns}});
   std::vector<Turn> out;
-  while (q.executeStep()) {
-    const int64_t task = q.getColumn(0).getInt64();
+  for (size_t i = 0; i < r.size(); ++i) {
+    const int64_t task = r.int64(i, 0);
     if (out.empty() || out.back().task_id != task) out.push_back({task, {}, {}, false});
-    const std::string type = q.getColumn(1).getString();
-    json p = json::parse(q.getColumn(2).getString(), nullptr, false);
+    const std::string& type = r.text(i, 1);
+    json p = json::parse(r.text(i, 2), nullptr, false);
     if (type == "context.compressed")
       out.back().compressed = std::move(p);
     else if (type == "llm.response")
@@ -54,15 +51,12 @@ std::vector<Turn> turns_of(SQLite::Database& db, const std::string& chat) {
   return out;
 }
 
-context::Thresholds thresholds_of(SQLite::Database& db, const std::string& chat,
+context::Thresholds thresholds_of(PageDb& db, const std::string& chat,
                                   const context::ContextSettings& settings) {
-  SQLite::Statement q(db, "SELECT settings FROM chat_settings WHERE chat_id = ?");
-  q.bind(1, chat);
+  const Rows r = db.query("SELECT settings FROM chat_settings WHERE chat_id = $1", {chat});
   try {
-    if (q.executeStep())
-      return context::effective_policy(settings,
-                                       context::parse_overrides(q.getColumn(0).getString()))
-          .thresholds;
+    if (!r.empty())
+      return context::effective_policy(settings, context::parse_overrides(r.text(0, 0))).thresholds;
   } catch (const std::exception&) {  // stored settings the worker ignores too
   }
   return settings.policy.thresholds;
@@ -143,25 +137,21 @@ std::string turn_table(const std::vector<Turn>& turns) {
                      rows);
 }
 
-std::string recalled_messages(SQLite::Database& db, const std::vector<Turn>& turns) {
+std::string recalled_messages(PageDb& db, const std::vector<Turn>& turns) {
   std::vector<std::vector<std::string>> rows;
-  SQLite::Statement msg(db, "SELECT role, text FROM history WHERE id = ?");
-  SQLite::Statement doc(db, "SELECT 'document: ' || title, text FROM documents WHERE id = ?");
   for (size_t i = turns.size(); i-- > 0 && rows.size() < 30;) {
     const json& p = turns[i].compressed;
     if (recalled(p) == 0) continue;
     for (const json& item : p["recall"]["items"]) {
       if (rows.size() >= 30) break;
       const int64_t id = static_cast<int64_t>(num(item, "id"));
-      SQLite::Statement& row = str(item, "source") == "document" ? doc : msg;  // ids differ
-      row.bind(1, id);
-      std::string text = "(deleted since)";
-      std::string role;
-      if (row.executeStep()) {
-        role = row.getColumn(0).getString();
-        text = row.getColumn(1).getString();
-      }
-      row.reset();
+      const Rows row =
+          db.query(str(item, "source") == "document"  // the ids differ
+                       ? "SELECT 'document: ' || title, text FROM documents WHERE id = $1"
+                       : "SELECT role, text FROM history WHERE id = $1",
+                   {id});
+      const std::string role = row.empty() ? "" : row.text(0, 0);
+      const std::string text = row.empty() ? "(deleted since)" : row.text(0, 1);
       rows.push_back({std::to_string(turns[i].task_id), std::to_string(id), html::escape(role),
                       html::escape(str(item, "score")),
                       "<pre>" + html::escape(detail::snippet(text, 300)) + "</pre>"});
@@ -170,27 +160,37 @@ std::string recalled_messages(SQLite::Database& db, const std::vector<Turn>& tur
   return html::table("recalled", {"task", "message", "role", "score", "text"}, rows);
 }
 
-std::string one_row(SQLite::Database& db, const std::string& id, const char* sql,
-                    const std::string& chat) {
-  SQLite::Statement q(db, sql);
-  q.bind(1, chat);
-  if (!q.executeStep()) return "<p class='muted'>none (defaults)</p>";
-  return detail::row_table(id, q, {"chat_id"});
+std::string one_row(PageDb& db, const std::string& id, const char* sql, const std::string& chat) {
+  const Rows r = db.query(sql, {chat});
+  if (r.empty()) return "<p class='muted'>none (defaults)</p>";
+  return detail::row_table(id, r, {"chat_id"});
+}
+
+// The chat's newest 50 open and failed tasks, "id status" each.
+std::string open_tasks(PageDb& db, const std::string& chat) {
+  const Rows r = db.query(
+      "SELECT id, status FROM tasks WHERE chat_id = $1 AND status IN ('queued', 'running', "
+      "'failed') ORDER BY id DESC LIMIT 50",
+      {chat});
+  if (r.empty()) return "<p class='muted'>none</p>";
+  std::string list;
+  for (size_t i = 0; i < r.size(); ++i)
+    list += (i > 0 ? ", " : "") + r.text(i, 0) + " " + r.text(i, 1);
+  return html::table("open-tasks", {"field", "value"},
+                     {{"tasks", "<pre>" + html::escape(list) + "</pre>"}});
 }
 
 }  // namespace
 
-std::optional<std::string> chat_page(SQLite::Database& db, const std::string& chat,
+std::optional<std::string> chat_page(PageDb& db, const std::string& chat,
                                      const context::ContextSettings& settings) {
-  SQLite::Statement known(db,
-                          "SELECT (SELECT count(*) FROM history WHERE chat_id = ?1), "
-                          "(SELECT count(*) FROM tasks WHERE chat_id = ?1), "
-                          "EXISTS (SELECT 1 FROM chat_settings WHERE chat_id = ?1)");
-  known.bind(1, chat);
-  known.executeStep();
-  const int64_t messages = known.getColumn(0).getInt64();
-  const int64_t tasks = known.getColumn(1).getInt64();
-  if (messages == 0 && tasks == 0 && known.getColumn(2).getInt() == 0) return std::nullopt;
+  const Rows known = db.query(
+      "SELECT (SELECT count(*) FROM history WHERE chat_id = $1), (SELECT count(*) FROM tasks "
+      "WHERE chat_id = $1), (SELECT count(*) FROM chat_settings WHERE chat_id = $1)",
+      {chat});
+  const int64_t messages = known.int64(0, 0);
+  const int64_t tasks = known.int64(0, 1);
+  if (messages == 0 && tasks == 0 && known.int64(0, 2) == 0) return std::nullopt;
   const std::vector<Turn> turns = turns_of(db, chat);
   const context::Thresholds t = thresholds_of(db, chat, settings);
   std::string body = fmt::format(
@@ -203,18 +203,13 @@ std::optional<std::string> chat_page(SQLite::Database& db, const std::string& ch
   body += "<h2>Summary (newest)</h2>" +
           one_row(db, "summary",
                   "SELECT id, created_at, covers_through, messages_covered, tokens, model, text "
-                  "FROM context_summaries WHERE chat_id = ? ORDER BY id DESC LIMIT 1",
+                  "FROM context_summaries WHERE chat_id = $1 ORDER BY id DESC LIMIT 1",
                   chat);
   body += "<h2>Settings</h2>" +
-          one_row(db, "settings", "SELECT * FROM chat_settings WHERE chat_id = ?", chat);
+          one_row(db, "settings", "SELECT * FROM chat_settings WHERE chat_id = $1", chat);
   body += "<h2>State</h2>" +
-          one_row(db, "state", "SELECT * FROM context_state WHERE chat_id = ?", chat);
-  body += "<h2>Open and failed tasks</h2>" +
-          one_row(db, "open-tasks",
-                  "SELECT group_concat(id || ' ' || status, ', ') AS tasks FROM (SELECT id, status "
-                  "FROM tasks WHERE chat_id = ? AND status IN ('queued', 'running', 'failed') "
-                  "ORDER BY id DESC LIMIT 50)",
-                  chat);
+          one_row(db, "state", "SELECT * FROM context_state WHERE chat_id = $1", chat);
+  body += "<h2>Open and failed tasks</h2>" + open_tasks(db, chat);
   return html::page("Chat " + chat, body);
 }
 

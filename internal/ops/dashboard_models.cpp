@@ -3,28 +3,22 @@
 
 #include <map>
 
-#include <SQLiteCpp/Database.h>
-#include <SQLiteCpp/Statement.h>
-
 #include "internal/ops/dashboard.h"
 #include "internal/ops/dashboard_support.h"
 #include "internal/ops/html.h"
 
 namespace autonous::ops {
 
-std::string models_table(SQLite::Database& db) {
-  // The model asked for is the llm.request's; the response names what the server ran.
-  // SQLite extracts the four fields: cheaper than parsing whole payloads here.
+std::string models_table(PageDb& db) {
+  // The database extracts the five fields: cheaper than parsing whole payloads here.
   // The model asked for: the attempt's llm.request before the response (through events_by_task),
   // as /metrics labels it; a server answers with its own name (e.g. a dated one).
-  SQLite::Statement q(
-      db,
-      "SELECT coalesce((SELECT json_extract(r.payload, '$.model') FROM events r WHERE r.task_id = "
-      "e.task_id AND r.type = 'llm.request' AND r.id < e.id ORDER BY r.id DESC LIMIT 1), "
-      "json_extract(e.payload, '$.model')), json_extract(e.payload, '$.latency_ms'), "
-      "json_extract(e.payload, '$.usage.prompt_tokens'), "
-      "json_extract(e.payload, '$.usage.completion_tokens'), "
-      "json_extract(e.payload, '$.usage.cached_tokens') FROM events e "
+  const Rows r = db.query(
+      "SELECT coalesce((SELECT q.payload ->> 'model' FROM events q WHERE q.task_id = e.task_id "
+      "AND q.type = 'llm.request' AND q.id < e.id ORDER BY q.id DESC LIMIT 1), "
+      "e.payload ->> 'model'), e.payload ->> 'latency_ms', "
+      "e.payload -> 'usage' ->> 'prompt_tokens', e.payload -> 'usage' ->> 'completion_tokens', "
+      "e.payload -> 'usage' ->> 'cached_tokens' FROM events e "
       "WHERE e.type = 'llm.response' ORDER BY e.id DESC LIMIT 1000");
   struct Model {
     int64_t calls = 0;
@@ -32,13 +26,13 @@ std::string models_table(SQLite::Database& db) {
     std::vector<double> latency;
   };
   std::map<std::string, Model> by_model;
-  while (q.executeStep()) {
-    Model& m = by_model[q.getColumn(0).isText() ? q.getColumn(0).getString() : ""];
+  for (size_t i = 0; i < r.size(); ++i) {
+    Model& m = by_model[r.text(i, 0)];
     ++m.calls;
-    m.latency.push_back(q.getColumn(1).getDouble() / 1000.0);
-    m.prompt += q.getColumn(2).getDouble();
-    m.completion += q.getColumn(3).getDouble();
-    m.cached += q.getColumn(4).getDouble();
+    m.latency.push_back(r.real(i, 1) / 1000.0);
+    m.prompt += r.real(i, 2);
+    m.completion += r.real(i, 3);
+    m.cached += r.real(i, 4);
   }
   std::vector<std::vector<std::string>> rows;
   for (auto& [name, m] : by_model)

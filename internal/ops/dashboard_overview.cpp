@@ -3,8 +3,6 @@
 #include <ctime>
 #include <map>
 
-#include <SQLiteCpp/Database.h>
-#include <SQLiteCpp/Statement.h>
 #include <fmt/format.h>
 
 #include "internal/ops/dashboard.h"
@@ -27,7 +25,7 @@ std::string card(const std::string& label, const std::string& value, const std::
                      html::escape(label), html::escape(value));
 }
 
-std::string status_cards(SQLite::Database& db, TaskCounts& counts) {
+std::string status_cards(PageDb& db, TaskCounts& counts) {
   std::string out = "<div class='cards'>";
   const std::array<int64_t, 4> n = counts.read(db);
   for (size_t i = 0; i < kStatuses.size(); ++i)
@@ -44,18 +42,16 @@ struct TaskTimes {
   std::string status;
 };
 
-std::vector<TaskTimes> recent_tasks(SQLite::Database& db) {
-  SQLite::Statement q(db,
-                      "SELECT (julianday(created_at) - 2440587.5) * 86400.0, "
-                      "(julianday(finished_at) - 2440587.5) * 86400.0, status FROM tasks "
-                      "WHERE id > (SELECT coalesce(max(id), 0) FROM tasks) - ? "
-                      "AND created_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 day')");
-  q.bind(1, kRecentTasks);
+std::vector<TaskTimes> recent_tasks(PageDb& db, double now) {
+  const Rows r = db.query(
+      "SELECT created_at, finished_at, status FROM tasks WHERE id > (SELECT coalesce(max(id), 0) "
+      "FROM tasks) - $1 AND created_at >= $2",
+      {int64_t{kRecentTasks}, iso_time(now - 86400)});
   std::vector<TaskTimes> out;
-  while (q.executeStep())
-    out.push_back({q.getColumn(0).getDouble(),
-                   q.getColumn(1).isNull() ? 0 : q.getColumn(1).getDouble(),
-                   q.getColumn(2).getString()});
+  out.reserve(r.size());
+  for (size_t i = 0; i < r.size(); ++i)
+    out.push_back({unix_seconds(r.text(i, 0)).value_or(0), unix_seconds(r.text(i, 1)).value_or(0),
+                   r.text(i, 2)});
   return out;
 }
 
@@ -119,55 +115,55 @@ std::string throughput(const std::vector<TaskTimes>& tasks, double now) {
   return html::table("throughput", {"figure", "value"}, rows);
 }
 
-std::string failures(SQLite::Database& db) {
-  SQLite::Statement q(db,
-                      "SELECT id, chat_id, coalesce(finished_at, updated_at), attempts, error "
-                      "FROM tasks WHERE status = 'failed' ORDER BY id DESC LIMIT 20");
+std::string failures(PageDb& db) {
+  const Rows r = db.query(
+      "SELECT id, chat_id, coalesce(finished_at, updated_at), attempts, error FROM tasks "
+      "WHERE status = 'failed' ORDER BY id DESC LIMIT 20");
   std::vector<std::vector<std::string>> rows;
-  while (q.executeStep()) {
-    const std::string id = q.getColumn(0).getString();
-    rows.push_back(
-        {html::link("/task", "id", id, id),
-         html::link("/chat", "id", q.getColumn(1).getString(), q.getColumn(1).getString()),
-         html::escape(q.getColumn(2).getString()), q.getColumn(3).getString(),
-         "<pre>" + html::escape(detail::snippet(q.getColumn(4).getString(), 400)) + "</pre>"});
+  for (size_t i = 0; i < r.size(); ++i) {
+    const std::string& id = r.text(i, 0);
+    rows.push_back({html::link("/task", "id", id, id),
+                    html::link("/chat", "id", r.text(i, 1), r.text(i, 1)),
+                    html::escape(r.text(i, 2)), html::escape(r.text(i, 3)),
+                    "<pre>" + html::escape(detail::snippet(r.text(i, 4), 400)) + "</pre>"});
   }
   return html::table("failures", {"task", "chat", "failed at", "attempts", "error"}, rows);
 }
 
-std::string retries(SQLite::Database& db) {
-  SQLite::Statement q(db,
-                      "SELECT payload, created_at FROM events WHERE type = 'llm.retry' "
-                      "ORDER BY id DESC LIMIT ?");
-  q.bind(1, kRecentCalls);
+std::string retries(PageDb& db) {
+  const Rows r = db.query(
+      "SELECT payload, created_at FROM events WHERE type = 'llm.retry' ORDER BY id DESC LIMIT $1",
+      {int64_t{kRecentCalls}});
   struct Reason {
     int64_t count = 0;
     std::string last_at;
     std::string example;
   };
   std::map<std::string, Reason> by_reason;
-  while (q.executeStep()) {
-    const json p = json::parse(q.getColumn(0).getString(), nullptr, false);
-    Reason& r = by_reason[detail::str(p, "reason")];
-    if (r.count++ == 0) {
-      r.last_at = q.getColumn(1).getString();
-      r.example = detail::str(p, "error");
+  for (size_t i = 0; i < r.size(); ++i) {
+    const json p = json::parse(r.text(i, 0), nullptr, false);
+    Reason& reason = by_reason[detail::str(p, "reason")];
+    if (reason.count++ == 0) {
+      reason.last_at = r.text(i, 1);
+      reason.example = detail::str(p, "error");
     }
   }
   std::vector<std::vector<std::string>> rows;
-  for (const auto& [reason, r] : by_reason)
-    rows.push_back({html::escape(reason), html::number(static_cast<double>(r.count)),
-                    html::escape(r.last_at), html::escape(detail::snippet(r.example, 200))});
+  for (const auto& [name, reason] : by_reason)
+    rows.push_back({html::escape(name), html::number(static_cast<double>(reason.count)),
+                    html::escape(reason.last_at),
+                    html::escape(detail::snippet(reason.example, 200))});
   return html::table("retries", {"reason", "retries", "last", "last error"}, rows);
 }
 
 }  // namespace
 
-std::string models_table(SQLite::Database& db);  // dashboard_models.cpp
+std::string models_table(PageDb& db);  // dashboard_models.cpp
 
-std::string overview_page(SQLite::Database& db, TaskCounts& counts) {
-  const double now = static_cast<double>(std::time(nullptr));
-  const std::vector<TaskTimes> tasks = recent_tasks(db);
+std::string overview_page(PageDb& db, TaskCounts& counts) {
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::vector<TaskTimes> tasks = recent_tasks(db, now);
   std::string body = status_cards(db, counts);
   body += "<h2>Over time (last 24 hours, newest " + html::number(kRecentTasks) + " tasks)</h2>";
   body += over_time(tasks, now);

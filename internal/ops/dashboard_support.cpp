@@ -4,9 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include <SQLiteCpp/Column.h>
-#include <SQLiteCpp/Statement.h>
-
 #include "internal/common/utf8.h"
 #include "internal/ops/html.h"
 
@@ -33,16 +30,15 @@ std::string str(const nlohmann::json& j, const char* key) {
                          : it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string row_table(const std::string& id, SQLite::Statement& row,
+std::string row_table(const std::string& id, const Rows& row,
                       const std::vector<std::string>& hidden) {
   std::vector<std::vector<std::string>> rows;
-  for (int i = 0; i < row.getColumnCount(); ++i) {
-    const std::string name = row.getColumnName(i);
+  for (int i = 0; i < static_cast<int>(row.columns().size()); ++i) {
+    const std::string& name = row.columns()[static_cast<size_t>(i)];
     if (std::find(hidden.begin(), hidden.end(), name) != hidden.end()) continue;
-    const auto column = row.getColumn(i);
-    rows.push_back({html::escape(name),
-                    column.isNull() ? "<span class='muted'>null</span>"
-                                    : "<pre>" + html::escape(column.getString()) + "</pre>"});
+    rows.push_back({html::escape(name), row.is_null(0, i)
+                                            ? "<span class='muted'>null</span>"
+                                            : "<pre>" + html::escape(row.text(0, i)) + "</pre>"});
   }
   return html::table(id, {"field", "value"}, rows);
 }

@@ -7,9 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace SQLite {
-class Statement;
-}
+#include "internal/ops/page_db.h"
 
 namespace autonous::ops::detail {
 
@@ -21,9 +19,9 @@ double num(const nlohmann::json& j, const char* key, double fallback = 0);
 // A string at `key`, or the value's JSON text, or "".
 std::string str(const nlohmann::json& j, const char* key);
 
-// Every column of the statement's current row as a two-column key/value table (escaped);
-// columns named in `hidden` are left out.
-std::string row_table(const std::string& id, SQLite::Statement& row,
+// Every column of `rows`' first row as a two-column key/value table (escaped); columns named
+// in `hidden` are left out.
+std::string row_table(const std::string& id, const Rows& rows,
                       const std::vector<std::string>& hidden = {});
 
 // Cut to `max_chars` code points with "…".

@@ -1,7 +1,5 @@
 // The task page and the chat list (dashboard.h).
 
-#include <SQLiteCpp/Database.h>
-#include <SQLiteCpp/Statement.h>
 #include <fmt/format.h>
 
 #include "internal/ops/dashboard.h"
@@ -42,22 +40,20 @@ std::string prompt_figures(const json& compressed, const json& response) {
   return out;
 }
 
-std::string event_trail(SQLite::Database& db, int64_t task_id, json& compressed, json& response) {
-  SQLite::Statement q(db,
-                      "SELECT id, created_at, type, payload FROM events WHERE task_id = ? "
-                      "ORDER BY id LIMIT 2000");
-  q.bind(1, task_id);
+std::string event_trail(PageDb& db, int64_t task_id, json& compressed, json& response) {
+  const Rows r = db.query(
+      "SELECT id, created_at, type, payload FROM events WHERE task_id = $1 ORDER BY id LIMIT 2000",
+      {task_id});
   std::vector<std::vector<std::string>> rows;
-  while (q.executeStep()) {
-    const std::string type = q.getColumn(2).getString();
-    const json p = json::parse(q.getColumn(3).getString(), nullptr, false);
+  for (size_t i = 0; i < r.size(); ++i) {
+    const std::string& type = r.text(i, 2);
+    const json p = json::parse(r.text(i, 3), nullptr, false);
     if (type == "context.compressed") compressed = p;
     if (type == "llm.response") response = p;
-    rows.push_back({q.getColumn(0).getString(), html::escape(q.getColumn(1).getString()),
-                    html::escape(type),
+    rows.push_back({html::escape(r.text(i, 0)), html::escape(r.text(i, 1)), html::escape(type),
                     "<pre>" +
                         html::escape(p.is_discarded()
-                                         ? q.getColumn(3).getString()
+                                         ? r.text(i, 3)
                                          : p.dump(1, ' ', false, json::error_handler_t::replace)) +
                         "</pre>"});
   }
@@ -66,22 +62,21 @@ std::string event_trail(SQLite::Database& db, int64_t task_id, json& compressed,
 
 }  // namespace
 
-std::optional<std::string> task_page(SQLite::Database& db, int64_t task_id) {
-  SQLite::Statement row(db, "SELECT * FROM tasks WHERE id = ?");
-  row.bind(1, task_id);
-  if (!row.executeStep()) return std::nullopt;
-  const std::string chat = row.getColumn("chat_id").getString();
-  const std::string status = row.getColumn("status").getString();
+std::optional<std::string> task_page(PageDb& db, int64_t task_id) {
+  const Rows row = db.query("SELECT * FROM tasks WHERE id = $1", {task_id});
+  if (row.empty()) return std::nullopt;
+  const auto field = [&](const char* name) { return row.column(name); };
+  const std::string& chat = row.text(0, field("chat_id"));
   std::string body = "<p>Chat " + html::link("/chat", "id", chat, chat) +
-                     " · status <b id='status'>" + html::escape(status) + "</b></p>";
-  if (!row.getColumn("reply").isNull())
-    body += "<h2>Reply</h2><pre id='reply'>" + html::escape(row.getColumn("reply").getString()) +
-            "</pre>";
-  if (!row.getColumn("error").isNull())
+                     " · status <b id='status'>" + html::escape(row.text(0, field("status"))) +
+                     "</b></p>";
+  if (!row.is_null(0, field("reply")))
+    body += "<h2>Reply</h2><pre id='reply'>" + html::escape(row.text(0, field("reply"))) + "</pre>";
+  if (!row.is_null(0, field("error")))
     body += "<h2>Error</h2><pre id='error' class='bad'>" +
-            html::escape(row.getColumn("error").getString()) + "</pre>";
-  body += "<h2>User message</h2><pre id='text'>" + html::escape(row.getColumn("text").getString()) +
-          "</pre>";
+            html::escape(row.text(0, field("error"))) + "</pre>";
+  body +=
+      "<h2>User message</h2><pre id='text'>" + html::escape(row.text(0, field("text"))) + "</pre>";
   body +=
       "<h2>Task</h2>" + detail::row_table("task", row, {"text", "reply", "error", "lease_token"});
   json compressed;
@@ -92,22 +87,22 @@ std::optional<std::string> task_page(SQLite::Database& db, int64_t task_id) {
   return html::page("Task " + std::to_string(task_id), body);
 }
 
-std::string chats_page(SQLite::Database& db, const std::string& search) {
+std::string chats_page(PageDb& db, const std::string& search) {
   std::string body = "<form method='get' action='/chat'><label>Chat id <input name='id' value='" +
                      html::escape(search) + "'></label> <button>Open</button></form>";
   // The newest 5 000 tasks' chats, newest first: bounded on any database.
-  SQLite::Statement q(db,
-                      "SELECT chat_id, count(*), max(id), sum(status = 'failed'), "
-                      "sum(status IN ('queued', 'running')) FROM (SELECT chat_id, id, status "
-                      "FROM tasks ORDER BY id DESC LIMIT 5000) GROUP BY chat_id "
-                      "ORDER BY max(id) DESC LIMIT 200");
+  const Rows r = db.query(
+      "SELECT chat_id, count(*), max(id), count(*) FILTER (WHERE status = 'failed'), "
+      "count(*) FILTER (WHERE status IN ('queued', 'running')) FROM (SELECT chat_id, id, status "
+      "FROM tasks ORDER BY id DESC LIMIT 5000) recent GROUP BY chat_id ORDER BY max(id) DESC "
+      "LIMIT 200");
   std::vector<std::vector<std::string>> rows;
-  while (q.executeStep()) {
-    const std::string chat = q.getColumn(0).getString();
-    const std::string last = q.getColumn(2).getString();
-    rows.push_back({html::link("/chat", "id", chat, chat), q.getColumn(1).getString(),
-                    html::link("/task", "id", last, last), q.getColumn(3).getString(),
-                    q.getColumn(4).getString()});
+  for (size_t i = 0; i < r.size(); ++i) {
+    const std::string& chat = r.text(i, 0);
+    const std::string& last = r.text(i, 2);
+    rows.push_back({html::link("/chat", "id", chat, chat), html::escape(r.text(i, 1)),
+                    html::link("/task", "id", last, last), html::escape(r.text(i, 3)),
+                    html::escape(r.text(i, 4))});
   }
   body += "<h2>Chats with recent tasks (newest 5 000 tasks)</h2>" +
           html::table("chats", {"chat", "tasks", "last task", "failed", "open"}, rows);

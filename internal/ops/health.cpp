@@ -1,28 +1,8 @@
 #include "internal/ops/health.h"
 
-#include <SQLiteCpp/Database.h>
 #include <nlohmann/json.hpp>
 
 namespace autonous::ops {
-
-std::string probe_database(SQLite::Database& db, bool need_write) {
-  try {
-    if (!need_write) {
-      (void)db.execAndGet("SELECT count(*) FROM (SELECT 1 FROM tasks LIMIT 1)");
-      return {};
-    }
-    db.exec("BEGIN IMMEDIATE");
-    db.exec("ROLLBACK");
-    return {};
-  } catch (const std::exception& e) {
-    try {
-      if (need_write) db.exec("ROLLBACK");  // BEGIN took the lock but something after failed
-    } catch (const std::exception&) {       // no transaction open: nothing to undo
-    }
-    return std::string(need_write ? "database refuses writes: " : "database cannot be read: ") +
-           e.what();
-  }
-}
 
 HealthReport check_health(const std::string& db_problem, const LoopProbe& loop,
                           const HealthOptions& options) {

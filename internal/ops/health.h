@@ -13,10 +13,6 @@
 
 #include "internal/ops/metrics.h"
 
-namespace SQLite {
-class Database;
-}
-
 namespace autonous::ops {
 
 struct HealthReport {
@@ -31,12 +27,8 @@ struct HealthOptions {
   std::chrono::milliseconds stall_limit{60000};
 };
 
-// Empty when the database answers (a write lock taken and given back with `need_write`, else a
-// read); otherwise why not. `db` should have a short busy timeout.
-std::string probe_database(SQLite::Database& db, bool need_write);
-
 // The report from the slots (`loop`; empty for `autonous dashboard`) and a database probe's
-// result (`db_problem`, from probe_database).
+// result (`db_problem`, from PageDb::probe).
 HealthReport check_health(const std::string& db_problem, const LoopProbe& loop,
                           const HealthOptions& options);
 

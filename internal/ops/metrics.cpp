@@ -5,7 +5,6 @@
 #include <set>
 #include <sstream>
 
-#include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <nlohmann/json.hpp>
 #include <prometheus/counter.h>
@@ -225,8 +224,7 @@ void add_gauge(prometheus::MetricFamily& f, double value,
 }
 
 // Gauges read from the database now: every worker and the dashboard agree on them.
-void database_gauges(SQLite::Database& db, TaskCounts& counts,
-                     std::vector<prometheus::MetricFamily>& out) {
+void database_gauges(PageDb& db, TaskCounts& counts, std::vector<prometheus::MetricFamily>& out) {
   auto tasks = gauge_family("autonous_tasks", "Tasks by status, from the database");
   const std::array<int64_t, 4> n = counts.read(db);
   for (size_t i = 0; i < kStatuses.size(); ++i)
@@ -240,7 +238,7 @@ void database_gauges(SQLite::Database& db, TaskCounts& counts,
 
 }  // namespace
 
-std::string Metrics::render(SQLite::Database& db, TaskCounts& counts, const LoopProbe& loop) const {
+std::string Metrics::render(PageDb& db, TaskCounts& counts, const LoopProbe& loop) const {
   std::vector<prometheus::MetricFamily> families = impl_->registry->Collect();
   database_gauges(db, counts, families);
   if (loop) {

@@ -16,10 +16,6 @@
 #include "internal/events/event_log.h"
 #include "internal/ops/task_counts.h"
 
-namespace SQLite {
-class Database;
-}
-
 namespace autonous::ops {
 
 // The worker's slots, as /metrics and /healthz see them.
@@ -45,7 +41,7 @@ class Metrics {
   // The exposition: the process's metrics (when `loop` is set, the slots too) and the database's
   // gauges read through `db` (tasks by status through `counts`). Throws SQLite::Exception when
   // the database cannot be read.
-  std::string render(SQLite::Database& db, TaskCounts& counts, const LoopProbe& loop) const;
+  std::string render(PageDb& db, TaskCounts& counts, const LoopProbe& loop) const;
 
  private:
   struct Impl;

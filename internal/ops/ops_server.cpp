@@ -2,10 +2,8 @@
 
 #include <charconv>
 
-#include <SQLiteCpp/Database.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
-#include <sqlite3.h>
 
 #include "internal/ops/dashboard.h"
 #include "internal/ops/health.h"
@@ -59,14 +57,6 @@ std::string query(const HttpRequest& r, const char* key) {
   return it == r.query.end() ? std::string() : it->second;
 }
 
-// Interrupts a page's queries past its deadline (SQLite calls this every 1000 VM steps).
-int past_deadline(void* deadline) {
-  return std::chrono::steady_clock::now() >
-                 *static_cast<std::chrono::steady_clock::time_point*>(deadline)
-             ? 1
-             : 0;
-}
-
 // True when `host` (a Host header) names this machine's loopback: the only names a browser
 // uses for a loopback server, unless a page rebinds its own name to 127.0.0.1.
 bool loopback_host(const std::string& host) {
@@ -114,7 +104,7 @@ bool base64_decode(const std::string& in, std::string& out) {
 OpsServer::OpsServer(OpsOptions options) : options_(std::move(options)) {
   // Each server thread opens its connection on its first request, and again after a failure.
   auto make_handler = [this]() -> HttpHandler {
-    auto db = std::make_shared<std::unique_ptr<SQLite::Database>>();
+    auto db = std::make_shared<std::unique_ptr<PageDb>>();
     return [this, db](const HttpRequest& request) {
       if (!*db) {
         try {
@@ -123,20 +113,16 @@ OpsServer::OpsServer(OpsOptions options) : options_(std::move(options)) {
           return unavailable(request, std::string("database cannot be opened: ") + e.what());
         }
       }
-      auto deadline = std::chrono::steady_clock::now() + options_.request_deadline;
-      sqlite3_progress_handler((*db)->getHandle(), 1000, past_deadline, &deadline);
       try {
+        (*db)->begin_request(std::chrono::steady_clock::now() + options_.request_deadline);
         HttpResponse r = handle(**db, request);
-        sqlite3_progress_handler((*db)->getHandle(), 0, nullptr, nullptr);
+        (*db)->end_request();
         return r;
-      } catch (const SQLite::Exception& e) {
-        sqlite3_progress_handler((*db)->getHandle(), 0, nullptr, nullptr);
-        if (e.getErrorCode() == SQLITE_INTERRUPT)
-          return unavailable(request, "the page took longer than its deadline; try again later");
-        db->reset();  // a broken connection is not kept
-        throw;
+      } catch (const DeadlinePassed&) {
+        (*db)->end_request();
+        return unavailable(request, "the page took longer than its deadline; try again later");
       } catch (...) {
-        sqlite3_progress_handler((*db)->getHandle(), 0, nullptr, nullptr);
+        db->reset();  // a connection that failed is not kept
         throw;
       }
     };
@@ -150,11 +136,11 @@ int OpsServer::port() const noexcept { return http_->port(); }
 
 // One probe a second at most, shared by every caller: a flood of /healthz requests (they need
 // no token) cannot keep taking the worker's write lock.
-std::string OpsServer::database_problem(SQLite::Database& db) const {
+std::string OpsServer::database_problem(PageDb& db) const {
   const std::lock_guard lock(probe_mu_);
   if (std::chrono::steady_clock::now() < probe_fresh_until_) return probe_result_;
   const bool starting = options_.loop && options_.loop().starting;  // catch-up holds the lock
-  probe_result_ = probe_database(db, options_.need_write && !starting);
+  probe_result_ = db.probe(options_.need_write && !starting);
   probe_fresh_until_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   return probe_result_;
 }
@@ -173,7 +159,7 @@ bool OpsServer::authorized(const HttpRequest& request) const {
   return false;
 }
 
-HttpResponse OpsServer::handle(SQLite::Database& db, const HttpRequest& request) const {
+HttpResponse OpsServer::handle(PageDb& db, const HttpRequest& request) const {
   const std::string& path = request.path;
   if (path == "/healthz") {
     const HealthReport h = check_health(database_problem(db), options_.loop,

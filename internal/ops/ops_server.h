@@ -15,19 +15,17 @@
 #include "internal/context/context_settings.h"
 #include "internal/ops/http_server.h"
 #include "internal/ops/metrics.h"
+#include "internal/ops/page_db.h"
 #include "internal/ops/task_counts.h"
-
-namespace SQLite {
-class Database;
-}
 
 namespace autonous::ops {
 
 struct OpsOptions {
   config::ListenAddress listen;
   std::string token;  // empty: no authentication (loopback only; config refuses otherwise)
-  // Opens a connection for one server thread (with a short busy timeout: /healthz waits on it).
-  std::function<std::unique_ptr<SQLite::Database>()> open_db;
+  // Opens a connection for one server thread (SQLite: with a short busy timeout, /healthz
+  // waits on it).
+  std::function<std::unique_ptr<PageDb>()> open_db;
   context::ContextSettings settings;  // the environment's, for the chat page's thresholds
   Metrics* metrics = nullptr;         // required; must outlive the server
   LoopProbe loop;                     // empty without a worker
@@ -46,8 +44,8 @@ class OpsServer {
   int port() const noexcept;
 
  private:
-  HttpResponse handle(SQLite::Database& db, const HttpRequest& request) const;
-  std::string database_problem(SQLite::Database& db) const;
+  HttpResponse handle(PageDb& db, const HttpRequest& request) const;
+  std::string database_problem(PageDb& db) const;
   bool authorized(const HttpRequest& request) const;
 
   OpsOptions options_;

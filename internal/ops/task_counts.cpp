@@ -1,39 +1,34 @@
 #include "internal/ops/task_counts.h"
 
 #include <algorithm>
-
-#include <SQLiteCpp/Database.h>
-#include <SQLiteCpp/Statement.h>
+#include <ctime>
 
 namespace autonous::ops {
 
-std::optional<double> oldest_queued_age(SQLite::Database& db) {
-  SQLite::Statement age(db,
-                        "SELECT max(0, (julianday('now') - julianday(created_at)) * 86400.0) "
-                        "FROM tasks WHERE status = 'queued' ORDER BY id LIMIT 1");
-  if (!age.executeStep()) return std::nullopt;
-  return age.getColumn(0).getDouble();
+std::optional<double> oldest_queued_age(PageDb& db) {
+  const Rows r =
+      db.query("SELECT created_at FROM tasks WHERE status = 'queued' ORDER BY id LIMIT 1");
+  if (r.empty()) return std::nullopt;
+  const std::optional<double> created = unix_seconds(r.text(0, 0));
+  if (!created) return 0.0;  // a hand-written time that is none
+  const auto now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::max(0.0, now - *created);
 }
 
-std::array<int64_t, 4> TaskCounts::read(SQLite::Database& db) {
+std::array<int64_t, 4> TaskCounts::read(PageDb& db) {
   const std::lock_guard lock(mu_);  // one reader counts; the others wait for its result
   const auto started = std::chrono::steady_clock::now();
   if (started < fresh_until_) return counts_;
-  SQLite::Statement count(db, "SELECT count(*) FROM tasks WHERE status = ?");  // tasks_by_status
+  // One statement, one snapshot: a task changing status meanwhile is counted once. Each count
+  // walks its status's range of tasks_by_status.
+  std::string sql = "SELECT ";
+  for (size_t i = 0; i < kStatuses.size(); ++i)
+    sql += std::string(i > 0 ? ", " : "") + "(SELECT count(*) FROM tasks WHERE status = '" +
+           kStatuses[i] + "')";
+  const Rows r = db.query(sql);
   std::array<int64_t, 4> out{};
-  db.exec("BEGIN");  // one snapshot: a task changing status between two counts is counted once
-  try {
-    for (size_t i = 0; i < kStatuses.size(); ++i) {
-      count.bind(1, kStatuses[i]);
-      count.executeStep();
-      out[i] = count.getColumn(0).getInt64();
-      count.reset();
-    }
-    db.exec("COMMIT");
-  } catch (...) {
-    db.exec("ROLLBACK");
-    throw;
-  }
+  for (size_t i = 0; i < kStatuses.size(); ++i) out[i] = r.int64(0, static_cast<int>(i));
   const auto took = std::chrono::steady_clock::now() - started;
   counts_ = out;
   fresh_until_ =

@@ -12,9 +12,7 @@
 #include <mutex>
 #include <optional>
 
-namespace SQLite {
-class Database;
-}
+#include "internal/ops/page_db.h"
 
 namespace autonous::ops {
 
@@ -22,12 +20,13 @@ inline constexpr std::array<const char*, 4> kStatuses = {"queued", "running", "d
 
 // Seconds since the oldest queued task was created (its id is the smallest: tasks_by_status);
 // nullopt when none is queued.
-std::optional<double> oldest_queued_age(SQLite::Database& db);
+std::optional<double> oldest_queued_age(PageDb& db);
 
 class TaskCounts {
  public:
-  // Counts in kStatuses' order. Throws SQLite::Exception when the database cannot be read.
-  std::array<int64_t, 4> read(SQLite::Database& db);
+  // Counts in kStatuses' order, from one statement (one snapshot). Throws when the database
+  // cannot be read.
+  std::array<int64_t, 4> read(PageDb& db);
 
  private:
   std::mutex mu_;

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """The operator surface end to end: the real `autonous` binary against the real loopback stub and
-a real SQLite file; /metrics read with Prometheus' own text parser (python3-prometheus-client);
+a real SQLite file (or, with AUTONOUS_E2E_BACKEND=postgres, a fresh database on the throwaway
+server of scripts/with-postgres, AUTONOUS_TEST_PG_URL); /metrics read with Prometheus' own text parser (python3-prometheus-client);
 the dashboard opened in a real headless browser (Debian's chromium), checked from its DOM and a
 screenshot; hostile HTTP clients against a working worker.
 
 Run by ctest (tests/CMakeLists.txt) with AUTONOUS_BIN and AUTONOUS_STUB_BIN set; one ctest entry
-per test class."""
+per test class and backend."""
 
 import json
 import os
@@ -25,10 +26,35 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
+PG = os.environ.get("AUTONOUS_E2E_BACKEND") == "postgres"
+PG_SERVER = os.environ.get("AUTONOUS_TEST_PG_URL", "")
+if PG:
+    if not PG_SERVER and os.environ.get("AUTONOUS_REQUIRE_PG") != "1":
+        print("no PostgreSQL: run under scripts/with-postgres (scripts/test does)")
+        sys.exit(0)
+    import psycopg2  # Debian's python3-psycopg2 (scripts/bootstrap installs it)
+
 BIN = os.environ.get("AUTONOUS_BIN", "build/cmd/autonous/autonous")
 STUB = os.environ.get("AUTONOUS_STUB_BIN", "build/cmd/autonous-stub/autonous-stub")
 HOSTILE = "<script>document.body.setAttribute('data-pwned','1')</script>" \
           "<img src=x onerror=\"document.body.setAttribute('data-pwned','2')\">"
+
+
+def with_database(url, name):
+    """The server URL with its database name replaced by `name`."""
+    slash = url.find("/", url.find("://") + 3)
+    query = url.find("?")
+    base = url if slash < 0 else url[:slash]
+    return base + "/" + name + ("" if query < 0 else url[query:])
+
+
+def pg_admin(statement):
+    con = psycopg2.connect(PG_SERVER)
+    con.autocommit = True
+    try:
+        con.cursor().execute(statement)
+    finally:
+        con.close()
 
 
 def free_port():
@@ -65,10 +91,20 @@ class Env:
                 break
             time.sleep(0.02)
         self.port = free_port()
-        self.env = dict(os.environ, DB_PATH=self.db, POLL_INTERVAL_MS="50", RETRY_BASE_MS="100",
+        self.env = dict(os.environ, POLL_INTERVAL_MS="50", RETRY_BASE_MS="100",
                         OPENAI_BASE_URL=f"http://127.0.0.1:{stub_port}/v1",
                         OPENAI_API_KEY="sk-test-secret-key-0123456789",
                         HTTP_LISTEN=f"127.0.0.1:{self.port}", LOG_LEVEL="warn")
+        self.pg_name = None
+        if PG:
+            Env.count = getattr(Env, "count", 0) + 1
+            self.pg_name = f"autonous_ops_{os.getpid()}_{Env.count}"
+            pg_admin(f"CREATE DATABASE {self.pg_name} TEMPLATE template0 ENCODING 'UTF8'")
+            self.pg_url = with_database(PG_SERVER, self.pg_name)
+            self.env["DATABASE_URL"] = self.pg_url
+            self.env.pop("DB_PATH", None)
+        else:
+            self.env["DB_PATH"] = self.db
         self.env.update(extra or {})
         self.proc = None
         self.base = f"http://127.0.0.1:{self.port}"
@@ -99,7 +135,17 @@ class Env:
         with open(os.path.join(self.dir, "worker.log")) as f:
             return f.read()[-3000:]
 
-    def sql(self, query, *params):
+    def sql(self, query, *params, pg=None):
+        """Rows of `query` (SQLite, ? parameters); on PostgreSQL `pg` (%s parameters), or `query`
+        with its ?s as %s."""
+        if PG:
+            con = psycopg2.connect(self.pg_url)
+            try:
+                cur = con.cursor()
+                cur.execute(pg or query.replace("?", "%s"), params)
+                return cur.fetchall()
+            finally:
+                con.close()
         con = sqlite3.connect(self.db, timeout=5)
         try:
             return con.execute(query, params).fetchall()
@@ -126,6 +172,8 @@ class Env:
         if self.proc:
             self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+        if self.pg_name:
+            pg_admin(f"DROP DATABASE IF EXISTS {self.pg_name} WITH (FORCE)")
 
 
 def chromium(*args):
@@ -163,11 +211,15 @@ class Health(unittest.TestCase):
             self.assertEqual(h["status"], "ok")
             self.assertEqual(h["slots"], 4)
             self.assertEqual(h["database"], "ok")
-            lock = sqlite3.connect(e.db, timeout=5, isolation_level=None)
-            lock.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+            if PG:  # a lock writers wait for (CREATE INDEX's, say)
+                lock = psycopg2.connect(e.pg_url)
+                lock.cursor().execute("LOCK TABLE tasks IN SHARE MODE")
+            else:  # another writer holds the lock
+                lock = sqlite3.connect(e.db, timeout=5, isolation_level=None)
+                lock.execute("BEGIN IMMEDIATE")
             time.sleep(1.2)  # the probe's result is reused for a second
             status, body, _ = get(e.base + "/healthz")
-            lock.execute("ROLLBACK")
+            lock.rollback() if PG else lock.execute("ROLLBACK")
             lock.close()
             self.assertEqual(status, 503, body)
             h = json.loads(body)
@@ -212,12 +264,16 @@ class Metrics(unittest.TestCase):
             self.assertEqual(types["autonous_llm_tokens"], "counter")  # the parser drops _total
             model = frozenset({("model", "gpt-4o-mini"), ("outcome", "ok")})
             summary_calls = e.sql("SELECT coalesce(sum(json_extract(payload, '$.calls')), 0) FROM events "
+                                  "WHERE type = 'context.summarized'",
+                                  pg="SELECT coalesce(sum((payload ->> 'calls')::numeric), 0) FROM events "
                                   "WHERE type = 'context.summarized'")[0][0]
             self.assertGreaterEqual(summary_calls, 1, "the delta chat must have summarized")
             calls = e.sql("SELECT count(*) FROM llm_calls")[0][0]
             self.assertEqual(m[("autonous_llm_request_duration_seconds_count", model)], calls + summary_calls)
             errors = e.sql("SELECT count(*) FROM events WHERE type IN ('llm.retry', 'turn.failed') "
-                           "AND json_extract(payload, '$.status') > 0")[0][0]
+                           "AND json_extract(payload, '$.status') > 0",
+                           pg="SELECT count(*) FROM events WHERE type IN ('llm.retry', 'turn.failed') "
+                           "AND (payload ->> 'status')::numeric > 0")[0][0]
             self.assertEqual(errors, 2)  # the 429 and the 400
             self.assertEqual(m[("autonous_llm_request_duration_seconds_count",
                                 frozenset({("model", "gpt-4o-mini"), ("outcome", "error")}))], errors)
@@ -225,18 +281,25 @@ class Metrics(unittest.TestCase):
                                  ("cached", "cached_tokens")):
                 want = e.sql(f"SELECT coalesce(sum({column}), 0) FROM llm_calls")[0][0]
                 want += e.sql(f"SELECT coalesce(sum(json_extract(u.value, '$.{column}')), 0) FROM events e, "
-                              "json_each(e.payload, '$.usage') u WHERE e.type = 'context.summarized'")[0][0]
+                              "json_each(e.payload, '$.usage') u WHERE e.type = 'context.summarized'",
+                              pg=f"SELECT coalesce(sum((u ->> '{column}')::numeric), 0) FROM events e, "
+                              "jsonb_array_elements(e.payload -> 'usage') u WHERE e.type = 'context.summarized'")[0][0]
                 self.assertGreater(want, 0, kind)
                 got = m[("autonous_llm_tokens_total", frozenset({("model", "gpt-4o-mini"), ("kind", kind)}))]
                 self.assertEqual(got, want, kind)
             summaries = e.sql("SELECT count(*) FROM events WHERE type = 'context.summarized'")[0][0]
             self.assertEqual(m[("autonous_context_summaries_total", frozenset({("outcome", "ok")}))], summaries)
             hits = e.sql("SELECT count(*) FROM events e, json_each(e.payload, '$.recall.items') i "
-                         "WHERE e.type = 'context.compressed' AND json_extract(i.value, '$.score') IS NOT NULL")[0][0]
+                         "WHERE e.type = 'context.compressed' AND json_extract(i.value, '$.score') IS NOT NULL",
+                         pg="SELECT count(*) FROM events e, jsonb_array_elements(coalesce(e.payload #> "
+                         "'{recall,items}', '[]')) i WHERE e.type = 'context.compressed' AND i -> 'score' IS NOT NULL "
+                         "AND i -> 'score' <> 'null'")[0][0]
             self.assertGreaterEqual(hits, 1, "the tracking code must have been recalled")
             self.assertEqual(m[("autonous_recall_hits_total", frozenset())], hits)
             retries = e.sql("SELECT count(*) FROM events WHERE type = 'llm.retry' AND "
-                            "json_extract(payload, '$.reason') = 'http_429'")[0][0]
+                            "json_extract(payload, '$.reason') = 'http_429'",
+                            pg="SELECT count(*) FROM events WHERE type = 'llm.retry' AND "
+                            "payload ->> 'reason' = 'http_429'")[0][0]
             self.assertEqual(retries, 1)
             self.assertEqual(m[("autonous_llm_retries_total", frozenset({("reason", "http_429")}))], 1)
             compressions = e.sql("SELECT count(*) FROM events WHERE type = 'context.compressed'")[0][0]
@@ -291,7 +354,9 @@ class Dashboard(unittest.TestCase):
             self.assertIn("id=\"tasks-over-time\"", dom["overview"])
             after = e.sql("SELECT json_extract(payload, '$.tokens_after') FROM events WHERE "
                           "task_id = ? AND type = 'context.compressed' ORDER BY id DESC LIMIT 1",
-                          tasks[-1])[0][0]
+                          tasks[-1],
+                          pg="SELECT payload ->> 'tokens_after' FROM events WHERE "
+                          "task_id = %s AND type = 'context.compressed' ORDER BY id DESC LIMIT 1")[0][0]
             self.assertRegex(dom["task"], rf"<td>tokens_after</td><td>{after}</td>")
             reply = e.sql("SELECT reply FROM tasks WHERE id = ?", tasks[-1])[0][0]
             self.assertIn(reply.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")[:40],
@@ -346,10 +411,20 @@ class Dashboard(unittest.TestCase):
             self.assertEqual(e.sql("SELECT count(*) FROM tasks WHERE status = 'queued'")[0][0], 1)
             e.proc.send_signal(signal.SIGTERM)
             self.assertEqual(e.proc.wait(timeout=10), 0)
-            r = e.run("dashboard", env=dict(e.env, DB_PATH=os.path.join(e.dir, "typo.db")))
-            self.assertEqual(r.returncode, 2)
-            self.assertIn("DB_PATH", r.stderr)
-            self.assertFalse(os.path.exists(os.path.join(e.dir, "typo.db")), "nothing created")
+            if PG:  # a database that is not there: said so, nothing created, no password shown
+                url = with_database(PG_SERVER, "autonous_no_such_db")
+                r = e.run("dashboard", env=dict(e.env, DATABASE_URL=url))
+                self.assertNotEqual(r.returncode, 0)
+                self.assertIn("autonous_no_such_db", r.stderr)
+                password = re.search(r"://[^:/@]+:([^@]+)@", PG_SERVER)
+                if password:
+                    self.assertNotIn(password.group(1), r.stderr)
+                self.assertEqual(e.sql("SELECT count(*) FROM pg_database WHERE datname = 'autonous_no_such_db'")[0][0], 0)
+            else:
+                r = e.run("dashboard", env=dict(e.env, DB_PATH=os.path.join(e.dir, "typo.db")))
+                self.assertEqual(r.returncode, 2)
+                self.assertIn("DB_PATH", r.stderr)
+                self.assertFalse(os.path.exists(os.path.join(e.dir, "typo.db")), "nothing created")
         finally:
             e.stop()
 

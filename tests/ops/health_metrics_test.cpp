@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -5,6 +6,8 @@
 #include "internal/ops/health.h"
 #include "internal/ops/html.h"
 #include "internal/ops/metrics.h"
+#include "internal/ops/page_db.h"
+#include "tests/support/pg_test_db.h"
 #include "tests/support/test_db.h"
 
 namespace autonous::ops {
@@ -43,14 +46,90 @@ TEST(HealthTest, AStartingWorkerIsHealthy) {
 TEST(HealthTest, ADatabaseThatRefusesWritesIsUnhealthyForAWorkerOnly) {
   testing::TestDb t;
   auto other = t.open_connection();
-  auto probe = db::open(t.path(), db::OpenOptions{false, std::chrono::milliseconds(50)});
+  auto probe =
+      sqlite_page_db(db::open(t.path(), db::OpenOptions{false, std::chrono::milliseconds(50)}));
   other->exec("BEGIN IMMEDIATE");
-  const std::string worker = probe_database(*probe, true);
+  const std::string worker = probe->probe(true);
   EXPECT_NE(worker.find("database refuses writes"), std::string::npos) << worker;
-  EXPECT_EQ(probe_database(*probe, false), "");  // the dashboard (or a starting worker) reads
+  EXPECT_EQ(probe->probe(false), "");  // the dashboard (or a starting worker) reads
   other->exec("ROLLBACK");
-  EXPECT_EQ(probe_database(*probe, true), "");  // and the probe left no transaction open
-  EXPECT_EQ(probe_database(*probe, true), "");
+  EXPECT_EQ(probe->probe(true), "");  // and the probe left no transaction open
+  EXPECT_EQ(probe->probe(true), "");
+}
+
+// On PostgreSQL: a lock that stops writers (CREATE INDEX's SHARE, say) and a server whose
+// transactions are read-only refuse a worker; readers still read.
+TEST(HealthTest, OnPostgresALockedTasksTableOrAReadOnlyServerRefusesWrites) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb pg;
+  auto probe = pg_page_db(pg.open_connection());
+  EXPECT_EQ(probe->probe(true), "");
+  auto other = pg.open_connection();
+  other->exec("BEGIN; LOCK TABLE tasks IN SHARE MODE");
+  const auto started = std::chrono::steady_clock::now();
+  const std::string worker = probe->probe(true);
+  EXPECT_NE(worker.find("database refuses writes"), std::string::npos) << worker;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_EQ(probe->probe(false), "");
+  other->exec("ROLLBACK");
+  EXPECT_EQ(probe->probe(true), "");  // the probe left no transaction or lock behind
+  other->exec("BEGIN; LOCK TABLE tasks IN SHARE MODE; ROLLBACK");  // not blocked by the probe
+  const std::string alter =
+      "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I %s', current_database(), '{}'); END $$";
+  pg.db().exec(fmt::format(fmt::runtime(alter), "SET default_transaction_read_only = on"));
+  auto read_only = pg_page_db(pg.open_connection());
+  pg.db().exec(fmt::format(fmt::runtime(alter), "RESET default_transaction_read_only"));
+  EXPECT_NE(read_only->probe(true).find("read-only"), std::string::npos);
+  EXPECT_EQ(read_only->probe(false), "");
+}
+
+TEST(PageDbTest, StoredTimesRoundTripAndBadTextIsNone) {
+  EXPECT_DOUBLE_EQ(*unix_seconds("1970-01-01T00:00:01.500Z"), 1.5);
+  EXPECT_DOUBLE_EQ(*unix_seconds("2026-11-23T09:08:26Z"), 1795424906.0);
+  EXPECT_EQ(iso_time(1795424906.25), "2026-11-23T09:08:26.250Z");
+  EXPECT_DOUBLE_EQ(*unix_seconds(iso_time(1795424906.25)), 1795424906.25);
+  for (const char* bad : {"", "yesterday", "2026-11-23", "2026-11-23 09:08:26", "2026-1-2T3:4:5"})
+    EXPECT_FALSE(unix_seconds(bad)) << bad;
+}
+
+// The same statement on both backends gives the same text, numbers and NULLs.
+TEST(PageDbTest, BothBackendsAnswerTheSharedSqlAlike) {
+  PG_TEST_OR_SKIP();
+  testing::TestDb t;
+  testing::PgTestDb pg;
+  auto lite = sqlite_page_db(t.open_connection());
+  auto post = pg_page_db(pg.open_connection());
+  t.db().exec(
+      "INSERT INTO events(type, chat_id, payload) VALUES ('llm.response', 'c', "
+      "'{\"model\":\"m\",\"latency_ms\":12.5,\"usage\":{\"prompt_tokens\":9007199254740993}}')");
+  pg.db().exec(
+      "INSERT INTO events(type, chat_id, payload) VALUES ('llm.response', 'c', "
+      "'{\"model\":\"m\",\"latency_ms\":12.5,\"usage\":{\"prompt_tokens\":9007199254740993}}')");
+  const std::string sql =
+      "SELECT payload ->> 'model', payload ->> 'latency_ms', payload -> 'usage' ->> "
+      "'prompt_tokens', payload ->> 'missing', count(*) FILTER (WHERE type = $1) AS n FROM "
+      "events WHERE chat_id = $2 GROUP BY 1, 2, 3, 4";
+  const Rows a = lite->query(sql, {std::string("llm.response"), std::string("c")});
+  const Rows b = post->query(sql, {std::string("llm.response"), std::string("c")});
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  for (int c = 0; c < 5; ++c) EXPECT_EQ(a.text(0, c), b.text(0, c)) << c;
+  EXPECT_DOUBLE_EQ(b.real(0, 1), 12.5);
+  EXPECT_EQ(b.int64(0, 2), 9007199254740993);  // exact, past a double's 2^53
+  EXPECT_TRUE(a.is_null(0, 3));
+  EXPECT_TRUE(b.is_null(0, 3));
+  EXPECT_EQ(b.int64(0, b.column("n")), 1);
+  EXPECT_EQ(b.column("nope"), -1);
+  // A deadline already passed stops the next statement.
+  post->begin_request(std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  EXPECT_THROW(post->query("SELECT 1"), DeadlinePassed);
+  post->end_request();
+  EXPECT_EQ(post->query("SELECT 1").text(0, 0), "1");
+  lite->begin_request(std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  EXPECT_THROW(lite->query("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                           "WHERE i < 10000000) SELECT count(*) FROM n"),
+               DeadlinePassed);
+  lite->end_request();
 }
 
 TEST(MetricsTest, ATrailBecomesCountersAndHistograms) {
@@ -82,7 +161,8 @@ TEST(MetricsTest, ATrailBecomesCountersAndHistograms) {
             event(events::kLlmRetry, {{"status", 429}, {"latency_ms", 3}, {"reason", "http_429"}},
                   1100)});
   m.record({event("bogus", {}, 0)});  // ignored
-  const std::string text = m.render(t.db(), counts, {});
+  const auto db = sqlite_page_db(t.open_connection());
+  const std::string text = m.render(*db, counts, {});
   for (const char* line :
        {"autonous_llm_tokens_total{kind=\"prompt\",model=\"m1\"} 100",
         "autonous_llm_tokens_total{kind=\"cached\",model=\"m1\"} 64",
@@ -108,7 +188,8 @@ TEST(MetricsTest, LabelValuesFromDataAreBounded) {
   Metrics m("x");
   for (int i = 0; i < 100; ++i)
     m.record({event(events::kLlmRetry, {{"reason", "r" + std::to_string(i)}}, 0)});
-  const std::string text = m.render(t.db(), counts, {});
+  const auto db = sqlite_page_db(t.open_connection());
+  const std::string text = m.render(*db, counts, {});
   EXPECT_NE(text.find("autonous_llm_retries_total{reason=\"other\"} 68"), std::string::npos);
   EXPECT_EQ(text.find("reason=\"r99\""), std::string::npos);
 }
