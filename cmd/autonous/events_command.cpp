@@ -24,22 +24,48 @@ struct EventsOptions {
 // On PostgreSQL, ids are given out at insert and transactions commit in any order: an event
 // with a lower id may become visible after a higher one was printed. Following, a gap in the
 // ids is waited for (up to kGapWait; a rolled-back insert leaves a gap for good) before the
-// events after it are printed.
+// events after it are printed. A filtered follow reads the existing events through the filter,
+// then every new one (printing those that match), so its gaps show too.
 constexpr std::chrono::seconds kGapWait{5};
+
+bool matches(const events::StoredEvent& e, const EventsOptions& options) {
+  return (!options.task_id || e.event.task_id == options.task_id) &&
+         (!options.type || e.event.type == *options.type);
+}
+
+// Prints the events matching `options` with ids up to the newest now; returns that id.
+int64_t print_existing_pg(db::pg::Connection& c, const EventsOptions& options) {
+  const int64_t horizon = c.query("SELECT coalesce(max(id), 0) FROM events").int64(0, 0);
+  events::EventFilter filter;
+  filter.task_id = options.task_id;
+  filter.type = options.type;
+  for (;;) {
+    const auto batch = events::query(c, filter);
+    for (const auto& e : batch) {
+      if (e.id > horizon) return horizon;
+      std::cout << events::to_json_line(e) << "\n";
+      filter.after_id = e.id;
+    }
+    if (batch.size() < static_cast<size_t>(filter.limit)) return horizon;
+  }
+}
 
 int run_events_pg(const config::Config& config, const EventsOptions& options) {
   auto c = open_pg(config);
   events::EventFilter filter;
-  filter.task_id = options.task_id;
-  filter.type = options.type;
-  const bool contiguous = !options.task_id && !options.type;  // filtered ids have gaps anyway
+  if (!options.follow) {
+    filter.task_id = options.task_id;
+    filter.type = options.type;
+  } else if (options.task_id || options.type) {
+    filter.after_id = print_existing_pg(*c, options);
+  }
   using Clock = std::chrono::steady_clock;
   Clock::time_point gap_since{};  // when the first unprinted gap was seen; {} none
   for (;;) {
     const auto batch = events::query(*c, filter);
     bool gap = false;
     for (const auto& e : batch) {
-      if (options.follow && contiguous && e.id != filter.after_id + 1 && filter.after_id > 0) {
+      if (options.follow && e.id != filter.after_id + 1 && filter.after_id > 0) {
         const auto now = Clock::now();
         if (gap_since == Clock::time_point{}) gap_since = now;
         if (now - gap_since < kGapWait) {
@@ -48,7 +74,7 @@ int run_events_pg(const config::Config& config, const EventsOptions& options) {
         }
       }
       gap_since = Clock::time_point{};
-      std::cout << events::to_json_line(e) << "\n";
+      if (matches(e, options)) std::cout << events::to_json_line(e) << "\n";
       filter.after_id = e.id;
     }
     std::cout.flush();

@@ -1,5 +1,6 @@
 #include "internal/db/pg_connection.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -106,19 +107,34 @@ std::unique_ptr<Connection> Connection::open(const std::string& url,
     PQfinish(c);
     throw PgError("PostgreSQL " + redact_url(url) + ": " + why, "");
   }
-  auto conn = std::unique_ptr<Connection>(new Connection(c));
+  auto conn = std::unique_ptr<Connection>(new Connection(c, url));
+  conn->configure();
+  return conn;
+}
+
+void Connection::configure() {
   // Times the server writes are UTC like SQLite's; a statement waits at most 30 s for a lock
   // (claims never wait: SKIP LOCKED). autonous never waits on anything else inside a
   // transaction (no HTTP call runs in one), so a session idle in a transaction for 10 s is a
   // frozen or stopped process: the server ends it and its locks go with it.
-  conn->exec(
+  exec(
       "SET TIME ZONE 'UTC'; SET lock_timeout = '30s'; "
       "SET idle_in_transaction_session_timeout = '10s'; SET bytea_output = 'hex'");
-  if (conn->query("SHOW server_encoding").text(0, 0) != "UTF8")
-    throw PgError("PostgreSQL " + redact_url(url) +
+  if (query("SHOW server_encoding").text(0, 0) != "UTF8")
+    throw PgError("PostgreSQL " + redact_url(url_) +
                       ": the database's encoding must be UTF8 (CREATE DATABASE … ENCODING 'UTF8')",
                   "");
-  return conn;
+}
+
+bool Connection::broken() const noexcept { return PQstatus(c_) != CONNECTION_OK; }
+
+void Connection::reconnect() {
+  PQreset(c_);
+  if (PQstatus(c_) != CONNECTION_OK)
+    throw PgError("PostgreSQL " + redact_url(url_) + ": " + trimmed(PQerrorMessage(c_)), "");
+  prepared_.clear();  // the server forgot them with the old session
+  configure();
+  for (const std::string& channel : channels_) exec("LISTEN " + channel);
 }
 
 Connection::~Connection() { PQfinish(c_); }
@@ -178,24 +194,28 @@ Result Connection::query(const std::string& sql, const std::vector<Param>& param
   return Result(r);
 }
 
-void Connection::listen(const std::string& channel) { exec("LISTEN " + channel); }
+void Connection::listen(const std::string& channel) {
+  exec("LISTEN " + channel);
+  if (std::find(channels_.begin(), channels_.end(), channel) == channels_.end())
+    channels_.push_back(channel);
+}
 
-bool Connection::wait(std::chrono::milliseconds timeout) {
+int Connection::wait(std::chrono::milliseconds timeout) {
   const auto consume = [this] {
-    bool got = false;
+    int got = 0;
     while (PGnotify* n = PQnotifies(c_)) {
       PQfreemem(n);
-      got = true;
+      ++got;
     }
     return got;
   };
   if (PQconsumeInput(c_) == 0) fail("connection lost");
-  if (consume()) return true;
+  if (const int n = consume(); n > 0) return n;
   pollfd p{PQsocket(c_), POLLIN, 0};
   if (p.fd < 0) fail("connection lost");
   const int n = ::poll(&p, 1, static_cast<int>(timeout.count()));
   if (n < 0 && errno != EINTR) fail("poll failed");
-  if (n <= 0) return false;
+  if (n <= 0) return 0;
   if (PQconsumeInput(c_) == 0) fail("connection lost");
   return consume();
 }

@@ -80,21 +80,32 @@ class Connection {
   // PgError.
   Result query(const std::string& sql, const std::vector<Param>& params = {});
 
-  // LISTEN on `channel` (an identifier). wait() returns true when a notification arrived (all
-  // pending ones are consumed) and false after `timeout`. Throws PgError when the connection
-  // breaks.
+  // LISTEN on `channel` (an identifier; again after a reconnect()). wait() returns how many
+  // notifications arrived (all pending ones are consumed), 0 after `timeout`. Throws PgError
+  // when the connection breaks.
   void listen(const std::string& channel);
-  bool wait(std::chrono::milliseconds timeout);
+  int wait(std::chrono::milliseconds timeout);
+
+  // True when the connection to the server is gone (a restart, a failover, a terminated
+  // session): statements fail until reconnect().
+  bool broken() const noexcept;
+  // Connects again with the same parameters: the session settings and LISTENs are restored,
+  // statements are prepared again on first use. Throws PgError when the server cannot be
+  // reached (the connection stays broken; call again later).
+  void reconnect();
 
   bool in_transaction() const noexcept;
   // COMMIT; throws PgError when the server rolled back instead (an earlier statement failed).
   void commit();
 
  private:
-  explicit Connection(pg_conn* c) noexcept : c_(c) {}
+  explicit Connection(pg_conn* c, std::string url) noexcept : c_(c), url_(std::move(url)) {}
   [[noreturn]] void fail(const std::string& what, pg_result* r = nullptr) const;
+  void configure();  // the session settings; checks the encoding
   pg_conn* c_;
+  std::string url_;
   std::map<std::string, std::string> prepared_;  // sql → statement name
+  std::vector<std::string> channels_;            // LISTENed
 };
 
 // BEGIN at READ COMMITTED; rolls back unless commit() ran.

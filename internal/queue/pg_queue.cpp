@@ -246,15 +246,4 @@ QueueStats PgQueue::stats(common::TimePoint now) {
   return s;
 }
 
-void PgQueue::listen() {
-  if (listening_) return;
-  c_.listen("autonous_tasks");
-  listening_ = true;
-}
-
-bool PgQueue::wait_for_work(std::chrono::milliseconds timeout) {
-  listen();
-  return c_.wait(timeout);
-}
-
 }  // namespace autonous::queue

@@ -6,7 +6,8 @@
 // head change (a requeue, an enqueue into the chat) wait until the claimed task shows running
 // (migrations/postgres/0001_init.sql, autonous_recompute_head). Every later change is fenced
 // on the lease token in its WHERE clause, which PostgreSQL re-checks on the newest row version.
-// Idle workers LISTEN on `autonous_tasks` (wait_for_work). Times are compared on the server's
+// The triggers NOTIFY kTasksChannel when a task becomes claimable (a worker process LISTENs on
+// one connection: worker/task_listener.h). Times are compared on the server's
 // clock (the offset to this host's is measured once), so hosts with skewed clocks agree on when
 // a lease expires. One PgQueue per connection.
 
@@ -16,6 +17,10 @@
 
 namespace autonous::db::pg {
 class Connection;
+}
+
+namespace autonous::queue {
+inline constexpr const char* kTasksChannel = "autonous_tasks";
 }
 
 namespace autonous::queue {
@@ -49,13 +54,6 @@ class PgQueue final : public TaskQueue {
   bool has_pending() override;
   QueueStats stats(common::TimePoint now) override;
 
-  // LISTENs on autonous_tasks (a worker does so before its first claim, so a task enqueued
-  // between that claim and the first wait still wakes it).
-  void listen();
-  // Waits up to `timeout` for a NOTIFY on autonous_tasks; true when one came. LISTENs first if
-  // listen() was not called. Throws db::pg::PgError when the connection breaks.
-  bool wait_for_work(std::chrono::milliseconds timeout);
-
  private:
   std::optional<Task> claim_in_transaction(const std::string& worker_id, int64_t now_ms,
                                            std::chrono::seconds lease);
@@ -71,7 +69,6 @@ class PgQueue final : public TaskQueue {
 
   db::pg::Connection& c_;
   int64_t clock_offset_ms_ = 0;
-  bool listening_ = false;
 };
 
 }  // namespace autonous::queue

@@ -1,5 +1,7 @@
 #include "internal/worker/slot.h"
 
+#include <thread>
+
 #include <SQLiteCpp/Database.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -104,59 +106,96 @@ void Slot::index_backlog() {
 }
 
 void Slot::wait_for_work(const std::stop_token& stop) {
-  if (!pg_) {
-    std::unique_lock lock(run_.mu);
-    run_.cv.wait_for(lock, stop, config_.poll_interval, [] { return false; });
-    return;
+  std::unique_lock lock(run_.mu);
+  if (run_.cv.wait_for(lock, stop, config_.poll_interval, [this] { return run_.wakeups > 0; }))
+    --run_.wakeups;
+}
+
+bool Slot::reconnect(const std::function<bool()>& give_up) {
+  while (!give_up()) {
+    for (auto waited = milliseconds(0); waited < backoff_ && !give_up(); waited += kStep) {
+      std::this_thread::sleep_for(kStep);
+      beat();  // alive, waiting for the database (whose health /healthz reports)
+    }
+    if (give_up()) break;
+    try {
+      pg_->reconnect();
+      spdlog::info("slot {} reconnected to the database", index_);
+      backoff_ = milliseconds(500);
+      return true;
+    } catch (const std::exception& e) {
+      backoff_ = std::min(backoff_ * 2, milliseconds(30000));
+      spdlog::warn("slot {}: reconnecting failed ({}); next try in {} ms", index_, e.what(),
+                   backoff_.count());
+    }
   }
-  // The socket wait is cut into short steps so a stop is seen within kStopCheck.
-  constexpr milliseconds kStopCheck{100};
-  auto& pg_queue = static_cast<queue::PgQueue&>(queue_);
-  const auto until = std::chrono::steady_clock::now() + config_.poll_interval;
-  while (!stop.stop_requested()) {
-    const auto left =
-        std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
-    if (left <= milliseconds(0)) return;
-    if (pg_queue.wait_for_work(std::min(left, kStopCheck))) return;
-    beat();
+  return false;
+}
+
+template <typename Write>
+auto Slot::durably(const queue::Task& task, Write&& write) {
+  try {
+    return write();
+  } catch (const std::exception& e) {
+    if (!pg_ || !pg_->broken()) throw;
+    spdlog::warn("slot {}: the database connection was lost storing task_id={} ({}); reconnecting",
+                 index_, task.id, e.what());
+    // Until the grace period of a shutdown is over: the turn's result is worth the wait.
+    if (!reconnect([this] { return run_.hard_stop.load(); })) throw;
+    return write();
   }
 }
 
 void Slot::loop(bool drain) {
   const std::stop_token stop = run_.stop.get_token();
   std::optional<queue::Task> task;
-  if (pg_) static_cast<queue::PgQueue&>(queue_).listen();
   check_database_file();
   while (!stop.stop_requested()) {
-    beat();
-    check_database_file();
-    if (!task) task = queue_.claim(worker_id_, now(), config_.task_lease);
-    if (task) {
-      ++stats_.claimed;
-      ++run_.busy;
-      ++stats_.busy;
-      struct Idle {  // --busy also when process() throws
-        std::atomic<int>& busy;
-        std::atomic<int>& shown;
-        ~Idle() {
-          --busy;
-          --shown;
-        }
-      } idle{run_.busy, stats_.busy};
-      // A successful turn may hand back the next task, claimed in its completion transaction.
-      task = process(*task);
-      continue;  // the chat's next task may be runnable now: no idle wait
+    try {
+      task = pass(std::move(task), drain, stop);
+    } catch (const std::exception& e) {
+      if (!pg_ || !pg_->broken()) throw;
+      // A task claimed in the broken connection's last transaction is not known here: its
+      // lease expires and a worker takes it over (TASK_LEASE_SECONDS).
+      spdlog::warn("slot {}: the database connection was lost ({}); reconnecting", index_,
+                   e.what());
+      task.reset();
+      reconnect([&stop] { return stop.stop_requested(); });
     }
-    if (drain && run_.busy.load() == 0 && !queue_.has_pending()) {
-      spdlog::info("drain: no task queued or running; stopping");
-      run_.stop.request_stop();
-      break;
-    }
-    index_backlog();
-    wait_for_work(stop);
   }
   // Stopping with a task claimed but not started: give it back at once.
   if (task && queue_.release(*task, {})) ++stats_.released;
+}
+
+std::optional<queue::Task> Slot::pass(std::optional<queue::Task> task, bool drain,
+                                      const std::stop_token& stop) {
+  beat();
+  check_database_file();
+  if (!task) task = queue_.claim(worker_id_, now(), config_.task_lease);
+  if (task) {
+    ++stats_.claimed;
+    ++run_.busy;
+    ++stats_.busy;
+    struct Idle {  // --busy also when process() throws
+      std::atomic<int>& busy;
+      std::atomic<int>& shown;
+      ~Idle() {
+        --busy;
+        --shown;
+      }
+    } idle{run_.busy, stats_.busy};
+    // A successful turn may hand back the next task, claimed in its completion transaction:
+    // the chat's next task may be runnable now, so no idle wait.
+    return process(*task);
+  }
+  if (drain && run_.busy.load() == 0 && !queue_.has_pending()) {
+    spdlog::info("drain: no task queued or running; stopping");
+    run_.stop.request_stop();
+    return std::nullopt;
+  }
+  index_backlog();
+  wait_for_work(stop);
+  return std::nullopt;
 }
 
 std::optional<queue::Task> Slot::process(const queue::Task& task) {
@@ -174,7 +213,7 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
   switch (o.kind) {
     case Kind::kDone:
       try {
-        return complete(task, o, trail);
+        return durably(task, [&] { return complete(task, o, trail); });
       } catch (const std::exception& e) {
         // The reply arrived but could not be stored: nothing of it is committed, and the event
         // trail says so (no turn.completed); the task is retried like any internal error.
@@ -185,7 +224,8 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
       }
     case Kind::kRetryLater:
       try {
-        if (queue_.retry_later(task, now() + o.delay, o.error, trail)) {
+        if (durably(task,
+                    [&] { return queue_.retry_later(task, now() + o.delay, o.error, trail); })) {
           ++stats_.retried;
           committed(trail);
           spdlog::warn("task retry task_id={} attempt={} reason={} delay_ms={}", task.id,
@@ -197,7 +237,7 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
       return std::nullopt;
     case Kind::kFailed:
       try {
-        if (queue_.fail(task, o.error, trail)) {
+        if (durably(task, [&] { return queue_.fail(task, o.error, trail); })) {
           ++stats_.failed;
           committed(trail);
           spdlog::error("task failed task_id={} chat_id={:?} error={:?}", task.id, task.chat_id,
@@ -208,7 +248,7 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
       }
       return std::nullopt;
     case Kind::kRelease:
-      if (queue_.release(task, trail)) {
+      if (durably(task, [&] { return queue_.release(task, trail); })) {
         ++stats_.released;
         committed(trail);
       }
@@ -257,7 +297,24 @@ std::function<bool()> Slot::keep_going_for(const queue::Task& task) {
     const auto t = std::chrono::steady_clock::now();
     if (t - last_renew < renew_every) return true;
     last_renew = t;
-    if (!queue_.renew_lease(task, now(), config_.task_lease)) {
+    bool renewed = false;
+    try {
+      renewed = queue_.renew_lease(task, now(), config_.task_lease);
+    } catch (const std::exception& e) {
+      if (!pg_ || !pg_->broken()) throw;
+      // One try to connect again; else this renewal is missed (the lease lasts three) and the
+      // next one tries again.
+      spdlog::warn("slot {}: the database connection was lost renewing task_id={} ({})", index_,
+                   task.id, e.what());
+      try {
+        pg_->reconnect();
+        renewed = queue_.renew_lease(task, now(), config_.task_lease);
+      } catch (const std::exception& again) {
+        spdlog::warn("slot {}: reconnecting failed ({}); the call goes on", index_, again.what());
+        return true;
+      }
+    }
+    if (!renewed) {
       lease_lost_ = true;
       return false;
     }

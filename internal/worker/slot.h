@@ -4,9 +4,11 @@
 // and applies the turn's outcome to the queue in one transaction (complete and claim the chat's
 // next task, retry later, fail, or release). Stops claiming when the run's stop fires.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -42,10 +44,22 @@ struct RunState {
   std::mutex mu;
   std::condition_variable_any cv;
   std::atomic<int> busy{0};  // slots inside a task
+  int wakeups = 0;           // guarded by mu: idle slots asked to claim now (TaskListener)
+
+  // Lets `n` idle slots (at most `cap` pending) end their wait and claim.
+  void wake(int n, int cap) {
+    {
+      const std::lock_guard lock(mu);
+      wakeups = std::min(wakeups + n, cap);
+    }
+    cv.notify_all();
+  }
 };
 
 // How long an idle slot indexes the search backlog before it waits for work again.
 inline constexpr std::chrono::milliseconds kIdleIndexBudget{50};
+// The step of a reconnect's back-off wait (a stop is seen within it).
+inline constexpr std::chrono::milliseconds kStep{100};
 
 class Slot {
  public:
@@ -70,10 +84,22 @@ class Slot {
   // Throws when DB_PATH no longer names the file this slot opened (deleted or replaced): the
   // worker would otherwise write into an unlinked file that nothing reads.
   void check_database_file();
-  // Waits up to POLL_INTERVAL_MS for work, or until the run stops: on PostgreSQL a NOTIFY on
-  // autonous_tasks (an enqueue, a retry, a chat's next task becoming claimable) ends the wait
-  // at once.
+  // Waits up to POLL_INTERVAL_MS for work, or until the run stops, or (on PostgreSQL) until
+  // the TaskListener wakes it: a task became claimable.
   void wait_for_work(const std::stop_token& stop);
+  // Runs one pass of loop(); on PostgreSQL a lost connection is connected again (with
+  // back-off) instead of stopping the worker. Returns the task to run next.
+  std::optional<queue::Task> pass(std::optional<queue::Task> task, bool drain,
+                                  const std::stop_token& stop);
+  // The PostgreSQL connection is gone: reconnects, waiting `backoff_` before each try (doubling
+  // it up to 30 s), until it succeeds (true) or `give_up` says so (false).
+  bool reconnect(const std::function<bool()>& give_up);
+  // Runs `write` (a queue write of the turn's outcome); when the PostgreSQL connection broke
+  // under it, connects again and runs it once more. The lease token, not the session, fences
+  // the write: one the server did commit before the connection broke is refused the second
+  // time (nothing is stored twice).
+  template <typename Write>
+  auto durably(const queue::Task& task, Write&& write);
   void beat() noexcept;  // WorkerStats::beats
   // Hands a committed trail to WorkerDeps::on_trail.
   void committed(const std::vector<events::Event>& trail) noexcept;
@@ -99,7 +125,8 @@ class Slot {
   store::Engine engine_;
   Turn turn_;
   bool lease_lost_ = false;
-  uint64_t db_device_ = 0;  // DB_PATH's file as opened
+  std::chrono::milliseconds backoff_{500};  // before the next reconnect
+  uint64_t db_device_ = 0;                  // DB_PATH's file as opened
   uint64_t db_inode_ = 0;
   std::chrono::steady_clock::time_point last_file_check_;
 };

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "internal/worker/slot.h"
+#include "internal/worker/task_listener.h"
 
 namespace autonous::worker {
 namespace {
@@ -86,6 +87,11 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
     }
     state.stop.request_stop();
   };
+  // On PostgreSQL, LISTENing before the slots' first claim.
+  const std::unique_ptr<TaskListener> listener =
+      config_.database_url.empty()
+          ? nullptr
+          : std::make_unique<TaskListener>(config_.database_url, state, config_.worker_concurrency);
   std::vector<std::jthread> threads;
   threads.reserve(slots.size());
   for (auto& slot : slots) {

@@ -77,6 +77,27 @@ TEST(PgConnectionTest, WaitReturnsOnNotifyAndTimesOutWithout) {
   EXPECT_FALSE(listener->wait(std::chrono::milliseconds(100)));  // consumed
 }
 
+TEST(PgConnectionTest, ATerminatedSessionIsBrokenAndReconnectRestoresItsStatementsAndListens) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  auto c = t.open_connection();
+  c->listen("autonous_tasks");
+  const std::string count = "SELECT count(*) FROM tasks WHERE chat_id = $1";
+  EXPECT_EQ(c->query(count, {param("c")}).int64(0, 0), 0);  // prepared
+  EXPECT_FALSE(c->broken());
+  const int64_t pid = c->query("SELECT pg_backend_pid()").int64(0, 0);
+  t.db().query("SELECT pg_terminate_backend($1::int)", {param(pid)});
+  EXPECT_THROW(c->query(count, {param("c")}), PgError);
+  EXPECT_TRUE(c->broken());
+  c->reconnect();
+  EXPECT_FALSE(c->broken());
+  EXPECT_NE(c->query("SELECT pg_backend_pid()").int64(0, 0), pid);
+  EXPECT_EQ(c->query(count, {param("c")}).int64(0, 0), 0);  // prepared again
+  EXPECT_EQ(c->query("SHOW TimeZone").text(0, 0), "UTC");   // the session settings too
+  t.db().query("INSERT INTO tasks(chat_id, text) VALUES ('c', 'x')");
+  EXPECT_GT(c->wait(std::chrono::seconds(5)), 0);  // still LISTENing
+}
+
 TEST(PgConnectionTest, MigrateTwiceIsANoOpAndANewerSchemaIsRefused) {
   PG_TEST_OR_SKIP();
   testing::PgTestDb t;  // migrated once

@@ -364,18 +364,78 @@ TEST_F(WorkerE2eTest, OnPostgresAnIdleWorkerWakesOnNotifyNotAfterThePollInterval
   ASSERT_TRUE(worker.wait(seconds(10)));
 }
 
-TEST_F(WorkerE2eTest, OnPostgresCommandsNotBuiltThereRefuseWithExitTwo) {
-  if (!pg_) GTEST_SKIP() << "the refusals of DATABASE_URL";
-  StubServer stub(dir_.path().string());
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"dashboard"}}) {
-    const auto r = autonous(dir_, args, env(stub));
-    EXPECT_EQ(r.exit_code, 2) << args[0];
-    EXPECT_NE(r.err.find("DATABASE_URL"), std::string::npos) << r.err;
-  }
-  const auto w = autonous(dir_, {"worker", "--drain"}, env(stub, {{"HTTP_LISTEN", "9464"}}));
-  EXPECT_EQ(w.exit_code, 2);
-  EXPECT_NE(w.err.find("HTTP_LISTEN"), std::string::npos) << w.err;
-  EXPECT_FALSE(std::filesystem::exists(db_));  // no SQLite file appeared on the side
+// A server restart or failover ends every session: the worker connects again (each slot and
+// its listener) and goes on, instead of stopping. Twice, the second time during calls.
+TEST_F(WorkerE2eTest, OnPostgresAWorkerWhoseSessionsEndConnectsAgainAndGoesOn) {
+  if (!pg_) GTEST_SKIP() << "a PostgreSQL server's sessions";
+  StubServer stub(dir_.path().string(), 300);
+  Process worker({autonous_bin(), "worker"},
+                 env(stub, {{"WORKER_CONCURRENCY", "3"}, {"POLL_INTERVAL_MS", "20000"}}),
+                 dir_.path().string());
+  const auto wait_done = [&](int64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+    while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < n &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(milliseconds(50));
+  };
+  const std::string terminate =
+      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+      "current_database() AND pid <> pg_backend_pid() AND application_name = 'autonous'";
+  for (int i = 0; i < 3; ++i) enqueue("a" + std::to_string(i), "before");
+  wait_done(3);
+  ASSERT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 3);
+  EXPECT_GE(num(terminate), 4);  // three slots and the listener, idle
+  std::this_thread::sleep_for(milliseconds(300));
+  // Woken by NOTIFY after the listener is back (the poll interval is 20 s).
+  for (int i = 0; i < 3; ++i) enqueue("b" + std::to_string(i), "after an idle loss");
+  wait_done(6);
+  ASSERT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 6);
+  for (int i = 0; i < 3; ++i) enqueue("c" + std::to_string(i), "lost during the call");
+  while (num("SELECT count(*) FROM tasks WHERE status = 'running'") < 3)
+    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_GE(num(terminate), 1);
+  // Each reply is stored by a new session; a turn whose completion failed is retried.
+  wait_done(9);
+  EXPECT_FALSE(worker.wait(milliseconds(10))) << "the worker must still run";
+  worker.signal(SIGTERM);
+  const auto r = worker.wait(seconds(20));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  EXPECT_NE(r->err.find("reconnected"), std::string::npos) << r->err;
+  // The replies of the calls in flight were stored through the new session, not retried.
+  EXPECT_NE(r->err.find("connection was lost storing task_id"), std::string::npos) << r->err;
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 9);
+  expect_exactly_once(9);
+}
+
+// Ids are given out before commit: a filtered follow waits for a gap like an unfiltered one,
+// instead of skipping an event committed after a newer one.
+TEST_F(WorkerE2eTest, OnPostgresAFilteredFollowWaitsForAnEventCommittedOutOfIdOrder) {
+  if (!pg_) GTEST_SKIP() << "ids given out before commit are PostgreSQL's";
+  exec_sql("INSERT INTO events(type, payload) VALUES ('x.mark', '{\"n\":0}')");
+  Process follow({autonous_bin(), "events", "--type", "x.mark", "--follow"}, db_env(),
+                 dir_.path().string());
+  const auto printed = [&](const std::string& what, std::chrono::milliseconds within) {
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    while (follow.stdout_text().find(what) == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(milliseconds(20));
+    return follow.stdout_text().find(what) != std::string::npos;
+  };
+  ASSERT_TRUE(printed("\"n\":0", seconds(10))) << follow.stderr_text();
+  auto late = pg_->open_connection();
+  late->exec("BEGIN");
+  late->exec("INSERT INTO events(type, payload) VALUES ('x.mark', '{\"n\":1}')");
+  exec_sql("INSERT INTO events(type, payload) VALUES ('other', '{}')");
+  exec_sql("INSERT INTO events(type, payload) VALUES ('x.mark', '{\"n\":2}')");
+  EXPECT_FALSE(printed("\"n\":2", milliseconds(1000))) << "printed past an uncommitted id";
+  late->exec("COMMIT");
+  ASSERT_TRUE(printed("\"n\":2", seconds(10)));
+  const std::string out = follow.stdout_text();
+  EXPECT_LT(out.find("\"n\":1"), out.find("\"n\":2")) << out;
+  EXPECT_EQ(out.find("\"other\""), std::string::npos) << out;
+  follow.signal(SIGTERM);
+  ASSERT_TRUE(follow.wait(seconds(10)));
 }
 
 TEST_F(WorkerE2eTest, SigtermLetsInFlightCallsFinishThenExitsZero) {
