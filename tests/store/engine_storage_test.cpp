@@ -1,0 +1,197 @@
+// EngineStorage on both backends (make_sqlite_storage, make_pg_storage): the same writes read
+// back the same on each: history, a chat's stored state (settings and clear point, pins,
+// custom blocks, prompt blocks, context state), summaries, calibration and learned limits, and
+// the operator functions of `autonous chat` and `autonous context limits`.
+#include "internal/store/engine_storage.h"
+
+#include <SQLiteCpp/Database.h>
+#include <gtest/gtest.h>
+
+#include "internal/db/pg_connection.h"
+#include "internal/db/statement_cache.h"
+#include "internal/db/write_transaction.h"
+#include "internal/store/chat_settings_store.h"
+#include "internal/store/context_state_store.h"
+#include "tests/support/pg_test_db.h"
+#include "tests/support/test_db.h"
+
+namespace autonous::store {
+namespace {
+
+struct SqliteBackend {
+  static constexpr bool kPostgres = false;
+  testing::TestDb t;
+  std::unique_ptr<EngineStorage> storage = make_sqlite_storage(t.db());
+  SQLite::Database& db() { return t.db(); }
+  void exec(const std::string& sql) { t.db().exec(sql); }
+  int64_t clear(const std::string& chat) {
+    db::WriteTransaction tx(t.db());
+    const int64_t through = clear_context(t.db(), chat);
+    tx.commit();
+    return through;
+  }
+  std::vector<Pin> pins(const std::string& chat) {
+    db::StatementCache cache(t.db());
+    return load_pins(cache, chat);
+  }
+};
+
+struct PgBackend {
+  static constexpr bool kPostgres = true;
+  testing::PgTestDb t;
+  std::unique_ptr<EngineStorage> storage = make_pg_storage(t.db());
+  db::pg::Connection& db() { return t.db(); }
+  void exec(const std::string& sql) { t.db().exec(sql); }
+  int64_t clear(const std::string& chat) {
+    db::pg::Transaction tx(t.db());
+    const int64_t through = clear_context(t.db(), chat);
+    tx.commit();
+    return through;
+  }
+  std::vector<Pin> pins(const std::string& chat) { return load_pins(t.db(), chat); }
+};
+
+template <typename B>
+class EngineStorageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if constexpr (B::kPostgres) PG_TEST_OR_SKIP();
+    b_ = std::make_unique<B>();
+  }
+  EngineStorage& s() { return *b_->storage; }
+  std::unique_ptr<B> b_;
+};
+
+struct BackendNames {
+  template <typename T>
+  static std::string GetName(int) {
+    return T::kPostgres ? "Postgres" : "Sqlite";
+  }
+};
+using Backends = ::testing::Types<SqliteBackend, PgBackend>;
+TYPED_TEST_SUITE(EngineStorageTest, Backends, BackendNames);
+
+TYPED_TEST(EngineStorageTest, HistoryIsTheNewestAboveAnIdOldestFirst) {
+  for (int i = 1; i <= 6; ++i)
+    this->b_->exec("INSERT INTO history(chat_id, role, text) VALUES ('" +
+                   std::string(i == 3 ? "other" : "c") + "', '" + (i % 2 ? "user" : "assistant") +
+                   "', 'm" + std::to_string(i) + "')");
+  const auto h = this->s().provider().get_history("c", 3, 1);
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[0].content, "m4");
+  EXPECT_EQ(h[0].history_id, 4);
+  EXPECT_EQ(h[0].role, common::Role::kAssistant);
+  EXPECT_EQ(h[2].content, "m6");
+  EXPECT_FALSE(h[2].at.empty());
+  EXPECT_EQ(this->s().provider().get_history("c", 10, 0).size(), 5u);
+  EXPECT_TRUE(this->s().provider().get_history("c", 0, 0).empty());
+  EXPECT_TRUE(this->s().provider().get_history("nobody", 10, 0).empty());
+}
+
+TYPED_TEST(EngineStorageTest, AChatsStoredStateReadsBackWhole) {
+  auto& b = *this->b_;
+  const context::ChatState none = this->s().provider().chat_state("c");
+  EXPECT_EQ(none.settings_json, "{}");
+  EXPECT_EQ(none.cleared_through, 0);
+  EXPECT_TRUE(none.pins.empty() && none.blocks.empty() && none.custom.empty());
+  save_overrides(b.db(), "c", R"({"max_tokens":4000})");
+  b.exec("INSERT INTO history(chat_id, role, text) VALUES ('c', 'user', 'hi')");
+  for (int i = 0; i < 60; ++i) add_pin(b.db(), "c", "pin " + std::to_string(i));
+  b.exec(
+      "INSERT INTO custom_blocks(chat_id, name, text) VALUES (NULL, 'all', 'for every chat'), "
+      "('c', 'mine', 'for c'), ('d', 'theirs', 'for d')");
+  context::ContextState state;
+  state.chain_start = 1;
+  state.verbatim_after = 7;
+  state.compactions = 3;
+  state.last_reason = context::CompactionReason::kThreshold;
+  state.summary_failures = 1;
+  state.summary_skips = 2;
+  state.summary_from = 5;
+  this->s().provider().save_context_state("c", state);
+  const std::vector<context::BlockRecord> blocks = {{"system", "abc", 10, 0},
+                                                    {"history", "def", 200, 42}};
+  this->s().write_blocks("c", blocks);
+  const context::ChatState got = this->s().provider().chat_state("c");
+  EXPECT_NE(got.settings_json.find("4000"), std::string::npos) << got.settings_json;
+  EXPECT_EQ(got.context, state);
+  ASSERT_EQ(got.pins.size(), context::kMaxPins);  // the newest, oldest first
+  EXPECT_EQ(got.pins.back(), "pin 59");
+  EXPECT_EQ(got.pins.front(), "pin " + std::to_string(60 - context::kMaxPins));
+  EXPECT_EQ(b.pins("c").size(), 60u);
+  EXPECT_EQ(got.blocks.size(), 2u);
+  EXPECT_EQ(got.blocks[0], blocks[1]);  // by name
+  ASSERT_EQ(got.custom.size(), 2u);     // the chat's own first
+  EXPECT_EQ(got.custom[0].name, "mine");
+  EXPECT_EQ(got.custom[1].name, "all");
+  // `chat clear`: after the newest message, the context state starts over; reset keeps it.
+  EXPECT_EQ(b.clear("c"), 1);
+  EXPECT_EQ(this->s().provider().chat_state("c").cleared_through, 1);
+  EXPECT_EQ(this->s().provider().chat_state("c").context, context::ContextState{});
+  EXPECT_TRUE(reset_overrides(b.db(), "c"));
+  EXPECT_FALSE(reset_overrides(b.db(), "c"));
+  EXPECT_EQ(this->s().provider().chat_state("c").settings_json, "{}");
+  EXPECT_EQ(this->s().provider().chat_state("c").cleared_through, 1);
+  const int64_t first = b.pins("c").front().id;
+  EXPECT_TRUE(remove_pin(b.db(), "c", first));
+  EXPECT_FALSE(remove_pin(b.db(), "c", first));
+  EXPECT_FALSE(remove_pin(b.db(), "d", b.pins("c").front().id));  // another chat's pin
+}
+
+TYPED_TEST(EngineStorageTest, SummariesChainPerClearPointNewestFirst) {
+  auto& sum = this->s().summaries();
+  for (int i = 0; i < 5; ++i)
+    this->b_->exec("INSERT INTO history(chat_id, role, text) VALUES ('c', 'user', 'x')");
+  EXPECT_FALSE(sum.latest("c", 0));
+  context::Summary s{0, 2, 0, "first", 12, "m"};
+  const int64_t a = sum.save("c", s, {common::Usage{10, 5, 15, 0}, std::nullopt}, 2);
+  s.covers_through = 4;
+  s.text = "second";
+  const int64_t b = sum.save("c", s, {}, 2);
+  EXPECT_GT(b, a);
+  s.chain_start = 3;
+  s.text = "after a clear";
+  sum.save("c", s, {}, 1);
+  const auto latest = sum.latest("c", 0);
+  ASSERT_TRUE(latest);
+  EXPECT_EQ(latest->id, b);
+  EXPECT_EQ(latest->text, "second");
+  EXPECT_EQ(latest->covers_through, 4);
+  EXPECT_EQ(latest->tokens, 12);
+  EXPECT_EQ(latest->model, "m");
+  EXPECT_EQ(sum.latest("c", 3)->text, "after a clear");
+  EXPECT_EQ(sum.count_between("c", 1, 5), 3);
+  EXPECT_EQ(sum.count_between("other", 0, 100), 0);
+}
+
+TYPED_TEST(EngineStorageTest, CalibrationOnlyRisesAndLearnedLimitsFollowTheirRules) {
+  auto& s = this->s();
+  EXPECT_DOUBLE_EQ(s.calibration_scale("m"), 1.0);
+  EXPECT_DOUBLE_EQ(s.raise_calibration("m", 1.0, 100, 90), 1.0);  // covered: no change
+  const double raised = s.raise_calibration("m", 1.0, 100, 125);
+  EXPECT_GE(raised, 1.25);  // covers what the API counted (with calibration_wanted's margin)
+  EXPECT_DOUBLE_EQ(s.calibration_scale("m"), raised);
+  EXPECT_DOUBLE_EQ(s.raise_calibration("m", 1.0, 100, 101), raised);  // never lowered
+  EXPECT_DOUBLE_EQ(s.calibration_scale("other"), 1.0);
+  EXPECT_FALSE(s.learned_limit("http://e", "m"));
+  LearnedLimit guessed{5000, std::nullopt, "too long", ""};
+  EXPECT_EQ(s.learn_limit("http://e", "m", guessed), 5000);
+  guessed.budget_tokens = 7000;
+  EXPECT_EQ(s.learn_limit("http://e", "m", guessed), 5000);  // a guess never raises one
+  LearnedLimit stated{9000, 8192, "max 8192", ""};
+  EXPECT_EQ(s.learn_limit("http://e", "m", stated), 9000);  // what the server said wins
+  const auto got = s.learned_limit("http://e", "m");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->stated_limit, 8192);
+  EXPECT_EQ(got->message, "max 8192");
+  EXPECT_FALSE(got->learned_at.empty());
+  s.learn_limit("http://a", "m", guessed);
+  const auto rows = learned_limits(this->b_->db());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].endpoint, "http://a");  // ordered
+  EXPECT_EQ(forget_limits(this->b_->db()), 2);
+  EXPECT_TRUE(learned_limits(this->b_->db()).empty());
+}
+
+}  // namespace
+}  // namespace autonous::store
