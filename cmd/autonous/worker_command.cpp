@@ -46,6 +46,8 @@ ops::LoopStatus loop_status(const worker::Worker& w) {
   for (int i = 0; i < s.slots; ++i) {
     const int64_t beat = s.beats[i].load();
     out.beat_age_ms.push_back(beat == 0 ? -1 : now - beat);
+    const int64_t offline = s.offline_since[i].load();
+    out.offline_ms.push_back(offline == 0 ? 0 : now - offline);
   }
   return out;
 }
@@ -97,7 +99,7 @@ int run_worker(const config::Config& config, bool drain) {
     metrics = std::make_unique<ops::Metrics>(config.openai_model);
     server = start_ops_server(config, *config.http_listen, *metrics, [&live] {
       const worker::Worker* running = live.load();
-      return running != nullptr ? loop_status(*running) : ops::LoopStatus{0, 0, {}, true};
+      return running != nullptr ? loop_status(*running) : ops::LoopStatus{0, 0, {}, true, {}};
     });
   }
   catch_up_search(std::move(migrated));

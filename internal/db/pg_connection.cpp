@@ -132,6 +132,7 @@ void Connection::reconnect() {
   PQreset(c_);
   if (PQstatus(c_) != CONNECTION_OK)
     throw PgError("PostgreSQL " + redact_url(url_) + ": " + trimmed(PQerrorMessage(c_)), "");
+  ++session_;
   prepared_.clear();  // the server forgot them with the old session
   configure();
   for (const std::string& channel : channels_) exec("LISTEN " + channel);
@@ -222,9 +223,9 @@ int Connection::wait(std::chrono::milliseconds timeout) {
 
 bool Connection::in_transaction() const noexcept { return PQtransactionStatus(c_) != PQTRANS_IDLE; }
 
-Transaction::Transaction(Connection& c) : c_(c) { c_.exec("BEGIN"); }
+Transaction::Transaction(Connection& c) : c_(c), session_(c.session()) { c_.exec("BEGIN"); }
 Transaction::~Transaction() {
-  if (done_) return;
+  if (done_ || c_.session() != session_) return;  // a new session has no transaction of ours
   try {
     c_.exec("ROLLBACK");
   } catch (...) {  // the connection is broken; the server rolls back when it closes
@@ -240,6 +241,9 @@ void Connection::commit() {
 }
 
 void Transaction::commit() {
+  if (c_.session() != session_)
+    throw PgError("PostgreSQL: the connection was lost inside a transaction; nothing committed",
+                  "");
   c_.commit();
   done_ = true;
 }

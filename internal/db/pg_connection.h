@@ -93,6 +93,8 @@ class Connection {
   // statements are prepared again on first use. Throws PgError when the server cannot be
   // reached (the connection stays broken; call again later).
   void reconnect();
+  // Counts reconnect()s: a Transaction begun in an earlier session refuses to commit.
+  uint64_t session() const noexcept { return session_; }
 
   bool in_transaction() const noexcept;
   // COMMIT; throws PgError when the server rolled back instead (an earlier statement failed).
@@ -106,6 +108,7 @@ class Connection {
   std::string url_;
   std::map<std::string, std::string> prepared_;  // sql → statement name
   std::vector<std::string> channels_;            // LISTENed
+  uint64_t session_ = 0;
 };
 
 // BEGIN at READ COMMITTED; rolls back unless commit() ran.
@@ -119,6 +122,7 @@ class Transaction {
 
  private:
   Connection& c_;
+  uint64_t session_;
   bool done_ = false;
 };
 

@@ -161,8 +161,7 @@ std::string retries(PageDb& db) {
 std::string models_table(PageDb& db);  // dashboard_models.cpp
 
 std::string overview_page(PageDb& db, TaskCounts& counts) {
-  const double now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double now = db.now();  // the clock that wrote the stored times
   const std::vector<TaskTimes> tasks = recent_tasks(db, now);
   std::string body = status_cards(db, counts);
   body += "<h2>Over time (last 24 hours, newest " + html::number(kRecentTasks) + " tasks)</h2>";

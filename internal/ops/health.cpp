@@ -20,6 +20,12 @@ HealthReport check_health(const std::string& db_problem, const LoopProbe& loop,
                         " s (limit " + std::to_string(options.stall_limit.count() / 1000) + " s)";
       }
     }
+    for (size_t i = 0; report.ok && i < s.offline_ms.size(); ++i)
+      if (s.offline_ms[i] > options.offline_limit.count()) {
+        report.ok = false;
+        report.reason = "slot " + std::to_string(i) + " has been connecting to the database for " +
+                        std::to_string(s.offline_ms[i] / 1000) + " s";
+      }
     if (s.starting) body["status"] = "starting";
     body["slots"] = s.slots;
     body["busy"] = s.busy;

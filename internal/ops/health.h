@@ -25,6 +25,8 @@ struct HealthOptions {
   bool need_write = true;  // a worker's database must take writes
   // A slot silent this long is wedged (the worker passes max(60 s, 3 × POLL_INTERVAL_MS)).
   std::chrono::milliseconds stall_limit{60000};
+  // A slot reconnecting this long (the server is down, or refuses its logins) is unhealthy.
+  std::chrono::milliseconds offline_limit{10000};
 };
 
 // The report from the slots (`loop`; empty for `autonous dashboard`) and a database probe's

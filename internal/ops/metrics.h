@@ -24,6 +24,7 @@ struct LoopStatus {
   int busy = 0;
   std::vector<int64_t> beat_age_ms;  // per slot; -1 before its first beat
   bool starting = false;             // the worker is still catching up before its slots run
+  std::vector<int64_t> offline_ms;   // per slot: how long it has been reconnecting; 0 when not
 };
 using LoopProbe = std::function<LoopStatus()>;
 

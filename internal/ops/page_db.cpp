@@ -110,6 +110,11 @@ class SqlitePageDb final : public PageDb {
     sqlite3_progress_handler(db_->getHandle(), 0, nullptr, nullptr);
   }
 
+  double now() override {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+
  private:
   std::unique_ptr<SQLite::Database> db_;
   std::chrono::steady_clock::time_point deadline_;

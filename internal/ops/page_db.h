@@ -64,11 +64,15 @@ class PageDb {
   // The queries until end_request() stop at `deadline`.
   virtual void begin_request(std::chrono::steady_clock::time_point deadline) = 0;
   virtual void end_request() noexcept = 0;
+  // Now, in Unix seconds, on the clock that writes the stored times (PostgreSQL: the server's,
+  // so every host reports the same ages).
+  virtual double now() = 0;
 };
 
 // `db` should have a short busy timeout (a probe waits on it).
 std::unique_ptr<PageDb> sqlite_page_db(std::unique_ptr<SQLite::Database> db);
-// page_db_pg.cpp. Sets the session read-only; a statement past the deadline is cancelled.
+// page_db_pg.cpp. The pages only read (SELECT); a statement past the deadline is cancelled; a
+// connection found broken (a server restart, a failover) is connected again at the next call.
 std::unique_ptr<PageDb> pg_page_db(std::unique_ptr<db::pg::Connection> c);
 
 // Unix seconds of a stored time (2026-11-23T09:08:26.244Z, with or without fraction and Z);

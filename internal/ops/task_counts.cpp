@@ -11,9 +11,7 @@ std::optional<double> oldest_queued_age(PageDb& db) {
   if (r.empty()) return std::nullopt;
   const std::optional<double> created = unix_seconds(r.text(0, 0));
   if (!created) return 0.0;  // a hand-written time that is none
-  const auto now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  return std::max(0.0, now - *created);
+  return std::max(0.0, db.now() - *created);
 }
 
 std::array<int64_t, 4> TaskCounts::read(PageDb& db) {

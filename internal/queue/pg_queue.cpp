@@ -60,7 +60,9 @@ int64_t ms(std::chrono::seconds s) { return std::chrono::milliseconds(s).count()
 
 }  // namespace
 
-PgQueue::PgQueue(db::pg::Connection& c) : c_(c) {
+PgQueue::PgQueue(db::pg::Connection& c) : c_(c) { measure_clock(); }
+
+void PgQueue::measure_clock() {
   // The server's clock minus ours, measured once (half the round trip is the error): every time
   // this queue compares or stores (leases, run_after) is on the server's clock, so workers on
   // hosts whose clocks disagree never take each other's live leases.
@@ -69,6 +71,30 @@ PgQueue::PgQueue(db::pg::Connection& c) : c_(c) {
       c_.query("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint").int64(0, 0);
   const int64_t after = common::to_unix_ms(std::chrono::system_clock::now());
   clock_offset_ms_ = server - (before + after) / 2;
+}
+
+int64_t PgQueue::after_reconnect() {
+  measure_clock();
+  if (unconfirmed_claim_.empty()) return 0;
+  db::pg::Transaction tx(c_);
+  const db::pg::Result r = c_.query(
+      "UPDATE tasks SET status = 'queued', run_after = 0, attempts = greatest(attempts - 1, 0), "
+      "lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = "
+      "autonous_now() WHERE lease_token = $1 AND status = 'running' RETURNING id, chat_id",
+      {param(unconfirmed_claim_)});
+  int64_t id = 0;
+  if (r.rows() > 0) {
+    id = r.int64(0, 0);
+    events::Event e;
+    e.type = std::string(events::kAgentReleased);
+    e.task_id = id;
+    e.chat_id = r.text(0, 1);
+    e.payload = R"({"reason":"connection_lost"})";
+    events::append(c_, e);
+  }
+  tx.commit();
+  unconfirmed_claim_.clear();
+  return id;
 }
 
 int64_t PgQueue::server_ms(common::TimePoint t) const {
@@ -87,6 +113,7 @@ std::optional<Task> PgQueue::claim(const std::string& worker_id, common::TimePoi
   db::pg::Transaction tx(c_);
   std::optional<Task> task = claim_in_transaction(worker_id, server_ms(now), lease);
   tx.commit();
+  unconfirmed_claim_.clear();
   return task;
 }
 
@@ -94,6 +121,7 @@ std::optional<Task> PgQueue::claim_in_transaction(const std::string& worker_id, 
                                                   std::chrono::seconds lease) {
   Task task;
   task.lease_token = new_lease_token();
+  unconfirmed_claim_ = task.lease_token;  // until the caller's commit returns
   {
     const db::pg::Result r = c_.query(kClaim, {param(now_ms), param(worker_id),
                                                param(task.lease_token), param(now_ms + ms(lease))});
@@ -157,6 +185,7 @@ TaskQueue::CompleteAndClaim PgQueue::complete_and_claim(
   out.completed = true;
   out.next = claim_in_transaction(worker_id, server_ms(now), lease);
   tx.commit();
+  unconfirmed_claim_.clear();
   return out;
 }
 

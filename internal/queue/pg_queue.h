@@ -31,6 +31,13 @@ class PgQueue final : public TaskQueue {
   // db::pg::PgError.
   explicit PgQueue(db::pg::Connection& c);
 
+  // After the connection broke and was connected again (db::pg::Connection::reconnect):
+  // measures the server's clock again (a failover may have moved it) and gives back, as a
+  // release does, a task claimed in a transaction whose outcome this queue never learned (a
+  // claim or a completion's next task): its lease would hold up its chat for
+  // TASK_LEASE_SECONDS. Returns that task's id, 0 when there was none. Throws db::pg::PgError.
+  int64_t after_reconnect();
+
   int64_t enqueue(const std::string& chat_id, const std::string& text, int priority = 0) override;
   std::optional<Task> claim(const std::string& worker_id, common::TimePoint now,
                             std::chrono::seconds lease) override;
@@ -66,9 +73,12 @@ class PgQueue final : public TaskQueue {
 
   // `t` (this host's clock) on the server's clock: the offset measured at construction.
   int64_t server_ms(common::TimePoint t) const;
+  void measure_clock();
 
   db::pg::Connection& c_;
   int64_t clock_offset_ms_ = 0;
+  // The lease token of a claim whose transaction has not been seen to commit (after_reconnect).
+  std::string unconfirmed_claim_;
 };
 
 }  // namespace autonous::queue

@@ -111,7 +111,23 @@ void Slot::wait_for_work(const std::stop_token& stop) {
     --run_.wakeups;
 }
 
+void Slot::after_reconnect() {
+  if (const int64_t id = static_cast<queue::PgQueue&>(queue_).after_reconnect(); id > 0) {
+    ++stats_.released;
+    spdlog::warn("slot {}: task_id={}, claimed as the connection broke, is queued again", index_,
+                 id);
+  }
+}
+
 bool Slot::reconnect(const std::function<bool()>& give_up) {
+  if (index_ >= 0 && index_ < stats_.slots) stats_.offline_since[index_] = WorkerStats::now_ms();
+  struct Online {  // also when giving up: a stopping slot is no longer counted offline
+    WorkerStats& stats;
+    int index;
+    ~Online() {
+      if (index >= 0 && index < stats.slots) stats.offline_since[index] = 0;
+    }
+  } online{stats_, index_};
   while (!give_up()) {
     for (auto waited = milliseconds(0); waited < backoff_ && !give_up(); waited += kStep) {
       std::this_thread::sleep_for(kStep);
@@ -120,6 +136,7 @@ bool Slot::reconnect(const std::function<bool()>& give_up) {
     if (give_up()) break;
     try {
       pg_->reconnect();
+      after_reconnect();
       spdlog::info("slot {} reconnected to the database", index_);
       backoff_ = milliseconds(500);
       return true;
@@ -276,7 +293,10 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
                                      config_.task_lease, state);
   }
   if (!done.completed) {
-    spdlog::warn("lease lost before completion; nothing committed task_id={}", task.id);
+    spdlog::warn(
+        "lease lost before completion (taken over, or a try before a lost connection stored "
+        "it); nothing committed now task_id={}",
+        task.id);
     return std::nullopt;
   }
   ++stats_.completed;
@@ -308,6 +328,7 @@ std::function<bool()> Slot::keep_going_for(const queue::Task& task) {
                    task.id, e.what());
       try {
         pg_->reconnect();
+        after_reconnect();
         renewed = queue_.renew_lease(task, now(), config_.task_lease);
       } catch (const std::exception& again) {
         spdlog::warn("slot {}: reconnecting failed ({}); the call goes on", index_, again.what());

@@ -94,6 +94,9 @@ class Slot {
   // The PostgreSQL connection is gone: reconnects, waiting `backoff_` before each try (doubling
   // it up to 30 s), until it succeeds (true) or `give_up` says so (false).
   bool reconnect(const std::function<bool()>& give_up);
+  // After a reconnect: the queue re-measures the server's clock and gives back a task claimed
+  // in a transaction whose outcome was lost (PgQueue::after_reconnect).
+  void after_reconnect();
   // Runs `write` (a queue write of the turn's outcome); when the PostgreSQL connection broke
   // under it, connects again and runs it once more. The lease token, not the session, fences
   // the write: one the server did commit before the connection broke is refused the second

@@ -32,13 +32,17 @@ namespace autonous::worker {
 
 struct WorkerStats {
   explicit WorkerStats(int slot_count = 0)
-      : slots(slot_count), beats(std::make_unique<std::atomic<int64_t>[]>(slot_count)) {}
+      : slots(slot_count),
+        beats(std::make_unique<std::atomic<int64_t>[]>(slot_count)),
+        offline_since(std::make_unique<std::atomic<int64_t>[]>(slot_count)) {}
   // A slot's sign of life, in steady-clock milliseconds (now_ms()): every pass of its loop and
   // every poll during an HTTP call. 0 until the slot runs. /healthz calls a slot silent for
   // long wedged.
   static int64_t now_ms() noexcept;
   const int slots;
   std::unique_ptr<std::atomic<int64_t>[]> beats;
+  // Since when (now_ms()) a slot has been connecting to the database again; 0 when connected.
+  std::unique_ptr<std::atomic<int64_t>[]> offline_since;
   std::atomic<int> busy{0};  // slots inside a task
   std::atomic<int64_t> claimed{0};
   std::atomic<int64_t> completed{0};

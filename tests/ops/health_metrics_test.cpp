@@ -24,9 +24,9 @@ events::Event event(std::string_view type, const json& payload, int64_t at) {
 }
 
 TEST(HealthTest, ASilentSlotIsWedged) {
-  const LoopProbe fine = [] { return LoopStatus{2, 1, {10, -1}}; };
+  const LoopProbe fine = [] { return LoopStatus{2, 1, {10, -1}, false, {}}; };
   EXPECT_TRUE(check_health("", fine, {}).ok);
-  const LoopProbe wedged = [] { return LoopStatus{2, 1, {10, 61000}}; };
+  const LoopProbe wedged = [] { return LoopStatus{2, 1, {10, 61000}, false, {}}; };
   const HealthReport h = check_health("", wedged, {});
   EXPECT_FALSE(h.ok);
   EXPECT_EQ(h.reason, "slot 1 silent for 61 s (limit 60 s)");
@@ -36,8 +36,18 @@ TEST(HealthTest, ASilentSlotIsWedged) {
   EXPECT_EQ(json::parse(db.body)["reason"], "database refuses writes: locked");
 }
 
+TEST(HealthTest, ASlotReconnectingPastTheLimitIsUnhealthyWhileItStillBeats) {
+  LoopStatus s{2, 0, {10, 10}, false, {}};
+  s.offline_ms = {0, 9000};
+  EXPECT_TRUE(check_health("", [s] { return s; }, {}).ok);  // a restart's few seconds
+  s.offline_ms = {0, 12000};
+  const HealthReport h = check_health("", [s] { return s; }, {});
+  EXPECT_FALSE(h.ok);
+  EXPECT_EQ(h.reason, "slot 1 has been connecting to the database for 12 s");
+}
+
 TEST(HealthTest, AStartingWorkerIsHealthy) {
-  const LoopProbe starting = [] { return LoopStatus{0, 0, {}, true}; };
+  const LoopProbe starting = [] { return LoopStatus{0, 0, {}, true, {}}; };
   const HealthReport h = check_health("", starting, {});
   EXPECT_TRUE(h.ok);
   EXPECT_EQ(json::parse(h.body)["status"], "starting");
@@ -73,14 +83,34 @@ TEST(HealthTest, OnPostgresALockedTasksTableOrAReadOnlyServerRefusesWrites) {
   EXPECT_EQ(probe->probe(false), "");
   other->exec("ROLLBACK");
   EXPECT_EQ(probe->probe(true), "");  // the probe left no transaction or lock behind
-  other->exec("BEGIN; LOCK TABLE tasks IN SHARE MODE; ROLLBACK");  // not blocked by the probe
   const std::string alter =
       "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I %s', current_database(), '{}'); END $$";
   pg.db().exec(fmt::format(fmt::runtime(alter), "SET default_transaction_read_only = on"));
   auto read_only = pg_page_db(pg.open_connection());
   pg.db().exec(fmt::format(fmt::runtime(alter), "RESET default_transaction_read_only"));
-  EXPECT_NE(read_only->probe(true).find("read-only"), std::string::npos);
+  EXPECT_EQ(read_only->probe(true),
+            "database refuses writes: the server's transactions are read-only");
   EXPECT_EQ(read_only->probe(false), "");
+}
+
+// A server restart or failover ends the surface's sessions: the next request connects again.
+TEST(PageDbTest, OnPostgresAnEndedSessionIsReplacedAtTheNextCall) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb pg;
+  auto db = pg_page_db(pg.open_connection());
+  const auto terminate = [&] {
+    pg.db().query(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+        "current_database() AND pid <> pg_backend_pid()");
+  };
+  terminate();
+  EXPECT_EQ(db->probe(true), "");
+  terminate();
+  EXPECT_EQ(db->query("SELECT count(*) FROM tasks").int64(0, 0), 0);
+  terminate();
+  db->begin_request(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  EXPECT_GT(db->now(), 1.7e9);
+  db->end_request();
 }
 
 TEST(PageDbTest, StoredTimesRoundTripAndBadTextIsNone) {
