@@ -368,7 +368,7 @@ TEST_F(WorkerE2eTest, OnPostgresAnIdleWorkerWakesOnNotifyNotAfterThePollInterval
 // its listener) and goes on, instead of stopping. Twice, the second time during calls.
 TEST_F(WorkerE2eTest, OnPostgresAWorkerWhoseSessionsEndConnectsAgainAndGoesOn) {
   if (!pg_) GTEST_SKIP() << "a PostgreSQL server's sessions";
-  StubServer stub(dir_.path().string(), 300);
+  StubServer stub(dir_.path().string(), 800);
   Process worker({autonous_bin(), "worker"},
                  env(stub, {{"WORKER_CONCURRENCY", "3"}, {"POLL_INTERVAL_MS", "20000"}}),
                  dir_.path().string());
@@ -384,15 +384,19 @@ TEST_F(WorkerE2eTest, OnPostgresAWorkerWhoseSessionsEndConnectsAgainAndGoesOn) {
   for (int i = 0; i < 3; ++i) enqueue("a" + std::to_string(i), "before");
   wait_done(3);
   ASSERT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 3);
-  EXPECT_GE(num(terminate), 4);  // three slots and the listener, idle
-  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_GE(num(terminate), 4);                     // three slots and the listener, idle
+  std::this_thread::sleep_for(milliseconds(1500));  // past the listener's reconnect
   // Woken by NOTIFY after the listener is back (the poll interval is 20 s).
   for (int i = 0; i < 3; ++i) enqueue("b" + std::to_string(i), "after an idle loss");
   wait_done(6);
   ASSERT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 6);
   for (int i = 0; i < 3; ++i) enqueue("c" + std::to_string(i), "lost during the call");
-  while (num("SELECT count(*) FROM tasks WHERE status = 'running'") < 3)
-    std::this_thread::sleep_for(milliseconds(20));
+  // Calls in flight (bounded: a slow build may never show all three running at once).
+  const auto running_by = std::chrono::steady_clock::now() + seconds(10);
+  while (num("SELECT count(*) FROM tasks WHERE status = 'running'") < 1 &&
+         std::chrono::steady_clock::now() < running_by)
+    std::this_thread::sleep_for(milliseconds(5));
+  ASSERT_GE(num("SELECT count(*) FROM tasks WHERE status = 'running'"), 1);
   EXPECT_GE(num(terminate), 1);
   // Each reply is stored by a new session; a turn whose completion failed is retried.
   wait_done(9);
