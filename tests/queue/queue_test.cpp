@@ -82,14 +82,7 @@ class QueueTest : public ::testing::Test {
 };
 
 using Backends = ::testing::Types<SqliteBackend, PgBackend>;
-class BackendNames {
- public:
-  template <typename T>
-  static std::string GetName(int) {
-    return T::kPostgres ? "Postgres" : "Sqlite";
-  }
-};
-TYPED_TEST_SUITE(QueueTest, Backends, BackendNames);
+TYPED_TEST_SUITE(QueueTest, Backends, testing::BackendNames);
 
 TYPED_TEST(QueueTest, ClaimsHighestPriorityThenOldest) {
   const int64_t a = this->q().enqueue("a", "1");

@@ -62,14 +62,8 @@ class EngineStorageTest : public ::testing::Test {
   std::unique_ptr<B> b_;
 };
 
-struct BackendNames {
-  template <typename T>
-  static std::string GetName(int) {
-    return T::kPostgres ? "Postgres" : "Sqlite";
-  }
-};
 using Backends = ::testing::Types<SqliteBackend, PgBackend>;
-TYPED_TEST_SUITE(EngineStorageTest, Backends, BackendNames);
+TYPED_TEST_SUITE(EngineStorageTest, Backends, testing::BackendNames);
 
 TYPED_TEST(EngineStorageTest, HistoryIsTheNewestAboveAnIdOldestFirst) {
   for (int i = 1; i <= 6; ++i)

@@ -104,14 +104,8 @@ class SearchIndexTest : public ::testing::Test {
   std::unique_ptr<B> b_;
 };
 
-struct BackendNames {
-  template <typename T>
-  static std::string GetName(int) {
-    return T::kPostgres ? "Postgres" : "Sqlite";
-  }
-};
 using Backends = ::testing::Types<SqliteBackend, PgBackend>;
-TYPED_TEST_SUITE(SearchIndexTest, Backends, BackendNames);
+TYPED_TEST_SUITE(SearchIndexTest, Backends, testing::BackendNames);
 
 TYPED_TEST(SearchIndexTest, PlainSqlInsertsAreQueuedAndIndexedOnCatchUp) {
   const int64_t fact = this->add("c", "My locker code is 4471");

@@ -36,6 +36,15 @@ class PgTestDb {
   std::unique_ptr<db::pg::Connection> db_;
 };
 
+// Names a typed test's backend parameter (a type with `static constexpr bool kPostgres`):
+// TYPED_TEST_SUITE(Suite, Backends, testing::BackendNames) runs Suite/Sqlite and Suite/Postgres.
+struct BackendNames {
+  template <typename T>
+  static std::string GetName(int) {
+    return T::kPostgres ? "Postgres" : "Sqlite";
+  }
+};
+
 }  // namespace autonous::testing
 
 #define PG_TEST_OR_SKIP()                                                                   \
