@@ -19,6 +19,13 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(i, sorted.size() - 1)];
 }
 
+// The JSON number at `path` of `payload`, within [0, kMaxFigureSql], else NULL.
+std::string figure_at(const std::string& payload, const std::string& path) {
+  const std::string at = "(" + payload + ", '" + path + "')";
+  return "(CASE WHEN json_type" + at + " IN ('integer', 'real') THEN min(max(json_extract" + at +
+         ", 0), " + detail::kMaxFigureSql + ") END)";
+}
+
 }  // namespace
 
 std::vector<EstimateStats> estimate_stats(SQLite::Database& db, const StatsFilter& filter) {
@@ -26,13 +33,13 @@ std::vector<EstimateStats> estimate_stats(SQLite::Database& db, const StatsFilte
   std::string sql =
       "SELECT json_extract(q.payload, '$.model'), "
       "       coalesce(json_extract(q.payload, '$.token_counter'), 'unknown'), "
-      "       json_extract(r.payload, '$.estimated_tokens'), "
-      "       json_extract(r.payload, '$.usage.prompt_tokens') "
-      "FROM events r JOIN events q ON q.parent_id = r.parent_id AND q.type = :request "
-      "WHERE r.type = :response AND json_extract(r.payload, '$.usage.prompt_tokens') > 0 "
-      "  AND json_extract(r.payload, '$.estimated_tokens') > 0 "
-      "  AND json_type(r.payload, '$.usage.prompt_tokens') IN ('integer', 'real') "
-      "  AND json_type(r.payload, '$.estimated_tokens') IN ('integer', 'real')";
+      "       " +
+      figure_at("r.payload", "$.estimated_tokens") + ", " +
+      figure_at("r.payload", "$.usage.prompt_tokens") +
+      " FROM events r JOIN events q ON q.parent_id = r.parent_id AND q.type = :request "
+      "WHERE r.type = :response AND " +
+      figure_at("r.payload", "$.usage.prompt_tokens") + " > 0 AND " +
+      figure_at("r.payload", "$.estimated_tokens") + " > 0";
   if (filter.chat_id) sql += " AND r.chat_id = :chat";
   if (filter.since) sql += " AND r.created_at >= :since";
   SQLite::Statement q(db, sql);
@@ -82,10 +89,12 @@ CompressionStats compression_stats(SQLite::Database& db, const StatsFilter& filt
   if (filter.since) where += " AND created_at >= :since";
   SQLite::Statement q(db,
                       "SELECT coalesce(json_extract(payload, '$.level'), 'unknown'), "
-                      "       json_extract(payload, '$.tokens_before'), "
-                      "       json_extract(payload, '$.tokens_after'), "
-                      "       coalesce(json_extract(payload, '$.after_overflow'), 0) "
-                      "FROM events WHERE type = :compressed" +
+                      "       " +
+                          figure_at("payload", "$.tokens_before") + ", " +
+                          figure_at("payload", "$.tokens_after") +
+                          ", "
+                          "       coalesce(json_extract(payload, '$.after_overflow'), 0) "
+                          "FROM events WHERE type = :compressed" +
                           where);
   q.bind(":compressed", std::string(kContextCompressed));
   if (filter.chat_id) q.bind(":chat", *filter.chat_id);

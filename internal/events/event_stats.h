@@ -62,6 +62,9 @@ CompressionStats compression_stats(db::pg::Connection& c, const StatsFilter& fil
 // What both backends' queries feed: the API's / the estimate's ratios per (model, counter), and
 // the context.compressed rows one by one.
 namespace detail {
+// A payload's token figure is read only when it is a JSON number, clamped to [0, 1e15] (a figure
+// no worker writes cannot overflow a sum or a cast); both backends' SQL use this bound.
+inline constexpr const char* kMaxFigureSql = "1e15";
 using EstimateSamples = std::map<std::pair<std::string, std::string>, std::vector<double>>;
 std::vector<EstimateStats> summarize(EstimateSamples samples);
 class CompressionTally {

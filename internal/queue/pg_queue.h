@@ -6,8 +6,9 @@
 // head change (a requeue, an enqueue into the chat) wait until the claimed task shows running
 // (migrations/postgres/0001_init.sql, autonous_recompute_head). Every later change is fenced
 // on the lease token in its WHERE clause, which PostgreSQL re-checks on the newest row version.
-// The triggers NOTIFY kTasksChannel when a task becomes claimable (a worker process LISTENs on
-// one connection: worker/task_listener.h). Times are compared on the server's
+// The triggers NOTIFY kTasksChannel when a task becomes claimable, with its id as the payload
+// (one notification per task: migrations/postgres/0011; a worker process LISTENs on one
+// connection: worker/task_listener.h). Times are compared on the server's
 // clock (the offset to this host's is measured once), so hosts with skewed clocks agree on when
 // a lease expires. One PgQueue per connection.
 

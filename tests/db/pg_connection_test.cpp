@@ -77,6 +77,24 @@ TEST(PgConnectionTest, WaitReturnsOnNotifyAndTimesOutWithout) {
   EXPECT_FALSE(listener->wait(std::chrono::milliseconds(100)));  // consumed
 }
 
+// Identical notifications of a transaction fold into one: the payload (the task's id) keeps
+// one per task that became claimable. Chat x's second task is behind its head: no notification.
+TEST(PgConnectionTest, AMultiRowInsertNotifiesOncePerTaskThatBecameClaimable) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  auto listener = t.open_connection();
+  listener->listen("autonous_tasks");
+  t.db().query(
+      "INSERT INTO tasks(chat_id, text) VALUES ('x', '1'), ('y', '2'), ('z', '3'), "
+      "('x', '4')");
+  int got = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (got < 3 && std::chrono::steady_clock::now() < deadline)
+    got += listener->wait(std::chrono::milliseconds(100));
+  got += listener->wait(std::chrono::milliseconds(300));  // nothing more arrives
+  EXPECT_EQ(got, 3);
+}
+
 TEST(PgConnectionTest, ATerminatedSessionIsBrokenAndReconnectRestoresItsStatementsAndListens) {
   PG_TEST_OR_SKIP();
   testing::PgTestDb t;

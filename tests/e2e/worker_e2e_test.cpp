@@ -364,6 +364,27 @@ TEST_F(WorkerE2eTest, OnPostgresAnIdleWorkerWakesOnNotifyNotAfterThePollInterval
   ASSERT_TRUE(worker.wait(seconds(10)));
 }
 
+// PostgreSQL folds identical notifications of a transaction into one: a multi-row insert for
+// three chats must still wake three idle slots (one notification per task that became claimable).
+TEST_F(WorkerE2eTest, OnPostgresAMultiRowInsertWakesASlotPerChat) {
+  if (!pg_) GTEST_SKIP() << "LISTEN/NOTIFY is PostgreSQL's; SQLite workers poll";
+  StubServer stub(dir_.path().string(), 2500);  // one slot alone: 7.5 s, three at once: 2.5 s
+  Process worker({autonous_bin(), "worker"},
+                 env(stub, {{"WORKER_CONCURRENCY", "3"}, {"POLL_INTERVAL_MS", "20000"}}),
+                 dir_.path().string());
+  std::this_thread::sleep_for(milliseconds(1500));  // idle: the next poll is 20 s away
+  const auto inserted = std::chrono::steady_clock::now();
+  exec_sql("INSERT INTO tasks(chat_id, text) VALUES ('x', 'one'), ('y', 'two'), ('z', 'three')");
+  while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < 3 &&
+         std::chrono::steady_clock::now() - inserted < seconds(20))
+    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 3);
+  EXPECT_LT(std::chrono::steady_clock::now() - inserted, seconds(6));  // the calls overlapped
+  worker.signal(SIGTERM);
+  ASSERT_TRUE(worker.wait(seconds(10)));
+  expect_exactly_once(3);
+}
+
 // A server restart or failover ends every session: the worker connects again (each slot and
 // its listener) and goes on, instead of stopping. Twice, the second time during calls.
 TEST_F(WorkerE2eTest, OnPostgresAWorkerWhoseSessionsEndConnectsAgainAndGoesOn) {

@@ -92,6 +92,12 @@ TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
        0},
       {kContextCompressed, "b", R"({"tokens_before":10,"after_overflow":false})", 0},
       {kContextCompressed, "a", R"({"level":"normal","tokens_before":8,"after_overflow":1})", 0},
+      // Strings count as absent on both; huge figures are clamped to 1e15, negative ones to 0.
+      {kContextCompressed, "a", R"({"level":"normal","tokens_before":"1000","tokens_after":"1"})",
+       0},
+      {kContextCompressed, "b", R"({"level":"normal","tokens_before":1e30,"tokens_after":1e300})",
+       0},
+      {kContextCompressed, "b", R"({"level":"normal","tokens_before":1e30,"tokens_after":-5})", 0},
       {kContextWarning, "a", "{}", 0},
       {kContextSummarized, "b", "{}", 0},
       {kAgentStarted, "a", "{}", 0},
@@ -101,7 +107,8 @@ TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
       {kLlmResponse, "a", R"({"estimated_tokens":100,"usage":{"prompt_tokens":"9"}})", 1},
       {kAgentStarted, "b", "{}", 0},
       {kLlmRequest, "b", R"({"model":"n"})", 1},
-      {kLlmResponse, "b", R"({"estimated_tokens":50.5,"usage":{"prompt_tokens":101}})", 1}};
+      {kLlmResponse, "b", R"({"estimated_tokens":50.5,"usage":{"prompt_tokens":101}})", 1},
+      {kLlmResponse, "b", R"({"estimated_tokens":1e300,"usage":{"prompt_tokens":1e30}})", 1}};
   std::optional<int64_t> parent;
   for (const auto& [type, chat, payload, child] : rows) {
     Event e;
@@ -114,20 +121,28 @@ TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
     ASSERT_EQ(id, pg_id);
     if (type == kAgentStarted) parent = id;
   }
+  // Beyond a double (a front end's insert; append() refuses it): the clamp keeps the casts safe.
+  const std::string beyond =
+      "INSERT INTO events(type, chat_id, payload) VALUES ('context.compressed', 'b', "
+      "'{\"level\":\"normal\",\"tokens_before\":1e400,\"tokens_after\":1}')";
+  lite.db().exec(beyond);
+  pg.db().exec(beyond);
   for (const StatsFilter& f : {StatsFilter{}, StatsFilter{std::string("b"), std::nullopt},
                                StatsFilter{std::nullopt, std::string("2000-01-01")},
                                StatsFilter{std::nullopt, std::string("9999-01-01")}}) {
     EXPECT_EQ(context_stats_json(compression_stats(lite.db(), f), estimate_stats(lite.db(), f)),
               context_stats_json(compression_stats(pg.db(), f), estimate_stats(pg.db(), f)));
   }
-  const CompressionStats all = compression_stats(pg.db(), {});
-  EXPECT_EQ(all.turns, 6);
-  EXPECT_EQ(all.by_level.at("unknown"), 1);
-  EXPECT_EQ(all.overflow_rebuilds, 2);  // true and 1; not "x", not false
-  EXPECT_EQ(all.tokens_saved, 0 + 500 + 9 + 8);
-  const auto est = estimate_stats(pg.db(), {});
-  ASSERT_EQ(est.size(), 2u);  // the string-valued responses are left out
-  EXPECT_EQ(est[0].calls + est[1].calls, 2);
+  const auto check = [](const CompressionStats& all, const std::vector<EstimateStats>& est) {
+    EXPECT_EQ(all.turns, 10);
+    EXPECT_EQ(all.by_level.at("unknown"), 1);
+    EXPECT_EQ(all.overflow_rebuilds, 2);  // true and 1; not "x", not false
+    EXPECT_EQ(all.tokens_saved, 0 + 500 + 9 + 8 + 0 + 0 + 1'000'000'000'000'000 * 2 - 1);
+    ASSERT_EQ(est.size(), 2u);  // the string-valued responses are left out
+    EXPECT_EQ(est[0].calls + est[1].calls, 3);
+  };
+  check(compression_stats(lite.db(), {}), estimate_stats(lite.db(), {}));
+  check(compression_stats(pg.db(), {}), estimate_stats(pg.db(), {}));
 }
 
 }  // namespace
