@@ -433,36 +433,6 @@ TEST_F(WorkerE2eTest, OnPostgresAWorkerWhoseSessionsEndConnectsAgainAndGoesOn) {
   expect_exactly_once(9);
 }
 
-// Ids are given out before commit: a filtered follow waits for a gap like an unfiltered one,
-// instead of skipping an event committed after a newer one.
-TEST_F(WorkerE2eTest, OnPostgresAFilteredFollowWaitsForAnEventCommittedOutOfIdOrder) {
-  if (!pg_) GTEST_SKIP() << "ids given out before commit are PostgreSQL's";
-  exec_sql("INSERT INTO events(type, payload) VALUES ('x.mark', '{\"n\":0}')");
-  Process follow({autonous_bin(), "events", "--type", "x.mark", "--follow"}, db_env(),
-                 dir_.path().string());
-  const auto printed = [&](const std::string& what, std::chrono::milliseconds within) {
-    const auto deadline = std::chrono::steady_clock::now() + within;
-    while (follow.stdout_text().find(what) == std::string::npos &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(milliseconds(20));
-    return follow.stdout_text().find(what) != std::string::npos;
-  };
-  ASSERT_TRUE(printed("\"n\":0", seconds(10))) << follow.stderr_text();
-  auto late = pg_->open_connection();
-  late->exec("BEGIN");
-  late->exec("INSERT INTO events(type, payload) VALUES ('x.mark', '{\"n\":1}')");
-  exec_sql("INSERT INTO events(type, payload) VALUES ('other', '{}')");
-  exec_sql("INSERT INTO events(type, payload) VALUES ('x.mark', '{\"n\":2}')");
-  EXPECT_FALSE(printed("\"n\":2", milliseconds(1000))) << "printed past an uncommitted id";
-  late->exec("COMMIT");
-  ASSERT_TRUE(printed("\"n\":2", seconds(10)));
-  const std::string out = follow.stdout_text();
-  EXPECT_LT(out.find("\"n\":1"), out.find("\"n\":2")) << out;
-  EXPECT_EQ(out.find("\"other\""), std::string::npos) << out;
-  follow.signal(SIGTERM);
-  ASSERT_TRUE(follow.wait(seconds(10)));
-}
-
 TEST_F(WorkerE2eTest, SigtermLetsInFlightCallsFinishThenExitsZero) {
   StubServer stub(dir_.path().string(), 1500);
   for (int i = 0; i < 3; ++i) enqueue("c" + std::to_string(i), "slow");

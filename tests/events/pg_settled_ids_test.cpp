@@ -1,0 +1,71 @@
+#include "internal/events/pg_settled_ids.h"
+
+#include <gtest/gtest.h>
+
+#include "internal/db/pg_connection.h"
+#include "tests/support/pg_test_db.h"
+
+namespace autonous::events {
+namespace {
+
+constexpr const char* kInsert = "INSERT INTO events(type, payload) VALUES ('x', '{}')";
+
+// A poll settles the checkpoint the previous poll took, once its transactions have ended.
+int64_t settle(SettledIds& ids) {
+  ids.poll();
+  return ids.poll();
+}
+
+TEST(SettledIdsTest, AnEmptyTableSettlesNothing) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  SettledIds ids(t.db());
+  EXPECT_EQ(settle(ids), 0);
+  EXPECT_EQ(ids.pending(), 0);
+}
+
+TEST(SettledIdsTest, AnOpenInsertHoldsItsIdBackUntilItCommits) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  t.db().exec(kInsert);  // id 1
+  auto open = t.open_connection();
+  open->exec("BEGIN");
+  open->exec(kInsert);   // id 2, not committed
+  t.db().exec(kInsert);  // id 3
+  SettledIds ids(t.db());
+  EXPECT_EQ(settle(ids), 0);  // 2 may still appear
+  EXPECT_EQ(ids.pending(), 3);
+  EXPECT_EQ(ids.poll(), 0);
+  open->exec("COMMIT");
+  EXPECT_EQ(ids.poll(), 3);
+}
+
+TEST(SettledIdsTest, ARolledBackInsertsGapSettlesOnceItEnds) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  auto open = t.open_connection();
+  open->exec("BEGIN");
+  open->exec(kInsert);   // id 1
+  t.db().exec(kInsert);  // id 2
+  SettledIds ids(t.db());
+  EXPECT_EQ(settle(ids), 0);
+  open->exec("ROLLBACK");
+  EXPECT_EQ(ids.poll(), 2);  // the gap at 1 is for good
+}
+
+TEST(SettledIdsTest, GivingUpSettlesThePendingCheckpointDespiteAnOpenTransaction) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  auto open = t.open_connection();
+  open->exec("BEGIN");
+  open->exec("SELECT txid_current()");  // an unrelated transaction left open
+  t.db().exec(kInsert);
+  SettledIds ids(t.db());
+  EXPECT_EQ(settle(ids), 0);
+  ids.give_up();
+  EXPECT_EQ(ids.settled(), 1);
+  open->exec("ROLLBACK");
+}
+
+}  // namespace
+}  // namespace autonous::events
