@@ -48,8 +48,8 @@ def with_database(url, name):
     return base + "/" + name + ("" if query < 0 else url[query:])
 
 
-def pg_admin(statement):
-    con = psycopg2.connect(PG_SERVER)
+def pg_admin(statement, url=None):
+    con = psycopg2.connect(url or PG_SERVER)
     con.autocommit = True
     try:
         con.cursor().execute(statement)
@@ -553,6 +553,57 @@ class Security(unittest.TestCase):
             self.assertIsNone(e.proc.poll())
         finally:
             e.stop()
+
+
+class Roles(unittest.TestCase):
+    """README, "What a managed PostgreSQL needs": the owner migrates; workers and front ends need
+    only SELECT, INSERT, UPDATE, DELETE on the tables and USAGE on the sequences; the read-only
+    commands and the dashboard need only SELECT."""
+
+    def test_a_select_only_role_inspects_and_a_table_role_runs_the_worker(self):
+        if not PG:
+            self.skipTest("roles are PostgreSQL's")
+        e = Env()
+        reader, app = f"autonous_reader_{os.getpid()}", f"autonous_app_{os.getpid()}"
+        as_role = lambda role: re.sub(r"://[^@]*@", f"://{role}:pw-{role}@", e.pg_url)
+        try:
+            e.enqueue("a", "hello")  # the owner migrates
+            for role in (reader, app):
+                pg_admin(f"CREATE ROLE {role} LOGIN PASSWORD 'pw-{role}'")
+            pg_admin(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {reader}", e.pg_url)
+            pg_admin(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {app}",
+                     e.pg_url)
+            pg_admin(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {app}", e.pg_url)
+            ro = dict(e.env, DATABASE_URL=as_role(reader))
+            for args in (["status"], ["events"], ["context", "stats"], ["chat", "show", "a"]):
+                r = e.run(*args, env=ro)
+                self.assertEqual(r.returncode, 0, (args, r.stderr))
+            self.assertIn("queued", e.run("status", env=ro).stdout)
+            r = e.run("enqueue", "--chat", "a", "refused", env=ro)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("permission denied", r.stderr)
+            e.env = ro
+            e.start("dashboard")
+            for page in ("/", "/metrics", "/chats", "/chat?id=a", "/task?id=1"):
+                status, body, _ = get(e.base + page)
+                self.assertEqual(status, 200, (page, body[:300]))
+            status, body, _ = get(e.base + "/healthz")
+            self.assertEqual(status, 200, body)
+            e.proc.send_signal(signal.SIGTERM)
+            self.assertEqual(e.proc.wait(timeout=10), 0)
+            rw = dict(e.env, DATABASE_URL=as_role(app))
+            self.assertEqual(e.run("enqueue", "--chat", "b", "from the app", env=rw).returncode, 0)
+            e.log.close()
+            e.env = rw
+            e.start("worker")
+            status, body, _ = get(e.base + "/healthz")  # its probe takes the tasks' writer lock
+            self.assertEqual(status, 200, body)
+            e.wait_idle()
+            self.assertEqual(e.sql("SELECT count(*) FROM tasks WHERE status = 'done'")[0][0], 2)
+        finally:
+            e.stop()
+            pg_admin(f"DROP ROLE IF EXISTS {reader}")
+            pg_admin(f"DROP ROLE IF EXISTS {app}")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,12 @@ class WorkerE2eTest : public E2eTest {
         rows.push_back({"chat" + std::to_string(c), prefix + std::to_string(k)});
     insert_many("INSERT INTO tasks(chat_id, text) VALUES (?, ?)", rows);
   }
+  // Ends every session the workers hold (a server restart, a failover); returns how many.
+  int64_t end_worker_sessions() {
+    return num(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+        "current_database() AND pid <> pg_backend_pid() AND application_name = 'autonous'");
+  }
   // Every task ends with exactly one user/assistant pair, and done tasks only.
   void expect_exactly_once(int64_t tasks) {
     EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), tasks);
@@ -364,6 +370,38 @@ TEST_F(WorkerE2eTest, OnPostgresAnIdleWorkerWakesOnNotifyNotAfterThePollInterval
   ASSERT_TRUE(worker.wait(seconds(10)));
 }
 
+// A session lost during a long call is noticed by the lease renewal, which connects again and
+// renews through the new session: the lease is kept (no other worker takes the task over) and
+// the reply is stored once.
+TEST_F(WorkerE2eTest, OnPostgresALeaseRenewalConnectsAgainAfterALostSession) {
+  if (!pg_) GTEST_SKIP() << "a PostgreSQL server's sessions";
+  StubServer stub(dir_.path().string(), 5000);
+  Process worker({autonous_bin(), "worker"},
+                 env(stub, {{"TASK_LEASE_SECONDS", "3"}}),  // renewed every second
+                 dir_.path().string());
+  enqueue("a", "a long call");
+  const auto running_by = std::chrono::steady_clock::now() + seconds(10);
+  while (num("SELECT count(*) FROM tasks WHERE status = 'running'") < 1 &&
+         std::chrono::steady_clock::now() < running_by)
+    std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'running'"), 1);
+  EXPECT_GE(end_worker_sessions(), 2);  // the slot's and the listener's
+  const auto done_by = std::chrono::steady_clock::now() + seconds(20);
+  while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < 1 &&
+         std::chrono::steady_clock::now() < done_by)
+    std::this_thread::sleep_for(milliseconds(50));
+  worker.signal(SIGTERM);
+  const auto r = worker.wait(seconds(20));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  EXPECT_NE(r->err.find("connection was lost renewing task_id"), std::string::npos) << r->err;
+  EXPECT_EQ(r->err.find("reconnecting failed"), std::string::npos) << r->err;
+  EXPECT_EQ(num("SELECT attempts FROM tasks"), 1);
+  EXPECT_EQ(num("SELECT lease_expiries FROM tasks"), 0);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 1);
+  expect_exactly_once(1);
+}
+
 // PostgreSQL folds identical notifications of a transaction into one: a multi-row insert for
 // three chats must still wake three idle slots (one notification per task that became claimable).
 TEST_F(WorkerE2eTest, OnPostgresAMultiRowInsertWakesASlotPerChat) {
@@ -399,13 +437,10 @@ TEST_F(WorkerE2eTest, OnPostgresAWorkerWhoseSessionsEndConnectsAgainAndGoesOn) {
            std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(milliseconds(50));
   };
-  const std::string terminate =
-      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
-      "current_database() AND pid <> pg_backend_pid() AND application_name = 'autonous'";
   for (int i = 0; i < 3; ++i) enqueue("a" + std::to_string(i), "before");
   wait_done(3);
   ASSERT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 3);
-  EXPECT_GE(num(terminate), 4);                     // three slots and the listener, idle
+  EXPECT_GE(end_worker_sessions(), 4);              // three slots and the listener, idle
   std::this_thread::sleep_for(milliseconds(1500));  // past the listener's reconnect
   // Woken by NOTIFY after the listener is back (the poll interval is 20 s).
   for (int i = 0; i < 3; ++i) enqueue("b" + std::to_string(i), "after an idle loss");
@@ -418,7 +453,7 @@ TEST_F(WorkerE2eTest, OnPostgresAWorkerWhoseSessionsEndConnectsAgainAndGoesOn) {
          std::chrono::steady_clock::now() < running_by)
     std::this_thread::sleep_for(milliseconds(5));
   ASSERT_GE(num("SELECT count(*) FROM tasks WHERE status = 'running'"), 1);
-  EXPECT_GE(num(terminate), 1);
+  EXPECT_GE(end_worker_sessions(), 1);
   // Each reply is stored by a new session; a turn whose completion failed is retried.
   wait_done(9);
   EXPECT_FALSE(worker.wait(milliseconds(10))) << "the worker must still run";
