@@ -39,8 +39,9 @@ bool matches(const events::StoredEvent& e, const EventsOptions& options) {
 // The settled id after waiting up to a second for what is visible now to settle.
 int64_t settle_now(events::SettledIds& ids) {
   ids.poll();  // a checkpoint of what is visible now
+  const int64_t visible = ids.pending();
   const auto until = Clock::now() + std::chrono::seconds(1);
-  while (ids.poll() < ids.pending() && Clock::now() < until)
+  while (ids.poll() < visible && Clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   return ids.settled();
 }
@@ -76,8 +77,8 @@ int run_events_pg(const config::Config& config, const EventsOptions& options) {
     const auto batch = events::query(*c, filter);
     bool gap = false;
     for (const auto& e : batch) {
-      if (options.follow && filter.after_id > 0 && e.id != filter.after_id + 1 &&
-          e.id - 1 > ids.settled() && ids.poll() < e.id - 1) {
+      if (options.follow && e.id != filter.after_id + 1 && e.id - 1 > ids.settled() &&
+          ids.poll() < e.id - 1) {
         const auto now = Clock::now();
         if (gap_since == Clock::time_point{}) gap_since = now;
         if (now - gap_since < kGapWait) {

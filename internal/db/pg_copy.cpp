@@ -211,6 +211,9 @@ std::vector<CopiedTable> copy_to_postgres(SQLite::Database& from, pg::Connection
     to.exec("SET idle_in_transaction_session_timeout = 0; SET lock_timeout = 0");
     pg::Transaction tx(to);
     to.exec("LOCK TABLE tasks IN SHARE ROW EXCLUSIVE MODE");  // no enqueue meanwhile
+    // Under that lock the heads need no per-chat locks: a copy of many chats' queued tasks
+    // would otherwise exhaust the server's lock table (migrations/postgres/0011).
+    to.exec("SET LOCAL autonous.bulk = 'on'");
     check_untouched(to);
     for (const std::string& table : copied_tables()) {
       // The triggers queued every copied history and document row for indexing; the copy

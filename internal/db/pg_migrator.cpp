@@ -49,7 +49,8 @@ int pg_schema_version(pg::Connection& c) {
       c.query("SELECT coalesce(max(version), 0) FROM schema_migrations").int64(0, 0));
 }
 
-int pg_migrate(pg::Connection& c, const std::vector<Migration>& migrations) {
+int pg_migrate(pg::Connection& c, const std::vector<Migration>& migrations,
+               std::chrono::milliseconds lock_wait) {
   const int known = migrations.empty() ? 0 : migrations.back().version;
   int current = pg_schema_version(c);  // the fast path: most commands find it current
   check_not_newer(current, known);
@@ -65,7 +66,18 @@ int pg_migrate(pg::Connection& c, const std::vector<Migration>& migrations) {
   for (const Migration& m : migrations) {
     if (m.version <= current) continue;
     pg::Transaction tx(c);
-    c.exec(std::string(m.sql));
+    c.exec("SET LOCAL lock_timeout = " + std::to_string(lock_wait.count()));
+    try {
+      c.exec(std::string(m.sql));
+    } catch (const pg::PgError& e) {
+      if (e.sqlstate() != "55P03") throw;
+      throw pg::PgError("migration " + std::string(m.name) + " waited " +
+                            std::to_string(lock_wait.count()) +
+                            " ms for a table another transaction holds (a long or idle-in-"
+                            "transaction session?); nothing of it was applied, run it again: " +
+                            e.what(),
+                        e.sqlstate());
+    }
     c.query("INSERT INTO schema_migrations(version, name) VALUES ($1, $2)",
             {pg::param(int64_t{m.version}), pg::param(std::string(m.name))});
     tx.commit();

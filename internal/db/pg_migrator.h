@@ -4,6 +4,7 @@
 // schema_migrations. A session advisory lock makes concurrent runs (several workers starting at
 // once) wait for each other; a re-run is a no-op.
 
+#include <chrono>
 #include <vector>
 
 #include "internal/db/migrations.h"
@@ -20,9 +21,13 @@ const std::vector<Migration>& embedded_pg_migrations();
 int pg_schema_version(pg::Connection& c);
 
 // Applies every migration newer than the database's version; returns the resulting version.
-// Throws SchemaTooNewError (migrator.h) when the database is newer than the last migration,
-// pg::PgError when one fails (that migration is rolled back).
+// A migration waits at most `lock_wait` for a table another transaction holds (meanwhile every
+// claim and insert would queue behind its lock request): then it is rolled back and the
+// PgError says which migration and why. Throws SchemaTooNewError (migrator.h) when the
+// database is newer than the last migration, pg::PgError when one fails (rolled back).
+inline constexpr std::chrono::milliseconds kMigrationLockWait{10000};
 int pg_migrate(pg::Connection& c,
-               const std::vector<Migration>& migrations = embedded_pg_migrations());
+               const std::vector<Migration>& migrations = embedded_pg_migrations(),
+               std::chrono::milliseconds lock_wait = kMigrationLockWait);
 
 }  // namespace autonous::db

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include <SQLiteCpp/Database.h>
@@ -19,11 +20,20 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(i, sorted.size() - 1)];
 }
 
-// The JSON number at `path` of `payload`, within [0, kMaxFigureSql], else NULL.
+// The JSON number at `path` of `payload`, truncated, within [0, kMaxFigureSql], else NULL.
 std::string figure_at(const std::string& payload, const std::string& path) {
   const std::string at = "(" + payload + ", '" + path + "')";
-  return "(CASE WHEN json_type" + at + " IN ('integer', 'real') THEN min(max(json_extract" + at +
-         ", 0), " + detail::kMaxFigureSql + ") END)";
+  return "(CASE WHEN json_type" + at + " IN ('integer', 'real') THEN min(max(CAST(json_extract" +
+         at + " AS INTEGER), 0), " + detail::kMaxFigureSql + ") END)";
+}
+
+// 1 when the flag at `path` is true or a number whose whole part is not 0, else 0 (a string
+// such as "1" is not a flag, as on PostgreSQL).
+std::string flag_at(const std::string& payload, const std::string& path) {
+  const std::string at = "(" + payload + ", '" + path + "')";
+  return "(CASE json_type" + at + " WHEN 'true' THEN 1 WHEN 'integer' THEN CAST(json_extract" + at +
+         " AS INTEGER) <> 0 WHEN 'real' THEN CAST(json_extract" + at +
+         " AS INTEGER) <> 0 ELSE 0 END)";
 }
 
 }  // namespace
@@ -87,15 +97,14 @@ CompressionStats compression_stats(SQLite::Database& db, const StatsFilter& filt
   std::string where;
   if (filter.chat_id) where += " AND chat_id = :chat";
   if (filter.since) where += " AND created_at >= :since";
-  SQLite::Statement q(db,
-                      "SELECT coalesce(json_extract(payload, '$.level'), 'unknown'), "
-                      "       " +
-                          figure_at("payload", "$.tokens_before") + ", " +
-                          figure_at("payload", "$.tokens_after") +
-                          ", "
-                          "       coalesce(json_extract(payload, '$.after_overflow'), 0) "
-                          "FROM events WHERE type = :compressed" +
-                          where);
+  SQLite::Statement q(
+      db,
+      "SELECT coalesce(json_extract(payload, '$.level'), 'unknown'), "
+      "       " +
+          figure_at("payload", "$.tokens_before") + ", " + figure_at("payload", "$.tokens_after") +
+          ", "
+          "       " +
+          flag_at("payload", "$.after_overflow") + "FROM events WHERE type = :compressed" + where);
   q.bind(":compressed", std::string(kContextCompressed));
   if (filter.chat_id) q.bind(":chat", *filter.chat_id);
   if (filter.since) q.bind(":since", *filter.since);
@@ -136,7 +145,10 @@ void detail::CompressionTally::add(const std::string& level, int64_t before, int
   if (level == "none" || level == "unknown") return;
   ++stats_.compressed_turns;
   if (before > 0) ratio_sum_ += static_cast<double>(after) / static_cast<double>(before);
-  stats_.tokens_saved += std::max<int64_t>(0, before - after);
+  const int64_t saved = std::max<int64_t>(0, before - after);
+  stats_.tokens_saved = saved > std::numeric_limits<int64_t>::max() - stats_.tokens_saved
+                            ? std::numeric_limits<int64_t>::max()
+                            : stats_.tokens_saved + saved;
 }
 
 CompressionStats detail::CompressionTally::finish() const {

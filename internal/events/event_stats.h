@@ -62,9 +62,10 @@ CompressionStats compression_stats(db::pg::Connection& c, const StatsFilter& fil
 // What both backends' queries feed: the API's / the estimate's ratios per (model, counter), and
 // the context.compressed rows one by one.
 namespace detail {
-// A payload's token figure is read only when it is a JSON number, clamped to [0, 1e15] (a figure
-// no worker writes cannot overflow a sum or a cast); both backends' SQL use this bound.
-inline constexpr const char* kMaxFigureSql = "1e15";
+// A payload's token figure is read only when it is a JSON number, truncated to a whole number
+// and clamped to [0, 10^12] (a figure no worker writes cannot overflow or underflow a cast);
+// both backends' SQL use this bound, and the sums saturate.
+inline constexpr const char* kMaxFigureSql = "1000000000000";
 using EstimateSamples = std::map<std::pair<std::string, std::string>, std::vector<double>>;
 std::vector<EstimateStats> summarize(EstimateSamples samples);
 class CompressionTally {

@@ -11,12 +11,12 @@ namespace {
 
 using db::pg::param;
 
-// The number at `path` (jsonb path text, e.g. '{usage,prompt_tokens}') of `payload`, within
-// [0, kMaxFigure], else NULL (as event_stats.cpp's figure_at on SQLite).
+// The number at `path` (jsonb path text, e.g. '{usage,prompt_tokens}') of `payload`, truncated,
+// within [0, kMaxFigureSql], else NULL (as event_stats.cpp's figure_at on SQLite).
 std::string number_at(const std::string& payload, const std::string& path) {
   return "CASE WHEN jsonb_typeof(" + payload + " #> '" + path +
-         "') = 'number' THEN least(greatest((" + payload + " #> '" + path + "')::numeric, 0), " +
-         detail::kMaxFigureSql + ") END";
+         "') = 'number' THEN least(greatest(trunc((" + payload + " #> '" + path +
+         "')::numeric), 0), " + detail::kMaxFigureSql + ") END";
 }
 
 // " AND <alias>chat_id = $n …" for the filter, appending its parameters.

@@ -1,11 +1,16 @@
 #pragma once
 // SettledIds: on PostgreSQL, event ids are given out at insert and transactions commit in any
 // order, so a gap in the ids a follower has read may still fill (an insert not committed yet) or
-// never will (it rolled back). This tells them apart without waiting out a timeout per gap: it
-// takes a checkpoint (the newest visible id and the next transaction id, in one snapshot), and
-// once every transaction older than the checkpoint has ended, no event at or below its id can
-// appear any more: those ids are settled. A transaction left open (a psql session) holds the
-// checkpoint back; give_up() then settles it anyway (the follower's bounded wait).
+// never will (it rolled back). This tells them apart without waiting out a timeout per gap: a
+// checkpoint is the newest visible id and a transaction id of the follower's own, taken in one
+// statement (pg_current_xact_id(): larger than that of every transaction that had written by
+// then); once the server's oldest running transaction (the snapshot's xmin) is newer than it,
+// every transaction that could hold an id at or below the checkpoint has ended: those ids are
+// settled. Any transaction left open on the server (in any database, a prepared one too) holds
+// the checkpoint back; give_up() then settles it anyway (the follower's bounded wait). Not
+// covered: an insert whose transaction gets its id an instant before its first write assigns
+// its transaction id, descheduled across the whole checkpoint. On a hot standby, which assigns
+// no transaction ids, nothing settles but by give_up().
 
 #include <cstdint>
 
@@ -22,7 +27,8 @@ class SettledIds {
   // One query: settles the pending checkpoint when its transactions have all ended (taking the
   // next one then). Returns the settled id: no event at or below it can still appear.
   int64_t poll();
-  // Settles the pending checkpoint without waiting for its transactions.
+  // Settles the pending checkpoint without waiting for its transactions; the next poll takes a
+  // new one.
   void give_up() noexcept;
   int64_t settled() const noexcept { return settled_; }
   // The newest id visible at the pending checkpoint (0 before the first poll).
@@ -32,7 +38,8 @@ class SettledIds {
   db::pg::Connection& c_;
   int64_t settled_ = 0;
   int64_t pending_id_ = 0;
-  int64_t pending_xid_ = 0;  // the snapshot's xmax: the first transaction not yet begun
+  int64_t pending_xid_ = -1;  // the checkpoint's own transaction id; -1 none taken
+  bool standby_ = false;      // the server assigns no transaction ids
 };
 
 }  // namespace autonous::events

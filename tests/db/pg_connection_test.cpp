@@ -116,6 +116,67 @@ TEST(PgConnectionTest, ATerminatedSessionIsBrokenAndReconnectRestoresItsStatemen
   EXPECT_GT(c->wait(std::chrono::seconds(5)), 0);  // still LISTENing
 }
 
+// A migration that needs a table another transaction holds gives up after its lock wait
+// (before: it waited for ever, and every claim and insert queued behind its lock request).
+TEST(PgConnectionTest, AMigrationBlockedByAnOpenTransactionGivesUpAndAppliesLater) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  const int version = pg_schema_version(t.db());
+  // Back to version 10's state (0011 drops this trigger, which needs the table's lock).
+  t.db().exec(
+      "CREATE TRIGGER tasks_notify_insert AFTER INSERT ON tasks FOR EACH STATEMENT EXECUTE "
+      "FUNCTION autonous_tasks_notify()");
+  t.db().exec("DELETE FROM schema_migrations WHERE version = " + std::to_string(version));
+  auto holder = t.open_connection();
+  holder->exec("BEGIN");
+  holder->exec("LOCK TABLE tasks IN ACCESS SHARE MODE");  // a reader left in a transaction
+  try {
+    pg_migrate(t.db(), embedded_pg_migrations(), std::chrono::milliseconds(200));
+    ADD_FAILURE() << "applied under a held lock";
+  } catch (const PgError& e) {
+    EXPECT_EQ(e.sqlstate(), "55P03");
+    EXPECT_NE(std::string(e.what()).find("run it again"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(pg_schema_version(t.db()), version - 1);
+  EXPECT_EQ(t.db().query("INSERT INTO tasks(chat_id, text) VALUES ('c', 'x') RETURNING id").rows(),
+            1);  // not left waiting: the queue goes on
+  holder->exec("ROLLBACK");
+  EXPECT_EQ(pg_migrate(t.db()), version);
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM pg_trigger WHERE tgname = 'tasks_notify_insert'"), 0);
+}
+
+// One advisory lock per chat, held to commit, exhausted the server's lock table when one
+// transaction queued tasks for 50 000 chats ("out of shared memory" with the defaults). Under
+// the table lock, bulk mode skips them; without the table lock it is refused.
+TEST(PgConnectionTest, BulkModeQueuesFiftyThousandChatsInOneTransactionUnderTheTableLock) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  t.db().exec("BEGIN");
+  t.db().exec("SET LOCAL autonous.bulk = 'on'");
+  try {
+    t.db().exec("INSERT INTO tasks(chat_id, text) VALUES ('a', 'x')");
+    ADD_FAILURE() << "bulk mode without the table lock";
+  } catch (const PgError& e) {
+    EXPECT_NE(std::string(e.what()).find("LOCK TABLE tasks"), std::string::npos) << e.what();
+  }
+  t.db().exec("ROLLBACK");
+  t.db().exec("BEGIN");
+  t.db().exec("LOCK TABLE tasks IN SHARE ROW EXCLUSIVE MODE");
+  t.db().exec("SET LOCAL autonous.bulk = 'on'");
+  t.db().exec(
+      "INSERT INTO tasks(chat_id, text) SELECT 'c' || g, 'x' FROM generate_series(1, 50000) g");
+  t.db().exec("INSERT INTO tasks(chat_id, text) VALUES ('c1', 'second')");
+  t.db().exec("COMMIT");
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM chat_heads"), 50000);
+  EXPECT_EQ(t.scalar("SELECT task_id FROM chat_heads WHERE chat_id = 'c1'"),
+            t.scalar("SELECT min(id) FROM tasks WHERE chat_id = 'c1'"));
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM chat_heads h JOIN tasks k ON k.id = h.task_id "
+                     "WHERE k.chat_id <> h.chat_id"),
+            0);
+  t.db().exec("INSERT INTO tasks(chat_id, text) VALUES ('after', 'x')");  // per-chat locks again
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM chat_heads WHERE chat_id = 'after'"), 1);
+}
+
 TEST(PgConnectionTest, MigrateTwiceIsANoOpAndANewerSchemaIsRefused) {
   PG_TEST_OR_SKIP();
   testing::PgTestDb t;  // migrated once

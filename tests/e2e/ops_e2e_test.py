@@ -579,6 +579,12 @@ class Roles(unittest.TestCase):
                 r = e.run(*args, env=ro)
                 self.assertEqual(r.returncode, 0, (args, r.stderr))
             self.assertIn("queued", e.run("status", env=ro).stdout)
+            follow = subprocess.Popen([BIN, "events", "--follow", "--type", "x"], env=ro,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            time.sleep(2)  # its start takes checkpoints (pg_current_xact_id) as this role
+            self.assertIsNone(follow.poll(), follow.stderr.read() if follow.poll() is not None else "")
+            follow.send_signal(signal.SIGTERM)
+            follow.wait(timeout=10)
             r = e.run("enqueue", "--chat", "a", "refused", env=ro)
             self.assertEqual(r.returncode, 1, r.stderr)
             self.assertIn("permission denied", r.stderr)

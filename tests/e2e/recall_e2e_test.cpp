@@ -268,5 +268,22 @@ TEST_F(RecallE2eTest, CopyMovesASqliteDeploymentToPostgresWhereItsChatsGoOn) {
   }
 }
 
+// Each queued task's chat head took an advisory lock held to the copy's commit: 50 000 chats
+// with queued tasks exhausted the server's lock table ("out of shared memory"). The copy holds
+// the tasks table's lock and queues them in bulk mode (migrations/postgres/0011).
+TEST_F(RecallE2eTest, CopyOfFiftyThousandChatsWithQueuedTasksFitsTheServersLockTable) {
+  if (pg_) GTEST_SKIP() << "copy starts from a SQLite file";
+  PG_TEST_OR_SKIP();
+  autonous(dir_, {"migrate"}, db_env());
+  std::vector<std::vector<std::string>> rows;
+  for (int c = 0; c < 50000; ++c) rows.push_back({"chat" + std::to_string(c), "waiting"});
+  insert_many("INSERT INTO tasks(chat_id, text) VALUES (?, ?)", rows);
+  PgTestDb target;
+  const auto r = autonous(dir_, {"copy", "--from", db_, "--to", target.url()}, {});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(target.scalar("SELECT count(*) FROM chat_heads"), 50000);
+  EXPECT_EQ(target.scalar("SELECT count(*) FROM tasks WHERE status = 'queued'"), 50000);
+}
+
 }  // namespace
 }  // namespace autonous::testing

@@ -92,12 +92,13 @@ TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
        0},
       {kContextCompressed, "b", R"({"tokens_before":10,"after_overflow":false})", 0},
       {kContextCompressed, "a", R"({"level":"normal","tokens_before":8,"after_overflow":1})", 0},
-      // Strings count as absent on both; huge figures are clamped to 1e15, negative ones to 0.
+      // Strings count as absent on both; huge figures are clamped to 10^12, negative ones to 0.
       {kContextCompressed, "a", R"({"level":"normal","tokens_before":"1000","tokens_after":"1"})",
        0},
       {kContextCompressed, "b", R"({"level":"normal","tokens_before":1e30,"tokens_after":1e300})",
        0},
       {kContextCompressed, "b", R"({"level":"normal","tokens_before":1e30,"tokens_after":-5})", 0},
+      {kContextCompressed, "a", R"({"level":"none","after_overflow":"1"})", 0},  // not a flag
       {kContextWarning, "a", "{}", 0},
       {kContextSummarized, "b", "{}", 0},
       {kAgentStarted, "a", "{}", 0},
@@ -127,6 +128,13 @@ TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
       "'{\"level\":\"normal\",\"tokens_before\":1e400,\"tokens_after\":1}')";
   lite.db().exec(beyond);
   pg.db().exec(beyond);
+  // Below a double's least (a positive numeric on PostgreSQL, 0.0 on SQLite): not a figure.
+  const std::string tiny =
+      "INSERT INTO events(type, chat_id, parent_id, payload) VALUES ('llm.response', 'b', " +
+      std::to_string(*parent) +
+      ", '{\"estimated_tokens\":1e-400,\"usage\":{\"prompt_tokens\":1}}')";
+  lite.db().exec(tiny);
+  pg.db().exec(tiny);
   for (const StatsFilter& f : {StatsFilter{}, StatsFilter{std::string("b"), std::nullopt},
                                StatsFilter{std::nullopt, std::string("2000-01-01")},
                                StatsFilter{std::nullopt, std::string("9999-01-01")}}) {
@@ -134,10 +142,10 @@ TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
               context_stats_json(compression_stats(pg.db(), f), estimate_stats(pg.db(), f)));
   }
   const auto check = [](const CompressionStats& all, const std::vector<EstimateStats>& est) {
-    EXPECT_EQ(all.turns, 10);
+    EXPECT_EQ(all.turns, 11);
     EXPECT_EQ(all.by_level.at("unknown"), 1);
     EXPECT_EQ(all.overflow_rebuilds, 2);  // true and 1; not "x", not false
-    EXPECT_EQ(all.tokens_saved, 0 + 500 + 9 + 8 + 0 + 0 + 1'000'000'000'000'000 * 2 - 1);
+    EXPECT_EQ(all.tokens_saved, 0 + 500 + 9 + 8 + 0 + 0 + 1'000'000'000'000 * 2 - 1);
     ASSERT_EQ(est.size(), 2u);  // the string-valued responses are left out
     EXPECT_EQ(est[0].calls + est[1].calls, 3);
   };
