@@ -73,7 +73,7 @@ int pg_migrate(pg::Connection& c, const std::vector<Migration>& migrations,
       if (e.sqlstate() != "55P03") throw;
       throw pg::PgError("migration " + std::string(m.name) + " waited " +
                             std::to_string(lock_wait.count()) +
-                            " ms for a table another transaction holds (a long or idle-in-"
+                            " ms for a lock another transaction holds (a long or idle-in-"
                             "transaction session?); nothing of it was applied, run it again: " +
                             e.what(),
                         e.sqlstate());

@@ -9,8 +9,9 @@
 // settled. Any transaction left open on the server (in any database, a prepared one too) holds
 // the checkpoint back; give_up() then settles it anyway (the follower's bounded wait). Not
 // covered: an insert whose transaction gets its id an instant before its first write assigns
-// its transaction id, descheduled across the whole checkpoint. On a hot standby, which assigns
-// no transaction ids, nothing settles but by give_up().
+// its transaction id, descheduled across the whole checkpoint. A checkpoint costs a transaction
+// id; a poll that settles nothing costs none. On a hot standby, which assigns no transaction
+// ids, nothing settles but by give_up(), which then passes every id visible at the last poll.
 
 #include <cstdint>
 
@@ -33,6 +34,8 @@ class SettledIds {
   int64_t settled() const noexcept { return settled_; }
   // The newest id visible at the pending checkpoint (0 before the first poll).
   int64_t pending() const noexcept { return pending_id_; }
+  // The server is a hot standby (found at a poll): only give_up() settles.
+  bool standby() const noexcept { return standby_; }
 
  private:
   db::pg::Connection& c_;

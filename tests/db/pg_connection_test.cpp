@@ -122,27 +122,25 @@ TEST(PgConnectionTest, AMigrationBlockedByAnOpenTransactionGivesUpAndAppliesLate
   PG_TEST_OR_SKIP();
   testing::PgTestDb t;
   const int version = pg_schema_version(t.db());
-  // Back to version 10's state (0011 drops this trigger, which needs the table's lock).
-  t.db().exec(
-      "CREATE TRIGGER tasks_notify_insert AFTER INSERT ON tasks FOR EACH STATEMENT EXECUTE "
-      "FUNCTION autonous_tasks_notify()");
-  t.db().exec("DELETE FROM schema_migrations WHERE version = " + std::to_string(version));
+  // A next migration that needs the table's exclusive lock, as 0011's DROP TRIGGER does.
+  std::vector<Migration> next = embedded_pg_migrations();
+  next.push_back({version + 1, "9999_test_lock", "ALTER TABLE tasks ADD COLUMN test_only integer"});
   auto holder = t.open_connection();
   holder->exec("BEGIN");
   holder->exec("LOCK TABLE tasks IN ACCESS SHARE MODE");  // a reader left in a transaction
   try {
-    pg_migrate(t.db(), embedded_pg_migrations(), std::chrono::milliseconds(200));
+    pg_migrate(t.db(), next, std::chrono::milliseconds(200));
     ADD_FAILURE() << "applied under a held lock";
   } catch (const PgError& e) {
     EXPECT_EQ(e.sqlstate(), "55P03");
+    EXPECT_NE(std::string(e.what()).find("9999_test_lock"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("run it again"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(pg_schema_version(t.db()), version - 1);
+  EXPECT_EQ(pg_schema_version(t.db()), version);
   EXPECT_EQ(t.db().query("INSERT INTO tasks(chat_id, text) VALUES ('c', 'x') RETURNING id").rows(),
             1);  // not left waiting: the queue goes on
   holder->exec("ROLLBACK");
-  EXPECT_EQ(pg_migrate(t.db()), version);
-  EXPECT_EQ(t.scalar("SELECT count(*) FROM pg_trigger WHERE tgname = 'tasks_notify_insert'"), 0);
+  EXPECT_EQ(pg_migrate(t.db(), next), version + 1);
 }
 
 // One advisory lock per chat, held to commit, exhausted the server's lock table when one
@@ -159,6 +157,15 @@ TEST(PgConnectionTest, BulkModeQueuesFiftyThousandChatsInOneTransactionUnderTheT
   } catch (const PgError& e) {
     EXPECT_NE(std::string(e.what()).find("LOCK TABLE tasks"), std::string::npos) << e.what();
   }
+  t.db().exec("ROLLBACK");
+  // The table lock taken in a savepoint that is rolled back goes, and the check with it.
+  t.db().exec("BEGIN");
+  t.db().exec("SET LOCAL autonous.bulk = 'on'");
+  t.db().exec("SAVEPOINT s");
+  t.db().exec("LOCK TABLE tasks IN SHARE ROW EXCLUSIVE MODE");
+  t.db().exec("INSERT INTO tasks(chat_id, text) VALUES ('b', 'x')");
+  t.db().exec("ROLLBACK TO SAVEPOINT s");
+  EXPECT_THROW(t.db().exec("INSERT INTO tasks(chat_id, text) VALUES ('b', 'x')"), PgError);
   t.db().exec("ROLLBACK");
   t.db().exec("BEGIN");
   t.db().exec("LOCK TABLE tasks IN SHARE ROW EXCLUSIVE MODE");

@@ -579,12 +579,22 @@ class Roles(unittest.TestCase):
                 r = e.run(*args, env=ro)
                 self.assertEqual(r.returncode, 0, (args, r.stderr))
             self.assertIn("queued", e.run("status", env=ro).stdout)
-            follow = subprocess.Popen([BIN, "events", "--follow", "--type", "x"], env=ro,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            time.sleep(2)  # its start takes checkpoints (pg_current_xact_id) as this role
-            self.assertIsNone(follow.poll(), follow.stderr.read() if follow.poll() is not None else "")
-            follow.send_signal(signal.SIGTERM)
-            follow.wait(timeout=10)
+            # A follow takes checkpoints (pg_current_xact_id) as this role.
+            out_path = os.path.join(e.dir, "follow.out")
+            with open(out_path, "w") as out:
+                follow = subprocess.Popen([BIN, "events", "--follow", "--type", "x.mark"], env=ro,
+                                          stdout=out, stderr=subprocess.STDOUT)
+            try:
+                pg_admin("INSERT INTO events(type, payload) VALUES ('x.mark', '{\"n\": 1}')",
+                         e.pg_url)
+                deadline = time.time() + 20
+                while time.time() < deadline and '"x.mark"' not in open(out_path).read():
+                    self.assertIsNone(follow.poll(), open(out_path).read())
+                    time.sleep(0.05)
+                self.assertIn('"x.mark"', open(out_path).read())
+            finally:
+                follow.send_signal(signal.SIGTERM)
+                follow.wait(timeout=10)
             r = e.run("enqueue", "--chat", "a", "refused", env=ro)
             self.assertEqual(r.returncode, 1, r.stderr)
             self.assertIn("permission denied", r.stderr)

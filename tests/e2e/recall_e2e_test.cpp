@@ -279,7 +279,9 @@ TEST_F(RecallE2eTest, CopyOfFiftyThousandChatsWithQueuedTasksFitsTheServersLockT
   for (int c = 0; c < 50000; ++c) rows.push_back({"chat" + std::to_string(c), "waiting"});
   insert_many("INSERT INTO tasks(chat_id, text) VALUES (?, ?)", rows);
   PgTestDb target;
-  const auto r = autonous(dir_, {"copy", "--from", db_, "--to", target.url()}, {});
+  // 10 s here in a release build; more under the sanitizers on two busy cores.
+  const auto r = autonous(dir_, {"copy", "--from", db_, "--to", target.url()}, {}, "",
+                          std::chrono::minutes(4));
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_EQ(target.scalar("SELECT count(*) FROM chat_heads"), 50000);
   EXPECT_EQ(target.scalar("SELECT count(*) FROM tasks WHERE status = 'queued'"), 50000);
