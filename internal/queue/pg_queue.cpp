@@ -1,10 +1,9 @@
 #include "internal/queue/pg_queue.h"
 
-#include <nlohmann/json.hpp>
-
 #include "internal/db/pg_connection.h"
 #include "internal/events/event_types.h"
 #include "internal/queue/lease_token.h"
+#include "internal/queue/queue_events.h"
 
 namespace autonous::queue {
 namespace {
@@ -135,17 +134,7 @@ std::optional<Task> PgQueue::claim_in_transaction(const std::string& worker_id, 
     task.first_claimed_at = common::from_unix_ms(r.int64(0, 6) - clock_offset_ms_);  // ours
     task.lease_expiries = static_cast<int>(r.int64(0, 7));
   }
-  events::Event started;
-  started.type = std::string(events::kAgentStarted);
-  started.task_id = task.id;
-  started.chat_id = task.chat_id;
-  started.payload = nlohmann::json{
-      {"attempt", task.attempts},
-      {"worker_id", worker_id},
-      {"reclaimed", task.reclaimed},
-      {"priority",
-       task.priority}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  task.agent_event_id = events::append(c_, started);
+  task.agent_event_id = events::append(c_, agent_started(task, worker_id));
   return task;
 }
 
@@ -217,15 +206,13 @@ bool PgQueue::release(const Task& task, const std::vector<events::Event>& list) 
 
 bool PgQueue::requeue(int64_t task_id) {
   db::pg::Transaction tx(c_);
-  events::Event e;
+  std::string chat_id;
   {
     const db::pg::Result r = c_.query(kRequeue, {param(task_id)});
     if (r.rows() == 0) return false;
-    e.chat_id = r.text(0, 0);
+    chat_id = r.text(0, 0);
   }
-  e.type = std::string(events::kTaskRequeued);
-  e.task_id = task_id;
-  events::append(c_, e);
+  events::append(c_, task_requeued(task_id, chat_id));
   tx.commit();
   return true;
 }

@@ -4,11 +4,10 @@
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
-#include <nlohmann/json.hpp>
 
 #include "internal/db/write_transaction.h"
-#include "internal/events/event_types.h"
 #include "internal/queue/lease_token.h"
+#include "internal/queue/queue_events.h"
 
 namespace autonous::queue {
 namespace {
@@ -136,17 +135,7 @@ std::optional<Task> Queue::claim_in_transaction(const std::string& worker_id, in
     task.first_claimed_at = common::from_unix_ms(upd->getColumn(4).getInt64());
     task.lease_expiries = upd->getColumn(5).getInt();
   }
-  events::Event started;
-  started.type = std::string(events::kAgentStarted);
-  started.task_id = task.id;
-  started.chat_id = task.chat_id;
-  started.payload = nlohmann::json{
-      {"attempt", task.attempts},
-      {"worker_id", worker_id},
-      {"reclaimed", reclaimed},
-      {"priority",
-       task.priority}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  task.agent_event_id = events::append(cache_, started);
+  task.agent_event_id = events::append(cache_, agent_started(task, worker_id));
   return task;
 }
 
@@ -252,16 +241,14 @@ bool Queue::release(const Task& task, const std::vector<events::Event>& list) {
 
 bool Queue::requeue(int64_t task_id) {
   db::WriteTransaction tx(db_);
-  events::Event e;
+  std::string chat_id;
   {
     const db::CachedStatement upd = cache_.get(kRequeue);
     upd->bind(1, task_id);
     if (!upd->executeStep()) return false;
-    e.chat_id = upd->getColumn(0).getString();
+    chat_id = upd->getColumn(0).getString();
   }
-  e.type = std::string(events::kTaskRequeued);
-  e.task_id = task_id;
-  events::append(cache_, e);
+  events::append(cache_, task_requeued(task_id, chat_id));
   tx.commit();
   return true;
 }

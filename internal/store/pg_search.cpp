@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "internal/db/pg_connection.h"
-#include "internal/store/search_index.h"
 #include "internal/store/search_plan.h"
 #include "internal/tokens/search_terms.h"
 
@@ -115,7 +114,7 @@ context::SearchResult PgSearchIndex::search_history(const std::string& chat_id,
                                                     int limit) {
   check_deadline();
   context::SearchResult out;
-  const std::string token = SearchIndex::chat_token(chat_id);
+  const std::string token = chat_token(chat_id);
   const Planned p = planned("history", token, terms);
   out.terms = p.plan.terms;
   out.query_idf = p.plan.idf;

@@ -6,7 +6,7 @@
 
 #include "internal/db/pg_connection.h"
 #include "internal/store/pg_search.h"
-#include "internal/store/search_index.h"
+#include "internal/store/search_plan.h"
 #include "internal/tokens/search_terms.h"
 
 namespace autonous::store {
@@ -14,9 +14,6 @@ namespace {
 
 using db::pg::param;
 
-constexpr int kBatch = 2000;
-constexpr int kTimedBatch = 250;
-constexpr int kInTransactionRows = 16;
 // The overall counts' write buffer is folded at most this often per connection, this many
 // deltas a transaction.
 constexpr std::chrono::seconds kFoldEvery{1};
@@ -26,29 +23,10 @@ std::string terms_table(const std::string& source) {
   return source == "history" ? "history_terms" : "document_terms";
 }
 
-void count_terms(const std::string& chat, const std::string& terms, int64_t sign,
-                 SearchIndex::Counts& counts) {
-  std::vector<std::string> seen;
-  for (size_t at = 0; at < terms.size();) {
-    const size_t end = std::min(terms.find(' ', at), terms.size());
-    if (end > at) seen.push_back(terms.substr(at, end - at));
-    at = end + 1;
-  }
-  std::sort(seen.begin(), seen.end());
-  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-  for (const std::string& t : seen) {
-    counts[{std::string(), t}] += sign;
-    counts[{chat, t}] += sign;
-  }
-  counts[{chat, std::string()}] += sign;
-  counts[{std::string(), std::string()}] += sign;
-}
-
 // Adds a batch's change to the term counts. A chat's counts are written by that chat's turns,
 // which never run at once: updated in place. The overall counts (chat "") go to the write buffer
 // (migrations/postgres/0010).
-void add_counts(db::pg::Connection& c_, const std::string& source,
-                const SearchIndex::Counts& counts) {
+void add_counts(db::pg::Connection& c_, const std::string& source, const TermCounts& counts) {
   std::string terms_array = "{";
   std::string rows_array = "{";
   for (const auto& [key, n] : counts) {
@@ -115,7 +93,7 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
       select + where + " LIMIT $" + std::to_string(params.size()) + " FOR UPDATE OF q SKIP LOCKED",
       params);
   const std::string table = terms_table(source);
-  SearchIndex::Counts counts;
+  TermCounts counts;
   int64_t done = 0;
   for (int i = 0; i < rows.rows(); ++i) {
     const int64_t id = rows.int64(i, 0);
@@ -124,7 +102,7 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
     if (old.rows() > 0) count_terms(old.text(0, 0), old.text(0, 1), -1, counts);
     if (!rows.is_null(i, 2)) {
       const std::string chat =
-          rows.is_null(i, 1) ? std::string("call") : SearchIndex::chat_token(rows.text(i, 1));
+          rows.is_null(i, 1) ? std::string("call") : chat_token(rows.text(i, 1));
       const std::string terms = tokens::search_terms_text(rows.text(i, 2));
       c_.query("INSERT INTO " + table + "(rowid, chat, terms) VALUES ($1, $2, $3)",
                {param(id), param(chat), param(terms)});
@@ -174,19 +152,13 @@ void PgSearchIndex::fold_now_and_then() {
 
 int64_t PgSearchIndex::index_within(const std::optional<std::string>& chat_id,
                                     std::chrono::milliseconds budget) {
-  const auto until = std::chrono::steady_clock::now() + budget;
   fold_now_and_then();
-  int64_t total = 0;
-  for (const std::string source : {"history", "document"}) {
-    const std::optional<std::string> chat = source == "history" ? chat_id : std::nullopt;
-    int64_t n = 0;
-    do {
-      n = index_queued(source, chat, kTimedBatch, false, until);
-      total += n;
-    } while (n == kTimedBatch && std::chrono::steady_clock::now() < until);
-    if (std::chrono::steady_clock::now() >= until) break;
-  }
-  return total;
+  return store::index_within(
+      [this](const std::string& source, const std::optional<std::string>& chat, int limit,
+             std::optional<std::chrono::steady_clock::time_point> until) {
+        return index_queued(source, chat, limit, false, until);
+      },
+      chat_id, budget);
 }
 
 void PgSearchIndex::catch_up(const std::string& chat_id) { index_within(chat_id, kCatchUpBudget); }
@@ -200,14 +172,11 @@ void PgSearchIndex::index_in_transaction(const std::string& chat_id) {
 }
 
 int64_t PgSearchIndex::index_all() {
-  int64_t total = 0;
-  for (const std::string source : {"history", "document"}) {
-    int64_t n = 0;
-    do {
-      n = index_queued(source, std::nullopt, kBatch, false);
-      total += n;
-    } while (n == kBatch);
-  }
+  const int64_t total = store::index_all(
+      [this](const std::string& source, const std::optional<std::string>& chat, int limit,
+             std::optional<std::chrono::steady_clock::time_point> until) {
+        return index_queued(source, chat, limit, false, until);
+      });
   while (fold_deltas()) {
   }
   return total;

@@ -7,7 +7,6 @@
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
-#include <fmt/format.h>
 #include <sqlite3.h>
 
 #include "internal/db/statement_cache.h"
@@ -40,15 +39,6 @@ SearchIndex::SearchIndex(SQLite::Database& db)
 
 SearchIndex::~SearchIndex() {
   if (deadline_) sqlite3_progress_handler(db_.getHandle(), 0, nullptr, nullptr);
-}
-
-std::string SearchIndex::chat_token(const std::string& chat_id) {
-  uint64_t h = 1469598103934665603ULL;
-  for (const unsigned char c : chat_id) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return fmt::format("c{:016x}", h);
 }
 
 int64_t SearchIndex::rows(const std::string& table) {

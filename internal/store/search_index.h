@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "internal/context/recall.h"
+#include "internal/store/search_plan.h"
 
 namespace SQLite {
 class Database;
@@ -25,31 +26,6 @@ class StatementCache;
 }
 
 namespace autonous::store {
-
-inline constexpr int kMaxQueryTerms = 8;
-// Distinct terms of a question looked up at most (each lookup is one index probe).
-inline constexpr size_t kMaxLookups = 64;
-inline constexpr double kCommonShare = 0.1;
-// Below this many indexed rows no term counts as common (a short chat's every word is frequent).
-inline constexpr double kMinRowsForCommon = 50;
-// ... and a term in more rows than this is common whatever the share (its count and its ranking
-// would cost as much as its doclist: the search stays fast at a million rows).
-inline constexpr int64_t kMaxTermRows = 800;
-// The query's terms together match at most this many rows (rarest terms first).
-inline constexpr int64_t kMaxPostings = 800;
-// When every term is common, the rarest two, when each is in at most this many rows, are
-// searched together (both in one message).
-inline constexpr int64_t kMaxAndTermRows = 10000;
-// A chat with more indexed rows than this is searched without its chat token (search_history).
-inline constexpr int64_t kBigChatRows = 20000;
-// When the query's terms match at most this many rows of other chats, the search takes that many
-// more winners and drops the others' rows as it reads them, instead of checking each match's
-// chat (search_history).
-inline constexpr int64_t kMaxForeignRows = 100;
-// The vector search scans at most this many of a chat's newest vectors in range.
-inline constexpr int kMaxVectorRows = 10000;
-// A turn's indexing of its chat's backlog before the search, at most (batches of 250 rows).
-inline constexpr std::chrono::milliseconds kCatchUpBudget{100};
 
 class SearchIndex final : public context::Searcher {
  public:
@@ -90,11 +66,7 @@ class SearchIndex final : public context::Searcher {
                                        const std::vector<float>& query, int64_t after_id,
                                        int64_t before_id, int limit) override;
 
-  // The `chat` column's token for `chat_id` (FNV-1a 64 in hex after a 'c').
-  static std::string chat_token(const std::string& chat_id);
-
-  // (chat token or "", term or "") -> rows: a batch's change to search_term_rows.
-  using Counts = std::map<std::pair<std::string, std::string>, int64_t>;
+  using Counts = TermCounts;
 
  private:
   struct Query {

@@ -1,8 +1,5 @@
 // SearchIndex's indexing: search_queue's rows (filled by triggers) into the FTS5 tables and the
 // term counts, in batches of one write transaction each.
-#include <set>
-#include <string_view>
-
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
@@ -13,32 +10,6 @@
 
 namespace autonous::store {
 namespace {
-
-// Queued rows indexed per write transaction: by `autonous migrate` and the worker's start, and
-// under a time budget (a turn's catch-up, an idle worker).
-constexpr int kBatch = 2000;
-constexpr int kTimedBatch = 250;
-constexpr int kInTransactionRows = 16;
-
-// Adds `sign` to the counts of one row: each distinct term over all chats ("") and in its chat,
-// and its chat's row count (term "").
-void count_terms(const std::string& chat, const std::string& terms, int64_t sign,
-                 SearchIndex::Counts& counts) {
-  std::set<std::string_view> seen;
-  const std::string_view all(terms);
-  size_t at = 0;
-  while (at < all.size()) {
-    const size_t end = std::min(all.find(' ', at), all.size());
-    if (end > at) seen.insert(all.substr(at, end - at));
-    at = end + 1;
-  }
-  for (const std::string_view t : seen) {
-    counts[{std::string(), std::string(t)}] += sign;
-    counts[{chat, std::string(t)}] += sign;
-  }
-  counts[{chat, std::string()}] += sign;
-  counts[{std::string(), std::string()}] += sign;  // all rows of the source
-}
 
 std::string terms_table(const std::string& source) {
   return source == "history" ? "history_terms" : "document_terms";
@@ -153,19 +124,12 @@ int64_t SearchIndex::index_queued(const std::string& source,
 
 int64_t SearchIndex::index_within(const std::optional<std::string>& chat_id,
                                   std::chrono::milliseconds budget) {
-  const auto until = std::chrono::steady_clock::now() + budget;
-  int64_t total = 0;
-  for (const std::string source : {"history", "document"}) {
-    // Documents are for every chat: any of them.
-    const std::optional<std::string> chat = source == "history" ? chat_id : std::nullopt;
-    int64_t n = 0;
-    do {
-      n = index_queued(source, chat, kTimedBatch, false, until);
-      total += n;
-    } while (n == kTimedBatch && std::chrono::steady_clock::now() < until);
-    if (std::chrono::steady_clock::now() >= until) break;
-  }
-  return total;
+  return store::index_within(
+      [this](const std::string& source, const std::optional<std::string>& chat, int limit,
+             std::optional<std::chrono::steady_clock::time_point> until) {
+        return index_queued(source, chat, limit, false, until);
+      },
+      chat_id, budget);
 }
 
 void SearchIndex::catch_up(const std::string& chat_id) { index_within(chat_id, kCatchUpBudget); }
@@ -180,15 +144,11 @@ void SearchIndex::index_in_transaction(const std::string& chat_id) {
 }
 
 int64_t SearchIndex::index_all() {
-  int64_t total = 0;
-  for (const std::string source : {"history", "document"}) {
-    int64_t n = 0;
-    do {
-      n = index_queued(source, std::nullopt, kBatch);
-      total += n;
-    } while (n == kBatch);
-  }
-  return total;
+  return store::index_all([this](const std::string& source, const std::optional<std::string>& chat,
+                                 int limit,
+                                 std::optional<std::chrono::steady_clock::time_point> until) {
+    return index_queued(source, chat, limit, false, until);
+  });
 }
 
 }  // namespace autonous::store

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string_view>
 
-#include "internal/store/search_index.h"
+#include <fmt/format.h>
 
 namespace autonous::store {
 namespace {
@@ -95,6 +96,62 @@ double bm25(const std::string& row_terms, const std::vector<std::string>& terms,
     score += idf(total, static_cast<double>(doc_rows[i])) * f * (kK1 + 1) / (f + norm);
   }
   return score;
+}
+
+std::string chat_token(const std::string& chat_id) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const unsigned char c : chat_id) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return fmt::format("c{:016x}", h);
+}
+
+void count_terms(const std::string& chat, const std::string& terms, int64_t sign,
+                 TermCounts& counts) {
+  std::set<std::string_view> seen;
+  const std::string_view all(terms);
+  size_t at = 0;
+  while (at < all.size()) {
+    const size_t end = std::min(all.find(' ', at), all.size());
+    if (end > at) seen.insert(all.substr(at, end - at));
+    at = end + 1;
+  }
+  for (const std::string_view t : seen) {
+    counts[{std::string(), std::string(t)}] += sign;
+    counts[{chat, std::string(t)}] += sign;
+  }
+  counts[{chat, std::string()}] += sign;
+  counts[{std::string(), std::string()}] += sign;  // all rows of the source
+}
+
+int64_t index_within(const IndexQueued& index_queued, const std::optional<std::string>& chat_id,
+                     std::chrono::milliseconds budget) {
+  const auto until = std::chrono::steady_clock::now() + budget;
+  int64_t total = 0;
+  for (const std::string source : {"history", "document"}) {
+    // Documents are for every chat: any of them.
+    const std::optional<std::string> chat = source == "history" ? chat_id : std::nullopt;
+    int64_t n = 0;
+    do {
+      n = index_queued(source, chat, kTimedBatch, until);
+      total += n;
+    } while (n == kTimedBatch && std::chrono::steady_clock::now() < until);
+    if (std::chrono::steady_clock::now() >= until) break;
+  }
+  return total;
+}
+
+int64_t index_all(const IndexQueued& index_queued) {
+  int64_t total = 0;
+  for (const std::string source : {"history", "document"}) {
+    int64_t n = 0;
+    do {
+      n = index_queued(source, std::nullopt, kBatch, std::nullopt);
+      total += n;
+    } while (n == kBatch);
+  }
+  return total;
 }
 
 }  // namespace autonous::store

@@ -20,6 +20,7 @@
 #include "tests/context/memory_searcher.h"
 #include "tests/context/memory_summary_store.h"
 #include "tests/context/vector_provider.h"
+#include "tests/support/property_scale.h"
 
 namespace autonous::context {
 namespace {
@@ -168,7 +169,7 @@ TEST(MultiTurnProperty, FitsEveryTurnAndOnlyGrowsAtTheEndBetweenCompactions) {
                " repeats this run)");
   std::mt19937 rng(seed);
   Tally t;
-  for (int chat = 0; chat < 60; ++chat) {
+  for (int chat = 0; chat < testing::property_cases(60); ++chat) {
     SCOPED_TRACE("chat " + std::to_string(chat));
     one_chat(rng, t);
     if (::testing::Test::HasFatalFailure()) return;

@@ -34,7 +34,8 @@ if PG:
         sys.exit(0)
     import psycopg2  # Debian's python3-psycopg2 (scripts/bootstrap installs it)
 
-BIN = os.environ.get("AUTONOUS_BIN", "build/cmd/autonous/autonous")
+# AUTONOUS_TEST_BIN (scripts/test's sanitizer pass) names another build of the binary to test.
+BIN = os.environ.get("AUTONOUS_TEST_BIN") or os.environ.get("AUTONOUS_BIN", "build/cmd/autonous/autonous")
 STUB = os.environ.get("AUTONOUS_STUB_BIN", "build/cmd/autonous-stub/autonous-stub")
 HOSTILE = "<script>document.body.setAttribute('data-pwned','1')</script>" \
           "<img src=x onerror=\"document.body.setAttribute('data-pwned','2')\">"

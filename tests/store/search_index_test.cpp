@@ -236,7 +236,7 @@ TYPED_TEST(SearchIndexTest, TermCountsFollowInsertsEditsAndDeletes) {
   EXPECT_EQ(b.overall("zebra"), 2);
   const auto chat_rows = [&] {
     return b.num("SELECT rows FROM search_term_rows WHERE source = 'history' AND chat = '" +
-                 SearchIndex::chat_token("c") + "' AND term = ''");
+                 chat_token("c") + "' AND term = ''");
   };
   EXPECT_EQ(chat_rows(), 2);
   b.exec("UPDATE history SET text = 'giraffe crossing' WHERE id = " + std::to_string(a));

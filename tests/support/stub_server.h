@@ -2,6 +2,7 @@
 // StubServer: runs the real autonous-stub binary on a free loopback port for a test, and reads
 // back the requests it logged.
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,7 +35,12 @@ std::string stub_bin();
 
 #ifdef AUTONOUS_BIN
 // The autonous binary's path: e2e tests and end-to-end benchmarks only (CMake defines it there).
-inline std::string autonous_bin() { return AUTONOUS_BIN; }
+// AUTONOUS_TEST_BIN, when set, names another build of it: scripts/test's sanitizer pass runs
+// these suites against the ASan + UBSan binary without compiling them a second time.
+inline std::string autonous_bin() {
+  const char* other = std::getenv("AUTONOUS_TEST_BIN");
+  return other != nullptr && *other != '\0' ? std::string(other) : std::string(AUTONOUS_BIN);
+}
 #endif
 
 }  // namespace autonous::testing
