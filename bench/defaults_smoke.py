@@ -99,7 +99,7 @@ for s in ("default", "sliding_window", "summarize"):
         print(f"  {s:15s} turns answered {n:4d}   cacheable prefix share {share:4.2f}   extra calls/100 turns {extra:5.1f}"
               f"   evidence {100.0 * ev[0] / max(1, ev[1]):4.1f}% of prompt tokens, in {ev[3]}/{ev[4]} prompts"
               f"   mean fill {ev[2] or 0:4.2f}", flush=True)
-    except Exception as e:  # noqa: BLE001 - a smoke test reports, it does not stop the hook
+    except Exception as e:  # noqa: BLE001 - a smoke test reports, it does not stop
         print(f"  {s:15s} could not run: {e}", flush=True)
 print("  (targets: prefix share >= 0.85 for every strategy, <= 8 summary calls/100 turns; this chat never refers back,"
       " so recalled evidence should be rare: <= 3% of prompt tokens)")

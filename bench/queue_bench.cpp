@@ -3,7 +3,7 @@
 //    (user/assistant pair, task done, 5 turn events), the raw ceiling the worker is compared to.
 //    Arg 1 = synchronous FULL (the default), 0 = NORMAL.
 //  - BM_ClaimWithBacklog: claim latency when one chat has 20 000 queued tasks and 1 000 other
-//    chats wait (shared/notes/queue.md's bad case); reports p50/p99 in microseconds.
+//    chats wait (the bad case of a per-chat queue); reports p50/p99 in microseconds.
 //  - BM_PgClaimWithBacklog: the same on PostgreSQL (under scripts/with-postgres).
 
 #include <algorithm>

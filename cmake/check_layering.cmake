@@ -1,5 +1,5 @@
 cmake_minimum_required(VERSION 3.25)
-# The layering of internal/ (../shared/DESIGN.md, README "Architecture"), checked from the
+# The layering of internal/ (docs/architecture.md), checked from the
 # includes: a folder may include only the folders below it, and the third-party headers some
 # layers must never see are refused there. Run by ctest as `layering`; fails naming each include.
 # Usage: cmake -DSRC_DIR=<repo> -P cmake/check_layering.cmake
@@ -13,7 +13,10 @@ set(allowed_events "common;db")
 set(allowed_queue "common;db;events")
 set(allowed_openai "common")
 set(allowed_store "common;db;tokens;context;config")
-set(allowed_worker "common;config;db;tokens;context;store;events;queue;openai;worker")
+# The backend seam: the one place that chooses SQLite or PostgreSQL for a worker (backend/session.h).
+set(allowed_backend "common;config;db;events;queue;store;tokens;context")
+# The worker reaches the database only through the seam: no db/, no SQLite, no libpq.
+set(allowed_worker "common;config;backend;tokens;context;store;events;queue;openai;worker")
 # The operator surface reads the database and the engine's settings; it knows nothing of the worker.
 set(allowed_ops "common;config;db;context;events")
 
@@ -31,12 +34,13 @@ set(refused_db "<curl/;<unicode/")
 set(refused_events "<curl/;<unicode/;${pq}")
 set(refused_queue "<curl/;<unicode/;${pq}")
 set(refused_store "<curl/;<unicode/;${pq}")
-set(refused_worker "<curl/;<unicode/;${pq}")
+set(refused_worker "${sqlite_headers};<curl/;<unicode/;${pq}")
+set(refused_backend "<curl/;<unicode/;${pq}")
 set(refused_ops "<curl/;<unicode/;${pq}")
 
 set(violations "")
 set(checked 0)
-foreach(layer common config db tokens context events queue openai store worker ops)
+foreach(layer common config db tokens context events queue openai store backend worker ops)
   file(GLOB files "${SRC_DIR}/internal/${layer}/*.h" "${SRC_DIR}/internal/${layer}/*.cpp")
   foreach(f ${files})
     math(EXPR checked "${checked} + 1")

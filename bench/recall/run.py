@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Planted-facts recall benchmark (issue 14): is the evidence in the prompt?
+"""Planted-facts recall benchmark: is the evidence in the prompt?
 
 Long chats (420 turns, users 10-150 words, replies 50-400, in English, Chinese, Russian and
 Japanese) are written by plain SQL, as a front end would. Facts are stated in the first turns,

@@ -13,8 +13,8 @@
 namespace {
 
 constexpr const char* kFooter =
-    "Configuration comes from environment variables (DB_PATH, OPENAI_BASE_URL, ...; see the\n"
-    "README). --env-file fills in variables the environment does not set.\n"
+    "Configuration comes from environment variables (DB_PATH, OPENAI_BASE_URL, ...; see\n"
+    "docs/configuration.md). --env-file fills in variables the environment does not set.\n"
     "Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.";
 
 void add_footer(CLI::App& app) {

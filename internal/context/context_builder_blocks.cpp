@@ -19,7 +19,7 @@
 namespace autonous::context {
 namespace {
 
-// The sectioned layout's section heads (seed 000's template).
+// The sectioned layout's section heads.
 constexpr std::string_view kRoleSection = "[Role & Policies]\n";
 constexpr std::string_view kStateSection = "\n\n[State]";
 constexpr std::string_view kTaskSection = "[Task]\n";

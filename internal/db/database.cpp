@@ -14,7 +14,7 @@ namespace {
 
 // SQLite's default busy handler sleeps longer and longer (up to 100 ms), so a process that just
 // released the lock takes it back while the others sleep: under load one process starves
-// (shared/notes/queue.md measured 5 s waits). Short, jittered sleeps give every waiter a chance.
+// (5 s waits were measured). Short, jittered sleeps give every waiter a chance.
 // The timeout travels in the handler's pointer argument, so nothing is allocated per connection;
 // the start of the current wait is per thread, as a connection is used by one thread at a time.
 int busy_handler(void* timeout_ms, int count) noexcept {

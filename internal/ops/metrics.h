@@ -4,7 +4,7 @@
 // Two sources: this process's counters and histograms, fed with every event trail the worker
 // commits (record()); and gauges read from the database at scrape time (tasks by status, the
 // oldest queued task's age), so every worker and `autonous dashboard` report the same numbers.
-// The names are listed in the README; three are contracts: autonous_tasks{status},
+// The names are listed in docs/operations.md; three are contracts: autonous_tasks{status},
 // autonous_llm_request_duration_seconds, autonous_llm_tokens_total{kind}.
 
 #include <functional>

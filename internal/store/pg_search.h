@@ -60,6 +60,8 @@ class PgSearchIndex final : public context::Searcher {
                        int limit, bool in_transaction,
                        std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
   int64_t index_within(const std::optional<std::string>& chat_id, std::chrono::milliseconds budget);
+  // index_queued as the shared indexing schedule calls it (search_plan.h).
+  IndexQueued batches();
   int64_t rows_with(const std::string& source, const std::string& chat, const std::string& term);
   // A search's plan (search_plan.h) over `source` in `chat` ("" : all rows), with the index's
   // row count and each planned term's document frequency.

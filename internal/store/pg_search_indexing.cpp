@@ -152,13 +152,16 @@ void PgSearchIndex::fold_now_and_then() {
 
 int64_t PgSearchIndex::index_within(const std::optional<std::string>& chat_id,
                                     std::chrono::milliseconds budget) {
+  const auto until = std::chrono::steady_clock::now() + budget;  // the fold's time included
   fold_now_and_then();
-  return store::index_within(
-      [this](const std::string& source, const std::optional<std::string>& chat, int limit,
-             std::optional<std::chrono::steady_clock::time_point> until) {
-        return index_queued(source, chat, limit, false, until);
-      },
-      chat_id, budget);
+  return store::index_within(batches(), chat_id, until);
+}
+
+IndexQueued PgSearchIndex::batches() {
+  return [this](const std::string& source, const std::optional<std::string>& chat, int limit,
+                std::optional<std::chrono::steady_clock::time_point> until) {
+    return index_queued(source, chat, limit, false, until);
+  };
 }
 
 void PgSearchIndex::catch_up(const std::string& chat_id) { index_within(chat_id, kCatchUpBudget); }
@@ -172,11 +175,7 @@ void PgSearchIndex::index_in_transaction(const std::string& chat_id) {
 }
 
 int64_t PgSearchIndex::index_all() {
-  const int64_t total = store::index_all(
-      [this](const std::string& source, const std::optional<std::string>& chat, int limit,
-             std::optional<std::chrono::steady_clock::time_point> until) {
-        return index_queued(source, chat, limit, false, until);
-      });
+  const int64_t total = store::index_all(batches());
   while (fold_deltas()) {
   }
   return total;

@@ -9,7 +9,6 @@
 // running query (SQLite's progress handler). Not thread-safe: one per connection.
 
 #include <chrono>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,8 +65,6 @@ class SearchIndex final : public context::Searcher {
                                        const std::vector<float>& query, int64_t after_id,
                                        int64_t before_id, int limit) override;
 
-  using Counts = TermCounts;
-
  private:
   struct Query {
     std::string match;
@@ -86,13 +83,15 @@ class SearchIndex final : public context::Searcher {
   std::vector<QueuedRow> read_queued(const std::string& source,
                                      const std::optional<std::string>& chat_id, int limit);
   // Replaces the row's index entry (none when it is gone), counts the change, unqueues it.
-  void reindex(const std::string& source, const QueuedRow& row, Counts& counts);
-  void add_counts(const std::string& source, const Counts& counts);
+  void reindex(const std::string& source, const QueuedRow& row, TermCounts& counts);
+  void add_counts(const std::string& source, const TermCounts& counts);
   // Indexes up to `limit` queued rows; with `until`, stops after the row that passes it.
   int64_t index_queued(const std::string& source, const std::optional<std::string>& chat_id,
                        int limit, bool in_transaction = false,
                        std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
   int64_t index_within(const std::optional<std::string>& chat_id, std::chrono::milliseconds budget);
+  // index_queued as the shared indexing schedule calls it (search_plan.h).
+  IndexQueued batches();
   // The query for `terms` in `chat` (its token; "" for all rows).
   Query query(const std::string& table, const std::string& chat,
               const std::vector<std::string>& terms);

@@ -49,7 +49,7 @@ std::vector<SearchIndex::QueuedRow> SearchIndex::read_queued(
   return rows;
 }
 
-void SearchIndex::reindex(const std::string& source, const QueuedRow& r, Counts& counts) {
+void SearchIndex::reindex(const std::string& source, const QueuedRow& r, TermCounts& counts) {
   const std::string table = terms_table(source);
   auto old = cache_->get("SELECT chat, terms FROM " + table + " WHERE rowid = ?");
   old->bind(1, r.id);
@@ -75,7 +75,7 @@ void SearchIndex::reindex(const std::string& source, const QueuedRow& r, Counts&
   done->exec();
 }
 
-void SearchIndex::add_counts(const std::string& source, const Counts& counts) {
+void SearchIndex::add_counts(const std::string& source, const TermCounts& counts) {
   auto stat = cache_->get(
       "INSERT INTO search_term_rows(source, chat, term, rows) VALUES (?, ?, ?, ?) "
       "ON CONFLICT(source, chat, term) DO UPDATE SET rows = rows + excluded.rows");
@@ -110,7 +110,7 @@ int64_t SearchIndex::index_queued(const std::string& source,
   if (!in_transaction) tx.emplace(db_);
   // Read first, then change the queue (not while a SELECT over it is stepping).
   const std::vector<QueuedRow> rows = read_queued(source, chat_id, limit);
-  Counts counts;  // the batch's change
+  TermCounts counts;  // the batch's change
   int64_t done = 0;
   for (const QueuedRow& r : rows) {
     reindex(source, r, counts);  // each row leaves the queue as it is indexed
@@ -124,12 +124,14 @@ int64_t SearchIndex::index_queued(const std::string& source,
 
 int64_t SearchIndex::index_within(const std::optional<std::string>& chat_id,
                                   std::chrono::milliseconds budget) {
-  return store::index_within(
-      [this](const std::string& source, const std::optional<std::string>& chat, int limit,
-             std::optional<std::chrono::steady_clock::time_point> until) {
-        return index_queued(source, chat, limit, false, until);
-      },
-      chat_id, budget);
+  return store::index_within(batches(), chat_id, std::chrono::steady_clock::now() + budget);
+}
+
+IndexQueued SearchIndex::batches() {
+  return [this](const std::string& source, const std::optional<std::string>& chat, int limit,
+                std::optional<std::chrono::steady_clock::time_point> until) {
+    return index_queued(source, chat, limit, false, until);
+  };
 }
 
 void SearchIndex::catch_up(const std::string& chat_id) { index_within(chat_id, kCatchUpBudget); }
@@ -143,12 +145,6 @@ void SearchIndex::index_in_transaction(const std::string& chat_id) {
   index_queued("history", chat_id, kInTransactionRows, true);
 }
 
-int64_t SearchIndex::index_all() {
-  return store::index_all([this](const std::string& source, const std::optional<std::string>& chat,
-                                 int limit,
-                                 std::optional<std::chrono::steady_clock::time_point> until) {
-    return index_queued(source, chat, limit, false, until);
-  });
-}
+int64_t SearchIndex::index_all() { return store::index_all(batches()); }
 
 }  // namespace autonous::store

@@ -126,8 +126,7 @@ void count_terms(const std::string& chat, const std::string& terms, int64_t sign
 }
 
 int64_t index_within(const IndexQueued& index_queued, const std::optional<std::string>& chat_id,
-                     std::chrono::milliseconds budget) {
-  const auto until = std::chrono::steady_clock::now() + budget;
+                     std::chrono::steady_clock::time_point until) {
   int64_t total = 0;
   for (const std::string source : {"history", "document"}) {
     // Documents are for every chat: any of them.

@@ -73,9 +73,9 @@ using IndexQueued =
                           int limit, std::optional<std::chrono::steady_clock::time_point> until)>;
 
 // The chat's queued rows (any chat's without `chat_id`), then the queued documents, in batches of
-// kTimedBatch, until `budget` has passed. Returns how many rows were indexed.
+// kTimedBatch, until `until` has passed. Returns how many rows were indexed.
 int64_t index_within(const IndexQueued& index_queued, const std::optional<std::string>& chat_id,
-                     std::chrono::milliseconds budget);
+                     std::chrono::steady_clock::time_point until);
 
 // Every queued row, history then documents, in batches of kBatch. Returns how many.
 int64_t index_all(const IndexQueued& index_queued);

@@ -32,7 +32,7 @@ class TokenCounter {
 
 // The seed estimate: (code points + 3) / 4 per message, plus the framing it is given (the
 // production wiring uses OpenAI's 3 per message and 3 per request). Conservative for English,
-// known to under-count CJK, emoji and JSON (see shared/notes/tokens.md).
+// known to under-count CJK, emoji and JSON (docs/tokens.md).
 class CharsOver4Counter final : public TokenCounter {
  public:
   constexpr CharsOver4Counter() noexcept = default;

@@ -2,16 +2,11 @@
 
 #include <thread>
 
-#include <SQLiteCpp/Database.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 
 #include "internal/common/clock.h"
 #include "internal/common/utf8.h"
-#include "internal/db/database.h"
 #include "internal/openai/http_transport.h"
-#include "internal/queue/pg_queue.h"
-#include "internal/queue/queue.h"
 #include "internal/store/engine_storage.h"
 #include "internal/worker/turn_events.h"
 #include "internal/worker/worker.h"
@@ -30,14 +25,8 @@ Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
       run_(run),
       worker_id_(worker_id),
       index_(index),
-      pg_(config.database_url.empty() ? nullptr : db::pg::Connection::open(config.database_url)),
-      db_(pg_ ? nullptr
-              : db::open(config.db_path,
-                         db::OpenOptions{config.sqlite_synchronous == config::Synchronous::kFull,
-                                         config.sqlite_busy_timeout})),
-      queue_owned_(pg_ ? std::unique_ptr<queue::TaskQueue>(std::make_unique<queue::PgQueue>(*pg_))
-                       : std::make_unique<queue::Queue>(*db_)),
-      queue_(*queue_owned_),
+      session_(backend::open_session(config)),
+      queue_(session_->queue()),
       counter_(*deps.counter),
       transport_(deps.make_transport()),
       client_(*transport_, openai::ClientOptions{config.openai_base_url, config.openai_api_key,
@@ -47,8 +36,7 @@ Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
           client_, counter_,
           SummarizerOptions{engine.summary_model, config.summary_max_tokens, engine.summary_shape,
                             engine.summary_window_budget, config.retry_base}),
-      engine_(pg_ ? store::make_pg_storage(*pg_) : store::make_sqlite_storage(*db_), engine,
-              counter_, &summarizer_),
+      engine_(session_->engine_storage(), engine, counter_, &summarizer_),
       turn_(TurnParts{config, engine_, client_, summarizer_, counter_,
                       config.token_calibration && deps.counter->name() == "estimate",
                       *deps.clock}) {
@@ -60,24 +48,6 @@ Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
 }
 
 Slot::~Slot() = default;
-
-void Slot::check_database_file() {
-  if (pg_) return;  // a server's database cannot be unlinked under us
-  const auto t = std::chrono::steady_clock::now();
-  if (db_inode_ != 0 && t - last_file_check_ < std::chrono::seconds(1)) return;
-  last_file_check_ = t;
-  struct stat st {};
-  if (::stat(config_.db_path.c_str(), &st) != 0)
-    throw std::runtime_error("the database file " + config_.db_path +
-                             " was deleted while the worker ran; stopping");
-  if (db_inode_ == 0) {
-    db_device_ = st.st_dev;
-    db_inode_ = st.st_ino;
-  } else if (st.st_dev != db_device_ || st.st_ino != db_inode_) {
-    throw std::runtime_error("the database file " + config_.db_path +
-                             " was replaced while the worker ran; stopping");
-  }
-}
 
 common::TimePoint Slot::now() const { return deps_.clock->now(); }
 
@@ -111,8 +81,8 @@ void Slot::wait_for_work(const std::stop_token& stop) {
     --run_.wakeups;
 }
 
-void Slot::after_reconnect() {
-  if (const int64_t id = static_cast<queue::PgQueue&>(queue_).after_reconnect(); id > 0) {
+void Slot::reconnect_once() {
+  if (const int64_t id = session_->reconnect(); id > 0) {
     ++stats_.released;
     spdlog::warn("slot {}: task_id={}, claimed as the connection broke, is queued again", index_,
                  id);
@@ -135,8 +105,7 @@ bool Slot::reconnect(const std::function<bool()>& give_up) {
     }
     if (give_up()) break;
     try {
-      pg_->reconnect();
-      after_reconnect();
+      reconnect_once();
       spdlog::info("slot {} reconnected to the database", index_);
       backoff_ = milliseconds(500);
       return true;
@@ -154,7 +123,7 @@ auto Slot::durably(const queue::Task& task, Write&& write) {
   try {
     return write();
   } catch (const std::exception& e) {
-    if (!pg_ || !pg_->broken()) throw;
+    if (!session_->lost()) throw;
     spdlog::warn("slot {}: the database connection was lost storing task_id={} ({}); reconnecting",
                  index_, task.id, e.what());
     // Until the grace period of a shutdown is over: the turn's result is worth the wait.
@@ -166,12 +135,12 @@ auto Slot::durably(const queue::Task& task, Write&& write) {
 void Slot::loop(bool drain) {
   const std::stop_token stop = run_.stop.get_token();
   std::optional<queue::Task> task;
-  check_database_file();
+  session_->check_still_there();
   while (!stop.stop_requested()) {
     try {
       task = pass(std::move(task), drain, stop);
     } catch (const std::exception& e) {
-      if (!pg_ || !pg_->broken()) throw;
+      if (!session_->lost()) throw;
       // A task claimed in the broken connection's last transaction is not known here: its
       // lease expires and a worker takes it over (TASK_LEASE_SECONDS).
       spdlog::warn("slot {}: the database connection was lost ({}); reconnecting", index_,
@@ -187,7 +156,7 @@ void Slot::loop(bool drain) {
 std::optional<queue::Task> Slot::pass(std::optional<queue::Task> task, bool drain,
                                       const std::stop_token& stop) {
   beat();
-  check_database_file();
+  session_->check_still_there();
   if (!task) task = queue_.claim(worker_id_, now(), config_.task_lease);
   if (task) {
     ++stats_.claimed;
@@ -321,14 +290,13 @@ std::function<bool()> Slot::keep_going_for(const queue::Task& task) {
     try {
       renewed = queue_.renew_lease(task, now(), config_.task_lease);
     } catch (const std::exception& e) {
-      if (!pg_ || !pg_->broken()) throw;
+      if (!session_->lost()) throw;
       // One try to connect again; else this renewal is missed (the lease lasts three) and the
       // next one tries again.
       spdlog::warn("slot {}: the database connection was lost renewing task_id={} ({})", index_,
                    task.id, e.what());
       try {
-        pg_->reconnect();
-        after_reconnect();
+        reconnect_once();
         renewed = queue_.renew_lease(task, now(), config_.task_lease);
       } catch (const std::exception& again) {
         spdlog::warn("slot {}: reconnecting failed ({}); the call goes on", index_, again.what());

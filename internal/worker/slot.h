@@ -1,8 +1,9 @@
 #pragma once
-// Slot: one worker thread's loop. It owns a database connection (SQLite or PostgreSQL), an HTTP
-// transport, the context engine and a Turn; it claims a task, renews the lease while the turn runs,
-// and applies the turn's outcome to the queue in one transaction (complete and claim the chat's
-// next task, retry later, fail, or release). Stops claiming when the run's stop fires.
+// Slot: one worker thread's loop. It owns a database session (backend/session.h: it does not know
+// which backend), an HTTP transport, the context engine and a Turn; it claims a task, renews the
+// lease while the turn runs, and applies the turn's outcome to the queue in one transaction
+// (complete and claim the chat's next task, retry later, fail, or release). Stops claiming when the
+// run's stop fires.
 
 #include <algorithm>
 #include <atomic>
@@ -15,8 +16,8 @@
 #include <stop_token>
 #include <string>
 
+#include "internal/backend/session.h"
 #include "internal/config/config.h"
-#include "internal/db/pg_connection.h"
 #include "internal/openai/client.h"
 #include "internal/queue/task_queue.h"
 #include "internal/store/engine.h"
@@ -25,9 +26,6 @@
 #include "internal/worker/llm_summarizer.h"
 #include "internal/worker/turn.h"
 
-namespace SQLite {
-class Database;
-}
 namespace autonous::openai {
 class HttpTransport;
 }
@@ -44,7 +42,7 @@ struct RunState {
   std::mutex mu;
   std::condition_variable_any cv;
   std::atomic<int> busy{0};  // slots inside a task
-  int wakeups = 0;           // guarded by mu: idle slots asked to claim now (TaskListener)
+  int wakeups = 0;           // guarded by mu: idle slots asked to claim now (the listener)
 
   // Lets `n` idle slots (at most `cap` pending) end their wait and claim.
   void wake(int n, int cap) {
@@ -81,23 +79,19 @@ class Slot {
   common::TimePoint now() const;
   // An idle moment: indexes queued search rows (a front end's import) for kIdleIndexBudget.
   void index_backlog();
-  // Throws when DB_PATH no longer names the file this slot opened (deleted or replaced): the
-  // worker would otherwise write into an unlinked file that nothing reads.
-  void check_database_file();
-  // Waits up to POLL_INTERVAL_MS for work, or until the run stops, or (on PostgreSQL) until
-  // the TaskListener wakes it: a task became claimable.
+  // Waits up to POLL_INTERVAL_MS for work, or until the run stops, or until the backend's
+  // listener (where it has one) wakes it: a task became claimable.
   void wait_for_work(const std::stop_token& stop);
-  // Runs one pass of loop(); on PostgreSQL a lost connection is connected again (with
+  // Runs one pass of loop(); a lost connection (Session::lost) is connected again (with
   // back-off) instead of stopping the worker. Returns the task to run next.
   std::optional<queue::Task> pass(std::optional<queue::Task> task, bool drain,
                                   const std::stop_token& stop);
-  // The PostgreSQL connection is gone: reconnects, waiting `backoff_` before each try (doubling
+  // The session's connection is lost: reconnects, waiting `backoff_` before each try (doubling
   // it up to 30 s), until it succeeds (true) or `give_up` says so (false).
   bool reconnect(const std::function<bool()>& give_up);
-  // After a reconnect: the queue re-measures the server's clock and gives back a task claimed
-  // in a transaction whose outcome was lost (PgQueue::after_reconnect).
-  void after_reconnect();
-  // Runs `write` (a queue write of the turn's outcome); when the PostgreSQL connection broke
+  // Session::reconnect, and a word about a task it gave back.
+  void reconnect_once();
+  // Runs `write` (a queue write of the turn's outcome); when the session's connection was lost
   // under it, connects again and runs it once more. The lease token, not the session, fences
   // the write: one the server did commit before the connection broke is refused the second
   // time (nothing is stored twice).
@@ -113,11 +107,8 @@ class Slot {
   RunState& run_;
   const std::string& worker_id_;
   const int index_;
-  // One of the two: DATABASE_URL's PostgreSQL, or DB_PATH's SQLite file.
-  std::unique_ptr<db::pg::Connection> pg_;
-  std::unique_ptr<SQLite::Database> db_;
-  std::unique_ptr<queue::TaskQueue> queue_owned_;
-  queue::TaskQueue& queue_;
+  std::unique_ptr<backend::Session> session_;
+  queue::TaskQueue& queue_;  // the session's
   // The configured counter, scaled by the model's calibration when TOKEN_CALIBRATION=on and the
   // counter is the estimator (scale 1 otherwise).
   tokens::ScaledCounter counter_;
@@ -129,9 +120,6 @@ class Slot {
   Turn turn_;
   bool lease_lost_ = false;
   std::chrono::milliseconds backoff_{500};  // before the next reconnect
-  uint64_t db_device_ = 0;                  // DB_PATH's file as opened
-  uint64_t db_inode_ = 0;
-  std::chrono::steady_clock::time_point last_file_check_;
 };
 
 }  // namespace autonous::worker

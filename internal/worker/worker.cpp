@@ -7,8 +7,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "internal/backend/session.h"
 #include "internal/worker/slot.h"
-#include "internal/worker/task_listener.h"
 
 namespace autonous::worker {
 namespace {
@@ -87,11 +87,10 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
     }
     state.stop.request_stop();
   };
-  // On PostgreSQL, LISTENing before the slots' first claim.
-  const std::unique_ptr<TaskListener> listener =
-      config_.database_url.empty()
-          ? nullptr
-          : std::make_unique<TaskListener>(config_.database_url, state, config_.worker_concurrency);
+  // Where the backend has one (PostgreSQL), listening before the slots' first claim.
+  const int n_slots = config_.worker_concurrency;
+  const std::unique_ptr<backend::Listener> listener = backend::open_listener(
+      config_, [&state, n_slots](int n) { state.wake(n, n_slots); }, n_slots);
   std::vector<std::jthread> threads;
   threads.reserve(slots.size());
   for (auto& slot : slots) {

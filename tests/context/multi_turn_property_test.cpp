@@ -178,6 +178,7 @@ TEST(MultiTurnProperty, FitsEveryTurnAndOnlyGrowsAtTheEndBetweenCompactions) {
             << t.grown << " grew at the end, " << t.summarized << " summarized, " << t.recalled
             << " recalled\n";
   EXPECT_GT(t.compactions, 0);
+  if (!testing::full_property_run()) return;  // the rates below are a full run's coverage
   // Many turns only append (small random budgets compact often).
   EXPECT_GT(t.grown, t.turns / 4);
   // Evidence rides in many prompts, and they still fit.

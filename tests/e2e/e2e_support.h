@@ -135,6 +135,17 @@ class E2eTest : public ::testing::Test {
     for (auto& [k, v] : extra) e[k] = v;
     return e;
   }
+  // Runs `autonous worker --drain` with `e` until it exits (at most `timeout`) and expects exit 0,
+  // showing the start of its stderr otherwise. Returns its result.
+  ProcessResult drain(const Env& e, std::chrono::seconds timeout = std::chrono::seconds(120)) {
+    ProcessResult r = autonous(dir_, {"worker", "--drain"}, e, "", timeout);
+    EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+    return r;
+  }
+  // The same against `stub`, with the worker's test environment (env()) and `extra`.
+  ProcessResult drain(const StubServer& stub, Env extra = {}) {
+    return drain(env(stub, std::move(extra)));
+  }
   int64_t enqueue(const std::string& chat, const std::string& text) {
     const auto r = autonous(dir_, {"enqueue", "--chat", chat, text}, db_env());
     EXPECT_EQ(r.exit_code, 0) << r.err;

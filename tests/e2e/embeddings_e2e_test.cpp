@@ -20,11 +20,10 @@ class EmbeddingsE2eTest : public E2eTest {
   int64_t import_chat(const std::string& chat) {
     return E2eTest::import_chat(chat, {{6, "Remember: my pasport numbr is X7781."}})[6];
   }
+  // The worker at a 4 000-token budget unless `extra` says otherwise.
   void drain(const StubServer& stub, Env extra) {
-    Env e = env(stub, {{"MAX_CONTEXT_TOKENS", "4000"}});
-    for (auto& [k, v] : extra) e[k] = v;
-    const auto r = autonous(dir_, {"worker", "--drain"}, e, "", seconds(90));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+    extra.emplace("MAX_CONTEXT_TOKENS", "4000");
+    E2eTest::drain(env(stub, std::move(extra)));
   }
   std::vector<json> requests(const StubServer& stub, const std::string& suffix) {
     std::vector<json> out;

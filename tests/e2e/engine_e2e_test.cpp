@@ -22,11 +22,6 @@ class EngineE2eTest : public E2eTest {
     for (auto& [k, v] : extra) e[k] = v;
     return autonous(dir_, args, e);
   }
-  void drain(const StubServer& stub, Env extra = {}) {
-    const auto r =
-        autonous(dir_, {"worker", "--drain"}, env(stub, std::move(extra)), "", seconds(60));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-  }
   // The context.compressed payload of a task (the last one when it has several).
   json compressed(int64_t task) {
     return json::parse(

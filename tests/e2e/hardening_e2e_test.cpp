@@ -16,12 +16,6 @@ using std::chrono::seconds;
 
 class HardeningE2eTest : public E2eTest {
  protected:
-  ProcessResult drain(const StubServer& stub, Env extra = {}) {
-    const auto r =
-        autonous(dir_, {"worker", "--drain"}, env(stub, std::move(extra)), "", seconds(120));
-    EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
-    return r;
-  }
 };
 
 TEST_F(HardeningE2eTest, HostileRepliesFailTheirTaskWithoutCrashingOrBloatingTheWorker) {

@@ -557,7 +557,7 @@ class Security(unittest.TestCase):
 
 
 class Roles(unittest.TestCase):
-    """README, "What a managed PostgreSQL needs": the owner migrates; workers and front ends need
+    """docs/postgresql.md, "What a managed PostgreSQL needs": the owner migrates; workers and front ends need
     only SELECT, INSERT, UPDATE, DELETE on the tables and USAGE on the sequences; the read-only
     commands and the dashboard need only SELECT."""
 

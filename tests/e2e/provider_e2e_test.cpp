@@ -17,10 +17,6 @@ using std::chrono::seconds;
 
 class ProviderE2eTest : public E2eTest {
  protected:
-  void drain(const Env& e) {
-    const auto r = autonous(dir_, {"worker", "--drain"}, e, "", seconds(120));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-  }
   static bool is_summary(const json& request) {
     return request["body"]["messages"][0]["content"].get<std::string>().rfind(
                "You maintain a running summary", 0) == 0;

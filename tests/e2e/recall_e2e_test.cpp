@@ -34,10 +34,6 @@ class RecallE2eTest : public E2eTest {
     for (auto& [k, v] : extra) e[k] = v;
     return e;
   }
-  void drain(const Env& e) {
-    const auto r = autonous(dir_, {"worker", "--drain"}, e, "", seconds(90));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-  }
   json last_request(const StubServer& stub) {
     return json::parse(stub.log_lines().back())["body"]["messages"];
   }

@@ -29,10 +29,6 @@ class SummariesE2eTest : public E2eTest {
     for (auto& [k, v] : extra) e[k] = v;
     return e;
   }
-  void drain(const Env& e) {
-    const auto r = autonous(dir_, {"worker", "--drain"}, e, "", seconds(90));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-  }
   // The conversation: facts first, then filler turns long enough to need compaction.
   void converse(const std::string& chat, int turns) {
     enqueue(chat, "Hello, my name is Ada Lovelace.");

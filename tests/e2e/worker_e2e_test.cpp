@@ -54,8 +54,7 @@ TEST_F(WorkerE2eTest, HappyPathStoresRepliesPairsAndOrderedEvents) {
   enqueue("alice", "Hi, my name is Alice.");
   enqueue("bob", "What's the weather?");
   enqueue("alice", "What is my name?");
-  const auto r = autonous(dir_, {"worker", "--drain"}, env(stub));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  drain(stub);
   expect_exactly_once(3);
   EXPECT_EQ(str("SELECT reply FROM tasks WHERE id = 1"),
             "reply to: Hi, my name is Alice. (saw 2 messages)");
@@ -89,7 +88,7 @@ TEST_F(WorkerE2eTest, HappyPathStoresRepliesPairsAndOrderedEvents) {
   EXPECT_TRUE(response["usage"].contains("cached_tokens"));
   EXPECT_GE(response["latency_ms"].get<int>(), 5);
 
-  // The shell path operators use: sqlite3, or psql with the README's ->> form.
+  // The shell path operators use: sqlite3, or psql with the ->> form docs/postgresql.md shows.
   const auto shell =
       pg_ ? run({"/usr/bin/psql", "-tA", pg_->url(), "-c",
                  "SELECT (payload -> 'usage' ->> 'prompt_tokens')::int > 0 FROM events "
@@ -107,8 +106,7 @@ TEST_F(WorkerE2eTest, HappyPathStoresRepliesPairsAndOrderedEvents) {
 TEST_F(WorkerE2eTest, PerChatOrderingHoldsUnderConcurrency) {
   StubServer stub(dir_.path().string(), 15);
   enqueue_sql(/*chats=*/4, /*per_chat=*/6);
-  const auto r = autonous(dir_, {"worker", "--drain"}, env(stub, {{"WORKER_CONCURRENCY", "8"}}));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  drain(stub, {{"WORKER_CONCURRENCY", "8"}});
   expect_exactly_once(24);
   // Within a chat, task k (0-based) saw k earlier exchanges: 2k + 2 messages.
   for (int c = 0; c < 4; ++c) {
@@ -158,12 +156,8 @@ TEST_F(WorkerE2eTest, EveryFaultKindIsRetriedOrFailedAsSpecified) {
       {"[[stub:500]]", "failed", 3},       {"[[stub:null]]", "failed", 3},
   };
   for (size_t i = 0; i < cases.size(); ++i) enqueue("fault" + std::to_string(i), cases[i].text);
-  const auto r = autonous(
-      dir_, {"worker", "--drain"},
-      env(stub,
-          {{"WORKER_CONCURRENCY", "8"}, {"LLM_TIMEOUT_SECONDS", "3"}, {"TASK_MAX_ATTEMPTS", "3"}}),
-      "", seconds(90));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  drain(stub,
+        {{"WORKER_CONCURRENCY", "8"}, {"LLM_TIMEOUT_SECONDS", "3"}, {"TASK_MAX_ATTEMPTS", "3"}});
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(cases[i].text);
     const std::string id = std::to_string(i + 1);
@@ -208,8 +202,7 @@ TEST_F(WorkerE2eTest, RetryAfterIsHonouredInSecondsAndAsADate) {
   StubServer stub(dir_.path().string());
   enqueue("a", "[[stub:429:2*1]]");
   enqueue("b", "[[stub:429date:2*1]]");
-  const auto r = autonous(dir_, {"worker", "--drain"}, env(stub));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  drain(stub);
   EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done' AND attempts = 2"), 2);
   // The stub saw each message twice; the second request came at least the asked delay later
   // (an HTTP date has one-second resolution, so allow for the rounding).
@@ -248,8 +241,7 @@ TEST_F(WorkerE2eTest, KillNineMidRunThenRestartLosesNothingAndAnswersNothingTwic
   const int64_t done_before = num("SELECT count(*) FROM tasks WHERE status = 'done'");
   EXPECT_LT(done_before, 30);
   EXPECT_GT(num("SELECT count(*) FROM tasks WHERE status = 'running'"), 0);  // orphaned leases
-  const auto r = autonous(dir_, {"worker", "--drain"}, e, "", seconds(60));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  drain(e);
   expect_exactly_once(30);
   EXPECT_GT(num("SELECT count(*) FROM events WHERE type = 'agent.started' AND "
                 "json_extract(payload, '$.reclaimed')"),
@@ -320,8 +312,7 @@ TEST_F(WorkerE2eTest, WorkersKilledAndOneFrozenLoseNothingAnswerNothingTwiceAndK
   wait_done(frozen_at + 18);
   c->signal(SIGKILL);
   ASSERT_TRUE(c->wait(seconds(10)));
-  const auto r = autonous(dir_, {"worker", "--drain"}, e, "", seconds(90));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  drain(e);
   b->signal(SIGTERM);
   d.signal(SIGTERM);
   ASSERT_TRUE(b->wait(seconds(20)));
@@ -530,8 +521,7 @@ TEST_F(WorkerE2eTest, SigtermAfterTheGracePeriodReleasesLeasesForOthers) {
   EXPECT_EQ(num("SELECT attempts FROM tasks"), 0);  // a release is not an attempt
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'agent.released'"), 1);
   // Another worker takes it at once (no lease to wait out) and finishes it.
-  const auto second = autonous(dir_, {"worker", "--drain"}, env(stub), "", seconds(30));
-  ASSERT_EQ(second.exit_code, 0) << second.err;
+  drain(stub);
   expect_exactly_once(1);
 }
 
@@ -585,9 +575,7 @@ TEST_F(WorkerE2eTest, TheApiKeyIsSentButAppearsInNoLogEventOrTable) {
   enqueue("a", "hello");
   enqueue("b", "[[stub:401]]");
   enqueue("c", "[[stub:500*1]]");
-  const auto r = autonous(dir_, {"worker", "--drain"},
-                          env(stub, {{"LOG_LEVEL", "trace"}, {"LOG_FORMAT", "json"}}));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto r = drain(stub, {{"LOG_LEVEL", "trace"}, {"LOG_FORMAT", "json"}});
   // It was sent, as a bearer token.
   bool sent = false;
   for (const auto& line : stub.log_lines())
@@ -607,15 +595,13 @@ TEST_F(WorkerE2eTest, TheApiKeyIsSentButAppearsInNoLogEventOrTable) {
 TEST_F(WorkerE2eTest, RequeuePutsFailedTasksBackForAnotherRun) {
   StubServer stub(dir_.path().string());
   enqueue("a", "[[stub:503*1]]");
-  auto r = autonous(dir_, {"worker", "--drain"}, env(stub, {{"TASK_MAX_ATTEMPTS", "1"}}));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto r = drain(stub, {{"TASK_MAX_ATTEMPTS", "1"}});
   EXPECT_EQ(str("SELECT status FROM tasks"), "failed");
   r = autonous(dir_, {"requeue", "--task", "1"}, db_env());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   r = autonous(dir_, {"requeue", "--task", "1"}, db_env());
   EXPECT_EQ(r.exit_code, 1);  // not failed any more
-  r = autonous(dir_, {"worker", "--drain"}, env(stub, {{"TASK_MAX_ATTEMPTS", "1"}}));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  drain(stub, {{"TASK_MAX_ATTEMPTS", "1"}});
   expect_exactly_once(1);
 }
 

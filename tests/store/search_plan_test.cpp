@@ -28,7 +28,9 @@ TEST(SearchPlanTest, CountTermsCountsEachDistinctTermOncePerRow) {
   count_terms("c1", "river", -1, counts);
   EXPECT_EQ((counts[{"c1", "river"}]), 0);
   EXPECT_EQ((counts[{"", ""}]), 0);
-  EXPECT_EQ(counts.count({"c1", " "}), 0u);  // no empty term from double spaces
+  EXPECT_EQ(counts.count({"c1", "garden"}), 1u);
+  EXPECT_EQ(counts.size(), 8u);  // river, stone, garden twice each, and the two row counts: no
+                                 // empty term from the double space
 }
 
 TEST(SearchPlanTest, IndexAllDrainsHistoryThenDocumentsInFullBatches) {
@@ -58,11 +60,12 @@ TEST(SearchPlanTest, IndexWithinStopsAtItsBudgetAndGivesDocumentsToEveryChat) {
     EXPECT_EQ(limit, kTimedBatch);
     chats.push_back(source == "history" ? chat : std::optional<std::string>("doc"));
     ++calls;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return static_cast<int64_t>(limit);  // always a full batch: only the budget stops it
   };
   const auto start = std::chrono::steady_clock::now();
-  const int64_t n = index_within(slow, std::string("c7"), std::chrono::milliseconds(100));
+  const int64_t n = index_within(slow, std::string("c7"),
+                                 std::chrono::steady_clock::now() + std::chrono::milliseconds(200));
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_GE(calls, 2);
   EXPECT_EQ(n, static_cast<int64_t>(calls) * kTimedBatch);
@@ -77,8 +80,19 @@ TEST(SearchPlanTest, IndexWithinStopsAtItsBudgetAndGivesDocumentsToEveryChat) {
         sources.push_back(source + ":" + chat.value_or("*"));
         return int64_t{1};
       },
-      std::string("c7"), std::chrono::seconds(5));
+      std::string("c7"), std::chrono::steady_clock::now() + std::chrono::seconds(5));
   EXPECT_EQ(sources, (std::vector<std::string>{"history:c7", "document:*"}));
+
+  // A deadline already passed (the PostgreSQL index spent it folding): one batch, no documents.
+  sources.clear();
+  index_within(
+      [&](const std::string& source, const std::optional<std::string>& chat, int limit,
+          std::optional<std::chrono::steady_clock::time_point>) {
+        sources.push_back(source + ":" + chat.value_or("*"));
+        return static_cast<int64_t>(limit);
+      },
+      std::string("c7"), std::chrono::steady_clock::now() - std::chrono::milliseconds(1));
+  EXPECT_EQ(sources, (std::vector<std::string>{"history:c7"}));
 }
 
 }  // namespace

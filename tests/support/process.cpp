@@ -4,13 +4,14 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "tests/support/temp_dir.h"
 
 extern char** environ;
 
@@ -53,13 +54,6 @@ std::vector<std::string> clean_env(const std::map<std::string, std::string>& env
   }
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 Process::Process(const std::vector<std::string>& argv,

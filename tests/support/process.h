@@ -53,6 +53,4 @@ ProcessResult run(const std::vector<std::string>& argv,
                   const std::string& stdin_text = "",
                   std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
-std::string read_file(const std::string& path);
-
 }  // namespace autonous::testing

@@ -5,15 +5,21 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 namespace autonous::testing {
 
+// Throws std::invalid_argument when the variable is set but not a number in (0, 1]: a typo must
+// not quietly run every case, or none.
 inline double property_scale() {
   const char* s = std::getenv("AUTONOUS_PROPERTY_SCALE");
   if (s == nullptr || *s == '\0') return 1.0;
-  const double v = std::strtod(s, nullptr);
-  return v > 0 && v <= 1 ? v : 1.0;
+  char* end = nullptr;
+  const double v = std::strtod(s, &end);
+  if (*end != '\0' || !(v > 0 && v <= 1))
+    throw std::invalid_argument(std::string("AUTONOUS_PROPERTY_SCALE must be in (0, 1]: ") + s);
+  return v;
 }
 
 // `n` cases scaled, at least one.

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/support/temp_dir.h"
+
 namespace autonous::testing {
 
 std::string stub_bin() { return AUTONOUS_STUB_BIN; }

@@ -1,5 +1,6 @@
 #pragma once
-// TempDir: a fresh directory under /tmp, removed with everything in it on destruction.
+// TempDir: a fresh directory under /tmp, removed with everything in it on destruction; and
+// read_file, the one file reader of every suite.
 
 #include <filesystem>
 #include <string>
@@ -19,5 +20,8 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// The exact bytes of the file at `path` ("" when it cannot be read).
+std::string read_file(const std::string& path);
 
 }  // namespace autonous::testing

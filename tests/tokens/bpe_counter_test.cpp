@@ -31,10 +31,10 @@ std::vector<std::string> pieces(std::string_view text, SplitPattern p) {
 }
 
 TEST(BpeCounterTest, MatchesTiktokenOnEveryCorpusAndHoldoutFileForBothEncodings) {
-  const auto expected = nlohmann::json::parse(testing::read_bytes(kCorpus + "/expected.json"));
+  const auto expected = nlohmann::json::parse(testing::read_file(kCorpus + "/expected.json"));
   ASSERT_GE(expected["files"].size(), 40u);
   for (const auto& [file, counts] : expected["files"].items()) {
-    const std::string text = common::sanitize_utf8(testing::read_bytes(kCorpus + "/" + file));
+    const std::string text = common::sanitize_utf8(testing::read_file(kCorpus + "/" + file));
     for (const std::string encoding : {"cl100k_base", "o200k_base"}) {
       EXPECT_EQ(counter(encoding).count_text(text), counts[encoding].get<int64_t>())
           << file << " " << encoding;
@@ -100,7 +100,7 @@ TEST(PretokenizerTest, SplitsLikeTheO200kPattern) {
 
 TEST(PretokenizerTest, PiecesAlwaysConcatenateToTheInput) {
   const std::string text =
-      common::sanitize_utf8(testing::read_bytes(kCorpus + "/corpus/mixed_chat.txt"));
+      common::sanitize_utf8(testing::read_file(kCorpus + "/corpus/mixed_chat.txt"));
   for (const auto p : {SplitPattern::kCl100k, SplitPattern::kO200k}) {
     std::string joined;
     for (const auto& s : pieces(text, p)) joined += s;

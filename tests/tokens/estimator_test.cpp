@@ -26,7 +26,7 @@ TEST(EstimateCounterTest, NeverUnderCountsByMoreThanTenPercentInEitherEncodingFi
     const std::filesystem::path dir =
         std::string(AUTONOUS_SOURCE_DIR) + "/tests/data/tokens/" + folder;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
-      const std::string text = common::sanitize_utf8(testing::read_bytes(e.path()));
+      const std::string text = common::sanitize_utf8(testing::read_file(e.path()));
       // The whole file and message-sized slices of it.
       std::vector<std::string> samples = {text};
       for (size_t at = 0; at + 400 < text.size(); at += 400)
