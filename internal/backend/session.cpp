@@ -1,5 +1,6 @@
 #include "internal/backend/session.h"
 
+#include <stdexcept>
 #include <utility>
 
 #include "internal/backend/drivers.h"
@@ -14,6 +15,7 @@ std::unique_ptr<Session> open_session(const config::Config& config) {
 }
 
 std::unique_ptr<Listener> open_listener(const config::Config& config, Wake wake, int slots) {
+  if (!wake) throw std::invalid_argument("open_listener: no wake callback");
   if (!config.database_url.empty())
     return open_pg_listener(config.database_url, std::move(wake), slots);
   return nullptr;

@@ -2,8 +2,10 @@
 // The backend seam as a worker uses it. A Session is one connection to the configured database:
 // the task queue and the engine's storage on that connection, and what to do when the connection
 // is lost. A Listener wakes idle slots when a task becomes claimable. open_session and
-// open_listener are the only code that looks at which backend is configured (DB_PATH's SQLite
-// file or DATABASE_URL's PostgreSQL); the worker above never names one.
+// open_listener are the only code in internal/ that looks at which backend is configured
+// (DB_PATH's SQLite file or DATABASE_URL's PostgreSQL): internal/worker never names one (the
+// layering test refuses it any backend's headers). The commands in cmd/ still choose for
+// themselves.
 // Not thread-safe: one session per thread.
 
 #include <cstdint>
@@ -42,10 +44,10 @@ class Session {
   // be lost).
   virtual int64_t reconnect() = 0;
 
-  // Throws std::runtime_error, saying so, when the database the session opened is no longer the
-  // one the configuration names (a SQLite file deleted or replaced while the worker ran: it
-  // would otherwise write into an unlinked file that nothing reads). Cheap: checks at most once a
-  // second.
+  // Throws std::runtime_error, saying so, when the configured database is no longer the one this
+  // session first saw at its first call (a SQLite file deleted or replaced while the worker ran:
+  // it would otherwise write into an unlinked file that nothing reads). Cheap: checks at most
+  // once a second.
   virtual void check_still_there() = 0;
 };
 
@@ -63,7 +65,8 @@ using Wake = std::function<void(int slots)>;
 
 // A listener for a process of `slots` slots, started before returning (so no notification falls
 // between a slot's empty claim and its wait), or nullptr where the backend has none (SQLite: the
-// slots poll every POLL_INTERVAL_MS). Throws when it cannot connect.
+// slots poll every POLL_INTERVAL_MS). Throws std::invalid_argument when `wake` is empty, and
+// when it cannot connect.
 std::unique_ptr<Listener> open_listener(const config::Config& config, Wake wake, int slots);
 
 }  // namespace autonous::backend

@@ -8,7 +8,7 @@
 // on the lease token in its WHERE clause, which PostgreSQL re-checks on the newest row version.
 // The triggers NOTIFY kTasksChannel when a task becomes claimable, with its id as the payload
 // (one notification per task: migrations/postgres/0011; a worker process LISTENs on one
-// connection: worker/task_listener.h). Times are compared on the server's
+// connection: backend/pg_listener.cpp). Times are compared on the server's
 // clock (the offset to this host's is measured once), so hosts with skewed clocks agree on when
 // a lease expires. One PgQueue per connection.
 

@@ -81,7 +81,7 @@ void Slot::wait_for_work(const std::stop_token& stop) {
     --run_.wakeups;
 }
 
-void Slot::reconnect_once() {
+void Slot::reconnect_and_report() {
   if (const int64_t id = session_->reconnect(); id > 0) {
     ++stats_.released;
     spdlog::warn("slot {}: task_id={}, claimed as the connection broke, is queued again", index_,
@@ -105,7 +105,7 @@ bool Slot::reconnect(const std::function<bool()>& give_up) {
     }
     if (give_up()) break;
     try {
-      reconnect_once();
+      reconnect_and_report();
       spdlog::info("slot {} reconnected to the database", index_);
       backoff_ = milliseconds(500);
       return true;
@@ -141,8 +141,8 @@ void Slot::loop(bool drain) {
       task = pass(std::move(task), drain, stop);
     } catch (const std::exception& e) {
       if (!session_->lost()) throw;
-      // A task claimed in the broken connection's last transaction is not known here: its
-      // lease expires and a worker takes it over (TASK_LEASE_SECONDS).
+      // A task claimed in the broken connection's last transaction is not known here:
+      // Session::reconnect gives it back (else its lease would expire first).
       spdlog::warn("slot {}: the database connection was lost ({}); reconnecting", index_,
                    e.what());
       task.reset();
@@ -296,7 +296,7 @@ std::function<bool()> Slot::keep_going_for(const queue::Task& task) {
       spdlog::warn("slot {}: the database connection was lost renewing task_id={} ({})", index_,
                    task.id, e.what());
       try {
-        reconnect_once();
+        reconnect_and_report();
         renewed = queue_.renew_lease(task, now(), config_.task_lease);
       } catch (const std::exception& again) {
         spdlog::warn("slot {}: reconnecting failed ({}); the call goes on", index_, again.what());

@@ -90,7 +90,7 @@ class Slot {
   // it up to 30 s), until it succeeds (true) or `give_up` says so (false).
   bool reconnect(const std::function<bool()>& give_up);
   // Session::reconnect, and a word about a task it gave back.
-  void reconnect_once();
+  void reconnect_and_report();
   // Runs `write` (a queue write of the turn's outcome); when the session's connection was lost
   // under it, connects again and runs it once more. The lease token, not the session, fences
   // the write: one the server did commit before the connection broke is refused the second

@@ -1,8 +1,8 @@
 #pragma once
-// Worker: the daemon. WORKER_CONCURRENCY slots (slot.h), each a thread with its own SQLite
-// connection and HTTP transport, each doing claim → turn (turn.h) → apply the outcome.
-// Threads rather than one curl multi loop: every step of a turn is blocking I/O on a resource
-// the slot owns (SQLite connections must not be shared across threads), slots are few (≤ 256)
+// Worker: the daemon. WORKER_CONCURRENCY slots (slot.h), each a thread with its own database
+// session (backend/session.h) and HTTP transport, each doing claim → turn (turn.h) → apply the
+// outcome. Threads rather than one curl multi loop: every step of a turn is blocking I/O on a
+// resource the slot owns (a connection must not be shared across threads), slots are few (≤ 256)
 // and mostly wait on the network, and a thread per slot keeps a turn's code straight-line.
 // Stop: when the stop token fires, slots stop claiming; in-flight calls get `shutdown_grace`,
 // then are aborted and their leases released so another worker takes them at once.

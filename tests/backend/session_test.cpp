@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
@@ -76,6 +75,27 @@ TYPED_TEST(SessionTest, TheQueueAndTheEngineStorageShareTheSessionsDatabase) {
   session->check_still_there();  // nothing moved
 }
 
+TYPED_TEST(SessionTest, TheEngineStorageWritesInsideTheQueuesCompletionTransaction) {
+  const auto session = open_session(this->b_->config());
+  const auto storage = session->engine_storage();
+  session->queue().enqueue("chat-4", "hello");
+  const auto task = session->queue().claim("w1", common::SystemClock().now(), seconds(60));
+  ASSERT_TRUE(task.has_value());
+  // Inside the completion, the storage sees the pair the queue wrote and has not committed: one
+  // connection, one transaction. A throw there rolls back the reply and the task's state too.
+  size_t seen = 0;
+  EXPECT_ANY_THROW(session->queue().complete(*task, "hello", "hi there", {}, [&] {
+    seen = storage->provider().get_history("chat-4", 10, 0).size();
+    throw std::runtime_error("the turn's other write failed");
+  }));
+  EXPECT_EQ(seen, 2u);
+  EXPECT_TRUE(storage->provider().get_history("chat-4", 10, 0).empty());
+  const auto other = open_session(this->b_->config());
+  EXPECT_TRUE(other->queue().has_pending());  // still running, not done: its chat still waits
+  EXPECT_TRUE(session->queue().complete(*task, "hello", "hi there", {}));
+  EXPECT_EQ(other->engine_storage()->provider().get_history("chat-4", 10, 0).size(), 2u);
+}
+
 TYPED_TEST(SessionTest, ASecondSessionSeesTheFirstOnesWrites) {
   const auto a = open_session(this->b_->config());
   const auto b = open_session(this->b_->config());
@@ -137,8 +157,8 @@ TEST(PgSessionTest, ALostConnectionIsReportedAndConnectedAgain) {
   EXPECT_FALSE(session->lost());
   // A DBA (or a failover) ends every other session of the database.
   db.db().query(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
-      "AND pid <> pg_backend_pid()");
+      "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = "
+      "current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()");
   EXPECT_ANY_THROW(session->queue().has_pending());
   EXPECT_TRUE(session->lost());
   EXPECT_EQ(session->reconnect(), 0);  // no claim was in flight
@@ -161,6 +181,7 @@ TEST(PgSessionTest, TheListenerWakesSlotsWhenATaskBecomesClaimable) {
   const auto until = std::chrono::steady_clock::now() + seconds(10);
   while (woken.load() < 2 && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // no more than that, either
   EXPECT_EQ(woken.load(), 2);  // one per chat whose head became claimable
 }
 
