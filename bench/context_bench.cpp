@@ -12,9 +12,10 @@
 #include <SQLiteCpp/Transaction.h>
 #include <benchmark/benchmark.h>
 
+#include "internal/backend/sqlite/database.h"
+#include "internal/backend/sqlite/migrator.h"
+#include "internal/backend/sqlite/stores.h"
 #include "internal/context/level_compressor.h"
-#include "internal/db/database.h"
-#include "internal/db/migrator.h"
 #include "internal/store/engine.h"
 #include "internal/tokens/bpe_counter.h"
 #include "internal/tokens/token_counter.h"
@@ -73,7 +74,8 @@ void build_context(benchmark::State& state, const tokens::TokenCounter& counter)
   store::EngineSettings settings;
   settings.context.system_prompt = "You are a helpful assistant.";
   settings.context.policy.max_tokens = 8000;
-  const store::Engine builder(db, settings, counter);  // the worker's own wiring
+  const store::Engine builder(store::make_sqlite_storage(db), settings,
+                              counter);  // the worker's own wiring
   int64_t kept = 0;
   for (auto _ : state) {
     const auto built = builder.build("big", "What did we talk about?");

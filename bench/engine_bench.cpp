@@ -20,12 +20,13 @@
 #include <SQLiteCpp/Transaction.h>
 #include <benchmark/benchmark.h>
 
+#include "internal/backend/sqlite/database.h"
+#include "internal/backend/sqlite/migrator.h"
+#include "internal/backend/sqlite/sqlite_provider.h"
+#include "internal/backend/sqlite/stores.h"
 #include "internal/context/level_compressor.h"
-#include "internal/db/database.h"
-#include "internal/db/migrator.h"
 #include "internal/store/context_state_store.h"
 #include "internal/store/engine.h"
-#include "internal/store/sqlite_provider.h"
 #include "internal/tokens/bpe_counter.h"
 #include "internal/tokens/token_counter.h"
 
@@ -113,7 +114,8 @@ void BM_EngineTurn(benchmark::State& state) {
   context::ContextState at_rest;
   at_rest.verbatim_after = std::max<int64_t>(newest - 50, 0);
   store::save_context_state(db, "c", at_rest);
-  const store::Engine builder(db, settings, counter);  // the worker's own wiring (a dry run)
+  const store::Engine builder(store::make_sqlite_storage(db), settings,
+                              counter);  // the worker's own wiring (a dry run)
   context::BuiltContext built;
   for (auto _ : state) {
     built = builder.build("c", kUser);
@@ -177,7 +179,7 @@ void BM_MustFitWorstCase(benchmark::State& state) {
   store::EngineSettings settings;
   settings.context.system_prompt = kSystem;
   settings.context.policy.max_tokens = state.range(0);
-  const store::Engine builder(db, settings, counter);
+  const store::Engine builder(store::make_sqlite_storage(db), settings, counter);
   std::string user;
   if (state.range(1) != 0)
     for (int64_t k = 0; user.size() < 1'000'000; ++k) user += text_of(k * 5 + 1) + " ";

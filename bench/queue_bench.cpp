@@ -17,13 +17,13 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
-#include "internal/db/database.h"
-#include "internal/db/migrator.h"
-#include "internal/db/pg_connection.h"
-#include "internal/db/pg_migrator.h"
+#include "internal/backend/postgres/connection.h"
+#include "internal/backend/postgres/migrator.h"
+#include "internal/backend/postgres/queue.h"
+#include "internal/backend/sqlite/database.h"
+#include "internal/backend/sqlite/migrator.h"
+#include "internal/backend/sqlite/queue.h"
 #include "internal/events/event_types.h"
-#include "internal/queue/pg_queue.h"
-#include "internal/queue/queue.h"
 
 namespace {
 

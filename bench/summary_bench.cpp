@@ -24,8 +24,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "internal/db/database.h"
-#include "internal/db/migrator.h"
+#include "internal/backend/sqlite/database.h"
+#include "internal/backend/sqlite/migrator.h"
 #include "tests/support/process.h"
 #include "tests/support/stub_server.h"
 #include "tests/support/temp_dir.h"

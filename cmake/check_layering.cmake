@@ -1,58 +1,70 @@
 cmake_minimum_required(VERSION 3.25)
 # The layering of internal/ (docs/architecture.md), checked from the
 # includes: a folder may include only the folders below it, and the third-party headers some
-# layers must never see are refused there. Run by ctest as `layering`; fails naming each include.
+# layers must never see are refused there. Each database client library has one folder: SQLite
+# (SQLiteCpp, sqlite3.h) only internal/backend/sqlite, libpq only internal/backend/postgres; no
+# folder above the seam names a backend's types (SQLite::, db::pg::) in its code, and neither
+# driver includes the other. Run by ctest as `layering`; fails naming each include or line.
 # Usage: cmake -DSRC_DIR=<repo> -P cmake/check_layering.cmake
+
+set(layers common config tokens context events queue store openai ops backend backend/sqlite
+           backend/postgres worker)
+set(drivers backend/sqlite backend/postgres)
 
 set(allowed_common "")
 set(allowed_config "common")
-set(allowed_db "common")
 set(allowed_tokens "common")
 set(allowed_context "common;tokens")
-set(allowed_events "common;db")
-set(allowed_queue "common;db;events")
+set(allowed_events "common")
+set(allowed_queue "common;events")
 set(allowed_openai "common")
-set(allowed_store "common;db;tokens;context;config")
-# The backend seam: the one place that chooses SQLite or PostgreSQL for a worker (backend/session.h).
-set(allowed_backend "common;config;db;events;queue;store")
-# The worker reaches the database only through the seam: no db/, no SQLite, no libpq.
+set(allowed_store "common;tokens;context;config")
+# The operator surface reads the database through ops::PageDb; it knows nothing of the worker.
+set(allowed_ops "common;config;context;events")
+# The seam (backend/*.h, session.cpp): what a session offers, and the one place that chooses a
+# driver (its openers call the drivers' entry points, declared in backend/drivers.h).
+set(allowed_backend "common;config;events;queue;store;ops")
+# A driver implements the seam and the interfaces below it; it never includes the other driver.
+set(allowed_backend/sqlite "common;config;tokens;context;events;queue;store;ops;backend")
+set(allowed_backend/postgres "common;config;tokens;context;events;queue;store;ops;backend")
+# The worker reaches the database only through the seam.
 set(allowed_worker "common;config;backend;tokens;context;store;events;queue;openai;worker")
-# The operator surface reads the database and the engine's settings; it knows nothing of the worker.
-set(allowed_ops "common;config;db;context;events")
 
-# Headers a layer must not include: no SQLite in the pure engine, the client or the counters;
-# ICU only in tokens; curl only in openai; libpq only in db.
+# Headers a layer must not include: SQLite only in its driver, libpq only in its driver; ICU
+# only in tokens; curl only in openai.
 set(sqlite_headers "<sqlite3.h>;<SQLiteCpp/")
-# libpq only in db (db/pg_connection.h wraps it).
 set(pq "<libpq-fe.h>")
-set(refused_common "${sqlite_headers};<curl/;<unicode/;${pq}")
-set(refused_config "${sqlite_headers};<curl/;<unicode/;${pq}")
-set(refused_tokens "${sqlite_headers};<curl/;${pq}")
-set(refused_context "${sqlite_headers};<curl/;<unicode/;${pq}")
-set(refused_openai "${sqlite_headers};<unicode/;${pq}")
-set(refused_db "<curl/;<unicode/")
-set(refused_events "<curl/;<unicode/;${pq}")
-set(refused_queue "<curl/;<unicode/;${pq}")
-set(refused_store "<curl/;<unicode/;${pq}")
-# ... nor any one backend's code above the seam: its drivers, queues, stores and logs.
-set(backend_code "internal/backend/drivers.h;internal/queue/pg_;internal/queue/queue.h;internal/store/pg_;internal/store/sqlite_;internal/store/search_index.h;internal/events/pg_;internal/db/")
-set(refused_worker "${sqlite_headers};<curl/;<unicode/;${pq};${backend_code}")
-set(refused_backend "<curl/;<unicode/;${pq}")
-set(refused_ops "<curl/;<unicode/;${pq}")
+foreach(layer ${layers})
+  set(refused_${layer} "<curl/;<unicode/")
+  if(NOT layer STREQUAL "backend/sqlite")
+    list(APPEND refused_${layer} ${sqlite_headers})
+  endif()
+  if(NOT layer STREQUAL "backend/postgres")
+    list(APPEND refused_${layer} ${pq})
+  endif()
+endforeach()
+set(refused_tokens "<curl/;${sqlite_headers};${pq}")
+set(refused_openai "<unicode/;${sqlite_headers};${pq}")
+# Nor a driver's entry points above the seam's openers.
+set(refused_worker "${refused_worker};internal/backend/drivers.h")
 
 set(violations "")
 set(checked 0)
-foreach(layer common config db tokens context events queue openai store backend worker ops)
+foreach(layer ${layers})
   file(GLOB files "${SRC_DIR}/internal/${layer}/*.h" "${SRC_DIR}/internal/${layer}/*.cpp")
+  list(FIND drivers "${layer}" driver_at)
   foreach(f ${files})
     math(EXPR checked "${checked} + 1")
     file(STRINGS "${f}" includes REGEX "^#[ \t]*include")
     foreach(line ${includes})
-      if(line MATCHES "^#[ \t]*include[ \t]*\"internal/([a-z_]+)/")
+      set(dep "")
+      if(line MATCHES "^#[ \t]*include[ \t]*\"internal/backend/(sqlite|postgres)/")
+        set(dep "backend/${CMAKE_MATCH_1}")
+      elseif(line MATCHES "^#[ \t]*include[ \t]*\"internal/([a-z_]+)/")
         set(dep "${CMAKE_MATCH_1}")
-        if(NOT dep STREQUAL layer AND NOT dep IN_LIST allowed_${layer})
-          list(APPEND violations "${f}: ${line} (internal/${layer} may use: ${allowed_${layer}})")
-        endif()
+      endif()
+      if(dep AND NOT dep STREQUAL layer AND NOT dep IN_LIST allowed_${layer})
+        list(APPEND violations "${f}: ${line} (internal/${layer} may use: ${allowed_${layer}})")
       endif()
       foreach(prefix ${refused_${layer}})
         string(FIND "${line}" "${prefix}" at)
@@ -61,6 +73,17 @@ foreach(layer common config db tokens context events queue openai store backend 
         endif()
       endforeach()
     endforeach()
+    # Outside the drivers, no code (comments aside) names a backend's types.
+    if(driver_at EQUAL -1)
+      file(STRINGS "${f}" named REGEX "SQLite::|namespace SQLite|db::pg|namespace pg")
+      foreach(line ${named})
+        string(REGEX REPLACE "//.*$" "" code "${line}")
+        if(code MATCHES "SQLite::|namespace SQLite|db::pg([^a-z_]|$)|namespace pg([^a-z_]|$)")
+          list(APPEND violations "${f}: ${line} (only internal/backend/sqlite and "
+                                 "internal/backend/postgres name a backend's types)")
+        endif()
+      endforeach()
+    endif()
   endforeach()
 endforeach()
 

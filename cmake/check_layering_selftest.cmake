@@ -1,7 +1,8 @@
 cmake_minimum_required(VERSION 3.25)
 # The layering check refuses what it promises: a throwaway tree whose worker names a backend
-# (a driver header, PostgreSQL's queue, internal/db, SQLite, an indented include) must fail it,
-# and the same tree without those lines must pass. Run by ctest as `layering_selftest`.
+# (a driver header or entry point, SQLite or libpq, an indented include, a backend's type) must
+# fail it, as must a driver that uses the other's client library or includes the other driver;
+# the same tree without those lines must pass. Run by ctest as `layering_selftest`.
 # Usage: cmake -DSRC_DIR=<repo> -DWORK_DIR=<scratch dir> -P cmake/check_layering_selftest.cmake
 
 file(REMOVE_RECURSE "${WORK_DIR}")
@@ -20,12 +21,31 @@ function(expect_check outcome)
 endfunction()
 
 expect_check(pass)
-foreach(bad "#include \"internal/backend/drivers.h\"" "#include \"internal/queue/pg_queue.h\""
-            "#include \"internal/queue/queue.h\"" "#include \"internal/db/database.h\""
-            "#include \"internal/store/sqlite_provider.h\"" "#include \"internal/events/pg_settled_ids.h\""
-            "#include <SQLiteCpp/Database.h>" "#include <libpq-fe.h>" "#  include \"internal/store/pg_search.h\"")
+foreach(bad "#include \"internal/backend/drivers.h\"" "#include \"internal/backend/postgres/queue.h\""
+            "#include \"internal/backend/sqlite/queue.h\"" "#include \"internal/backend/sqlite/database.h\""
+            "#include <SQLiteCpp/Database.h>" "#include <libpq-fe.h>"
+            "#  include \"internal/backend/postgres/search.h\"" "void f(SQLite::Database& db);"
+            "namespace autonous::db::pg { class Connection; }")
   file(WRITE "${WORK_DIR}/internal/worker/bad.cpp" "${bad}\n")
   expect_check(fail "${bad}")
 endforeach()
+file(REMOVE "${WORK_DIR}/internal/worker/bad.cpp")
+# Each driver is the only user of its client library and never includes the other driver.
+file(MAKE_DIRECTORY "${WORK_DIR}/internal/backend/sqlite" "${WORK_DIR}/internal/backend/postgres")
+file(WRITE "${WORK_DIR}/internal/backend/sqlite/ok.cpp" "#include <SQLiteCpp/Database.h>\nvoid f(SQLite::Database& db);\n")
+file(WRITE "${WORK_DIR}/internal/backend/postgres/ok.cpp" "#include <libpq-fe.h>\n")
+expect_check(pass)
+foreach(bad "postgres/bad.cpp:#include <SQLiteCpp/Database.h>" "sqlite/bad.cpp:#include <libpq-fe.h>"
+            "postgres/bad.cpp:#include \"internal/backend/sqlite/database.h\""
+            "sqlite/bad.cpp:#include \"internal/backend/postgres/connection.h\"")
+  string(FIND "${bad}" ":" colon)
+  string(SUBSTRING "${bad}" 0 ${colon} where)
+  math(EXPR from "${colon} + 1")
+  string(SUBSTRING "${bad}" ${from} -1 text)
+  file(WRITE "${WORK_DIR}/internal/backend/${where}" "${text}\n")
+  expect_check(fail "${bad}")
+  file(REMOVE "${WORK_DIR}/internal/backend/${where}")
+endforeach()
 file(REMOVE_RECURSE "${WORK_DIR}")
-message(STATUS "layering self-test: every backend include in internal/worker was refused")
+message(STATUS "layering self-test: every backend include or type above the seam, and every "
+               "client library or driver include in the other driver, was refused")

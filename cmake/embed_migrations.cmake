@@ -1,6 +1,7 @@
-# Generates a .cpp that holds every migrations/NNNN_name.sql as a string, in order.
-# Run as a script: cmake -DSRC_DIR=... -DOUT=... [-DFUNC=name] -P embed_migrations.cmake
-# FUNC names the function that returns them (default embedded_migrations).
+# Generates a .cpp that holds every migrations/<driver>/NNNN_name.sql as a string, in order.
+# Run as a script: cmake -DSRC_DIR=... -DOUT=... -DHEADER=... [-DFUNC=name] -P embed_migrations.cmake
+# FUNC names the function that returns them (default embedded_migrations); HEADER, the driver's
+# header that declares it.
 if(NOT DEFINED FUNC)
   set(FUNC embedded_migrations)
 endif()
@@ -17,7 +18,7 @@ foreach(f IN LISTS files)
 endforeach()
 file(WRITE "${OUT}.tmp"
 "// Generated from ${SRC_DIR}/*.sql by cmake/embed_migrations.cmake. Do not edit.
-#include \"internal/db/migrations.h\"\n#include \"internal/db/pg_migrator.h\"
+#include \"${HEADER}\"
 
 namespace autonous::db {
 

@@ -14,18 +14,22 @@
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
+#include "internal/backend/postgres/connection.h"
+#include "internal/backend/postgres/events.h"
+#include "internal/backend/postgres/stores.h"
+#include "internal/backend/sqlite/events.h"
+#include "internal/backend/sqlite/sqlite_provider.h"
+#include "internal/backend/sqlite/statement_cache.h"
+#include "internal/backend/sqlite/stores.h"
+#include "internal/backend/sqlite/write_transaction.h"
 #include "internal/common/text.h"
 #include "internal/common/utf8.h"
 #include "internal/context/context_settings.h"
-#include "internal/db/pg_connection.h"
-#include "internal/db/statement_cache.h"
-#include "internal/db/write_transaction.h"
 #include "internal/events/event_log.h"
 #include "internal/events/event_types.h"
 #include "internal/store/chat_settings_store.h"
 #include "internal/store/engine.h"
 #include "internal/store/engine_storage.h"
-#include "internal/store/sqlite_provider.h"
 
 namespace autonous::cmd {
 namespace {

@@ -6,13 +6,14 @@
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
 
-#include "internal/db/database.h"
-#include "internal/db/migrations.h"
-#include "internal/db/migrator.h"
-#include "internal/db/pg_connection.h"
-#include "internal/db/pg_migrator.h"
-#include "internal/queue/pg_queue.h"
-#include "internal/queue/queue.h"
+#include "internal/backend/migrations.h"
+#include "internal/backend/postgres/connection.h"
+#include "internal/backend/postgres/migrator.h"
+#include "internal/backend/postgres/queue.h"
+#include "internal/backend/sqlite/database.h"
+#include "internal/backend/sqlite/migrator.h"
+#include "internal/backend/sqlite/queue.h"
+#include "internal/backend/sqlite/stores.h"
 #include "internal/tokens/counter_factory.h"
 #include "internal/tokens/token_counter.h"
 

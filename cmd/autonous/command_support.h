@@ -6,8 +6,9 @@
 #include <memory>
 #include <string>
 
+#include "internal/backend/postgres/connection.h"
+#include "internal/backend/sqlite/stores.h"
 #include "internal/config/config.h"
-#include "internal/db/pg_connection.h"
 #include "internal/queue/task_queue.h"
 #include "internal/store/engine.h"
 

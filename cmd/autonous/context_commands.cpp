@@ -12,6 +12,10 @@
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
+#include "internal/backend/postgres/events.h"
+#include "internal/backend/postgres/stores.h"
+#include "internal/backend/sqlite/events.h"
+#include "internal/backend/sqlite/stores.h"
 #include "internal/common/text.h"
 #include "internal/common/utf8.h"
 #include "internal/context/context_report.h"

@@ -1,22 +1,16 @@
 // `autonous copy --from SQLITE_PATH [--to postgresql://…]`: moves a SQLite deployment's data to
-// PostgreSQL (internal/db/pg_copy.h), prints each table's counts; exits 1, writing nothing,
+// PostgreSQL (internal/backend/copy.h), prints each table's counts; exits 1, writing nothing,
 // unless every table then holds exactly the source's rows.
 
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include <CLI/CLI.hpp>
-#include <SQLiteCpp/Database.h>
 #include <fmt/format.h>
 
-#include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
-#include "internal/db/migrations.h"
-#include "internal/db/migrator.h"
-#include "internal/db/pg_connection.h"
-#include "internal/db/pg_copy.h"
-#include "internal/db/pg_migrator.h"
+#include "internal/backend/copy.h"
+#include "internal/config/config.h"
 
 namespace autonous::cmd {
 namespace {
@@ -31,34 +25,17 @@ int run_copy(const config::Config& config, const CopyOptions& options) {
   if (to.empty()) throw UsageError("--to: give a postgresql:// URL (or set DATABASE_URL)");
   if (!to.starts_with("postgresql://") && !to.starts_with("postgres://"))
     throw UsageError("--to: must be a postgresql:// URL");
-  if (!std::filesystem::is_regular_file(options.from))
-    throw UsageError("--from: " + options.from + " is not a SQLite file");
-  // Read with its -wal (not as an immutable copy, which would miss the newest commits).
-  SQLite::Database from(options.from, SQLite::OPEN_READONLY);
-  from.setBusyTimeout(static_cast<int>(config.sqlite_busy_timeout.count()));
-  try {
-    from.execAndGet("SELECT count(*) FROM sqlite_schema");
-  } catch (const SQLite::Exception& e) {
-    throw UsageError("--from: cannot read " + options.from + " with its newest commits (" +
-                     e.what() + "; the folder must be writable for its -shm file)");
-  }
-  const int version = db::schema_version(from);
-  if (version != db::embedded_migrations().back().version)
-    throw UsageError(
-        fmt::format("--from: {} is at schema version {}; run `DB_PATH={} autonous "
-                    "migrate` first (this binary's is {})",
-                    options.from, version, options.from, db::embedded_migrations().back().version));
-  auto target = db::pg::Connection::open(to);
-  db::pg_migrate(*target);
-  std::vector<db::CopiedTable> tables;
+  std::vector<backend::CopiedTable> tables;
   bool verified = true;
   try {
-    tables = db::copy_to_postgres(from, *target);
-  } catch (const db::CopyNotVerified& e) {
+    tables = backend::copy_deployment(options.from, to, config.sqlite_busy_timeout);
+  } catch (const backend::SourceRefused& e) {
+    throw UsageError(std::string("--from: ") + e.what());
+  } catch (const backend::CopyNotVerified& e) {
     tables = e.tables();
     verified = false;
   }
-  for (const db::CopiedTable& t : tables)
+  for (const backend::CopiedTable& t : tables)
     std::cout << fmt::format("{:<18} {:>9} in SQLite {:>9} written {:>9} in PostgreSQL{}\n",
                              t.table, t.source_rows, t.inserted, t.target_rows,
                              t.target_rows == t.source_rows ? "" : "  DIFFERS");
@@ -68,7 +45,7 @@ int run_copy(const config::Config& config, const CopyOptions& options) {
                  "an earlier copy?)\n";
     return 1;
   }
-  std::cout << "verified: every table holds exactly the source's rows (" << db::pg::redact_url(to)
+  std::cout << "verified: every table holds exactly the source's rows (" << backend::redact_url(to)
             << ")\n";
   return 0;
 }

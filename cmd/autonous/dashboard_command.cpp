@@ -13,7 +13,9 @@
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
-#include "internal/db/database.h"
+#include "internal/backend/postgres/page_db.h"
+#include "internal/backend/sqlite/database.h"
+#include "internal/backend/sqlite/page_db.h"
 
 namespace autonous::cmd {
 

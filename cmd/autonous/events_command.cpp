@@ -10,8 +10,10 @@
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
+#include "internal/backend/postgres/events.h"
+#include "internal/backend/postgres/settled_ids.h"
+#include "internal/backend/sqlite/events.h"
 #include "internal/events/event_log.h"
-#include "internal/events/pg_settled_ids.h"
 
 namespace autonous::cmd {
 namespace {

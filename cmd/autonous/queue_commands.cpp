@@ -11,15 +11,17 @@
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
+#include "internal/backend/postgres/events.h"
+#include "internal/backend/postgres/migrator.h"
+#include "internal/backend/postgres/search.h"
+#include "internal/backend/sqlite/events.h"
+#include "internal/backend/sqlite/migrator.h"
+#include "internal/backend/sqlite/search_index.h"
 #include "internal/common/clock.h"
 #include "internal/common/text.h"
 #include "internal/common/utf8.h"
-#include "internal/db/migrator.h"
-#include "internal/db/pg_migrator.h"
 #include "internal/events/event_log.h"
 #include "internal/queue/task_queue.h"
-#include "internal/store/pg_search.h"
-#include "internal/store/search_index.h"
 
 namespace autonous::cmd {
 namespace {

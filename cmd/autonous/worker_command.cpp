@@ -14,11 +14,12 @@
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
+#include "internal/backend/postgres/search.h"
+#include "internal/backend/sqlite/search_index.h"
+#include "internal/backend/sqlite/stores.h"
 #include "internal/common/clock.h"
 #include "internal/openai/curl_transport.h"
 #include "internal/store/engine.h"
-#include "internal/store/pg_search.h"
-#include "internal/store/search_index.h"
 #include "internal/worker/worker.h"
 
 namespace autonous::cmd {

@@ -1,19 +1,29 @@
 #pragma once
-// The drivers behind session.h, one per backend; only open_session and open_listener
+// The drivers behind session.h and copy.h, one per backend; only the seam's openers
 // (session.cpp) call them.
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "internal/backend/copy.h"
 #include "internal/backend/session.h"
 
 namespace autonous::backend {
 
-// DB_PATH's SQLite file (sqlite_session.cpp).
+// DB_PATH's SQLite file (sqlite/session.cpp).
 std::unique_ptr<Session> open_sqlite_session(const config::Config& config);
 
-// DATABASE_URL's PostgreSQL (pg_session.cpp, pg_listener.cpp).
+// DATABASE_URL's PostgreSQL (postgres/session.cpp, postgres/listener.cpp).
 std::unique_ptr<Session> open_pg_session(const std::string& url);
 std::unique_ptr<Listener> open_pg_listener(const std::string& url, Wake wake, int slots);
+
+// `autonous copy`: the source read from a SQLite file (sqlite/copy_source.cpp), written into
+// the PostgreSQL database at `url`, migrated first (postgres/copy.cpp).
+std::unique_ptr<CopySource> open_sqlite_copy_source(const std::string& path,
+                                                    std::chrono::milliseconds busy_timeout);
+std::vector<CopiedTable> copy_into_pg(CopySource& from, const std::string& url);
+std::string redact_pg_url(const std::string& url);
 
 }  // namespace autonous::backend

@@ -21,4 +21,12 @@ std::unique_ptr<Listener> open_listener(const config::Config& config, Wake wake,
   return nullptr;
 }
 
+std::vector<CopiedTable> copy_deployment(const std::string& from, const std::string& to_url,
+                                         std::chrono::milliseconds busy_timeout) {
+  const std::unique_ptr<CopySource> source = open_sqlite_copy_source(from, busy_timeout);
+  return copy_into_pg(*source, to_url);
+}
+
+std::string redact_url(const std::string& url) { return redact_pg_url(url); }
+
 }  // namespace autonous::backend

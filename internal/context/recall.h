@@ -26,7 +26,7 @@ class TokenCounter;
 
 namespace autonous::context {
 
-// The search seam (store/search_index.h implements it on SQLite FTS5).
+// The search seam (backend/sqlite/search_index.h implements it on SQLite FTS5).
 class Searcher {
  public:
   virtual ~Searcher() = default;

@@ -8,16 +8,6 @@
 #include <string>
 #include <vector>
 
-namespace SQLite {
-class Database;
-}
-namespace autonous::db {
-class StatementCache;
-namespace pg {
-class Connection;
-}
-}  // namespace autonous::db
-
 namespace autonous::events {
 
 struct Event {
@@ -43,21 +33,6 @@ struct EventFilter {
   int64_t after_id = 0;  // only events with a larger id
   int limit = 1000;
 };
-
-// Inserts `event` and returns its id. Throws std::invalid_argument when the payload is not a
-// JSON object, SQLite::Exception on database errors.
-int64_t append(SQLite::Database& db, const Event& event);
-// The same through a connection's statement cache (the worker's hot path).
-int64_t append(db::StatementCache& cache, const Event& event);
-
-// Events matching `filter`, oldest first.
-std::vector<StoredEvent> query(SQLite::Database& db, const EventFilter& filter);
-
-// The same on PostgreSQL (pg_event_log.cpp): `payload` is jsonb there, so a payload reads back
-// with jsonb's key order, and a \u0000 escape (which jsonb refuses) is stored as \ufffd.
-// Throw std::invalid_argument for a payload that is not an object, db::pg::PgError otherwise.
-int64_t append(db::pg::Connection& c, const Event& event);
-std::vector<StoredEvent> query(db::pg::Connection& c, const EventFilter& filter);
 
 // One JSON line for `autonous events`: id, created_at, type, task_id, chat_id, parent_id,
 // payload (as an object).

@@ -10,13 +10,6 @@
 #include <string>
 #include <vector>
 
-namespace SQLite {
-class Database;
-}
-namespace autonous::db::pg {
-class Connection;
-}
-
 namespace autonous::events {
 
 struct EstimateStats {
@@ -51,13 +44,6 @@ struct CompressionStats {
 };
 
 // One row per (model, token_counter), most calls first.
-std::vector<EstimateStats> estimate_stats(SQLite::Database& db, const StatsFilter& filter);
-
-CompressionStats compression_stats(SQLite::Database& db, const StatsFilter& filter);
-
-// The same on PostgreSQL (pg_event_stats.cpp: payload is jsonb there).
-std::vector<EstimateStats> estimate_stats(db::pg::Connection& c, const StatsFilter& filter);
-CompressionStats compression_stats(db::pg::Connection& c, const StatsFilter& filter);
 
 // What both backends' queries feed: the API's / the estimate's ratios per (model, counter), and
 // the context.compressed rows one by one.

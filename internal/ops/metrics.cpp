@@ -5,7 +5,6 @@
 #include <set>
 #include <sstream>
 
-#include <SQLiteCpp/Statement.h>
 #include <nlohmann/json.hpp>
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>

@@ -40,8 +40,8 @@ class Metrics {
   void record(const std::vector<events::Event>& trail);
 
   // The exposition: the process's metrics (when `loop` is set, the slots too) and the database's
-  // gauges read through `db` (tasks by status through `counts`). Throws SQLite::Exception when
-  // the database cannot be read.
+  // gauges read through `db` (tasks by status through `counts`). Throws the backend's exception
+  // when the database cannot be read.
   std::string render(PageDb& db, TaskCounts& counts, const LoopProbe& loop) const;
 
  private:

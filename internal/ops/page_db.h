@@ -15,13 +15,6 @@
 #include <variant>
 #include <vector>
 
-namespace SQLite {
-class Database;
-}
-namespace autonous::db::pg {
-class Connection;
-}
-
 namespace autonous::ops {
 
 using PageParam = std::variant<int64_t, std::string>;
@@ -69,11 +62,7 @@ class PageDb {
   virtual double now() = 0;
 };
 
-// `db` should have a short busy timeout (a probe waits on it).
-std::unique_ptr<PageDb> sqlite_page_db(std::unique_ptr<SQLite::Database> db);
-// page_db_pg.cpp. The pages only read (SELECT); a statement past the deadline is cancelled; a
-// connection found broken (a server restart, a failover) is connected again at the next call.
-std::unique_ptr<PageDb> pg_page_db(std::unique_ptr<db::pg::Connection> c);
+// Each backend makes one (sqlite_page_db, pg_page_db in backend/<driver>/page_db.h).
 
 // Unix seconds of a stored time (2026-11-23T09:08:26.244Z, with or without fraction and Z);
 // nullopt for text that is not one.

@@ -1,7 +1,7 @@
 #pragma once
 // TaskQueue: what a queue backend does, whichever database holds it: enqueue, claim, renew
-// lease, complete, retry later, fail, release, requeue, stats. queue.h is the SQLite backend,
-// pg_queue.h the PostgreSQL one; both keep the same guarantees:
+// lease, complete, retry later, fail, release, requeue, stats. backend/sqlite/queue.h is the SQLite
+// backend, backend/postgres/queue.h the PostgreSQL one; both keep the same guarantees:
 // - claims are leases fenced by a random token: every state change after the claim succeeds
 //   only while the token still matches, so a worker whose lease was taken over changes nothing;
 // - per chat, only the chat's head (its running task, else its oldest queued one) is claimable,

@@ -115,10 +115,6 @@ struct Engine::Parts {
   context::ContextBuilder builder;
 };
 
-Engine::Engine(SQLite::Database& db, const EngineSettings& settings,
-               const tokens::TokenCounter& counter, context::Summarizer* summarizer)
-    : Engine(make_sqlite_storage(db), settings, counter, summarizer) {}
-
 Engine::Engine(std::unique_ptr<EngineStorage> storage, const EngineSettings& settings,
                const tokens::TokenCounter& counter, context::Summarizer* summarizer)
     : parts_(std::make_unique<Parts>(std::move(storage), settings, counter)),

@@ -2,7 +2,7 @@
 // The context engine, wired for one database connection: engine_settings() turns the
 // environment's Config into the engine's settings (the prompt budget from MAX_CONTEXT_TOKENS or
 // the model preset, the default policy) and refuses a bad combination naming the variable;
-// Engine owns the SQLite-backed provider and summary store, the compressor, the assembler and
+// Engine owns a backend's storage (engine_storage.h), the compressor, the assembler and
 // the builder. The worker, the dry run (`autonous context`) and the benchmarks all build
 // prompts through it, so what the dry run shows is what the worker would send.
 // Not thread-safe: one Engine per connection (per worker slot).
@@ -17,9 +17,6 @@
 #include "internal/context/context_settings.h"
 #include "internal/context/model_presets.h"
 
-namespace SQLite {
-class Database;
-}
 namespace autonous::tokens {
 class TokenCounter;
 }
@@ -54,11 +51,8 @@ class Engine {
  public:
   // `summarizer` writes summaries under summarize; nullptr makes a dry run (the summary in use
   // and what a compaction would do are shown; nothing is called or written, the chat's state
-  // included). `db`, `counter` and `summarizer` must outlive the
+  // included). `counter` and `summarizer` must outlive the
   // engine. Throws context::PolicyError when the settings' budget is too small.
-  Engine(SQLite::Database& db, const EngineSettings& settings, const tokens::TokenCounter& counter,
-         context::Summarizer* summarizer = nullptr);
-  // The same on any backend's storage (engine_storage.h).
   Engine(std::unique_ptr<EngineStorage> storage, const EngineSettings& settings,
          const tokens::TokenCounter& counter, context::Summarizer* summarizer = nullptr);
   ~Engine();
@@ -70,10 +64,10 @@ class Engine {
   void enable_embeddings(context::Embedder& embedder);
 
   // Indexes queued search rows of any chat for up to `budget` when recall is on (an idle
-  // worker slot); returns how many. Throws SQLite::Exception.
+  // worker slot); returns how many. Throws the backend's exception.
   int64_t index_backlog(std::chrono::milliseconds budget) const;
 
-  // The prompt for `user_text` in `chat_id` now. Throws SQLite::Exception on storage errors.
+  // The prompt for `user_text` in `chat_id` now. Throws the backend's exception on storage errors.
   context::BuiltContext build(const std::string& chat_id, const std::string& user_text,
                               const context::BuildOptions& options = {}) const;
 
@@ -81,18 +75,18 @@ class Engine {
   // indexes the turn's new history rows for search, after a build made with defer_commit, once
   // its prompt was answered, inside the caller's write
   // transaction (the turn's completion: the state and the reply are stored together or not at all);
-  // nothing in a dry run. Throws SQLite::Exception.
+  // nothing in a dry run. Throws the backend's exception.
   void write_state(const std::string& chat_id, const context::BuiltContext& built) const;
 
   // The estimator's stored calibration scale for `model` (calibration_store.h), and raising it
-  // after the API counted `actual` prompt tokens for `estimated`. Throw SQLite::Exception.
+  // after the API counted `actual` prompt tokens for `estimated`. Throw the backend's exception.
   double calibration_scale(const std::string& model) const;
   double raise_calibration(const std::string& model, double scale_used, int64_t estimated,
                            int64_t actual) const;
 
   // The prompt budget learned for `endpoint` and `model` from overflow answers
   // (context_state_store.h), and recording one; learning keeps the smaller budget and returns
-  // the one stored. Throw SQLite::Exception.
+  // the one stored. Throw the backend's exception.
   std::optional<int64_t> learned_budget(const std::string& endpoint,
                                         const std::string& model) const;
   int64_t learn_budget(const std::string& endpoint, const std::string& model, int64_t budget,

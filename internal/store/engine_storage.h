@@ -1,8 +1,8 @@
 #pragma once
 // EngineStorage: everything the context engine reads and writes for one connection, whichever
 // backend holds it: the history provider, summaries, the search index, the chat's context state
-// and prompt blocks, calibration and learned limits. SQLite (make_sqlite_storage) and
-// PostgreSQL (make_pg_storage, pg_storage.cpp) implement it; store::Engine owns one.
+// and prompt blocks, calibration and learned limits. Each backend implements it
+// (make_sqlite_storage, make_pg_storage in backend/<driver>/stores.h); store::Engine owns one.
 // Not thread-safe: one per connection.
 
 #include <chrono>
@@ -16,13 +16,6 @@
 #include "internal/context/recall.h"
 #include "internal/context/summary.h"
 #include "internal/store/context_state_store.h"
-
-namespace SQLite {
-class Database;
-}
-namespace autonous::db::pg {
-class Connection;
-}
 
 namespace autonous::store {
 
@@ -49,9 +42,5 @@ class EngineStorage {
   virtual int64_t learn_limit(const std::string& endpoint, const std::string& model,
                               const LearnedLimit& limit) = 0;
 };
-
-// `db` / `c` must outlive the storage.
-std::unique_ptr<EngineStorage> make_sqlite_storage(SQLite::Database& db);
-std::unique_ptr<EngineStorage> make_pg_storage(db::pg::Connection& c);
 
 }  // namespace autonous::store

@@ -1,11 +1,11 @@
 #pragma once
-// What recall's search index does the same on every backend (search_index.h on SQLite FTS5,
-// pg_search.h on PostgreSQL): the limits below, the chat token, term counting, the indexing
-// schedule (index_within, index_all) and plan_query, which of a question's search terms a
-// search uses. It keeps the kMaxQueryTerms
-// rarest terms that occur at all and drops those in more than kCommonShare of the searched rows
-// (they tell nothing apart and make the search slow); when every term is common, the rarest two
-// may be searched together (both in one row). The IDF is FTS5's BM25 IDF, floored as it floors it.
+// What recall's search index does the same on every backend (backend/sqlite/search_index.h on
+// SQLite FTS5, backend/postgres/search.h on PostgreSQL): the limits below, the chat token, term
+// counting, the indexing schedule (index_within, index_all) and plan_query, which of a question's
+// search terms a search uses. It keeps the kMaxQueryTerms rarest terms that occur at all and drops
+// those in more than kCommonShare of the searched rows (they tell nothing apart and make the search
+// slow); when every term is common, the rarest two may be searched together (both in one row). The
+// IDF is FTS5's BM25 IDF, floored as it floors it.
 
 #include <chrono>
 #include <cstddef>

@@ -1,5 +1,5 @@
 -- 0001 (PostgreSQL): the queue, the conversation history and the event log.
--- The same tables and columns as migrations/0001_init.sql. Times a person reads are ISO-8601
+-- The same tables and columns as migrations/sqlite/0001_init.sql. Times a person reads are ISO-8601
 -- UTC text (autonous_now()); times the queue compares are bigint Unix ms. Ids are identity
 -- columns BY DEFAULT, so `autonous copy` can keep a SQLite deployment's ids.
 

@@ -1,4 +1,4 @@
--- 0003 (PostgreSQL): per-chat context settings; see migrations/0003_chat_settings.sql.
+-- 0003 (PostgreSQL): per-chat context settings; see migrations/sqlite/0003_chat_settings.sql.
 CREATE TABLE chat_settings (
   chat_id         text   PRIMARY KEY CHECK (length(chat_id) BETWEEN 1 AND 256),
   settings        jsonb  NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(settings) = 'object'),

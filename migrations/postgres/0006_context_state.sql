@@ -1,4 +1,4 @@
--- 0006 (PostgreSQL): the engine's memory between turns; see migrations/0006_context_state.sql.
+-- 0006 (PostgreSQL): the engine's memory between turns; see migrations/sqlite/0006_context_state.sql.
 CREATE TABLE context_state (
   chat_id          text   PRIMARY KEY CHECK (length(chat_id) BETWEEN 1 AND 256),
   chain_start      bigint NOT NULL DEFAULT 0,

@@ -1,4 +1,4 @@
--- 0007 (PostgreSQL): structured context and recall; see migrations/0007_recall.sql.
+-- 0007 (PostgreSQL): structured context and recall; see migrations/sqlite/0007_recall.sql.
 -- SQLite's FTS5 tables become plain tables with the same columns (`rowid`, `chat`, `terms`) and
 -- a GIN index over the terms as a tsvector. The terms are autonous's search terms, already
 -- segmented by ICU, split into two-character pieces for CJK text and stemmed

@@ -1,5 +1,5 @@
 -- 0008 (PostgreSQL): optional embeddings for recall, and each search source's overall row
--- count; see migrations/0008_embeddings.sql. `vector`: float32 values, little-endian, unit length.
+-- count; see migrations/sqlite/0008_embeddings.sql. `vector`: float32 values, little-endian, unit length.
 INSERT INTO search_term_rows(source, chat, term, rows)
   SELECT 'history', '', '', count(*) FROM history_terms
   UNION ALL SELECT 'document', '', '', count(*) FROM document_terms

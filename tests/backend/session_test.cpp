@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "internal/backend/postgres/stores.h"
 #include "internal/common/clock.h"
 #include "internal/config/config.h"
 #include "internal/queue/task_queue.h"

@@ -1,4 +1,4 @@
-#include "internal/db/migrator.h"
+#include "internal/backend/sqlite/migrator.h"
 
 #include <atomic>
 #include <thread>
@@ -8,7 +8,7 @@
 #include <SQLiteCpp/Statement.h>
 #include <gtest/gtest.h>
 
-#include "internal/db/database.h"
+#include "internal/backend/sqlite/database.h"
 #include "tests/support/temp_dir.h"
 
 namespace autonous::db {

@@ -1,9 +1,10 @@
-#include "internal/db/pg_connection.h"
-
 #include <gtest/gtest.h>
 
-#include "internal/db/migrator.h"
-#include "internal/db/pg_migrator.h"
+#include "internal/backend/postgres/connection.h"
+#include "internal/backend/postgres/events.h"
+#include "internal/backend/postgres/migrator.h"
+#include "internal/backend/sqlite/events.h"
+#include "internal/backend/sqlite/migrator.h"
 #include "internal/events/event_log.h"
 #include "tests/support/pg_test_db.h"
 

@@ -1,4 +1,4 @@
-#include "internal/db/write_transaction.h"
+#include "internal/backend/sqlite/write_transaction.h"
 
 #include <atomic>
 #include <chrono>

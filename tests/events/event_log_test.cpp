@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "internal/backend/sqlite/events.h"
 #include "tests/support/test_db.h"
 
 namespace autonous::events {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "internal/backend/postgres/events.h"
+#include "internal/backend/sqlite/events.h"
 #include "internal/events/event_log.h"
 #include "internal/events/event_types.h"
 #include "tests/support/pg_test_db.h"

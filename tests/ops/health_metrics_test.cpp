@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "internal/backend/postgres/page_db.h"
+#include "internal/backend/sqlite/page_db.h"
 #include "internal/events/event_types.h"
 #include "internal/ops/health.h"
 #include "internal/ops/html.h"

@@ -1,4 +1,4 @@
-#include "internal/queue/queue.h"
+#include "internal/backend/sqlite/queue.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,13 +11,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "internal/backend/postgres/events.h"
+#include "internal/backend/postgres/queue.h"
 #include "internal/events/event_types.h"
-#include "internal/queue/pg_queue.h"
 #include "tests/support/pg_test_db.h"
 #include "tests/support/test_db.h"
 
 // The queue's contract (task_queue.h), run against both backends: SQLite (queue.h) and
-// PostgreSQL (pg_queue.h, on the throwaway server of scripts/with-postgres).
+// PostgreSQL (backend/postgres/queue.h, on the throwaway server of scripts/with-postgres).
 
 namespace autonous::queue {
 namespace {

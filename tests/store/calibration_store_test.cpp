@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "internal/backend/sqlite/stores.h"
 #include "tests/support/test_db.h"
 
 namespace autonous::store {

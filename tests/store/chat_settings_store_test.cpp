@@ -4,7 +4,8 @@
 #include <SQLiteCpp/Statement.h>
 #include <gtest/gtest.h>
 
-#include "internal/store/sqlite_provider.h"
+#include "internal/backend/sqlite/sqlite_provider.h"
+#include "internal/backend/sqlite/stores.h"
 #include "tests/support/test_db.h"
 
 namespace autonous::store {

@@ -7,9 +7,11 @@
 #include <SQLiteCpp/Database.h>
 #include <gtest/gtest.h>
 
-#include "internal/db/pg_connection.h"
-#include "internal/db/statement_cache.h"
-#include "internal/db/write_transaction.h"
+#include "internal/backend/postgres/connection.h"
+#include "internal/backend/postgres/stores.h"
+#include "internal/backend/sqlite/statement_cache.h"
+#include "internal/backend/sqlite/stores.h"
+#include "internal/backend/sqlite/write_transaction.h"
 #include "internal/store/chat_settings_store.h"
 #include "internal/store/context_state_store.h"
 #include "tests/support/pg_test_db.h"

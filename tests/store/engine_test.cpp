@@ -2,12 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "internal/backend/sqlite/search_index.h"
+#include "internal/backend/sqlite/sqlite_provider.h"
+#include "internal/backend/sqlite/stores.h"
 #include "internal/context/assembler.h"
 #include "internal/context/context_builder.h"
 #include "internal/context/level_compressor.h"
 #include "internal/store/chat_settings_store.h"
-#include "internal/store/search_index.h"
-#include "internal/store/sqlite_provider.h"
 #include "internal/tokens/token_counter.h"
 #include "tests/support/test_db.h"
 
@@ -81,7 +82,7 @@ TEST_F(EngineTest, BuildsWhatAHandWiredBuilderBuilds) {
   Config c;
   c.max_context_tokens = 1000;
   const EngineSettings s = engine_settings(c, counter_);
-  const Engine engine(t_.db(), s, counter_);
+  const Engine engine(make_sqlite_storage(t_.db()), s, counter_);
   SQLiteProvider provider(t_.db());
   const context::LevelCompressor compressor(counter_);
   const context::StandardAssembler assembler;
@@ -101,9 +102,9 @@ TEST_F(EngineTest, TheSimpleCompressorDropsInsteadOfCutting) {
   add_history(10, 4000);  // oversized messages: the levels would cut them
   Config c;
   c.max_context_tokens = 4000;
-  const Engine levels(t_.db(), engine_settings(c, counter_), counter_);
+  const Engine levels(make_sqlite_storage(t_.db()), engine_settings(c, counter_), counter_);
   c.context_compressor = "simple";
-  const Engine simple(t_.db(), engine_settings(c, counter_), counter_);
+  const Engine simple(make_sqlite_storage(t_.db()), engine_settings(c, counter_), counter_);
   const auto cut = levels.build("c", "hi");
   const auto dropped = simple.build("c", "hi");
   EXPECT_GT(cut.figures.cut_messages, 0);
@@ -118,7 +119,7 @@ TEST_F(EngineTest, ADryRunEngineReportsAPendingSummaryAndWritesNothing) {
   c.context_strategy = "summarize";
   c.max_context_tokens = 4000;
   c.summary_max_tokens = 256;
-  const Engine dry(t_.db(), engine_settings(c, counter_), counter_, nullptr);
+  const Engine dry(make_sqlite_storage(t_.db()), engine_settings(c, counter_), counter_, nullptr);
   const auto built = dry.build("c", "what did I say?");
   EXPECT_GT(built.summary.pending, 0);
   EXPECT_FALSE(built.summarized);
@@ -131,7 +132,7 @@ TEST_F(EngineTest, AChatsOwnSettingsApplyWithinTheModelCeiling) {
   c.context_window = 4000;
   c.reserve_output_tokens = 1000;
   save_overrides(t_.db(), "c", R"({"max_tokens":100000,"strategy":"sliding_window"})");
-  const Engine engine(t_.db(), engine_settings(c, counter_), counter_);
+  const Engine engine(make_sqlite_storage(t_.db()), engine_settings(c, counter_), counter_);
   const auto built = engine.build("c", "hi");
   EXPECT_TRUE(built.chat.own_settings);
   EXPECT_EQ(built.chat.strategy, context::Strategy::kSlidingWindow);

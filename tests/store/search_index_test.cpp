@@ -2,7 +2,7 @@
 // a fresh PostgreSQL database): rows written by plain SQL (as a front end would) are queued by
 // triggers and indexed by catch_up; CJK two-character words, stems, the id range, neighbours,
 // documents, deletes, term counts and the deadline, with the same answers on both.
-#include "internal/store/search_index.h"
+#include "internal/backend/sqlite/search_index.h"
 
 #include <thread>
 
@@ -10,10 +10,12 @@
 #include <SQLiteCpp/Transaction.h>
 #include <gtest/gtest.h>
 
-#include "internal/db/pg_connection.h"
-#include "internal/db/statement_cache.h"
+#include "internal/backend/postgres/connection.h"
+#include "internal/backend/postgres/search.h"
+#include "internal/backend/postgres/stores.h"
+#include "internal/backend/sqlite/statement_cache.h"
+#include "internal/backend/sqlite/stores.h"
 #include "internal/store/chat_settings_store.h"
-#include "internal/store/pg_search.h"
 #include "internal/tokens/search_terms.h"
 #include "tests/support/pg_test_db.h"
 #include "tests/support/test_db.h"

@@ -4,7 +4,7 @@
 #include <SQLiteCpp/Statement.h>
 #include <gtest/gtest.h>
 
-#include "internal/store/search_index.h"
+#include "internal/backend/sqlite/search_index.h"
 #include "tests/support/test_db.h"
 
 namespace autonous::store {

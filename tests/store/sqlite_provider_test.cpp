@@ -1,4 +1,4 @@
-#include "internal/store/sqlite_provider.h"
+#include "internal/backend/sqlite/sqlite_provider.h"
 
 #include <SQLiteCpp/Statement.h>
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 
 #include <unistd.h>
 
-#include "internal/db/pg_migrator.h"
+#include "internal/backend/postgres/migrator.h"
 
 namespace autonous::testing {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "internal/db/pg_connection.h"
+#include "internal/backend/postgres/connection.h"
 
 namespace autonous::testing {
 

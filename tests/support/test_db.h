@@ -6,8 +6,8 @@
 
 #include <SQLiteCpp/Database.h>
 
-#include "internal/db/database.h"
-#include "internal/db/migrator.h"
+#include "internal/backend/sqlite/database.h"
+#include "internal/backend/sqlite/migrator.h"
 #include "tests/support/temp_dir.h"
 
 namespace autonous::testing {

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "internal/backend/sqlite/queue.h"
 #include "internal/common/clock.h"
-#include "internal/queue/queue.h"
 #include "internal/tokens/token_counter.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/scripted_transport.h"

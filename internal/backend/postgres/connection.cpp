@@ -1,0 +1,251 @@
+#include "internal/backend/postgres/connection.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include "internal/common/utf8.h"
+
+namespace autonous::db::pg {
+namespace {
+
+std::string trimmed(const char* s) {
+  std::string out = s ? s : "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+std::string redact_url(const std::string& url) {
+  // scheme://user:password@host… → scheme://user:***@host…, and ?…password=… → password=***
+  std::string out = url;
+  const auto scheme = out.find("://");
+  if (scheme != std::string::npos) {
+    const auto at = out.find('@', scheme + 3);
+    const auto colon = out.find(':', scheme + 3);
+    if (at != std::string::npos && colon != std::string::npos && colon < at)
+      out = out.substr(0, colon + 1) + "***" + out.substr(at);
+  }
+  for (auto p = out.find("password="); p != std::string::npos; p = out.find("password=", p + 1)) {
+    const bool ssl = p >= 3 && out.compare(p - 3, 3, "ssl") == 0;  // sslpassword=
+    const auto key = ssl ? p - 3 : p;
+    if (key > 0 && out[key - 1] != '?' && out[key - 1] != '&' && out[key - 1] != ' ') continue;
+    const auto value = p + 9;
+    const auto end = out.find_first_of("& ", value);
+    out.replace(value, (end == std::string::npos ? out.size() : end) - value, "***");
+  }
+  return out;
+}
+
+std::string without_nul_escapes(const std::string& json) {
+  if (json.find("\\u0000") == std::string::npos) return json;
+  std::string out = json;
+  for (size_t i = 0; i + 1 < out.size(); ++i) {
+    if (out[i] != '\\') continue;
+    if (out.compare(i + 1, 5, "u0000") == 0) out.replace(i + 2, 4, "fffd");
+    ++i;  // a backslash pair is skipped whole
+  }
+  return out;
+}
+
+Result::~Result() { PQclear(r_); }
+int Result::rows() const noexcept { return PQntuples(r_); }
+int Result::columns() const noexcept { return PQnfields(r_); }
+std::string Result::column_name(int col) const {
+  const char* name = PQfname(r_, col);
+  return name != nullptr ? name : "";
+}
+int64_t Result::affected() const {
+  const char* n = PQcmdTuples(r_);
+  return (n && *n) ? std::strtoll(n, nullptr, 10) : 0;
+}
+bool Result::is_null(int row, int col) const noexcept { return PQgetisnull(r_, row, col) != 0; }
+std::string Result::text(int row, int col) const {
+  return std::string(PQgetvalue(r_, row, col), PQgetlength(r_, row, col));
+}
+int64_t Result::int64(int row, int col) const {
+  if (is_null(row, col)) return 0;
+  const char* v = PQgetvalue(r_, row, col);
+  const char* end = v + PQgetlength(r_, row, col);
+  int64_t out = 0;
+  const auto [p, ec] = std::from_chars(v, end, out);
+  if (ec != std::errc() || p != end)
+    throw PgError("not an integer in column " + std::to_string(col) + ": " + std::string(v), "");
+  return out;
+}
+double Result::real(int row, int col) const {
+  return is_null(row, col) ? 0.0 : std::strtod(PQgetvalue(r_, row, col), nullptr);
+}
+
+std::unique_ptr<Connection> Connection::open(const std::string& url,
+                                             std::chrono::seconds connect_timeout) {
+  const std::string timeout = std::to_string(std::max<int64_t>(1, connect_timeout.count()));
+  // Defaults first: the URL (expanded from `dbname`, the last keyword) overrides any of them.
+  // TCP keepalives and a user timeout: a server gone silent (a partition) fails a statement in
+  // about a minute instead of leaving it blocked for hours.
+  const char* keys[] = {"connect_timeout",
+                        "application_name",
+                        "keepalives",
+                        "keepalives_idle",
+                        "keepalives_interval",
+                        "keepalives_count",
+                        "tcp_user_timeout",
+                        "client_encoding",
+                        "dbname",
+                        nullptr};
+  const char* values[] = {timeout.c_str(), "autonous", "1",         "30",   "10", "3",
+                          "60000",         "UTF8",     url.c_str(), nullptr};
+  pg_conn* c = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+  if (c == nullptr) throw PgError("PostgreSQL: out of memory", "");
+  if (PQstatus(c) != CONNECTION_OK) {
+    const std::string why = trimmed(PQerrorMessage(c));
+    PQfinish(c);
+    throw PgError("PostgreSQL " + redact_url(url) + ": " + why, "");
+  }
+  auto conn = std::unique_ptr<Connection>(new Connection(c, url));
+  conn->configure();
+  return conn;
+}
+
+void Connection::configure() {
+  // Times the server writes are UTC like SQLite's; a statement waits at most 30 s for a lock
+  // (claims never wait: SKIP LOCKED). autonous never waits on anything else inside a
+  // transaction (no HTTP call runs in one), so a session idle in a transaction for 10 s is a
+  // frozen or stopped process: the server ends it and its locks go with it.
+  exec(
+      "SET TIME ZONE 'UTC'; SET lock_timeout = '30s'; "
+      "SET idle_in_transaction_session_timeout = '10s'; SET bytea_output = 'hex'");
+  if (query("SHOW server_encoding").text(0, 0) != "UTF8")
+    throw PgError("PostgreSQL " + redact_url(url_) +
+                      ": the database's encoding must be UTF8 (CREATE DATABASE … ENCODING 'UTF8')",
+                  "");
+}
+
+bool Connection::broken() const noexcept { return PQstatus(c_) != CONNECTION_OK; }
+
+void Connection::reconnect() {
+  PQreset(c_);
+  if (PQstatus(c_) != CONNECTION_OK)
+    throw PgError("PostgreSQL " + redact_url(url_) + ": " + trimmed(PQerrorMessage(c_)), "");
+  ++session_;
+  prepared_.clear();  // the server forgot them with the old session
+  configure();
+  for (const std::string& channel : channels_) exec("LISTEN " + channel);
+}
+
+Connection::~Connection() { PQfinish(c_); }
+
+void Connection::fail(const std::string& what, pg_result* r) const {
+  std::string state;
+  std::string message = trimmed(PQerrorMessage(c_));
+  if (r != nullptr) {
+    if (const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE)) state = s;
+    if (const char* m = PQresultErrorMessage(r); m && *m) message = trimmed(m);
+    PQclear(r);
+  }
+  throw PgError("PostgreSQL " + what + ": " + message, state);
+}
+
+void Connection::exec(const std::string& sql) {
+  pg_result* r = PQexec(c_, sql.c_str());
+  const auto status = PQresultStatus(r);
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail("statement failed", r);
+  PQclear(r);
+}
+
+Result Connection::query(const std::string& sql, const std::vector<Param>& params) {
+  auto it = prepared_.find(sql);
+  if (it == prepared_.end()) {
+    const std::string name = "autonous_" + std::to_string(prepared_.size() + 1);
+    pg_result* r = PQprepare(c_, name.c_str(), sql.c_str(), 0, nullptr);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) fail("prepare failed", r);
+    PQclear(r);
+    it = prepared_.emplace(sql, name).first;
+  }
+  // PostgreSQL text holds neither NUL bytes nor invalid UTF-8 (SQLite stores both): such a
+  // value is stored repaired, not refused, like SQLite's readers see it (U+FFFD).
+  std::vector<std::string> repaired;
+  repaired.reserve(params.size());
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const Param& p : params) {
+    if (!p) {
+      values.push_back(nullptr);
+      continue;
+    }
+    if (p->find('\0') == std::string::npos && common::is_valid_utf8(*p)) {
+      values.push_back(p->c_str());
+      continue;
+    }
+    std::string v = common::sanitize_utf8(*p);
+    for (size_t at = v.find('\0'); at != std::string::npos; at = v.find('\0', at))
+      v.replace(at, 1, "\xEF\xBF\xBD");
+    repaired.push_back(std::move(v));
+    values.push_back(repaired.back().c_str());
+  }
+  pg_result* r = PQexecPrepared(c_, it->second.c_str(), static_cast<int>(values.size()),
+                                values.data(), nullptr, nullptr, 0);
+  const auto status = PQresultStatus(r);
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail("statement failed", r);
+  return Result(r);
+}
+
+void Connection::listen(const std::string& channel) {
+  exec("LISTEN " + channel);
+  if (std::find(channels_.begin(), channels_.end(), channel) == channels_.end())
+    channels_.push_back(channel);
+}
+
+int Connection::wait(std::chrono::milliseconds timeout) {
+  const auto consume = [this] {
+    int got = 0;
+    while (PGnotify* n = PQnotifies(c_)) {
+      PQfreemem(n);
+      ++got;
+    }
+    return got;
+  };
+  if (PQconsumeInput(c_) == 0) fail("connection lost");
+  if (const int n = consume(); n > 0) return n;
+  pollfd p{PQsocket(c_), POLLIN, 0};
+  if (p.fd < 0) fail("connection lost");
+  const int n = ::poll(&p, 1, static_cast<int>(timeout.count()));
+  if (n < 0 && errno != EINTR) fail("poll failed");
+  if (n <= 0) return 0;
+  if (PQconsumeInput(c_) == 0) fail("connection lost");
+  return consume();
+}
+
+bool Connection::in_transaction() const noexcept { return PQtransactionStatus(c_) != PQTRANS_IDLE; }
+
+Transaction::Transaction(Connection& c) : c_(c), session_(c.session()) { c_.exec("BEGIN"); }
+Transaction::~Transaction() {
+  if (done_ || c_.session() != session_) return;  // a new session has no transaction of ours
+  try {
+    c_.exec("ROLLBACK");
+  } catch (...) {  // the connection is broken; the server rolls back when it closes
+  }
+}
+void Connection::commit() {
+  pg_result* r = PQexec(c_, "COMMIT");
+  if (PQresultStatus(r) != PGRES_COMMAND_OK) fail("COMMIT failed", r);
+  const std::string tag = PQcmdStatus(r);
+  PQclear(r);
+  // COMMIT of a transaction an error aborted answers ROLLBACK, not an error.
+  if (tag != "COMMIT") throw PgError("PostgreSQL: the transaction was rolled back", "25P02");
+}
+
+void Transaction::commit() {
+  if (c_.session() != session_)
+    throw PgError("PostgreSQL: the connection was lost inside a transaction; nothing committed",
+                  "");
+  c_.commit();
+  done_ = true;
+}
+
+}  // namespace autonous::db::pg

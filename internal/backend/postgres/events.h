@@ -1,0 +1,24 @@
+#pragma once
+// The event log on PostgreSQL: as on SQLite (backend/sqlite/events.h), but `payload` is jsonb,
+// so a payload reads back with jsonb's key order, and a \u0000 escape (which jsonb refuses) is
+// stored as \ufffd. Throw std::invalid_argument for a payload that is not an object,
+// db::pg::PgError otherwise.
+
+#include <cstdint>
+#include <vector>
+
+#include "internal/events/event_log.h"
+#include "internal/events/event_stats.h"
+
+namespace autonous::db::pg {
+class Connection;
+}
+
+namespace autonous::events {
+
+int64_t append(db::pg::Connection& c, const Event& event);
+std::vector<StoredEvent> query(db::pg::Connection& c, const EventFilter& filter);
+std::vector<EstimateStats> estimate_stats(db::pg::Connection& c, const StatsFilter& filter);
+CompressionStats compression_stats(db::pg::Connection& c, const StatsFilter& filter);
+
+}  // namespace autonous::events

@@ -1,0 +1,76 @@
+// The Listener on PostgreSQL: one connection per worker process LISTENs on the queue's channel
+// (queue::kTasksChannel) and wakes one idle slot per notification, so a task enqueued into an
+// idle deployment starts at once, without every idle slot of every process racing to claim it.
+// When the connection breaks it reconnects with back-off and then wakes every slot
+// (notifications sent meanwhile are lost). The slots' own POLL_INTERVAL_MS wait stays the
+// fallback.
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <stop_token>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "internal/backend/drivers.h"
+#include "internal/backend/postgres/connection.h"
+#include "internal/backend/postgres/queue.h"
+
+namespace autonous::backend {
+namespace {
+
+using std::chrono::milliseconds;
+
+class PgListener final : public Listener {
+ public:
+  // Connects and LISTENs before returning; throws db::pg::PgError when it cannot.
+  PgListener(const std::string& url, Wake wake, int slots)
+      : c_(db::pg::Connection::open(url)), wake_(std::move(wake)), slots_(slots) {
+    c_->listen(queue::kTasksChannel);
+    thread_ = std::jthread([this](const std::stop_token& stop) { loop(stop); });
+  }
+  ~PgListener() override {
+    thread_.request_stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  PgListener(const PgListener&) = delete;
+  PgListener& operator=(const PgListener&) = delete;
+
+ private:
+  void loop(const std::stop_token& stop) {
+    milliseconds backoff{500};
+    while (!stop.stop_requested()) {
+      try {
+        if (c_->broken()) {
+          c_->reconnect();
+          spdlog::info("task listener reconnected to the database");
+          backoff = milliseconds(500);
+          wake_(slots_);  // what was notified while it was away
+        }
+        // Short steps: a stop is seen within 100 ms.
+        if (const int n = c_->wait(milliseconds(100)); n > 0) wake_(n);
+      } catch (const std::exception& e) {
+        spdlog::warn("task listener: {}; reconnecting in {} ms (slots poll meanwhile)", e.what(),
+                     backoff.count());
+        std::unique_lock lock(mu_);
+        cv_.wait_for(lock, stop, backoff, [] { return false; });
+        backoff = std::min(backoff * 2, milliseconds(30000));
+      }
+    }
+  }
+
+  std::unique_ptr<db::pg::Connection> c_;
+  const Wake wake_;
+  const int slots_;
+  std::mutex mu_;  // the back-off wait's, which a stop ends
+  std::condition_variable_any cv_;
+  std::jthread thread_;  // last: started once the members above exist, joined first
+};
+
+}  // namespace
+
+std::unique_ptr<Listener> open_pg_listener(const std::string& url, Wake wake, int slots) {
+  return std::make_unique<PgListener>(url, std::move(wake), slots);
+}
+
+}  // namespace autonous::backend

@@ -1,0 +1,266 @@
+#include "internal/backend/postgres/queue.h"
+
+#include "internal/backend/postgres/connection.h"
+#include "internal/backend/postgres/events.h"
+#include "internal/events/event_types.h"
+#include "internal/queue/lease_token.h"
+#include "internal/queue/queue_events.h"
+
+namespace autonous::queue {
+namespace {
+
+using db::pg::param;
+
+// The claim: see queue.h. `pick.status` tells a reclaim (an expired lease) from a first
+// claim; RETURNING sees the claimed row after the update.
+const std::string kClaim =
+    "WITH pick AS ("
+    " SELECT t.id, t.status FROM chat_heads h JOIN tasks t ON t.id = h.task_id"
+    " WHERE (t.status = 'queued' AND t.run_after <= $1)"
+    "    OR (t.status = 'running' AND coalesce(t.lease_expires_at, 0) <= $1)"
+    " ORDER BY h.priority DESC, h.task_id LIMIT 1"
+    " FOR UPDATE OF h, t SKIP LOCKED) "
+    "UPDATE tasks SET status = 'running', attempts = tasks.attempts + 1, lease_owner = $2,"
+    " lease_token = $3, lease_expires_at = $4, started_at = coalesce(tasks.started_at, "
+    "autonous_now()),"
+    " first_claimed_at = coalesce(tasks.first_claimed_at, $1),"
+    " lease_expiries = tasks.lease_expiries + CASE WHEN pick.status = 'running' THEN 1 ELSE 0 END,"
+    " updated_at = autonous_now() "
+    "FROM pick WHERE tasks.id = pick.id "
+    "RETURNING tasks.id, pick.status, tasks.chat_id, tasks.text, tasks.priority, tasks.attempts,"
+    " tasks.first_claimed_at, tasks.lease_expiries";
+const std::string kRenew =
+    "UPDATE tasks SET lease_expires_at = $1 WHERE id = $2 AND lease_token = $3 AND status = "
+    "'running'";
+const std::string kComplete =
+    "UPDATE tasks SET status = 'done', reply = $1, error = NULL, lease_owner = NULL, "
+    "lease_token = NULL, lease_expires_at = NULL, finished_at = autonous_now(), "
+    "updated_at = autonous_now() WHERE id = $2 AND lease_token = $3 AND status = 'running'";
+const std::string kHistory =
+    "INSERT INTO history(chat_id, role, text, task_id) VALUES ($1, 'user', $2, $4), "
+    "($1, 'assistant', $3, $4)";
+const std::string kRetry =
+    "UPDATE tasks SET status = 'queued', run_after = $1, error = $2, lease_owner = NULL, "
+    "lease_token = NULL, lease_expires_at = NULL, updated_at = autonous_now() "
+    "WHERE id = $3 AND lease_token = $4 AND status = 'running'";
+const std::string kFail =
+    "UPDATE tasks SET status = 'failed', error = $1, lease_owner = NULL, lease_token = NULL, "
+    "lease_expires_at = NULL, finished_at = autonous_now(), updated_at = autonous_now() "
+    "WHERE id = $2 AND lease_token = $3 AND status = 'running'";
+const std::string kRelease =
+    "UPDATE tasks SET status = 'queued', run_after = 0, attempts = greatest(attempts - 1, 0), "
+    "lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, "
+    "updated_at = autonous_now() WHERE id = $1 AND lease_token = $2 AND status = 'running'";
+const std::string kRequeue =
+    "UPDATE tasks SET status = 'queued', attempts = 0, run_after = 0, finished_at = NULL, "
+    "first_claimed_at = NULL, lease_expiries = 0, updated_at = autonous_now() "
+    "WHERE id = $1 AND status = 'failed' RETURNING chat_id";
+
+int64_t ms(std::chrono::seconds s) { return std::chrono::milliseconds(s).count(); }
+
+}  // namespace
+
+PgQueue::PgQueue(db::pg::Connection& c) : c_(c) { measure_clock(); }
+
+void PgQueue::measure_clock() {
+  // The server's clock minus ours, measured once (half the round trip is the error): every time
+  // this queue compares or stores (leases, run_after) is on the server's clock, so workers on
+  // hosts whose clocks disagree never take each other's live leases.
+  const int64_t before = common::to_unix_ms(std::chrono::system_clock::now());
+  const int64_t server =
+      c_.query("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint").int64(0, 0);
+  const int64_t after = common::to_unix_ms(std::chrono::system_clock::now());
+  clock_offset_ms_ = server - (before + after) / 2;
+}
+
+int64_t PgQueue::after_reconnect() {
+  measure_clock();
+  if (unconfirmed_claim_.empty()) return 0;
+  db::pg::Transaction tx(c_);
+  const db::pg::Result r = c_.query(
+      "UPDATE tasks SET status = 'queued', run_after = 0, attempts = greatest(attempts - 1, 0), "
+      "lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = "
+      "autonous_now() WHERE lease_token = $1 AND status = 'running' RETURNING id, chat_id",
+      {param(unconfirmed_claim_)});
+  int64_t id = 0;
+  if (r.rows() > 0) {
+    id = r.int64(0, 0);
+    events::Event e;
+    e.type = std::string(events::kAgentReleased);
+    e.task_id = id;
+    e.chat_id = r.text(0, 1);
+    e.payload = R"({"reason":"connection_lost"})";
+    events::append(c_, e);
+  }
+  tx.commit();
+  unconfirmed_claim_.clear();
+  return id;
+}
+
+int64_t PgQueue::server_ms(common::TimePoint t) const {
+  return common::to_unix_ms(t) + clock_offset_ms_;
+}
+
+int64_t PgQueue::enqueue(const std::string& chat_id, const std::string& text, int priority) {
+  return c_
+      .query("INSERT INTO tasks(chat_id, text, priority) VALUES ($1, $2, $3) RETURNING id",
+             {param(chat_id), param(text), param(int64_t{priority})})
+      .int64(0, 0);
+}
+
+std::optional<Task> PgQueue::claim(const std::string& worker_id, common::TimePoint now,
+                                   std::chrono::seconds lease) {
+  db::pg::Transaction tx(c_);
+  std::optional<Task> task = claim_in_transaction(worker_id, server_ms(now), lease);
+  tx.commit();
+  unconfirmed_claim_.clear();
+  return task;
+}
+
+std::optional<Task> PgQueue::claim_in_transaction(const std::string& worker_id, int64_t now_ms,
+                                                  std::chrono::seconds lease) {
+  Task task;
+  task.lease_token = new_lease_token();
+  unconfirmed_claim_ = task.lease_token;  // until the caller's commit returns
+  {
+    const db::pg::Result r = c_.query(kClaim, {param(now_ms), param(worker_id),
+                                               param(task.lease_token), param(now_ms + ms(lease))});
+    if (r.rows() == 0) return std::nullopt;
+    task.id = r.int64(0, 0);
+    task.reclaimed = r.text(0, 1) == "running";
+    task.chat_id = r.text(0, 2);
+    task.text = r.text(0, 3);
+    task.priority = static_cast<int>(r.int64(0, 4));
+    task.attempts = static_cast<int>(r.int64(0, 5));
+    task.first_claimed_at = common::from_unix_ms(r.int64(0, 6) - clock_offset_ms_);  // ours
+    task.lease_expiries = static_cast<int>(r.int64(0, 7));
+  }
+  task.agent_event_id = events::append(c_, agent_started(task, worker_id));
+  return task;
+}
+
+bool PgQueue::renew_lease(const Task& task, common::TimePoint now, std::chrono::seconds lease) {
+  return c_.query(kRenew,
+                  {param(server_ms(now) + ms(lease)), param(task.id), param(task.lease_token)})
+             .affected() == 1;
+}
+
+bool PgQueue::complete_in_transaction(const Task& task, const std::string& user_text,
+                                      const std::string& reply,
+                                      const std::vector<events::Event>& list) {
+  if (c_.query(kComplete, {param(reply), param(task.id), param(task.lease_token)}).affected() != 1)
+    return false;  // lease taken over: the caller rolls back
+  c_.query(kHistory, {param(task.chat_id), param(user_text), param(reply), param(task.id)});
+  for (const auto& e : list) events::append(c_, e);
+  return true;
+}
+
+bool PgQueue::complete(const Task& task, const std::string& user_text, const std::string& reply,
+                       const std::vector<events::Event>& list, const std::function<void()>& also) {
+  db::pg::Transaction tx(c_);
+  if (!complete_in_transaction(task, user_text, reply, list)) return false;
+  if (also) also();
+  tx.commit();
+  return true;
+}
+
+TaskQueue::CompleteAndClaim PgQueue::complete_and_claim(
+    const Task& task, const std::string& user_text, const std::string& reply,
+    const std::vector<events::Event>& list, const std::string& worker_id, common::TimePoint now,
+    std::chrono::seconds lease, const std::function<void()>& also) {
+  CompleteAndClaim out;
+  db::pg::Transaction tx(c_);
+  if (!complete_in_transaction(task, user_text, reply, list)) return out;
+  if (also) also();
+  out.completed = true;
+  out.next = claim_in_transaction(worker_id, server_ms(now), lease);
+  tx.commit();
+  unconfirmed_claim_.clear();
+  return out;
+}
+
+bool PgQueue::fenced(const std::string& update_sql,
+                     const std::vector<std::optional<std::string>>& params,
+                     const std::vector<events::Event>& list) {
+  db::pg::Transaction tx(c_);
+  if (c_.query(update_sql, params).affected() != 1) return false;  // rolled back
+  for (const auto& e : list) events::append(c_, e);
+  tx.commit();
+  return true;
+}
+
+bool PgQueue::retry_later(const Task& task, common::TimePoint run_after, const std::string& error,
+                          const std::vector<events::Event>& list) {
+  return fenced(
+      kRetry, {param(server_ms(run_after)), param(error), param(task.id), param(task.lease_token)},
+      list);
+}
+
+bool PgQueue::fail(const Task& task, const std::string& error,
+                   const std::vector<events::Event>& list) {
+  return fenced(kFail, {param(error), param(task.id), param(task.lease_token)}, list);
+}
+
+bool PgQueue::release(const Task& task, const std::vector<events::Event>& list) {
+  return fenced(kRelease, {param(task.id), param(task.lease_token)}, list);
+}
+
+bool PgQueue::requeue(int64_t task_id) {
+  db::pg::Transaction tx(c_);
+  std::string chat_id;
+  {
+    const db::pg::Result r = c_.query(kRequeue, {param(task_id)});
+    if (r.rows() == 0) return false;
+    chat_id = r.text(0, 0);
+  }
+  events::append(c_, task_requeued(task_id, chat_id));
+  tx.commit();
+  return true;
+}
+
+int64_t PgQueue::requeue_failed() {
+  const db::pg::Result r = c_.query("SELECT id FROM tasks WHERE status = 'failed' ORDER BY id");
+  int64_t n = 0;
+  for (int i = 0; i < r.rows(); ++i) n += requeue(r.int64(i, 0)) ? 1 : 0;
+  return n;
+}
+
+bool PgQueue::has_pending() {
+  return c_.query("SELECT EXISTS (SELECT 1 FROM chat_heads)").text(0, 0) == "t";
+}
+
+QueueStats PgQueue::stats(common::TimePoint now) {
+  QueueStats s;
+  // One snapshot for all three reads.
+  db::pg::Transaction tx(c_);
+  c_.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  {
+    const db::pg::Result r = c_.query("SELECT status, count(*) FROM tasks GROUP BY status");
+    for (int i = 0; i < r.rows(); ++i) {
+      const std::string status = r.text(i, 0);
+      const int64_t n = r.int64(i, 1);
+      if (status == "queued") s.queued = n;
+      if (status == "running") s.running = n;
+      if (status == "done") s.done = n;
+      if (status == "failed") s.failed = n;
+    }
+  }
+  {
+    const db::pg::Result r = c_.query(
+        "SELECT $1::bigint / 1000.0 - extract(epoch FROM min(created_at)::timestamptz) "
+        "FROM tasks WHERE status = 'queued'",
+        {param(server_ms(now))});
+    if (!r.is_null(0, 0)) s.oldest_queued_age_seconds = r.real(0, 0);
+  }
+  {
+    const db::pg::Result r = c_.query(
+        "SELECT id, chat_id, coalesce(error, ''), coalesce(finished_at, '') FROM tasks "
+        "WHERE status = 'failed' ORDER BY finished_at DESC NULLS LAST, id DESC LIMIT 5");
+    for (int i = 0; i < r.rows(); ++i)
+      s.recent_failures.push_back({r.int64(i, 0), r.text(i, 1), r.text(i, 2), r.text(i, 3)});
+  }
+  tx.commit();
+  return s;
+}
+
+}  // namespace autonous::queue

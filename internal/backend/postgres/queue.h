@@ -1,0 +1,85 @@
+#pragma once
+// PgQueue: the PostgreSQL backend of TaskQueue (task_queue.h), for workers on several hosts.
+// A claim is one statement: the first runnable chat head in (priority, id) order, both the head
+// row and the task row locked with FOR UPDATE SKIP LOCKED, so concurrent claimers never wait
+// for each other and never take the same task; the head row's lock also makes a concurrent
+// head change (a requeue, an enqueue into the chat) wait until the claimed task shows running
+// (migrations/postgres/0001_init.sql, autonous_recompute_head). Every later change is fenced
+// on the lease token in its WHERE clause, which PostgreSQL re-checks on the newest row version.
+// The triggers NOTIFY kTasksChannel when a task becomes claimable, with its id as the payload
+// (one notification per task: migrations/postgres/0011; a worker process LISTENs on one
+// connection: backend/postgres/listener.cpp). Times are compared on the server's
+// clock (the offset to this host's is measured once), so hosts with skewed clocks agree on when
+// a lease expires. One PgQueue per connection.
+
+#include <chrono>
+
+#include "internal/queue/task_queue.h"
+
+namespace autonous::db::pg {
+class Connection;
+}
+
+namespace autonous::queue {
+inline constexpr const char* kTasksChannel = "autonous_tasks";
+}
+
+namespace autonous::queue {
+
+class PgQueue final : public TaskQueue {
+ public:
+  // `c` must outlive the queue. Reads the server's clock once (see server_ms). Throws
+  // db::pg::PgError.
+  explicit PgQueue(db::pg::Connection& c);
+
+  // After the connection broke and was connected again (db::pg::Connection::reconnect):
+  // measures the server's clock again (a failover may have moved it) and gives back, as a
+  // release does, a task claimed in a transaction whose outcome this queue never learned (a
+  // claim or a completion's next task): its lease would hold up its chat for
+  // TASK_LEASE_SECONDS. Returns that task's id, 0 when there was none. Throws db::pg::PgError.
+  int64_t after_reconnect();
+
+  int64_t enqueue(const std::string& chat_id, const std::string& text, int priority = 0) override;
+  std::optional<Task> claim(const std::string& worker_id, common::TimePoint now,
+                            std::chrono::seconds lease) override;
+  bool renew_lease(const Task& task, common::TimePoint now, std::chrono::seconds lease) override;
+  bool complete(const Task& task, const std::string& user_text, const std::string& reply,
+                const std::vector<events::Event>& list,
+                const std::function<void()>& also = {}) override;
+  CompleteAndClaim complete_and_claim(const Task& task, const std::string& user_text,
+                                      const std::string& reply,
+                                      const std::vector<events::Event>& list,
+                                      const std::string& worker_id, common::TimePoint now,
+                                      std::chrono::seconds lease,
+                                      const std::function<void()>& also = {}) override;
+  bool retry_later(const Task& task, common::TimePoint run_after, const std::string& error,
+                   const std::vector<events::Event>& list) override;
+  bool fail(const Task& task, const std::string& error,
+            const std::vector<events::Event>& list) override;
+  bool release(const Task& task, const std::vector<events::Event>& list) override;
+  bool requeue(int64_t task_id) override;
+  int64_t requeue_failed() override;
+  bool has_pending() override;
+  QueueStats stats(common::TimePoint now) override;
+
+ private:
+  std::optional<Task> claim_in_transaction(const std::string& worker_id, int64_t now_ms,
+                                           std::chrono::seconds lease);
+  bool complete_in_transaction(const Task& task, const std::string& user_text,
+                               const std::string& reply, const std::vector<events::Event>& list);
+  // Runs the fenced `update_sql` with `params` and appends `list`, in one transaction; false
+  // (nothing written) when the fence matched no row.
+  bool fenced(const std::string& update_sql, const std::vector<std::optional<std::string>>& params,
+              const std::vector<events::Event>& list);
+
+  // `t` (this host's clock) on the server's clock: the offset measured at construction.
+  int64_t server_ms(common::TimePoint t) const;
+  void measure_clock();
+
+  db::pg::Connection& c_;
+  int64_t clock_offset_ms_ = 0;
+  // The lease token of a claim whose transaction has not been seen to commit (after_reconnect).
+  std::string unconfirmed_claim_;
+};
+
+}  // namespace autonous::queue

@@ -1,0 +1,184 @@
+// PgSearchIndex's indexing (search.h): search_queue's rows (filled by triggers) into the
+// terms tables and the term counts, in batches of one transaction each; the overall counts'
+// write buffer and its fold.
+
+#include <algorithm>
+
+#include "internal/backend/postgres/connection.h"
+#include "internal/backend/postgres/search.h"
+#include "internal/store/search_plan.h"
+#include "internal/tokens/search_terms.h"
+
+namespace autonous::store {
+namespace {
+
+using db::pg::param;
+
+// The overall counts' write buffer is folded at most this often per connection, this many
+// deltas a transaction.
+constexpr std::chrono::seconds kFoldEvery{1};
+constexpr int64_t kFoldBatch = 20000;
+
+std::string terms_table(const std::string& source) {
+  return source == "history" ? "history_terms" : "document_terms";
+}
+
+// Adds a batch's change to the term counts. A chat's counts are written by that chat's turns,
+// which never run at once: updated in place. The overall counts (chat "") go to the write buffer
+// (migrations/postgres/0010).
+void add_counts(db::pg::Connection& c_, const std::string& source, const TermCounts& counts) {
+  std::string terms_array = "{";
+  std::string rows_array = "{";
+  for (const auto& [key, n] : counts) {
+    if (n == 0 || !key.first.empty()) continue;
+    if (terms_array.size() > 1) {
+      terms_array += ',';
+      rows_array += ',';
+    }
+    terms_array += '"';
+    for (const char ch : key.second) {
+      if (ch == '"' || ch == '\\') terms_array += '\\';
+      terms_array += ch;
+    }
+    terms_array += '"';
+    rows_array += std::to_string(n);
+  }
+  if (terms_array.size() > 1)
+    c_.query(
+        "INSERT INTO search_term_deltas(source, term, rows) SELECT $1, t, n FROM "
+        "unnest($2::text[], $3::bigint[]) AS d(t, n)",
+        {param(source), terms_array + "}", rows_array + "}"});
+  for (const auto& [key, n] : counts) {
+    if (n == 0 || key.first.empty()) continue;
+    c_.query(
+        "INSERT INTO search_term_rows(source, chat, term, rows) VALUES ($1, $2, $3, $4) ON "
+        "CONFLICT (source, chat, term) DO UPDATE SET rows = search_term_rows.rows + "
+        "excluded.rows",
+        {param(source), param(key.first), param(key.second), param(n)});
+    if (n < 0)
+      c_.query(
+          "DELETE FROM search_term_rows WHERE source = $1 AND chat = $2 AND term = $3 AND rows "
+          "<= 0",
+          {param(source), param(key.first), param(key.second)});
+  }
+}
+
+}  // namespace
+
+// Indexing --------------------------------------------------------------------------------------
+
+int64_t PgSearchIndex::index_queued(const std::string& source,
+                                    const std::optional<std::string>& chat_id, int limit,
+                                    bool in_transaction,
+                                    std::optional<std::chrono::steady_clock::time_point> until) {
+  const std::string where = chat_id ? " AND q.chat_id = $2" : "";
+  std::vector<db::pg::Param> any_params{param(source)};
+  if (chat_id) any_params.push_back(param(*chat_id));
+  if (c_.query("SELECT EXISTS (SELECT 1 FROM search_queue q WHERE q.source = $1" + where + ")",
+               any_params)
+          .text(0, 0) != "t")
+    return 0;  // nothing queued (most turns): no transaction at all
+  std::optional<db::pg::Transaction> tx;
+  if (!in_transaction) tx.emplace(c_);
+  const std::string select =
+      source == "history"
+          ? "SELECT q.row_id, h.chat_id, h.text FROM search_queue q LEFT JOIN history h ON h.id = "
+            "q.row_id WHERE q.source = $1"
+          : "SELECT q.row_id, d.chat_id, d.title || chr(10) || d.text FROM search_queue q LEFT "
+            "JOIN documents d ON d.id = q.row_id WHERE q.source = $1";
+  std::vector<db::pg::Param> params = any_params;
+  params.push_back(param(int64_t{limit}));
+  // Another worker's batch is skipped, not waited for.
+  const db::pg::Result rows = c_.query(
+      select + where + " LIMIT $" + std::to_string(params.size()) + " FOR UPDATE OF q SKIP LOCKED",
+      params);
+  const std::string table = terms_table(source);
+  TermCounts counts;
+  int64_t done = 0;
+  for (int i = 0; i < rows.rows(); ++i) {
+    const int64_t id = rows.int64(i, 0);
+    const db::pg::Result old =
+        c_.query("DELETE FROM " + table + " WHERE rowid = $1 RETURNING chat, terms", {param(id)});
+    if (old.rows() > 0) count_terms(old.text(0, 0), old.text(0, 1), -1, counts);
+    if (!rows.is_null(i, 2)) {
+      const std::string chat =
+          rows.is_null(i, 1) ? std::string("call") : chat_token(rows.text(i, 1));
+      const std::string terms = tokens::search_terms_text(rows.text(i, 2));
+      c_.query("INSERT INTO " + table + "(rowid, chat, terms) VALUES ($1, $2, $3)",
+               {param(id), param(chat), param(terms)});
+      count_terms(chat, terms, +1, counts);
+    }
+    c_.query("DELETE FROM search_queue WHERE source = $1 AND row_id = $2",
+             {param(source), param(id)});
+    ++done;
+    if (until && std::chrono::steady_clock::now() >= *until) break;
+  }
+  add_counts(c_, source, counts);
+  if (tx) tx->commit();
+  return done;
+}
+
+bool PgSearchIndex::fold_deltas() {
+  // Nothing buffered (most calls): no transaction.
+  if (c_.query("SELECT EXISTS (SELECT 1 FROM search_term_deltas)").text(0, 0) != "t") return false;
+  db::pg::Transaction tx(c_);
+  // One folder at a time; the others go on (their deltas wait for the next fold).
+  if (c_.query("SELECT pg_try_advisory_xact_lock(hashtextextended('autonous.fold_terms', 0))")
+          .text(0, 0) != "t")
+    return false;
+  const db::pg::Result folded = c_.query(
+      "WITH d AS (DELETE FROM search_term_deltas WHERE id IN (SELECT id FROM "
+      "search_term_deltas ORDER BY id LIMIT $1) RETURNING source, term, rows), "
+      "s AS (SELECT source, term, sum(rows) AS rows FROM d GROUP BY source, term) "
+      "INSERT INTO search_term_rows(source, chat, term, rows) SELECT source, '', term, rows "
+      "FROM s ORDER BY source, term ON CONFLICT (source, chat, term) DO UPDATE SET rows "
+      "= search_term_rows.rows + excluded.rows RETURNING source, term, rows",
+      {param(kFoldBatch)});
+  // A count that reached 0 goes, by its key (a deleted chat's terms would otherwise stay).
+  for (int i = 0; i < folded.rows(); ++i)
+    if (folded.int64(i, 2) <= 0)
+      c_.query("DELETE FROM search_term_rows WHERE source = $1 AND chat = '' AND term = $2",
+               {param(folded.text(i, 0)), param(folded.text(i, 1))});
+  tx.commit();
+  return folded.rows() > 0;  // more may be waiting
+}
+
+void PgSearchIndex::fold_now_and_then() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_fold_ < kFoldEvery) return;
+  last_fold_ = now;
+  fold_deltas();
+}
+
+int64_t PgSearchIndex::index_within(const std::optional<std::string>& chat_id,
+                                    std::chrono::milliseconds budget) {
+  const auto until = std::chrono::steady_clock::now() + budget;  // the fold's time included
+  fold_now_and_then();
+  return store::index_within(batches(), chat_id, until);
+}
+
+IndexQueued PgSearchIndex::batches() {
+  return [this](const std::string& source, const std::optional<std::string>& chat, int limit,
+                std::optional<std::chrono::steady_clock::time_point> until) {
+    return index_queued(source, chat, limit, false, until);
+  };
+}
+
+void PgSearchIndex::catch_up(const std::string& chat_id) { index_within(chat_id, kCatchUpBudget); }
+
+int64_t PgSearchIndex::index_backlog(std::chrono::milliseconds budget) {
+  return index_within(std::nullopt, budget);
+}
+
+void PgSearchIndex::index_in_transaction(const std::string& chat_id) {
+  index_queued("history", chat_id, kInTransactionRows, true);
+}
+
+int64_t PgSearchIndex::index_all() {
+  const int64_t total = store::index_all(batches());
+  while (fold_deltas()) {
+  }
+  return total;
+}
+
+}  // namespace autonous::store

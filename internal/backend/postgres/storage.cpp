@@ -1,0 +1,275 @@
+// EngineStorage on PostgreSQL (engine_storage.h): the same tables and queries as the SQLite
+// stores of this folder (sqlite_provider, sqlite_summary_store, chat_settings_store,
+// context_state_store, calibration_store), and the search index of search.h.
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "internal/backend/postgres/connection.h"
+#include "internal/backend/postgres/search.h"
+#include "internal/backend/postgres/stores.h"
+#include "internal/store/calibration_store.h"
+#include "internal/store/engine_storage.h"
+
+namespace autonous::store {
+namespace {
+
+using db::pg::param;
+
+context::CompactionReason parse_reason(const std::string& s) {
+  if (s == "window") return context::CompactionReason::kWindow;
+  if (s == "threshold") return context::CompactionReason::kThreshold;
+  if (s == "overflow") return context::CompactionReason::kOverflow;
+  return context::CompactionReason::kNone;
+}
+
+class PgProvider final : public context::Provider {
+ public:
+  explicit PgProvider(db::pg::Connection& c) : c_(c) {}
+
+  std::vector<common::Message> get_history(const std::string& chat_id, int limit,
+                                           int64_t after_id) override {
+    if (limit <= 0) return {};
+    std::vector<common::Message> out = pg_messages(
+        c_.query("SELECT id, role, text, created_at FROM history WHERE chat_id = $1 AND id > $2 "
+                 "ORDER BY id DESC LIMIT $3",
+                 {param(chat_id), param(after_id), param(int64_t{limit})}));
+    std::reverse(out.begin(), out.end());
+    return out;
+  }
+
+  context::ChatState chat_state(const std::string& chat_id) override {
+    context::ChatState out;
+    {
+      const db::pg::Result r =
+          c_.query("SELECT settings::text, cleared_through FROM chat_settings WHERE chat_id = $1",
+                   {param(chat_id)});
+      if (r.rows() > 0) {
+        out.settings_json = r.text(0, 0);
+        out.cleared_through = r.int64(0, 1);
+      }
+    }
+    out.context = load_state(chat_id);
+    {
+      const db::pg::Result r = c_.query(
+          "SELECT text FROM (SELECT id, text FROM chat_pins WHERE chat_id = $1 ORDER BY id DESC "
+          "LIMIT $2) p ORDER BY id",
+          {param(chat_id), param(static_cast<int64_t>(context::kMaxPins))});
+      for (int i = 0; i < r.rows(); ++i) out.pins.push_back(r.text(i, 0));
+    }
+    {
+      const db::pg::Result r = c_.query(
+          "SELECT name, sha256, tokens, through FROM context_blocks WHERE chat_id = $1 ORDER BY "
+          "name COLLATE \"C\"",
+          {param(chat_id)});
+      for (int i = 0; i < r.rows(); ++i)
+        out.blocks.push_back({r.text(i, 0), r.text(i, 1), r.int64(i, 2), r.int64(i, 3)});
+    }
+    {
+      const db::pg::Result r = c_.query(
+          "SELECT id, name, text FROM custom_blocks WHERE chat_id = $1 OR chat_id IS NULL "
+          "ORDER BY chat_id IS NULL, id LIMIT $2",
+          {param(chat_id), param(static_cast<int64_t>(context::kMaxCustomBlocks))});
+      for (int i = 0; i < r.rows(); ++i)
+        out.custom.push_back({r.int64(i, 0), r.text(i, 1), r.text(i, 2)});
+    }
+    return out;
+  }
+
+  void save_context_state(const std::string& chat_id, const context::ContextState& s) override {
+    db::pg::Transaction tx(c_);
+    write_state(chat_id, s);
+    tx.commit();
+  }
+
+  void write_state(const std::string& chat_id, const context::ContextState& s) {
+    c_.query(
+        "INSERT INTO context_state(chat_id, chain_start, verbatim_after, compactions, "
+        "last_reason, summary_failures, summary_skips, summary_from) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (chat_id) DO UPDATE SET "
+        "chain_start = excluded.chain_start, verbatim_after = excluded.verbatim_after, "
+        "compactions = excluded.compactions, last_reason = excluded.last_reason, "
+        "summary_failures = excluded.summary_failures, summary_skips = excluded.summary_skips, "
+        "summary_from = excluded.summary_from, updated_at = autonous_now()",
+        {param(chat_id), param(s.chain_start), param(s.verbatim_after), param(s.compactions),
+         s.last_reason == context::CompactionReason::kNone
+             ? db::pg::Param{}
+             : param(std::string(context::to_string(s.last_reason))),
+         param(s.summary_failures), param(s.summary_skips), param(s.summary_from)});
+  }
+
+ private:
+  context::ContextState load_state(const std::string& chat_id) {
+    const db::pg::Result r = c_.query(
+        "SELECT chain_start, verbatim_after, compactions, coalesce(last_reason, ''), "
+        "summary_failures, summary_skips, summary_from FROM context_state WHERE chat_id = $1",
+        {param(chat_id)});
+    context::ContextState s;
+    if (r.rows() == 0) return s;
+    s.chain_start = r.int64(0, 0);
+    s.verbatim_after = r.int64(0, 1);
+    s.compactions = r.int64(0, 2);
+    s.last_reason = parse_reason(r.text(0, 3));
+    s.summary_failures = r.int64(0, 4);
+    s.summary_skips = r.int64(0, 5);
+    s.summary_from = r.int64(0, 6);
+    return s;
+  }
+
+  db::pg::Connection& c_;
+};
+
+class PgSummaryStore final : public context::SummaryStore {
+ public:
+  explicit PgSummaryStore(db::pg::Connection& c) : c_(c) {}
+
+  std::optional<context::Summary> latest(const std::string& chat_id, int64_t chain_start) override {
+    const db::pg::Result r = c_.query(
+        "SELECT id, covers_through, text, tokens, model FROM context_summaries "
+        "WHERE chat_id = $1 AND chain_start = $2 ORDER BY id DESC LIMIT 1",
+        {param(chat_id), param(chain_start)});
+    if (r.rows() == 0) return std::nullopt;
+    context::Summary s;
+    s.id = r.int64(0, 0);
+    s.covers_through = r.int64(0, 1);
+    s.chain_start = chain_start;
+    s.text = r.text(0, 2);
+    s.tokens = r.int64(0, 3);
+    s.model = r.text(0, 4);
+    return s;
+  }
+
+  int64_t count_between(const std::string& chat_id, int64_t after_id, int64_t before_id) override {
+    return c_
+        .query("SELECT count(*) FROM history WHERE chat_id = $1 AND id > $2 AND id < $3",
+               {param(chat_id), param(after_id), param(before_id)})
+        .int64(0, 0);
+  }
+
+  int64_t save(const std::string& chat_id, const context::Summary& summary,
+               const std::vector<std::optional<common::Usage>>& usage,
+               int64_t messages_covered) override {
+    nlohmann::json calls = nlohmann::json::array();
+    for (const auto& u : usage) calls.push_back(u ? nlohmann::json(*u) : nlohmann::json(nullptr));
+    db::pg::Transaction tx(c_);
+    const int64_t id =
+        c_.query(
+              "INSERT INTO context_summaries(chat_id, chain_start, covers_through, previous_id, "
+              "messages_covered, text, tokens, model, usage) VALUES ($1, $2, $3, (SELECT max(id) "
+              "FROM context_summaries WHERE chat_id = $1 AND chain_start = $2), $4, $5, $6, $7, "
+              "$8::jsonb) RETURNING id",
+              {param(chat_id), param(summary.chain_start), param(summary.covers_through),
+               param(messages_covered), param(summary.text), param(summary.tokens),
+               param(summary.model), calls.dump()})
+            .int64(0, 0);
+    tx.commit();
+    return id;
+  }
+
+ private:
+  db::pg::Connection& c_;
+};
+
+class PgStorage final : public EngineStorage {
+ public:
+  explicit PgStorage(db::pg::Connection& c) : c_(c), provider_(c), summaries_(c), search_(c) {}
+
+  context::Provider& provider() override { return provider_; }
+  context::SummaryStore& summaries() override { return summaries_; }
+  context::Searcher& searcher() override { return search_; }
+  int64_t index_backlog(std::chrono::milliseconds budget) override {
+    return search_.index_backlog(budget);
+  }
+  void index_in_transaction(const std::string& chat_id) override {
+    search_.index_in_transaction(chat_id);
+  }
+  void write_context_state(const std::string& chat_id, const context::ContextState& s) override {
+    provider_.write_state(chat_id, s);
+  }
+  void write_blocks(const std::string& chat_id,
+                    const std::vector<context::BlockRecord>& blocks) override {
+    c_.query("DELETE FROM context_blocks WHERE chat_id = $1", {param(chat_id)});
+    for (const context::BlockRecord& b : blocks)
+      c_.query(
+          "INSERT INTO context_blocks(chat_id, name, sha256, tokens, through) VALUES ($1, $2, "
+          "$3, $4, $5)",
+          {param(chat_id), param(b.name), param(b.sha256), param(b.tokens), param(b.through)});
+  }
+  double calibration_scale(const std::string& model) override {
+    const db::pg::Result r =
+        c_.query("SELECT scale FROM token_calibration WHERE model = $1", {param(model)});
+    return r.rows() > 0 ? std::max(1.0, r.real(0, 0)) : 1.0;
+  }
+  double raise_calibration(const std::string& model, double scale_used, int64_t estimated,
+                           int64_t actual) override {
+    const std::optional<double> wanted = calibration_wanted(scale_used, estimated, actual);
+    if (!wanted) return calibration_scale(model);
+    // greatest(): another worker may have raised it further meanwhile; it never goes down.
+    c_.query(
+        "INSERT INTO token_calibration(model, scale, raised) VALUES ($1, $2::double precision, "
+        "1) ON CONFLICT (model) DO UPDATE SET scale = greatest(token_calibration.scale, "
+        "excluded.scale), raised = token_calibration.raised + CASE WHEN excluded.scale > "
+        "token_calibration.scale THEN 1 ELSE 0 END, updated_at = autonous_now()",
+        {param(model), fmt::format("{}", *wanted)});
+    return calibration_scale(model);
+  }
+  std::optional<LearnedLimit> learned_limit(const std::string& endpoint,
+                                            const std::string& model) override {
+    const db::pg::Result r = c_.query(
+        "SELECT budget_tokens, stated_limit, coalesce(message, ''), learned_at FROM "
+        "learned_limits WHERE endpoint = $1 AND model = $2",
+        {param(endpoint), param(model)});
+    if (r.rows() == 0) return std::nullopt;
+    LearnedLimit out;
+    out.budget_tokens = r.int64(0, 0);
+    if (!r.is_null(0, 1)) out.stated_limit = r.int64(0, 1);
+    out.message = r.text(0, 2);
+    out.learned_at = r.text(0, 3);
+    return out;
+  }
+  int64_t learn_limit(const std::string& endpoint, const std::string& model,
+                      const LearnedLimit& limit) override {
+    return c_
+        .query(
+            "INSERT INTO learned_limits(endpoint, model, budget_tokens, stated_limit, message) "
+            "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (endpoint, model) DO UPDATE SET "
+            "budget_tokens = CASE WHEN excluded.stated_limit IS NOT NULL THEN "
+            "excluded.budget_tokens ELSE least(learned_limits.budget_tokens, "
+            "excluded.budget_tokens) END, stated_limit = coalesce(excluded.stated_limit, "
+            "learned_limits.stated_limit), message = excluded.message, learned_at = "
+            "autonous_now() RETURNING budget_tokens",
+            {param(endpoint), param(model), param(limit.budget_tokens), param(limit.stated_limit),
+             param(limit.message)})
+        .int64(0, 0);
+  }
+
+ private:
+  db::pg::Connection& c_;
+  PgProvider provider_;
+  PgSummaryStore summaries_;
+  PgSearchIndex search_;
+};
+
+}  // namespace
+
+std::vector<common::Message> pg_messages(const db::pg::Result& r) {
+  std::vector<common::Message> out;
+  out.reserve(static_cast<size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i) {
+    common::Message m;
+    m.history_id = r.int64(i, 0);
+    m.role = common::parse_role(r.text(i, 1)).value_or(common::Role::kUser);
+    m.content = r.text(i, 2);
+    m.at = r.text(i, 3);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::unique_ptr<EngineStorage> make_pg_storage(db::pg::Connection& c) {
+  return std::make_unique<PgStorage>(c);
+}
+
+}  // namespace autonous::store
