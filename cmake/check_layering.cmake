@@ -4,7 +4,8 @@ cmake_minimum_required(VERSION 3.25)
 # layers must never see are refused there. Each database client library has one folder: SQLite
 # (SQLiteCpp, sqlite3.h) only internal/backend/sqlite, libpq only internal/backend/postgres; no
 # folder above the seam names a backend's types (SQLite::, db::pg::) in its code, and neither
-# driver includes the other. Run by ctest as `layering`; fails naming each include or line.
+# driver includes the other; nor do the commands in cmd/autonous. Run by ctest as `layering`;
+# fails naming each include or line.
 # Usage: cmake -DSRC_DIR=<repo> -P cmake/check_layering.cmake
 
 set(layers common config tokens context events queue store openai ops backend backend/sqlite
@@ -23,7 +24,7 @@ set(allowed_store "common;tokens;context;config")
 set(allowed_ops "common;config;context;events")
 # The seam (backend/*.h, session.cpp): what a session offers, and the one place that chooses a
 # driver (its openers call the drivers' entry points, declared in backend/drivers.h).
-set(allowed_backend "common;config;events;queue;store;ops")
+set(allowed_backend "common;config;context;events;queue;store;ops")
 # A driver implements the seam and the interfaces below it; it never includes the other driver.
 set(allowed_backend/sqlite "common;config;tokens;context;events;queue;store;ops;backend")
 set(allowed_backend/postgres "common;config;tokens;context;events;queue;store;ops;backend")
@@ -87,8 +88,32 @@ foreach(layer ${layers})
   endforeach()
 endforeach()
 
+# The commands (cmd/autonous) reach the database only through the seam as well.
+file(GLOB files "${SRC_DIR}/cmd/autonous/*.h" "${SRC_DIR}/cmd/autonous/*.cpp")
+set(refused_cmd "${sqlite_headers};${pq};internal/backend/sqlite/;internal/backend/postgres/"
+                "internal/backend/drivers.h")
+foreach(f ${files})
+  math(EXPR checked "${checked} + 1")
+  file(STRINGS "${f}" includes REGEX "^#[ \t]*include")
+  foreach(line ${includes})
+    foreach(prefix ${refused_cmd})
+      string(FIND "${line}" "${prefix}" at)
+      if(NOT at EQUAL -1)
+        list(APPEND violations "${f}: ${line} (cmd/autonous must not include ${prefix})")
+      endif()
+    endforeach()
+  endforeach()
+  file(STRINGS "${f}" named REGEX "SQLite::|namespace SQLite|db::pg|namespace pg")
+  foreach(line ${named})
+    string(REGEX REPLACE "//.*$" "" code "${line}")
+    if(code MATCHES "SQLite::|namespace SQLite|db::pg([^a-z_]|$)|namespace pg([^a-z_]|$)")
+      list(APPEND violations "${f}: ${line} (only the backend folders name a backend's types)")
+    endif()
+  endforeach()
+endforeach()
+
 if(violations)
   list(JOIN violations "\n" text)
   message(FATAL_ERROR "layering violations:\n${text}")
 endif()
-message(STATUS "layering: ${checked} files follow internal/'s layering")
+message(STATUS "layering: ${checked} files of internal/ and cmd/autonous follow the layering")

@@ -46,6 +46,15 @@ foreach(bad "postgres/bad.cpp:#include <SQLiteCpp/Database.h>" "sqlite/bad.cpp:#
   expect_check(fail "${bad}")
   file(REMOVE "${WORK_DIR}/internal/backend/${where}")
 endforeach()
+# Nor do the commands.
+file(MAKE_DIRECTORY "${WORK_DIR}/cmd/autonous")
+file(WRITE "${WORK_DIR}/cmd/autonous/ok.cpp" "#include \"internal/backend/session.h\"\n")
+expect_check(pass)
+foreach(bad "#include \"internal/backend/sqlite/database.h\"" "#include \"internal/backend/drivers.h\""
+            "#include <SQLiteCpp/Database.h>" "#include <libpq-fe.h>" "std::unique_ptr<SQLite::Database> db;")
+  file(WRITE "${WORK_DIR}/cmd/autonous/bad.cpp" "${bad}\n")
+  expect_check(fail "cmd: ${bad}")
+endforeach()
 file(REMOVE_RECURSE "${WORK_DIR}")
-message(STATUS "layering self-test: every backend include or type above the seam, and every "
-               "client library or driver include in the other driver, was refused")
+message(STATUS "layering self-test: every backend include or type above the seam and in the "
+               "commands, and every client library or driver include in the other driver, was refused")

@@ -6,22 +6,13 @@
 
 #include <iostream>
 #include <memory>
-#include <type_traits>
 
 #include <CLI/CLI.hpp>
-#include <SQLiteCpp/Database.h>
 #include <nlohmann/json.hpp>
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
-#include "internal/backend/postgres/connection.h"
-#include "internal/backend/postgres/events.h"
-#include "internal/backend/postgres/stores.h"
-#include "internal/backend/sqlite/events.h"
-#include "internal/backend/sqlite/sqlite_provider.h"
-#include "internal/backend/sqlite/statement_cache.h"
-#include "internal/backend/sqlite/stores.h"
-#include "internal/backend/sqlite/write_transaction.h"
+#include "internal/backend/session.h"
 #include "internal/common/text.h"
 #include "internal/common/utf8.h"
 #include "internal/context/context_settings.h"
@@ -29,7 +20,6 @@
 #include "internal/events/event_types.h"
 #include "internal/store/chat_settings_store.h"
 #include "internal/store/engine.h"
-#include "internal/store/engine_storage.h"
 
 namespace autonous::cmd {
 namespace {
@@ -49,28 +39,6 @@ std::string require_chat(const ChatOptions& options) {
   if (id.empty()) throw UsageError("ID: the chat id must not be empty");
   if (options.chat_id.size() > 256) throw UsageError("ID: a chat id has at most 256 bytes");
   return options.chat_id;
-}
-
-// The write transaction of either backend's connection.
-template <typename Db>
-using WriteTx = std::conditional_t<std::is_same_v<Db, db::pg::Connection>, db::pg::Transaction,
-                                   db::WriteTransaction>;
-
-context::ChatState state_of(SQLite::Database& db, const std::string& chat) {
-  return store::SQLiteProvider(db).chat_state(chat);
-}
-
-context::ChatState state_of(db::pg::Connection& c, const std::string& chat) {
-  return store::make_pg_storage(c)->provider().chat_state(chat);
-}
-
-std::vector<store::Pin> pins_of(SQLite::Database& db, const std::string& chat) {
-  db::StatementCache cache(db);
-  return store::load_pins(cache, chat);
-}
-
-std::vector<store::Pin> pins_of(db::pg::Connection& c, const std::string& chat) {
-  return store::load_pins(c, chat);
 }
 
 std::string flag_for(const std::string& field) {
@@ -124,21 +92,20 @@ ordered_json describe(const config::Config& config, const std::string& chat,
   return j;
 }
 
-template <typename Db>
-ordered_json pins_json(Db& db, const std::string& chat) {
+ordered_json pins_json(backend::Session& db, const std::string& chat) {
   ordered_json pins = ordered_json::array();
-  for (const store::Pin& p : pins_of(db, chat))
+  for (const store::Pin& p : db.chats().pins(chat))
     pins.push_back({{"id", p.id}, {"text", p.text}, {"created_at", p.created_at}});
   return pins;
 }
 
-template <typename Db>
-void record(Db& db, std::string_view type, const std::string& chat, const ordered_json& payload) {
+void record(backend::Session& db, std::string_view type, const std::string& chat,
+            const ordered_json& payload) {
   events::Event e;
   e.type = std::string(type);
   e.chat_id = chat;
   e.payload = payload.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
-  events::append(db, e);
+  db.events().append(e);
 }
 
 // Throws UsageError naming the flag when `merged` is not what the worker could use.
@@ -163,13 +130,12 @@ void check_settings(const config::Config& config, const store::EngineSettings& e
 
 int run_chat_show(const config::Config& config, const ChatOptions& options) {
   const std::string chat = require_chat(options);
-  return with_database(config, [&](auto& db) {
-    const context::ChatState state = state_of(db, chat);
-    ordered_json j = describe(config, chat, state, stored_overrides(state, chat));
-    j["pins"] = pins_json(db, chat);
-    std::cout << j.dump(2, ' ', false, ordered_json::error_handler_t::replace) << "\n";
-    return 0;
-  });
+  const auto db = open_database(config);
+  const context::ChatState state = db->chats().chat_state(chat);
+  ordered_json j = describe(config, chat, state, stored_overrides(state, chat));
+  j["pins"] = pins_json(*db, chat);
+  std::cout << j.dump(2, ' ', false, ordered_json::error_handler_t::replace) << "\n";
+  return 0;
 }
 
 int run_chat_pin(const config::Config& config, const ChatOptions& options) {
@@ -178,28 +144,27 @@ int run_chat_pin(const config::Config& config, const ChatOptions& options) {
   if (options.pin_text.size() > 4000)
     throw UsageError("TEXT: a pinned fact has at most 4000 bytes");
   const std::string text = common::sanitize_utf8(common::trim(options.pin_text));
-  return with_database(config, [&](auto& db) {
-    WriteTx<std::decay_t<decltype(db)>> tx(db);
-    const int64_t id = store::add_pin(db, chat, text);
-    record(db, events::kChatSettings, chat, {{"action", "pin"}, {"pin_id", id}, {"text", text}});
-    tx.commit();
-    std::cout << id << "\n";
-    return 0;
+  const auto db = open_database(config);
+  int64_t id = 0;
+  db->write([&] {
+    id = db->chats().add_pin(chat, text);
+    record(*db, events::kChatSettings, chat, {{"action", "pin"}, {"pin_id", id}, {"text", text}});
   });
+  std::cout << id << "\n";
+  return 0;
 }
 
 int run_chat_unpin(const config::Config& config, const ChatOptions& options) {
   const std::string chat = require_chat(options);
-  return with_database(config, [&](auto& db) {
-    WriteTx<std::decay_t<decltype(db)>> tx(db);
-    if (!store::remove_pin(db, chat, options.pin_id))
+  const auto db = open_database(config);
+  db->write([&] {
+    if (!db->chats().remove_pin(chat, options.pin_id))
       throw UsageError("PIN_ID: chat " + chat + " has no pin " + std::to_string(options.pin_id) +
                        " (`autonous chat show " + chat + "` lists them)");
-    record(db, events::kChatSettings, chat, {{"action", "unpin"}, {"pin_id", options.pin_id}});
-    tx.commit();
-    std::cout << "chat " << chat << ": pin " << options.pin_id << " removed\n";
-    return 0;
+    record(*db, events::kChatSettings, chat, {{"action", "unpin"}, {"pin_id", options.pin_id}});
   });
+  std::cout << "chat " << chat << ": pin " << options.pin_id << " removed\n";
+  return 0;
 }
 
 int run_chat_set(const config::Config& config, const ChatOptions& options) {
@@ -218,57 +183,54 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
     throw UsageError("chat set: give at least one of " + flags);
   }
   const store::EngineSettings env = engine_settings(config);
-  return with_database(config, [&](auto& db) {
-    const context::ChatState state = state_of(db, chat);
-    const context::ChatOverrides previous = stored_overrides(state, chat);
-    const context::ChatOverrides merged = context::merge(previous, given);
-    check_settings(config, env, merged);
-    const std::string json = context::overrides_json(merged);
-    {
-      WriteTx<std::decay_t<decltype(db)>> tx(db);
-      store::save_overrides(db, chat, json);
-      record(db, events::kChatSettings, chat,
-             {{"action", "set"},
-              {"settings", ordered_json::parse(json)},
-              {"previous", ordered_json::parse(context::overrides_json(previous))}});
-      tx.commit();
-    }
-    std::cout << describe(config, chat, state_of(db, chat), merged).dump(2) << "\n";
-    return 0;
+  const auto db = open_database(config);
+  const context::ChatState state = db->chats().chat_state(chat);
+  const context::ChatOverrides previous = stored_overrides(state, chat);
+  const context::ChatOverrides merged = context::merge(previous, given);
+  check_settings(config, env, merged);
+  const std::string json = context::overrides_json(merged);
+  db->write([&] {
+    db->chats().save_overrides(chat, json);
+    record(*db, events::kChatSettings, chat,
+           {{"action", "set"},
+            {"settings", ordered_json::parse(json)},
+            {"previous", ordered_json::parse(context::overrides_json(previous))}});
   });
+  std::cout << describe(config, chat, db->chats().chat_state(chat), merged).dump(2) << "\n";
+  return 0;
 }
 
 int run_chat_reset(const config::Config& config, const ChatOptions& options) {
   const std::string chat = require_chat(options);
-  return with_database(config, [&](auto& db) {
-    WriteTx<std::decay_t<decltype(db)>> tx(db);
-    const context::ChatState state = state_of(db, chat);
-    const bool had = store::reset_overrides(db, chat);
+  const auto db = open_database(config);
+  bool had = false;
+  db->write([&] {
+    const context::ChatState state = db->chats().chat_state(chat);
+    had = db->chats().reset_overrides(chat);
     if (had) {
       ordered_json previous = ordered_json::parse(state.settings_json, nullptr, false);
       if (previous.is_discarded()) previous = state.settings_json;  // a hand-written bad row
-      record(db, events::kChatSettings, chat,
+      record(*db, events::kChatSettings, chat,
              {{"action", "reset"}, {"settings", ordered_json::object()}, {"previous", previous}});
     }
-    tx.commit();
-    std::cout << "chat " << chat
-              << (had ? ": settings reset to the environment's defaults\n"
-                      : ": had no settings of its own; nothing to reset\n");
-    return 0;
   });
+  std::cout << "chat " << chat
+            << (had ? ": settings reset to the environment's defaults\n"
+                    : ": had no settings of its own; nothing to reset\n");
+  return 0;
 }
 
 int run_chat_clear(const config::Config& config, const ChatOptions& options) {
   const std::string chat = require_chat(options);
-  return with_database(config, [&](auto& db) {
-    WriteTx<std::decay_t<decltype(db)>> tx(db);
-    const int64_t through = store::clear_context(db, chat);
-    record(db, events::kChatCleared, chat, {{"cleared_through", through}});
-    tx.commit();
-    std::cout << "chat " << chat << ": the context starts fresh after history id " << through
-              << " (stored history is kept)\n";
-    return 0;
+  const auto db = open_database(config);
+  int64_t through = 0;
+  db->write([&] {
+    through = db->chats().clear_context(chat);
+    record(*db, events::kChatCleared, chat, {{"cleared_through", through}});
   });
+  std::cout << "chat " << chat << ": the context starts fresh after history id " << through
+            << " (stored history is kept)\n";
+  return 0;
 }
 
 // `chat set`'s flags, one per policy field.

@@ -7,22 +7,16 @@
 #include <memory>
 
 #include <CLI/CLI.hpp>
-#include <SQLiteCpp/Database.h>
 #include <nlohmann/json.hpp>
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
-#include "internal/backend/postgres/events.h"
-#include "internal/backend/postgres/stores.h"
-#include "internal/backend/sqlite/events.h"
-#include "internal/backend/sqlite/stores.h"
+#include "internal/backend/session.h"
 #include "internal/common/text.h"
 #include "internal/common/utf8.h"
 #include "internal/context/context_report.h"
 #include "internal/events/event_log.h"
 #include "internal/events/event_stats.h"
-#include "internal/store/calibration_store.h"
-#include "internal/store/context_state_store.h"
 #include "internal/store/engine.h"
 #include "internal/store/engine_storage.h"
 #include "internal/tokens/scaled_counter.h"
@@ -41,40 +35,30 @@ struct TokensOptions {
   std::string file = "-";               // "-": stdin
 };
 
-std::unique_ptr<store::EngineStorage> storage_of(SQLite::Database& db) {
-  return store::make_sqlite_storage(db);
-}
-std::unique_ptr<store::EngineStorage> storage_of(db::pg::Connection& c) {
-  return store::make_pg_storage(c);
-}
-
 int run_context(const config::Config& config, const ContextOptions& options) {
   if (common::trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
   const store::EngineSettings settings = engine_settings(config);
-  return with_database(config, [&](auto& db) {
-    std::unique_ptr<store::EngineStorage> storage = storage_of(db);
-    // Counted as the worker counts: with the estimator's stored calibration when it calibrates.
-    tokens::ScaledCounter counter(token_counter(config));
-    if (config.token_calibration && counter.name() == "estimate")
-      counter.set_scale(storage->calibration_scale(config.openai_model));
-    // The worker's own wiring, without a summarizer: shows the summary in use, calls nothing.
-    const store::Engine engine(std::move(storage), settings, counter);
-    context::BuildOptions build;
-    build.budget_cap = engine.learned_budget(config.openai_base_url, config.openai_model);
-    std::cout << context::dry_run_json(engine.build(options.chat_id, options.text, build)) << "\n";
-    return 0;
-  });
+  const auto db = open_database(config);
+  std::unique_ptr<store::EngineStorage> storage = db->engine_storage();
+  // Counted as the worker counts: with the estimator's stored calibration when it calibrates.
+  tokens::ScaledCounter counter(token_counter(config));
+  if (config.token_calibration && counter.name() == "estimate")
+    counter.set_scale(storage->calibration_scale(config.openai_model));
+  // The worker's own wiring, without a summarizer: shows the summary in use, calls nothing.
+  const store::Engine engine(std::move(storage), settings, counter);
+  context::BuildOptions build;
+  build.budget_cap = engine.learned_budget(config.openai_base_url, config.openai_model);
+  std::cout << context::dry_run_json(engine.build(options.chat_id, options.text, build)) << "\n";
+  return 0;
 }
 
 int run_context_limits(const config::Config& config, bool clear) {
   if (clear) {
-    return with_database(config, [](auto& db) {
-      std::cout << "forgot " << store::forget_limits(db) << " learned limit(s)\n";
-      return 0;
-    });
+    std::cout << "forgot " << open_database(config)->chats().forget_limits()
+              << " learned limit(s)\n";
+    return 0;
   }
-  const auto rows = with_database(
-      config, [](auto& db) { return store::learned_limits(db); }, /*for_reading=*/true);
+  const auto rows = open_database(config, /*for_reading=*/true)->chats().learned_limits();
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& r : rows)
     out.push_back({{"endpoint", r.endpoint},
@@ -102,14 +86,10 @@ void add_context_limits(CLI::App& context, Action& action) {
 }
 
 int run_context_stats(const config::Config& config, const events::StatsFilter& filter) {
-  const std::string json = with_database(
-      config,
-      [&](auto& db) {
-        return events::context_stats_json(events::compression_stats(db, filter),
-                                          events::estimate_stats(db, filter));
-      },
-      /*for_reading=*/true);
-  std::cout << json << "\n";
+  const auto db = open_database(config, /*for_reading=*/true);
+  std::cout << events::context_stats_json(db->events().compression_stats(filter),
+                                          db->events().estimate_stats(filter))
+            << "\n";
   return 0;
 }
 

@@ -8,14 +8,11 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
-#include <SQLiteCpp/Database.h>
 #include <spdlog/spdlog.h>
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
-#include "internal/backend/postgres/page_db.h"
-#include "internal/backend/sqlite/database.h"
-#include "internal/backend/sqlite/page_db.h"
+#include "internal/backend/session.h"
 
 namespace autonous::cmd {
 
@@ -32,16 +29,7 @@ std::unique_ptr<ops::OpsServer> start_ops_server(const config::Config& config,
   o.loop = std::move(loop);
   o.stall_limit =
       std::max<std::chrono::milliseconds>(std::chrono::seconds(60), 3 * config.poll_interval);
-  const std::string path = config.db_path;
-  const std::string url = config.database_url;
-  const bool full = config.sqlite_synchronous == config::Synchronous::kFull;
-  const bool write = o.need_write;
-  o.open_db = [path, url, full, write]() -> std::unique_ptr<ops::PageDb> {
-    if (!url.empty()) return ops::pg_page_db(db::pg::Connection::open(url));
-    const std::chrono::milliseconds busy(1000);
-    return ops::sqlite_page_db(write ? db::open(path, db::OpenOptions{full, busy})
-                                     : db::open_read_only(path, busy));
-  };
+  o.open_db = [config, write = o.need_write] { return backend::open_page_db(config, write); };
   auto server = std::make_unique<ops::OpsServer>(std::move(o));
   config::ListenAddress bound = listen;
   bound.port = server->port();
@@ -64,15 +52,12 @@ int run_dashboard(const config::Config& config, const std::string& listen_flag) 
     listen = *config.http_listen;
   }
   config::check_listen_token(listen, config.http_token);  // before touching any file
-  if (!config.database_url.empty()) {
-    (void)open_pg(config);  // connects (or says why not) and migrates an older schema
-  } else {
-    if (!std::filesystem::exists(config.db_path))
-      throw config::ConfigError("DB_PATH", config.db_path +
-                                               " does not exist; the dashboard reads a "
-                                               "database, it does not create one");
-    (void)open_db_for_reading(config);  // migrates an older file; refuses a stale read-only one
-  }
+  if (config.database_url.empty() && !std::filesystem::exists(config.db_path))
+    throw config::ConfigError("DB_PATH", config.db_path +
+                                             " does not exist; the dashboard reads a database, "
+                                             "it does not create one");
+  // Connects (or says why not) and migrates an older schema; refuses a stale read-only file.
+  (void)open_database(config, /*for_reading=*/true);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

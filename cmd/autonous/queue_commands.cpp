@@ -5,18 +5,12 @@
 #include <memory>
 
 #include <CLI/CLI.hpp>
-#include <SQLiteCpp/Database.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
-#include "internal/backend/postgres/events.h"
-#include "internal/backend/postgres/migrator.h"
-#include "internal/backend/postgres/search.h"
-#include "internal/backend/sqlite/events.h"
-#include "internal/backend/sqlite/migrator.h"
-#include "internal/backend/sqlite/search_index.h"
+#include "internal/backend/session.h"
 #include "internal/common/clock.h"
 #include "internal/common/text.h"
 #include "internal/common/utf8.h"
@@ -38,17 +32,10 @@ struct RequeueOptions {
 };
 
 int run_migrate(const config::Config& config) {
-  if (!config.database_url.empty()) {
-    auto c = open_pg(config);
-    std::cout << "schema version " << db::pg_schema_version(*c) << "\n";
-    const int64_t indexed = store::PgSearchIndex(*c).index_all();
-    if (indexed > 0) std::cerr << "search index: " << indexed << " queued row(s) indexed\n";
-    return 0;
-  }
-  auto db = open_db(config);
-  std::cout << "schema version " << db::schema_version(*db) << "\n";
+  const auto db = open_database(config);
+  std::cout << "schema version " << db->schema_version() << "\n";
   // The search index catches up with every row written since (a whole history after 0007).
-  const int64_t indexed = store::SearchIndex(*db).index_all();
+  const int64_t indexed = db->index_search();
   if (indexed > 0) std::cerr << "search index: " << indexed << " queued row(s) indexed\n";
   return 0;
 }
@@ -59,8 +46,8 @@ int run_enqueue(const config::Config& config, const EnqueueOptions& options) {
   const std::string text = options.text ? *options.text : read_all(std::cin);
   if (common::trim(text).empty())
     throw UsageError("TEXT: empty message (give TEXT or pipe it on stdin)");
-  const QueueHandle h = open_queue(config);
-  std::cout << h.queue->enqueue(options.chat_id, text, options.priority) << "\n";
+  const auto db = open_database(config);
+  std::cout << db->queue().enqueue(options.chat_id, text, options.priority) << "\n";
   return 0;
 }
 
@@ -105,8 +92,8 @@ void print_status_json(const queue::QueueStats& s) {
 }
 
 int run_status(const config::Config& config, bool json) {
-  const QueueHandle h = open_queue(config, /*for_reading=*/true);
-  const queue::QueueStats s = h.queue->stats(common::SystemClock().now());
+  const auto db = open_database(config, /*for_reading=*/true);
+  const queue::QueueStats s = db->queue().stats(common::SystemClock().now());
   if (json) {
     print_status_json(s);
     return 0;
@@ -128,12 +115,12 @@ int run_status(const config::Config& config, bool json) {
 int run_requeue(const config::Config& config, const RequeueOptions& options) {
   if (options.task_id.has_value() == options.failed)
     throw UsageError("requeue: give exactly one of --task ID or --failed");
-  const QueueHandle h = open_queue(config);
+  const auto db = open_database(config);
   if (options.failed) {
-    std::cout << "requeued " << h.queue->requeue_failed() << " task(s)\n";
+    std::cout << "requeued " << db->queue().requeue_failed() << " task(s)\n";
     return 0;
   }
-  if (!h.queue->requeue(*options.task_id)) {
+  if (!db->queue().requeue(*options.task_id)) {
     std::cerr << "autonous: task " << *options.task_id << " is not failed (or does not exist)\n";
     return 1;
   }

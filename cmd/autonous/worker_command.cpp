@@ -9,14 +9,11 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
-#include <SQLiteCpp/Database.h>
 #include <spdlog/spdlog.h>
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
-#include "internal/backend/postgres/search.h"
-#include "internal/backend/sqlite/search_index.h"
-#include "internal/backend/sqlite/stores.h"
+#include "internal/backend/session.h"
 #include "internal/common/clock.h"
 #include "internal/openai/curl_transport.h"
 #include "internal/store/engine.h"
@@ -53,28 +50,11 @@ ops::LoopStatus loop_status(const worker::Worker& w) {
   return out;
 }
 
-// The start-up connection of either backend, the database migrated.
-struct Migrated {
-  std::unique_ptr<SQLite::Database> sqlite;
-  std::unique_ptr<db::pg::Connection> pg;
-};
-
-Migrated migrate(const config::Config& config) {
-  Migrated m;
-  if (config.database_url.empty()) {
-    m.sqlite = open_db(config);
-    return m;
-  }
-  m.pg = open_pg(config);
-  return m;
-}
-
 // Indexes what is queued for recall's search (a whole history after an upgrade, an import made
 // while no worker ran) before the slots serve; closes the start-up connection.
-void catch_up_search(Migrated m) {
+void catch_up_search(std::unique_ptr<backend::Session> db) {
   const auto started = std::chrono::steady_clock::now();
-  const int64_t n =
-      m.pg ? store::PgSearchIndex(*m.pg).index_all() : store::SearchIndex(*m.sqlite).index_all();
+  const int64_t n = db->index_search();
   if (n > 0)
     spdlog::info("search index caught up rows={} ms={}", n,
                  std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -89,7 +69,7 @@ int run_worker(const config::Config& config, bool drain) {
                settings.budget.source, context::to_string(settings.context.policy.strategy));
   // Migrate once, before anything else opens a connection. (A migration runs before the
   // operator surface is up; a signal still stops it at once: it is not blocked yet.)
-  Migrated migrated = migrate(config);
+  std::unique_ptr<backend::Session> migrated = open_database(config);
   std::unique_ptr<ops::Metrics> metrics;
   std::atomic<const worker::Worker*> live{nullptr};
   std::unique_ptr<worker::Worker> w;  // destroyed after the server (declared before it)

@@ -1,6 +1,6 @@
 #pragma once
-// The drivers behind session.h and copy.h, one per backend; only the seam's openers
-// (session.cpp) call them.
+// The drivers' entry points behind session.h and copy.h, one set per backend; only the
+// seam's openers (session.cpp) call them.
 
 #include <chrono>
 #include <memory>
@@ -13,10 +13,13 @@
 namespace autonous::backend {
 
 // DB_PATH's SQLite file (sqlite/session.cpp).
-std::unique_ptr<Session> open_sqlite_session(const config::Config& config);
+std::unique_ptr<Session> open_sqlite_session(const config::Config& config,
+                                             const OpenOptions& options);
+std::unique_ptr<ops::PageDb> open_sqlite_page_db(const config::Config& config, bool need_write);
 
 // DATABASE_URL's PostgreSQL (postgres/session.cpp, postgres/listener.cpp).
-std::unique_ptr<Session> open_pg_session(const std::string& url);
+std::unique_ptr<Session> open_pg_session(const std::string& url, const OpenOptions& options);
+std::unique_ptr<ops::PageDb> open_pg_page_db(const std::string& url);
 std::unique_ptr<Listener> open_pg_listener(const std::string& url, Wake wake, int slots);
 
 // `autonous copy`: the source read from a SQLite file (sqlite/copy_source.cpp), written into

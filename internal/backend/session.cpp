@@ -5,13 +5,19 @@
 
 #include "internal/backend/drivers.h"
 #include "internal/config/config.h"
+#include "internal/ops/page_db.h"
 
 namespace autonous::backend {
 
 // Config refuses DATABASE_URL together with DB_PATH: one of the two is the database.
-std::unique_ptr<Session> open_session(const config::Config& config) {
-  if (!config.database_url.empty()) return open_pg_session(config.database_url);
-  return open_sqlite_session(config);
+std::unique_ptr<Session> open_session(const config::Config& config, const OpenOptions& options) {
+  if (!config.database_url.empty()) return open_pg_session(config.database_url, options);
+  return open_sqlite_session(config, options);
+}
+
+std::unique_ptr<ops::PageDb> open_page_db(const config::Config& config, bool need_write) {
+  if (!config.database_url.empty()) return open_pg_page_db(config.database_url);
+  return open_sqlite_page_db(config, need_write);
 }
 
 std::unique_ptr<Listener> open_listener(const config::Config& config, Wake wake, int slots) {

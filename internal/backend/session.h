@@ -1,16 +1,26 @@
 #pragma once
-// The backend seam as a worker uses it. A Session is one connection to the configured database:
-// the task queue and the engine's storage on that connection, and what to do when the connection
-// is lost. A Listener wakes idle slots when a task becomes claimable. open_session and
-// open_listener are the only code in internal/ that looks at which backend is configured
-// (DB_PATH's SQLite file or DATABASE_URL's PostgreSQL): internal/worker never names one (the
-// layering test refuses it any backend's headers). The commands in cmd/ still choose for
-// themselves.
+// The backend seam. A Session is one connection to the configured database and everything the
+// product asks of it: the task queue, the engine's storage, a write transaction, the event log
+// (append, query, stats, the follow feed), the chat administration (settings, pins, clear,
+// learned limits), the schema version and the search index's catch-up, and what to do when the
+// connection is lost. A Listener wakes idle slots when a task becomes claimable; a PageDb
+// (ops/page_db.h) serves the dashboard's reads. open_session, open_listener, open_page_db (and
+// copy_deployment, copy.h) are the only code that looks at which backend is configured (DB_PATH's
+// SQLite file or DATABASE_URL's PostgreSQL); nothing above internal/backend names one (the
+// layering test refuses it any driver's headers and types).
 // Not thread-safe: one session per thread.
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
+
+#include "internal/context/provider.h"
+#include "internal/events/event_log.h"
+#include "internal/events/event_stats.h"
+#include "internal/store/chat_settings_store.h"
+#include "internal/store/context_state_store.h"
 
 namespace autonous::config {
 struct Config;
@@ -21,8 +31,65 @@ class TaskQueue;
 namespace autonous::store {
 class EngineStorage;
 }
+namespace autonous::ops {
+class PageDb;
+}
 
 namespace autonous::backend {
+
+// The event trail as `autonous events` prints it: the events matching a filter in id order, and,
+// following, newer ones as they become visible; never one skipped because its transaction
+// committed after a newer one was read (PostgreSQL gives ids out at insert).
+class EventFeed {
+ public:
+  virtual ~EventFeed() = default;
+  // The next events, oldest first; empty when there is nothing new yet. Sets `more` when another
+  // call would return more at once.
+  virtual std::vector<events::StoredEvent> next(bool& more) = 0;
+};
+
+// The events table on a session's connection. Payloads are JSON objects; a PostgreSQL payload
+// reads back in jsonb's key order.
+class EventLog {
+ public:
+  virtual ~EventLog() = default;
+  // Inserts `event` (inside the session's write() when one runs) and returns its id. Throws
+  // std::invalid_argument when the payload is not a JSON object.
+  virtual int64_t append(const events::Event& event) = 0;
+  // Events matching `filter`, oldest first.
+  virtual std::vector<events::StoredEvent> query(const events::EventFilter& filter) = 0;
+  // `autonous context stats`: one row per (model, token_counter), most calls first; the
+  // compression tallies.
+  virtual std::vector<events::EstimateStats> estimate_stats(const events::StatsFilter& filter) = 0;
+  virtual events::CompressionStats compression_stats(const events::StatsFilter& filter) = 0;
+  // The events matching `filter` (its task and type), then, with `follow`, every newer one that
+  // matches as it commits.
+  virtual std::unique_ptr<EventFeed> feed(const events::EventFilter& filter, bool follow) = 0;
+};
+
+// A chat's administration (`autonous chat`, `autonous context limits`). The writers run inside
+// the session's write() with the event that records them.
+class ChatAdmin {
+ public:
+  virtual ~ChatAdmin() = default;
+  // The chat's stored state (its own settings, clear point); defaults when it has none.
+  virtual context::ChatState chat_state(const std::string& chat) = 0;
+  // The chat's pins, oldest first.
+  virtual std::vector<store::Pin> pins(const std::string& chat) = 0;
+  // Replaces the chat's overrides with `settings_json` (a JSON object), keeping its clear point.
+  virtual void save_overrides(const std::string& chat, const std::string& settings_json) = 0;
+  // Back to the environment's defaults; false when the chat had no overrides.
+  virtual bool reset_overrides(const std::string& chat) = 0;
+  // Starts the chat's context fresh after its newest history row; returns the new clear point.
+  virtual int64_t clear_context(const std::string& chat) = 0;
+  // Pins `text` (valid UTF-8, not blank); returns its id.
+  virtual int64_t add_pin(const std::string& chat, const std::string& text) = 0;
+  // Removes pin `pin_id` of the chat; false when the chat has no such pin.
+  virtual bool remove_pin(const std::string& chat, int64_t pin_id) = 0;
+  // Every learned limit, and forgetting them all (returns how many).
+  virtual std::vector<store::LearnedLimitRow> learned_limits() = 0;
+  virtual int64_t forget_limits() = 0;
+};
 
 class Session {
  public:
@@ -49,10 +116,37 @@ class Session {
   // it would otherwise write into an unlinked file that nothing reads). Cheap: checks at most
   // once a second.
   virtual void check_still_there() = 0;
+
+  // Runs `body` inside one write transaction on this connection: committed when it returns,
+  // rolled back when it throws (the exception passes on).
+  virtual void write(const std::function<void()>& body) = 0;
+  virtual EventLog& events() = 0;
+  virtual ChatAdmin& chats() = 0;
+  // The schema version the database is at.
+  virtual int schema_version() = 0;
+  // Indexes every row queued for recall's search (a whole history after an upgrade, an import
+  // made while no worker ran); returns how many.
+  virtual int64_t index_search() = 0;
 };
 
-// Opens a session on the configured database. Throws when it cannot be opened.
-std::unique_ptr<Session> open_session(const config::Config& config);
+struct OpenOptions {
+  // Apply this binary's migrations first, so a fresh DB_PATH just works (the commands and the
+  // worker's start; a worker's slots open after it migrated).
+  bool migrate = false;
+  // The command only reads: a SQLite file that cannot be written (a read-only file or folder)
+  // is read as it is, provided its schema is current.
+  bool read_only_ok = false;
+};
+
+// Opens a session on the configured database. Throws when it cannot be opened, and
+// db::SchemaTooNewError (backend/migrations.h) when migrating a database a newer binary wrote.
+std::unique_ptr<Session> open_session(const config::Config& config,
+                                      const OpenOptions& options = {});
+
+// A connection of its own for the dashboard's reads (a server thread's). `need_write`: the
+// worker's surface, whose health probe asks whether a worker could write (SQLite: opened for
+// writing); otherwise read-only. Short lock waits (a probe must answer quickly).
+std::unique_ptr<ops::PageDb> open_page_db(const config::Config& config, bool need_write);
 
 // Wakes idle slots while it lives; its destructor stops it.
 class Listener {

@@ -1,7 +1,10 @@
-// The backend seam as the worker uses it (backend/session.h), the same assertions on both
-// backends: a session's queue and engine storage share one connection, a lost PostgreSQL
-// connection is reported and connected again, a SQLite file deleted or replaced is refused, and a
-// listener wakes slots where the backend can notify.
+// The backend seam (backend/session.h), the same assertions on both backends: a session's queue
+// and engine storage share one connection; write() commits or rolls back; the chat
+// administration, learned limits, the event log and its feed, migration and the search
+// catch-up (what the commands use; a read-only SQLite file is covered end to end in
+// hardening_e2e_test.cpp); a lost PostgreSQL connection is reported and connected again, a
+// SQLite file deleted or replaced is refused, and a listener wakes slots where the backend can
+// notify.
 #include "internal/backend/session.h"
 
 #include <atomic>
@@ -9,15 +12,20 @@
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "internal/backend/postgres/stores.h"
 #include "internal/common/clock.h"
 #include "internal/config/config.h"
+#include "internal/events/event_log.h"
 #include "internal/queue/task_queue.h"
+#include "internal/store/context_state_store.h"
 #include "internal/store/engine_storage.h"
 #include "tests/support/pg_test_db.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_db.h"
 
 namespace autonous::backend {
@@ -102,6 +110,153 @@ TYPED_TEST(SessionTest, ASecondSessionSeesTheFirstOnesWrites) {
   const auto b = open_session(this->b_->config());
   a->queue().enqueue("chat-2", "queued by a");
   EXPECT_TRUE(b->queue().has_pending());
+}
+
+// --- what the commands use: the same assertions on both backends ---
+
+events::Event chat_event(const std::string& type, const std::string& chat) {
+  events::Event e;
+  e.type = type;
+  e.chat_id = chat;
+  e.payload = R"({"n":1})";
+  return e;
+}
+
+TYPED_TEST(SessionTest, WriteCommitsWhenTheBodyReturnsAndRollsBackWhenItThrows) {
+  const auto session = open_session(this->b_->config());
+  session->write([&] {
+    session->chats().add_pin("chat-1", "kept");
+    session->events().append(chat_event("chat.settings", "chat-1"));
+  });
+  EXPECT_THROW(session->write([&] {
+    session->chats().add_pin("chat-1", "dropped");
+    session->events().append(chat_event("chat.settings", "chat-1"));
+    throw std::runtime_error("the command refused");
+  }),
+               std::runtime_error);
+  const auto pins = session->chats().pins("chat-1");
+  ASSERT_EQ(pins.size(), 1u);
+  EXPECT_EQ(pins[0].text, "kept");
+  EXPECT_EQ(session->events().query({}).size(), 1u);
+  // A second connection sees only what was committed.
+  EXPECT_EQ(open_session(this->b_->config())->chats().pins("chat-1").size(), 1u);
+}
+
+TYPED_TEST(SessionTest, ChatAdministrationStoresSettingsPinsAndTheClearPoint) {
+  const auto session = open_session(this->b_->config());
+  EXPECT_EQ(nlohmann::json::parse(session->chats().chat_state("chat-1").settings_json),
+            nlohmann::json::object());
+  session->write([&] { session->chats().save_overrides("chat-1", R"({"keep_recent":4})"); });
+  EXPECT_EQ(nlohmann::json::parse(session->chats().chat_state("chat-1").settings_json),
+            nlohmann::json::parse(R"({"keep_recent":4})"));
+  EXPECT_FALSE(session->chats().reset_overrides("chat-2"));
+  EXPECT_TRUE(session->chats().reset_overrides("chat-1"));
+  EXPECT_EQ(nlohmann::json::parse(session->chats().chat_state("chat-1").settings_json),
+            nlohmann::json::object());
+
+  const int64_t first = session->chats().add_pin("chat-1", "order 1234");
+  const int64_t second = session->chats().add_pin("chat-1", "ships to Lyon");
+  EXPECT_FALSE(session->chats().remove_pin("chat-2", first));  // another chat's pin
+  EXPECT_TRUE(session->chats().remove_pin("chat-1", first));
+  EXPECT_FALSE(session->chats().remove_pin("chat-1", first));
+  const auto pins = session->chats().pins("chat-1");
+  ASSERT_EQ(pins.size(), 1u);
+  EXPECT_EQ(pins[0].id, second);
+
+  // The clear point is the chat's newest history row.
+  int64_t none = -1;
+  session->write([&] { none = session->chats().clear_context("chat-1"); });
+  EXPECT_EQ(none, 0);  // no history yet
+  const int64_t id = session->queue().enqueue("chat-1", "hello");
+  const auto task = session->queue().claim("w1", common::SystemClock().now(), seconds(60));
+  ASSERT_TRUE(task.has_value());
+  ASSERT_EQ(task->id, id);
+  ASSERT_TRUE(session->queue().complete(*task, "hello", "hi", {}));
+  int64_t through = 0;
+  session->write([&] { through = session->chats().clear_context("chat-1"); });
+  EXPECT_GT(through, 0);
+  EXPECT_EQ(session->chats().chat_state("chat-1").cleared_through, through);
+}
+
+TYPED_TEST(SessionTest, LearnedLimitsAreListedAndForgotten) {
+  const auto session = open_session(this->b_->config());
+  EXPECT_TRUE(session->chats().learned_limits().empty());
+  store::LearnedLimit limit;
+  limit.budget_tokens = 3000;
+  limit.stated_limit = 4096;
+  limit.message = "context length exceeded";
+  EXPECT_EQ(session->engine_storage()->learn_limit("http://llm", "m", limit), 3000);
+  const auto rows = session->chats().learned_limits();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].endpoint, "http://llm");
+  EXPECT_EQ(rows[0].limit.stated_limit, 4096);
+  EXPECT_EQ(session->chats().forget_limits(), 1);
+  EXPECT_TRUE(session->chats().learned_limits().empty());
+}
+
+TYPED_TEST(SessionTest, TheEventLogQueriesFiltersAndFeedsInIdOrder) {
+  const auto session = open_session(this->b_->config());
+  EXPECT_THROW(session->events().append([] {
+    events::Event e;
+    e.type = "bad";
+    e.payload = "[1]";  // not an object
+    return e;
+  }()),
+               std::invalid_argument);
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 5; ++i)
+    ids.push_back(session->events().append(
+        chat_event(i % 2 == 0 ? "chat.settings" : "chat.cleared", "chat-1")));
+  events::EventFilter only;
+  only.type = "chat.cleared";
+  const auto cleared = session->events().query(only);
+  ASSERT_EQ(cleared.size(), 2u);
+  EXPECT_EQ(cleared[0].id, ids[1]);
+  EXPECT_EQ(cleared[1].id, ids[3]);
+
+  for (const bool follow : {false, true}) {
+    const auto feed = session->events().feed(only, follow);
+    std::vector<int64_t> seen;
+    for (int round = 0; round < 20 && seen.size() < 2; ++round) {
+      bool more = false;
+      for (const auto& e : feed->next(more)) seen.push_back(e.id);
+    }
+    EXPECT_EQ(seen, (std::vector<int64_t>{ids[1], ids[3]})) << "follow=" << follow;
+    if (follow) {  // a newer matching event comes next; a newer other one does not
+      session->events().append(chat_event("chat.settings", "chat-1"));
+      const int64_t later = session->events().append(chat_event("chat.cleared", "chat-1"));
+      std::vector<int64_t> next;
+      for (int round = 0; round < 50 && next.empty(); ++round) {
+        bool more = false;
+        for (const auto& e : feed->next(more)) next.push_back(e.id);
+        if (next.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      EXPECT_EQ(next, std::vector<int64_t>{later});
+    }
+  }
+}
+
+TYPED_TEST(SessionTest, OpeningMigratesAndTellsTheSchemaVersion) {
+  const auto session = open_session(this->b_->config(), OpenOptions{true, false});
+  EXPECT_GT(session->schema_version(), 0);
+  EXPECT_EQ(open_session(this->b_->config())->schema_version(), session->schema_version());
+  // Rows the engine has not indexed yet are indexed by the catch-up, once.
+  const int64_t id = session->queue().enqueue("chat-1", "the parcel to Lyon");
+  const auto task = session->queue().claim("w1", common::SystemClock().now(), seconds(60));
+  ASSERT_TRUE(task.has_value());
+  ASSERT_EQ(task->id, id);
+  ASSERT_TRUE(session->queue().complete(*task, "the parcel to Lyon", "on its way", {}));
+  EXPECT_GT(session->index_search(), 0);
+  EXPECT_EQ(session->index_search(), 0);
+}
+
+TEST(SqliteSessionTest, AFreshFileIsCreatedAndMigratedWhenAsked) {
+  testing::TempDir dir;
+  config::Config c;
+  c.db_path = (dir.path() / "fresh.db").string();
+  const auto session = open_session(c, OpenOptions{true, false});
+  EXPECT_GT(session->schema_version(), 0);
+  EXPECT_EQ(session->queue().enqueue("chat-1", "hello"), 1);
 }
 
 TEST(SqliteSessionTest, IsNeverLostAndRefusesToReconnect) {
