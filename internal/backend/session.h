@@ -119,7 +119,16 @@ class Session {
 
   // Runs `body` inside one write transaction on this connection: committed when it returns,
   // rolled back when it throws (the exception passes on).
-  virtual void write(const std::function<void()>& body) = 0;
+  void write(const std::function<void()>& body) {
+    write_if([&] {
+      body();
+      return true;
+    });
+  }
+  // The same, committed only when `body` returns true (rolled back when false or when it
+  // throws); returns what `body` returned. The worker's completion: the queue's writes
+  // (TaskQueue::complete_within, claim_within) and the engine's state in one transaction.
+  virtual bool write_if(const std::function<bool()>& body) = 0;
   virtual EventLog& events() = 0;
   virtual ChatAdmin& chats() = 0;
   // The schema version the database is at.

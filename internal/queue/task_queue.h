@@ -12,7 +12,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,13 +56,10 @@ class TaskQueue {
   virtual bool renew_lease(const Task& task, common::TimePoint now, std::chrono::seconds lease) = 0;
 
   // One transaction: the user/assistant pair into history, the task done with `reply`, the
-  // turn's events (`list`), and `also` (more writes of the turn on this connection, e.g. the
-  // chat's context state; no transaction of its own). False (and nothing written) when this
-  // worker no longer holds the lease. `user_text` is what goes into history as the user's
-  // message.
+  // turn's events (`list`). False (and nothing written) when this worker no longer holds the
+  // lease. `user_text` is what goes into history as the user's message.
   virtual bool complete(const Task& task, const std::string& user_text, const std::string& reply,
-                        const std::vector<events::Event>& list,
-                        const std::function<void()>& also = {}) = 0;
+                        const std::vector<events::Event>& list) = 0;
 
   // complete(), and in the same transaction claim() the next runnable task for `worker_id`.
   // Returns {completed, next}; next is nullopt when nothing is runnable or the completion was
@@ -76,8 +72,16 @@ class TaskQueue {
                                               const std::string& reply,
                                               const std::vector<events::Event>& list,
                                               const std::string& worker_id, common::TimePoint now,
-                                              std::chrono::seconds lease,
-                                              const std::function<void()>& also = {}) = 0;
+                                              std::chrono::seconds lease) = 0;
+
+  // The same steps inside a transaction the caller owns (backend::Session::write_if: the worker
+  // stores the turn's other writes, e.g. the chat's context state, in it). complete_within
+  // returns false, having written nothing, when the lease is lost: the caller rolls back.
+  virtual bool complete_within(const Task& task, const std::string& user_text,
+                               const std::string& reply,
+                               const std::vector<events::Event>& list) = 0;
+  virtual std::optional<Task> claim_within(const std::string& worker_id, common::TimePoint now,
+                                           std::chrono::seconds lease) = 0;
 
   // Puts the task back to run at `run_after`, keeping `error` as the last error.
   virtual bool retry_later(const Task& task, common::TimePoint run_after, const std::string& error,

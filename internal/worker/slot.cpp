@@ -252,16 +252,17 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
                                           const std::vector<events::Event>& trail) {
   const std::string user_text = common::sanitize_utf8(task.text);
   const std::string& reply = o.result->content;
-  // The chat's context state after this turn goes into the same transaction as the reply.
-  const auto state = [&] { engine_.write_state(task.chat_id, o.contexts.back().built); };
-  queue::TaskQueue::CompleteAndClaim done;
-  if (run_.stop.stop_requested()) {
-    done.completed = queue_.complete(task, user_text, reply, trail, state);
-  } else {
-    done = queue_.complete_and_claim(task, user_text, reply, trail, worker_id_, now(),
-                                     config_.task_lease, state);
-  }
-  if (!done.completed) {
+  const bool stopping = run_.stop.stop_requested();
+  std::optional<queue::Task> next;
+  // One transaction, the slot's: the pair, the task done, the trail, the chat's context state
+  // after this turn, and (unless stopping) the chat's next task claimed.
+  const bool completed = session_->write_if([&] {
+    if (!queue_.complete_within(task, user_text, reply, trail)) return false;
+    engine_.write_state(task.chat_id, o.contexts.back().built);
+    if (!stopping) next = queue_.claim_within(worker_id_, now(), config_.task_lease);
+    return true;
+  });
+  if (!completed) {
     spdlog::warn(
         "lease lost before completion (taken over, or a try before a lost connection stored "
         "it); nothing committed now task_id={}",
@@ -272,7 +273,7 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
   committed(trail);
   spdlog::info("task done task_id={} chat_id={:?} latency_ms={} reply_chars={}", task.id,
                task.chat_id, o.result->latency.count(), reply.size());
-  return std::move(done.next);
+  return next;
 }
 
 // Polled during every HTTP call of a task: renews the lease at a third of its length (one

@@ -84,24 +84,39 @@ TYPED_TEST(SessionTest, TheQueueAndTheEngineStorageShareTheSessionsDatabase) {
   session->check_still_there();  // nothing moved
 }
 
-TYPED_TEST(SessionTest, TheEngineStorageWritesInsideTheQueuesCompletionTransaction) {
+TYPED_TEST(SessionTest, TheEngineStorageWritesInsideTheWorkersCompletionTransaction) {
   const auto session = open_session(this->b_->config());
   const auto storage = session->engine_storage();
   session->queue().enqueue("chat-4", "hello");
   const auto task = session->queue().claim("w1", common::SystemClock().now(), seconds(60));
   ASSERT_TRUE(task.has_value());
-  // Inside the completion, the storage sees the pair the queue wrote and has not committed: one
-  // connection, one transaction. A throw there rolls back the reply and the task's state too.
+  // Inside the session's transaction (the worker's completion), the storage sees the pair the
+  // queue wrote and has not committed: one connection, one transaction. A throw there rolls back
+  // the reply and the task's state too; so does a refused completion (a lost lease).
   size_t seen = 0;
-  EXPECT_ANY_THROW(session->queue().complete(*task, "hello", "hi there", {}, [&] {
+  EXPECT_ANY_THROW(session->write_if([&]() -> bool {
+    EXPECT_TRUE(session->queue().complete_within(*task, "hello", "hi there", {}));
     seen = storage->provider().get_history("chat-4", 10, 0).size();
     throw std::runtime_error("the turn's other write failed");
   }));
   EXPECT_EQ(seen, 2u);
   EXPECT_TRUE(storage->provider().get_history("chat-4", 10, 0).empty());
+  queue::Task stale = *task;
+  stale.lease_token = "not-the-lease";
+  EXPECT_FALSE(session->write_if(
+      [&] { return session->queue().complete_within(stale, "hello", "hi there", {}); }));
   const auto other = open_session(this->b_->config());
   EXPECT_TRUE(other->queue().has_pending());  // still running, not done: its chat still waits
-  EXPECT_TRUE(session->queue().complete(*task, "hello", "hi there", {}));
+  // The next task of the chat is claimed in the same transaction as the completion.
+  const int64_t second = session->queue().enqueue("chat-4", "and then?");
+  std::optional<queue::Task> next;
+  EXPECT_TRUE(session->write_if([&] {
+    if (!session->queue().complete_within(*task, "hello", "hi there", {})) return false;
+    next = session->queue().claim_within("w1", common::SystemClock().now(), seconds(60));
+    return true;
+  }));
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->id, second);
   EXPECT_EQ(other->engine_storage()->provider().get_history("chat-4", 10, 0).size(), 2u);
 }
 
@@ -322,6 +337,31 @@ TEST(PgSessionTest, ALostConnectionIsReportedAndConnectedAgain) {
   session->queue().enqueue("chat-3", "after the reconnect");
   EXPECT_TRUE(session->queue().has_pending());
   session->check_still_there();  // a server's database cannot be unlinked
+}
+
+TEST(PgSessionTest, AClaimCommittedInTheWorkersTransactionIsNotGivenBackOnReconnect) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb db;
+  config::Config c;
+  c.database_url = db.url();
+  const auto session = open_session(c);
+  const int64_t id = session->queue().enqueue("chat-5", "hello");
+  std::optional<queue::Task> task;
+  ASSERT_TRUE(session->write_if([&] {
+    task = session->queue().claim_within("w1", common::SystemClock().now(), seconds(60));
+    return task.has_value();
+  }));
+  ASSERT_EQ(task->id, id);
+  db.db().query(
+      "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = "
+      "current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()");
+  EXPECT_ANY_THROW(session->queue().has_pending());
+  ASSERT_TRUE(session->lost());
+  // The commit was seen: the claim is this worker's, not one whose outcome was lost.
+  EXPECT_EQ(session->reconnect(), 0);
+  EXPECT_EQ(
+      db.db().query("SELECT status FROM tasks WHERE id = $1", {std::to_string(id)}).text(0, 0),
+      "running");
 }
 
 TEST(PgSessionTest, TheListenerWakesSlotsWhenATaskBecomesClaimable) {

@@ -145,9 +145,8 @@ bool PgQueue::renew_lease(const Task& task, common::TimePoint now, std::chrono::
              .affected() == 1;
 }
 
-bool PgQueue::complete_in_transaction(const Task& task, const std::string& user_text,
-                                      const std::string& reply,
-                                      const std::vector<events::Event>& list) {
+bool PgQueue::complete_within(const Task& task, const std::string& user_text,
+                              const std::string& reply, const std::vector<events::Event>& list) {
   if (c_.query(kComplete, {param(reply), param(task.id), param(task.lease_token)}).affected() != 1)
     return false;  // lease taken over: the caller rolls back
   c_.query(kHistory, {param(task.chat_id), param(user_text), param(reply), param(task.id)});
@@ -155,11 +154,15 @@ bool PgQueue::complete_in_transaction(const Task& task, const std::string& user_
   return true;
 }
 
+std::optional<Task> PgQueue::claim_within(const std::string& worker_id, common::TimePoint now,
+                                          std::chrono::seconds lease) {
+  return claim_in_transaction(worker_id, server_ms(now), lease);
+}
+
 bool PgQueue::complete(const Task& task, const std::string& user_text, const std::string& reply,
-                       const std::vector<events::Event>& list, const std::function<void()>& also) {
+                       const std::vector<events::Event>& list) {
   db::pg::Transaction tx(c_);
-  if (!complete_in_transaction(task, user_text, reply, list)) return false;
-  if (also) also();
+  if (!complete_within(task, user_text, reply, list)) return false;
   tx.commit();
   return true;
 }
@@ -167,11 +170,10 @@ bool PgQueue::complete(const Task& task, const std::string& user_text, const std
 TaskQueue::CompleteAndClaim PgQueue::complete_and_claim(
     const Task& task, const std::string& user_text, const std::string& reply,
     const std::vector<events::Event>& list, const std::string& worker_id, common::TimePoint now,
-    std::chrono::seconds lease, const std::function<void()>& also) {
+    std::chrono::seconds lease) {
   CompleteAndClaim out;
   db::pg::Transaction tx(c_);
-  if (!complete_in_transaction(task, user_text, reply, list)) return out;
-  if (also) also();
+  if (!complete_within(task, user_text, reply, list)) return out;
   out.completed = true;
   out.next = claim_in_transaction(worker_id, server_ms(now), lease);
   tx.commit();

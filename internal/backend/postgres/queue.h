@@ -38,20 +38,25 @@ class PgQueue final : public TaskQueue {
   // claim or a completion's next task): its lease would hold up its chat for
   // TASK_LEASE_SECONDS. Returns that task's id, 0 when there was none. Throws db::pg::PgError.
   int64_t after_reconnect();
+  // A transaction on this connection committed (backend::Session::write_if): a claim made in
+  // it is confirmed, so after_reconnect() has nothing to give back.
+  void claims_committed() noexcept { unconfirmed_claim_.clear(); }
 
   int64_t enqueue(const std::string& chat_id, const std::string& text, int priority = 0) override;
   std::optional<Task> claim(const std::string& worker_id, common::TimePoint now,
                             std::chrono::seconds lease) override;
   bool renew_lease(const Task& task, common::TimePoint now, std::chrono::seconds lease) override;
   bool complete(const Task& task, const std::string& user_text, const std::string& reply,
-                const std::vector<events::Event>& list,
-                const std::function<void()>& also = {}) override;
+                const std::vector<events::Event>& list) override;
   CompleteAndClaim complete_and_claim(const Task& task, const std::string& user_text,
                                       const std::string& reply,
                                       const std::vector<events::Event>& list,
                                       const std::string& worker_id, common::TimePoint now,
-                                      std::chrono::seconds lease,
-                                      const std::function<void()>& also = {}) override;
+                                      std::chrono::seconds lease) override;
+  bool complete_within(const Task& task, const std::string& user_text, const std::string& reply,
+                       const std::vector<events::Event>& list) override;
+  std::optional<Task> claim_within(const std::string& worker_id, common::TimePoint now,
+                                   std::chrono::seconds lease) override;
   bool retry_later(const Task& task, common::TimePoint run_after, const std::string& error,
                    const std::vector<events::Event>& list) override;
   bool fail(const Task& task, const std::string& error,
@@ -65,8 +70,6 @@ class PgQueue final : public TaskQueue {
  private:
   std::optional<Task> claim_in_transaction(const std::string& worker_id, int64_t now_ms,
                                            std::chrono::seconds lease);
-  bool complete_in_transaction(const Task& task, const std::string& user_text,
-                               const std::string& reply, const std::vector<events::Event>& list);
   // Runs the fenced `update_sql` with `params` and appends `list`, in one transaction; false
   // (nothing written) when the fence matched no row.
   bool fenced(const std::string& update_sql, const std::vector<std::optional<std::string>>& params,

@@ -128,10 +128,12 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
   }
   void check_still_there() override {}  // a server's database cannot be unlinked under us
 
-  void write(const std::function<void()>& body) override {
+  bool write_if(const std::function<bool()>& body) override {
     db::pg::Transaction tx(*c_);
-    body();
+    if (!body()) return false;  // rolled back
     tx.commit();
+    queue_.claims_committed();
+    return true;
   }
   EventLog& events() override { return *this; }
   ChatAdmin& chats() override { return *this; }

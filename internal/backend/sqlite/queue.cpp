@@ -153,9 +153,8 @@ bool Queue::renew_lease(const Task& task, common::TimePoint now, std::chrono::se
   return renewed;
 }
 
-bool Queue::complete_in_transaction(const Task& task, const std::string& user_text,
-                                    const std::string& reply,
-                                    const std::vector<events::Event>& list) {
+bool Queue::complete_within(const Task& task, const std::string& user_text,
+                            const std::string& reply, const std::vector<events::Event>& list) {
   {
     const db::CachedStatement upd = cache_.get(kComplete);
     upd->bind(1, reply);
@@ -179,11 +178,15 @@ bool Queue::complete_in_transaction(const Task& task, const std::string& user_te
   return true;
 }
 
+std::optional<Task> Queue::claim_within(const std::string& worker_id, common::TimePoint now,
+                                        std::chrono::seconds lease) {
+  return claim_in_transaction(worker_id, common::to_unix_ms(now), lease);
+}
+
 bool Queue::complete(const Task& task, const std::string& user_text, const std::string& reply,
-                     const std::vector<events::Event>& list, const std::function<void()>& also) {
+                     const std::vector<events::Event>& list) {
   db::WriteTransaction tx(db_);
-  if (!complete_in_transaction(task, user_text, reply, list)) return false;
-  if (also) also();
+  if (!complete_within(task, user_text, reply, list)) return false;
   tx.commit();
   return true;
 }
@@ -192,12 +195,11 @@ Queue::CompleteAndClaim Queue::complete_and_claim(const Task& task, const std::s
                                                   const std::string& reply,
                                                   const std::vector<events::Event>& list,
                                                   const std::string& worker_id,
-                                                  common::TimePoint now, std::chrono::seconds lease,
-                                                  const std::function<void()>& also) {
+                                                  common::TimePoint now,
+                                                  std::chrono::seconds lease) {
   CompleteAndClaim out;
   db::WriteTransaction tx(db_);
-  if (!complete_in_transaction(task, user_text, reply, list)) return out;
-  if (also) also();
+  if (!complete_within(task, user_text, reply, list)) return out;
   out.completed = true;
   out.next = claim_in_transaction(worker_id, common::to_unix_ms(now), lease);
   tx.commit();

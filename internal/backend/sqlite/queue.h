@@ -38,15 +38,17 @@ class Queue final : public TaskQueue {
   bool renew_lease(const Task& task, common::TimePoint now, std::chrono::seconds lease) override;
 
   bool complete(const Task& task, const std::string& user_text, const std::string& reply,
-                const std::vector<events::Event>& list,
-                const std::function<void()>& also = {}) override;
+                const std::vector<events::Event>& list) override;
 
   CompleteAndClaim complete_and_claim(const Task& task, const std::string& user_text,
                                       const std::string& reply,
                                       const std::vector<events::Event>& list,
                                       const std::string& worker_id, common::TimePoint now,
-                                      std::chrono::seconds lease,
-                                      const std::function<void()>& also = {}) override;
+                                      std::chrono::seconds lease) override;
+  bool complete_within(const Task& task, const std::string& user_text, const std::string& reply,
+                       const std::vector<events::Event>& list) override;
+  std::optional<Task> claim_within(const std::string& worker_id, common::TimePoint now,
+                                   std::chrono::seconds lease) override;
 
   bool retry_later(const Task& task, common::TimePoint run_after, const std::string& error,
                    const std::vector<events::Event>& list) override;
@@ -69,9 +71,6 @@ class Queue final : public TaskQueue {
   // The claim's statements; REQUIRES an open IMMEDIATE transaction and the write gate.
   std::optional<Task> claim_in_transaction(const std::string& worker_id, int64_t now_ms,
                                            std::chrono::seconds lease);
-  // The completion's statements; same requirements. False when the fence matched no row.
-  bool complete_in_transaction(const Task& task, const std::string& user_text,
-                               const std::string& reply, const std::vector<events::Event>& list);
 
   bool fenced(const std::string& update_sql, const std::function<void(SQLite::Statement&)>& bind,
               const std::vector<events::Event>& list);

@@ -73,10 +73,11 @@ class SqliteSession final : public Session, public EventLog, public ChatAdmin {
     }
   }
 
-  void write(const std::function<void()>& body) override {
+  bool write_if(const std::function<bool()>& body) override {
     db::WriteTransaction tx(*db_);
-    body();
+    if (!body()) return false;  // rolled back
     tx.commit();
+    return true;
   }
   EventLog& events() override { return *this; }
   ChatAdmin& chats() override { return *this; }
