@@ -1,16 +1,17 @@
 #pragma once
-// Shared helpers for the e2e suites: run `autonous` with an environment, query the database.
+// Shared helpers for the e2e suites: run `autonous` with an environment, read what it did.
 // Every suite runs twice: on a SQLite file, and (ctest's `pg.` tests, AUTONOUS_E2E_BACKEND=
 // postgres) on a fresh PostgreSQL database of the throwaway server (pg_test_db.h), where the
-// fixture hands the binary DATABASE_URL instead of DB_PATH and runs the tests' SQL there, with
-// SQLite's JSON and string functions translated (pg_sql). A test of SQLite itself (its file,
-// its pragmas) says SQLITE_ONLY() and is skipped on PostgreSQL.
+// fixture hands the binary DATABASE_URL instead of DB_PATH. Events are read through the
+// product's own reader (`autonous events`, JSON lines); task rows, history and the other tables
+// with plain SQL that both backends speak as written (the front-end contract: no JSON functions,
+// `$n` parameters), so nothing is translated.
 
 #include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/support/pg_test_db.h"
 #include "tests/support/process.h"
@@ -61,54 +63,6 @@ inline bool e2e_on_postgres() {
   return b != nullptr && std::string(b) == "postgres";
 }
 
-// The tests' SQLite SQL for PostgreSQL. json_extract(x, '$.a.b[0]') becomes jnum(x, '{a,b,0}')
-// (a number; true/false as 1/0, as SQLite gives them; defined by the fixture) where it is
-// compared with a number, aggregated or used as a condition, else (x #>> '{a,b,0}') (text);
-// json_valid(x) is true of any jsonb; group_concat → string_agg; instr → strpos on text.
-inline std::string pg_sql(std::string sql) {
-  static const std::regex json(
-      R"((max\(|min\(|sum\()?json_extract\(([^,()]+(?:\([^()]*\))?),\s*'\$\.([^']*)'\)(\s*(?:[<>=]+\s*-?\d|\)|$|\s+AND|\s+OR))?)");
-  std::string out;
-  std::smatch m;
-  while (std::regex_search(sql, m, json)) {
-    std::string path = std::regex_replace(m[3].str(), std::regex(R"(\[(\d+)\])"), ".$1");
-    std::replace(path.begin(), path.end(), '.', ',');
-    const bool numeric = m[1].matched || m[4].matched;
-    const std::string after = m[4].str();
-    const bool compared = after.find_first_of("<>=") != std::string::npos;
-    const bool condition = m[4].matched && !compared && !m[1].matched;  // WHERE json_extract(…)
-    out += m.prefix().str() + m[1].str() +
-           (numeric ? "jnum(" + m[2].str() + ", '{" + path + "}')"
-                    : "(" + m[2].str() + " #>> '{" + path + "}')") +
-           (condition ? " <> 0" : "") + after;
-    sql = m.suffix().str();
-  }
-  out += sql;
-  out = std::regex_replace(out, std::regex(R"(json_valid\(([^()]+)\))"), "(($1) IS NOT NULL)");
-  out = std::regex_replace(out, std::regex(R"(group_concat\(([^,()]+),\s*('[^']*')\))"),
-                           "string_agg(($1)::text, $2)");
-  out = std::regex_replace(out, std::regex(R"(group_concat\(([^,()]+)\))"),
-                           "string_agg(($1)::text, ',')");
-  out = std::regex_replace(out, std::regex(R"(\binstr\(([^,()]+),)"), "strpos(($1)::text,");
-  out = std::regex_replace(out, std::regex(R"(\bchar\((\d+)\))"), "chr($1)");
-  out = std::regex_replace(out, std::regex(R"(\bIS NOT \()"), "IS DISTINCT FROM (");
-  return out;
-}
-
-// jnum (pg_sql): a JSON value as SQLite's json_extract gives it to arithmetic.
-inline constexpr const char* kJnum =
-    "CREATE FUNCTION jnum(j jsonb, p text[]) RETURNS numeric LANGUAGE sql IMMUTABLE AS $$ "
-    "SELECT CASE jsonb_typeof(j #> p) WHEN 'boolean' THEN CASE WHEN (j #>> p)::boolean THEN 1 "
-    "ELSE 0 END WHEN 'number' THEN (j #>> p)::numeric END $$";
-
-// A test that needs a command not on PostgreSQL yet (`chat`, `context`): skipped there, saying
-// which (issue #16 lists what remains).
-#define SQLITE_ONLY()                                                        \
-  do {                                                                       \
-    if (::autonous::testing::e2e_on_postgres())                              \
-      GTEST_SKIP() << "a test of the SQLite backend itself (file, pragmas)"; \
-  } while (0)
-
 // A temp dir with a database path, the worker's environment against a stub, and queries.
 class E2eTest : public ::testing::Test {
  protected:
@@ -116,7 +70,6 @@ class E2eTest : public ::testing::Test {
     if (!e2e_on_postgres()) return;
     PG_TEST_OR_SKIP();
     pg_ = std::make_unique<PgTestDb>();
-    pg_->db().exec(kJnum);
   }
   // The variable that selects this run's database.
   Env db_env(Env extra = {}) const {
@@ -196,7 +149,7 @@ class E2eTest : public ::testing::Test {
   }
   std::string str(const std::string& sql) {
     if (!pg_) return query_string(db_, sql);
-    const db::pg::Result r = pg_->db().query(pg_sql(sql));
+    const db::pg::Result r = pg_->db().query(sql);
     return r.rows() == 0 || r.is_null(0, 0) ? "" : r.text(0, 0);
   }
   int64_t num(const std::string& sql) {
@@ -206,16 +159,13 @@ class E2eTest : public ::testing::Test {
     if (v == "f" || v == "false") return 0;
     return v.empty() ? 0 : static_cast<int64_t>(std::stod(v));
   }
-  // Inserts `rows` with `sql` (a statement with ? placeholders, SQLite's syntax) in one
-  // transaction on this run's database, as a front end would.
+  // Inserts `rows` with `sql` (a statement with $1, $2, … placeholders, which both backends
+  // take) in one transaction on this run's database, as a front end would.
   void insert_many(const std::string& sql, const std::vector<std::vector<std::string>>& rows) {
     if (pg_) {
-      std::string numbered;
-      int n = 0;
-      for (const char c : sql) numbered += c == '?' ? "$" + std::to_string(++n) : std::string(1, c);
       db::pg::Transaction tx(pg_->db());
       for (const auto& r : rows)
-        pg_->db().query(numbered, std::vector<db::pg::Param>(r.begin(), r.end()));
+        pg_->db().query(sql, std::vector<db::pg::Param>(r.begin(), r.end()));
       tx.commit();
       return;
     }
@@ -230,10 +180,51 @@ class E2eTest : public ::testing::Test {
     }
     tx.commit();
   }
+  // The events as an operator reads them (`autonous events`, the product's own reader), oldest
+  // first, one JSON object each; `args` filter them, e.g. {"--type", "llm.retry", "--task", "3"}.
+  std::vector<nlohmann::json> events(const std::vector<std::string>& args = {}) {
+    std::vector<std::string> argv = {"events"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const ProcessResult r = autonous(dir_, argv, db_env());
+    EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+    std::vector<nlohmann::json> out;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      EXPECT_TRUE(j.is_object() && j["payload"].is_object()) << line;
+      out.push_back(std::move(j));
+    }
+    return out;
+  }
+  // The payloads of the events of `type` (of task `task` when not 0), oldest first.
+  std::vector<nlohmann::json> payloads(const std::string& type, int64_t task = 0) {
+    std::vector<std::string> args = {"--type", type};
+    if (task != 0) args.insert(args.end(), {"--task", std::to_string(task)});
+    std::vector<nlohmann::json> out;
+    for (nlohmann::json& e : events(args)) out.push_back(std::move(e["payload"]));
+    return out;
+  }
+  // `key` of the first such payload as an operator reads it: a string as it is, anything else as
+  // JSON text ("" when there is no such event or key).
+  std::string field(const std::string& type, int64_t task, const std::string& key) {
+    const std::vector<nlohmann::json> p = payloads(type, task);
+    if (p.empty() || !p.front().contains(key)) return "";
+    const nlohmann::json& v = p.front()[key];
+    return v.is_string() ? v.get<std::string>() : v.dump();
+  }
+  // How many payloads of `type` hold `key` with a true flag (true, or a number not 0).
+  int64_t count_flagged(const std::string& type, const std::string& key) {
+    int64_t n = 0;
+    for (const nlohmann::json& p : payloads(type))
+      n += p.contains(key) && ((p[key].is_boolean() && p[key].get<bool>()) ||
+                               (p[key].is_number() && p[key].get<double>() != 0));
+    return n;
+  }
+
   // Runs `sql` (a front end's or an operator's write) on this run's database.
   void exec_sql(const std::string& sql) {
     if (pg_) {
-      pg_->db().exec(pg_sql(sql));
+      pg_->db().exec(sql);
       return;
     }
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);

@@ -42,7 +42,7 @@ TEST_F(HardeningE2eTest, HostileRepliesFailTheirTaskWithoutCrashingOrBloatingThe
     // Too large is permanent: one attempt, no retry.
     EXPECT_EQ(num(std::string("SELECT attempts FROM tasks WHERE chat_id = '") + chat + "'"), 1);
   }
-  EXPECT_EQ(num("SELECT count(*) FROM events WHERE NOT json_valid(payload)"), 0);
+  (void)events();  // every payload reads back as a JSON object
 }
 
 TEST_F(HardeningE2eTest, AnErrorPageOverTheBodyCapIsStillRetriedAsItsStatus) {
@@ -51,8 +51,7 @@ TEST_F(HardeningE2eTest, AnErrorPageOverTheBodyCapIsStillRetriedAsItsStatus) {
   drain(stub, {{"MAX_RESPONSE_BYTES", "4096"}});
   // A 502 with an oversized page is a 502 (retried), not response_too_large (failed for good).
   EXPECT_EQ(str("SELECT status FROM tasks"), "done");
-  EXPECT_EQ(str("SELECT json_extract(payload, '$.reason') FROM events WHERE type = 'llm.retry'"),
-            "http_502");
+  EXPECT_EQ(field("llm.retry", 0, "reason"), "http_502");
 }
 
 TEST_F(HardeningE2eTest, AnEchoedKeyReachesNoTableEventOrLog) {
@@ -61,8 +60,8 @@ TEST_F(HardeningE2eTest, AnEchoedKeyReachesNoTableEventOrLog) {
   const auto r = drain(stub);
   EXPECT_EQ(str("SELECT status FROM tasks"), "failed");
   EXPECT_NE(str("SELECT error FROM tasks").find("[redacted]"), std::string::npos);
-  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE instr(error, '" + kKey + "') > 0"), 0);
-  EXPECT_EQ(num("SELECT count(*) FROM events WHERE instr(payload, '" + kKey + "') > 0"), 0);
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE error LIKE '%" + kKey + "%'"), 0);
+  for (const auto& e : events()) EXPECT_EQ(e.dump().find(kKey), std::string::npos) << e.dump();
   EXPECT_EQ(r.err.find(kKey), std::string::npos);
   const auto status = autonous(dir_, {"status"}, db_env());
   EXPECT_EQ(status.out.find(kKey), std::string::npos);
@@ -165,13 +164,12 @@ TEST_F(HardeningE2eTest, ALeaseOutlivesASlowSummaryCallInsideTheContextBuild) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 15);
   EXPECT_GE(num("SELECT count(*) FROM events WHERE type = 'context.summarized'"), 1);
-  EXPECT_GE(num("SELECT max(json_extract(payload, '$.latency_ms')) FROM events "
-                "WHERE type = 'context.summarized'"),
-            4500);  // the slow call did happen inside a build
+  int64_t slowest = 0;
+  for (const auto& p : payloads("context.summarized"))
+    slowest = std::max(slowest, p.value("latency_ms", int64_t{0}));
+  EXPECT_GE(slowest, 4500);  // the slow call did happen inside a build
   EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE lease_expiries > 0 OR attempts > 1"), 0);
-  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'agent.started' AND "
-                "json_extract(payload, '$.reclaimed') = 1"),
-            0);
+  EXPECT_EQ(count_flagged("agent.started", "reclaimed"), 0);
 }
 
 TEST_F(HardeningE2eTest, WithoutARetryBudgetTheSameOutageFailsItsTasks) {
@@ -184,13 +182,15 @@ TEST_F(HardeningE2eTest, WithoutARetryBudgetTheSameOutageFailsItsTasks) {
 
 TEST_F(HardeningE2eTest, StatusNeverSendsServerTextsEscapeSequencesToTheTerminal) {
   ASSERT_EQ(autonous(dir_, {"migrate"}, db_env()).exit_code, 0);
-  {
-    exec_sql(
-        "INSERT INTO tasks(chat_id, text, status, error, finished_at) VALUES ('a', 'x', "
-        "'failed', 'boom ' || char(27) || '[2J' || char(13) || 'cleared' || char(155) || '2J', "
-        "'2026')");
-    exec_sql("INSERT INTO events(type, chat_id) VALUES ('x', 'c' || char(155) || '2J')");
-  }
+  // ESC, CR and U+009B (a one-character CSI some terminals honour), as a server might send them.
+  insert_many(
+      "INSERT INTO tasks(chat_id, text, status, error, finished_at) VALUES ('a', 'x', 'failed', "
+      "$1, "
+      "'2026')",
+      {{"boom \x1b[2J\rcleared\xC2\x9B"
+        "2J"}});
+  insert_many("INSERT INTO events(type, chat_id) VALUES ('x', $1)", {{"c\xC2\x9B"
+                                                                      "2J"}});
   const auto r = autonous(dir_, {"status"}, db_env());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
@@ -202,76 +202,6 @@ TEST_F(HardeningE2eTest, StatusNeverSendsServerTextsEscapeSequencesToTheTerminal
   const auto events = autonous(dir_, {"events"}, db_env());
   EXPECT_EQ(events.out.find("\xC2\x9B"), std::string::npos) << events.out;
   EXPECT_NE(events.out.find("c\\u009b2J"), std::string::npos) << events.out;
-}
-
-TEST_F(HardeningE2eTest, AReadOnlyDatabaseCanStillBeInspected) {
-  SQLITE_ONLY();
-  enqueue("a", "hello");
-  // A read-only folder and file (a copy handed to an operator, a read-only mount). As root the
-  // permissions do not bind, so the commands run as `nobody` there.
-  std::filesystem::permissions(
-      dir_.path(), std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
-                       std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
-                       std::filesystem::perms::others_exec);
-  for (const auto& f : std::filesystem::directory_iterator(dir_.path()))
-    std::filesystem::permissions(f.path(), std::filesystem::perms::owner_read |
-                                               std::filesystem::perms::group_read |
-                                               std::filesystem::perms::others_read);
-  std::vector<std::string> prefix;
-  if (geteuid() == 0) {
-    if (!std::filesystem::exists("/usr/bin/setpriv")) GTEST_SKIP() << "needs setpriv as root";
-    prefix = {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
-    std::filesystem::permissions(dir_.path(), std::filesystem::perms::owner_write,
-                                 std::filesystem::perm_options::remove);
-  } else {
-    std::filesystem::permissions(dir_.path(), std::filesystem::perms::owner_write,
-                                 std::filesystem::perm_options::remove);
-  }
-  auto as_reader = [&](const std::vector<std::string>& args) {
-    std::vector<std::string> argv = prefix;
-    argv.push_back(autonous_bin());
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run(argv, db_env(), "/", "", seconds(30));
-  };
-  const auto status = as_reader({"status"});
-  EXPECT_EQ(status.exit_code, 0) << status.err;
-  EXPECT_NE(status.out.find("queued   1"), std::string::npos) << status.out;
-  const auto events = as_reader({"events"});
-  EXPECT_EQ(events.exit_code, 0) << events.err;
-  const auto enqueue = as_reader({"enqueue", "--chat", "a", "more"});
-  EXPECT_EQ(enqueue.exit_code, 1);  // writing stays refused, with SQLite's reason
-  EXPECT_NE(enqueue.err.find("readonly"), std::string::npos) << enqueue.err;
-  std::filesystem::permissions(dir_.path(), std::filesystem::perms::owner_all);  // clean-up
-}
-
-TEST_F(HardeningE2eTest, AWorkerWhoseDatabaseFileIsDeletedOrReplacedStopsSayingSo) {
-  SQLITE_ONLY();
-  StubServer stub(dir_.path().string());
-  for (const std::string how : {"deleted", "replaced"}) {
-    SCOPED_TRACE(how);
-    enqueue("a", "hello");
-    Process worker({autonous_bin(), "worker"}, env(stub, {{"LOG_FORMAT", "json"}}),
-                   dir_.path().string());
-    const auto deadline = std::chrono::steady_clock::now() + seconds(10);
-    while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < 1 &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (how == "deleted") {
-      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_ + suffix);
-    } else {
-      std::filesystem::copy_file(db_, db_ + ".new");
-      std::filesystem::rename(db_ + ".new", db_);
-    }
-    // Before: it kept running, writing into an unlinked file nothing reads.
-    const auto r = worker.wait(seconds(10));
-    ASSERT_TRUE(r) << "the worker kept running";
-    EXPECT_EQ(r->exit_code, 1);
-    EXPECT_NE(r->err.find("was " + how), std::string::npos) << r->err;
-    // Under LOG_FORMAT=json the last words are a JSON line too.
-    std::istringstream lines(r->err);
-    for (std::string line; std::getline(lines, line);)
-      EXPECT_TRUE(nlohmann::json::accept(line)) << line;
-  }
 }
 
 }  // namespace

@@ -155,7 +155,7 @@ TEST_F(SummariesE2eTest, SwitchingAHundredThousandMessageChatToSummarizeIsBounde
     for (int i = 0; i < 100'000; ++i)
       rows.push_back({i % 2 ? "assistant" : "user",
                       "message " + std::to_string(i) + " about bread and ovens and flour"});
-    insert_many("INSERT INTO history(chat_id, role, text) VALUES ('long', ?, ?)", rows);
+    insert_many("INSERT INTO history(chat_id, role, text) VALUES ('long', $1, $2)", rows);
   }
   ASSERT_EQ(autonous(dir_, {"chat", "set", "long", "--strategy", "summarize"}, db_env()).exit_code,
             0);
@@ -182,16 +182,15 @@ TEST_F(SummariesE2eTest, AnOutageAcrossRetriesMovesNoStateAndDropsNothing) {
     for (int i = 0; i < 24; ++i)
       rows.push_back({i % 2 ? "assistant" : "user", i == 0 ? "[[stub:sum500*4]] my name is Fay"
                                                            : "filler " + std::string(300, 'o')});
-    insert_many("INSERT INTO history(chat_id, role, text) VALUES ('o', ?, ?)", rows);
+    insert_many("INSERT INTO history(chat_id, role, text) VALUES ('o', $1, $2)", rows);
   }
   enqueue("o", "[[stub:503*2]] hello again");
   drain(summarize(stub, {{"RETRY_BASE_MS", "20"}}));
   EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 1);
   EXPECT_EQ(num("SELECT attempts FROM tasks"), 3);
   EXPECT_GE(num("SELECT count(*) FROM events WHERE type = 'context.summary_failed'"), 2);
-  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'context.warning' AND "
-                "json_extract(payload, '$.reason') = 'summary_backoff'"),
-            0);
+  for (const auto& p : payloads("context.warning"))
+    EXPECT_NE(p.value("reason", ""), "summary_backoff");
   // The answered attempt's summary fold succeeded (the four faults were spent by then) and
   // holds the fact from the very first message.
   ASSERT_EQ(num("SELECT count(*) FROM context_summaries"), 1);

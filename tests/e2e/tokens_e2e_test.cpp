@@ -59,7 +59,7 @@ TEST_F(TokensE2eTest, ChineseChatPromptFitsTheBudgetByTheExactO200kCount) {
                "条消息：我们的面包店每天早上七点开门，顾客从黎明就开始排队。酸面团面包需要发"
                "酵三十六个小时，"
                "订单超过五十元免运费。请问周六能预留两根法棍吗？当然可以！"});
-    insert_many("INSERT INTO history(chat_id, role, text) VALUES ('zh', ?, ?)", rows);
+    insert_many("INSERT INTO history(chat_id, role, text) VALUES ('zh', $1, $2)", rows);
   }
   const auto o200k = tokens::load_bpe_counter("o200k_base", tokenizer_data_dir());
   auto exact_prompt_tokens = [&](const nlohmann::json& out) {
@@ -145,12 +145,10 @@ TEST_F(TokensE2eTest, CalibrationRaisesTheEstimatorScaleWhenTheApiCountsMore) {
       std::stod(str("SELECT scale FROM token_calibration WHERE model = 'local-llama'"));
   EXPECT_GT(scale, 1.0);
   // The first turn ran at scale 1; later turns used the raised scale (the same process).
-  EXPECT_EQ(str("SELECT json_extract(payload, '$.calibration_scale') FROM events "
-                "WHERE type = 'llm.request' ORDER BY id LIMIT 1"),
-            "1.0");
-  EXPECT_GT(std::stod(str("SELECT json_extract(payload, '$.calibration_scale') FROM "
-                          "events WHERE type = 'llm.request' ORDER BY id DESC LIMIT 1")),
-            1.0);
+  const auto requests = payloads("llm.request");
+  ASSERT_FALSE(requests.empty());
+  EXPECT_EQ(requests.front()["calibration_scale"].get<double>(), 1.0);
+  EXPECT_GT(requests.back()["calibration_scale"].get<double>(), 1.0);
   // An API that counts less never lowers it, and a new process starts from the stored scale.
   StubServer low(dir_.path().string(), 0, {"--usage-scale", "0.1"});
   Env env2 = env;
@@ -158,10 +156,8 @@ TEST_F(TokensE2eTest, CalibrationRaisesTheEstimatorScaleWhenTheApiCountsMore) {
   ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "c", "And rye?"}, env2).exit_code, 0);
   ASSERT_EQ(autonous(dir_, {"worker", "--drain"}, env2).exit_code, 0);
   EXPECT_DOUBLE_EQ(std::stod(str("SELECT scale FROM token_calibration")), scale);
-  EXPECT_DOUBLE_EQ(std::stod(str("SELECT json_extract(payload, '$.calibration_scale') "
-                                 "FROM events WHERE type = 'llm.request' ORDER BY id "
-                                 "DESC LIMIT 1")),
-                   scale);
+  // The payload holds the double; the table read gives SQL text of 15 significant digits.
+  EXPECT_NEAR(payloads("llm.request").back()["calibration_scale"].get<double>(), scale, 1e-9);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/e2e/e2e_support.h"
+#include "tests/e2e/worker_e2e_fixture.h"
 
 namespace autonous::testing {
 namespace {
@@ -17,37 +17,6 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-class WorkerE2eTest : public E2eTest {
- protected:
-  // Fast bulk enqueue through plain SQL, as a front end would.
-  void enqueue_sql(int chats, int per_chat, const std::string& prefix = "m") {
-    autonous(dir_, {"migrate"}, db_env());
-    std::vector<std::vector<std::string>> rows;
-    for (int k = 0; k < per_chat; ++k)
-      for (int c = 0; c < chats; ++c)
-        rows.push_back({"chat" + std::to_string(c), prefix + std::to_string(k)});
-    insert_many("INSERT INTO tasks(chat_id, text) VALUES (?, ?)", rows);
-  }
-  // Ends every session the workers hold (a server restart, a failover); returns how many.
-  int64_t end_worker_sessions() {
-    return num(
-        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
-        "current_database() AND pid <> pg_backend_pid() AND application_name = 'autonous'");
-  }
-  // Every task ends with exactly one user/assistant pair, and done tasks only.
-  void expect_exactly_once(int64_t tasks) {
-    EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), tasks);
-    EXPECT_EQ(num("SELECT count(*) FROM history WHERE role = 'user'"), tasks);
-    EXPECT_EQ(num("SELECT count(*) FROM history WHERE role = 'assistant'"), tasks);
-    EXPECT_EQ(num("SELECT count(*) FROM (SELECT task_id FROM history GROUP BY task_id "
-                  "HAVING count(*) <> 2) AS unpaired"),
-              0);
-    EXPECT_EQ(num("SELECT count(*) FROM tasks t WHERE reply <> (SELECT text FROM history h "
-                  "WHERE h.task_id = t.id AND h.role = 'assistant')"),
-              0);
-  }
-};
 
 TEST_F(WorkerE2eTest, HappyPathStoresRepliesPairsAndOrderedEvents) {
   StubServer stub(dir_.path().string(), 5);
@@ -65,14 +34,14 @@ TEST_F(WorkerE2eTest, HappyPathStoresRepliesPairsAndOrderedEvents) {
   // Per task: the event sequence in DESIGN.md, turn events parented on agent.started.
   for (int task = 1; task <= 3; ++task) {
     SCOPED_TRACE(task);
+    const auto trail = events({"--task", std::to_string(task)});
+    std::string types;
+    for (const auto& e : trail) types += (types.empty() ? "" : " ") + e["type"].get<std::string>();
     EXPECT_EQ(
-        str("SELECT group_concat(type, ' ') FROM (SELECT type FROM events WHERE task_id = " +
-            std::to_string(task) + " ORDER BY id) AS trail"),
+        types,
         "agent.started turn.started context.compressed llm.request llm.response turn.completed");
-    EXPECT_EQ(num("SELECT count(*) FROM events e WHERE task_id = " + std::to_string(task) +
-                  " AND type <> 'agent.started' AND parent_id IS NOT (SELECT id FROM events WHERE "
-                  "task_id = e.task_id AND type = 'agent.started')"),
-              0);
+    ASSERT_FALSE(trail.empty());
+    for (size_t i = 1; i < trail.size(); ++i) EXPECT_EQ(trail[i]["parent_id"], trail[0]["id"]);
   }
   const auto compressed =
       json::parse(str("SELECT payload FROM events WHERE type = "
@@ -182,20 +151,14 @@ TEST_F(WorkerE2eTest, EveryFaultKindIsRetriedOrFailedAsSpecified) {
     EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.retry' AND task_id = " + id),
               attempts - 1);
   }
-  EXPECT_EQ(str("SELECT json_extract(payload, '$.finish_reason') FROM events WHERE type = "
-                "'llm.response' AND task_id = 13"),
-            "length");
+  EXPECT_EQ(field("llm.response", 13, "finish_reason"), "length");
   // Content null is not an answer: retried with its reason, never stored as an empty reply.
-  EXPECT_EQ(str("SELECT json_extract(payload, '$.reason') FROM events WHERE type = 'llm.retry' "
-                "AND task_id = 12"),
-            "empty_reply");
+  EXPECT_EQ(field("llm.retry", 12, "reason"), "empty_reply");
   EXPECT_NE(str("SELECT reply FROM tasks WHERE id = 12"), "");
   EXPECT_NE(str("SELECT error FROM tasks WHERE id = 22").find("no text"), std::string::npos);
-  EXPECT_EQ(str("SELECT json_extract(payload, '$.reason') FROM events WHERE type = 'llm.retry' "
-                "AND task_id = 9"),
-            "timeout");
+  EXPECT_EQ(field("llm.retry", 9, "reason"), "timeout");
   EXPECT_NE(str("SELECT error FROM tasks WHERE id = 20").find("llama says no"), std::string::npos);
-  EXPECT_EQ(num("SELECT count(*) FROM events WHERE NOT json_valid(payload)"), 0);
+  (void)events();  // every payload reads back as a JSON object
 }
 
 TEST_F(WorkerE2eTest, RetryAfterIsHonouredInSecondsAndAsADate) {
@@ -215,9 +178,7 @@ TEST_F(WorkerE2eTest, RetryAfterIsHonouredInSecondsAndAsADate) {
   EXPECT_GE(seen["[[stub:429:2*1]]"][1] - seen["[[stub:429:2*1]]"][0], 2000);
   ASSERT_EQ(seen["[[stub:429date:2*1]]"].size(), 2u);
   EXPECT_GE(seen["[[stub:429date:2*1]]"][1] - seen["[[stub:429date:2*1]]"][0], 1000);
-  EXPECT_EQ(num("SELECT json_extract(payload, '$.delay_ms') FROM events WHERE type = 'llm.retry' "
-                "AND task_id = 1"),
-            2000);
+  EXPECT_EQ(field("llm.retry", 1, "delay_ms"), "2000");
 }
 
 TEST_F(WorkerE2eTest, KillNineMidRunThenRestartLosesNothingAndAnswersNothingTwice) {
@@ -243,9 +204,7 @@ TEST_F(WorkerE2eTest, KillNineMidRunThenRestartLosesNothingAndAnswersNothingTwic
   EXPECT_GT(num("SELECT count(*) FROM tasks WHERE status = 'running'"), 0);  // orphaned leases
   drain(e);
   expect_exactly_once(30);
-  EXPECT_GT(num("SELECT count(*) FROM events WHERE type = 'agent.started' AND "
-                "json_extract(payload, '$.reclaimed')"),
-            0);
+  EXPECT_GT(count_flagged("agent.started", "reclaimed"), 0);
 }
 
 TEST_F(WorkerE2eTest, WorkersKilledAndOneFrozenLoseNothingAnswerNothingTwiceAndKeepOrder) {
@@ -296,16 +255,22 @@ TEST_F(WorkerE2eTest, WorkersKilledAndOneFrozenLoseNothingAnswerNothingTwiceAndK
     frozen_at = num("SELECT count(*) FROM tasks WHERE status = 'done'");
     // The others go on and take the frozen worker's tasks over once its 2 s leases expire (a
     // reclaim of a task b had claimed; worker a's leases, killed earlier, do not count).
-    const std::string b_id = "%:" + std::to_string(b->pid());
-    const std::string taken_from_b =
-        "SELECT count(*) FROM events e1 JOIN events e2 ON e2.task_id = e1.task_id AND e2.id > "
-        "e1.id WHERE e1.type = 'agent.started' AND e2.type = 'agent.started' AND "
-        "json_extract(e1.payload, '$.worker_id') LIKE '" +
-        b_id + "' AND json_extract(e2.payload, '$.reclaimed') = 1";
+    const std::string b_id = ":" + std::to_string(b->pid());
+    const auto taken_from_b = [&] {  // tasks b had claimed that another claim reclaimed later
+      std::set<int64_t> b_claimed;
+      int64_t n = 0;
+      for (const auto& ev : events({"--type", "agent.started"})) {
+        const auto& p = ev["payload"];
+        const int64_t task = ev["task_id"].get<int64_t>();
+        if (b_claimed.count(task) > 0 && p.value("reclaimed", false)) ++n;
+        if (p.value("worker_id", "").ends_with(b_id)) b_claimed.insert(task);
+      }
+      return n;
+    };
     const auto deadline = std::chrono::steady_clock::now() + seconds(30);
-    while (num(taken_from_b) == 0 && std::chrono::steady_clock::now() < deadline)
+    while (taken_from_b() == 0 && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(milliseconds(50));
-    ASSERT_GT(num(taken_from_b), 0);
+    ASSERT_GT(taken_from_b(), 0);
     wait_done(frozen_at + 6);
     b->signal(SIGCONT);
   }
@@ -341,132 +306,6 @@ TEST_F(WorkerE2eTest, WorkersKilledAndOneFrozenLoseNothingAnswerNothingTwiceAndK
   EXPECT_EQ(num("SELECT count(*) FROM history h1 JOIN history h2 ON h1.chat_id = h2.chat_id "
                 "AND h1.id < h2.id WHERE h1.task_id > h2.task_id"),
             0);
-}
-
-TEST_F(WorkerE2eTest, OnPostgresAnIdleWorkerWakesOnNotifyNotAfterThePollInterval) {
-  if (!pg_) GTEST_SKIP() << "LISTEN/NOTIFY is PostgreSQL's; SQLite workers poll";
-  StubServer stub(dir_.path().string());
-  Process worker({autonous_bin(), "worker"}, env(stub, {{"POLL_INTERVAL_MS", "20000"}}),
-                 dir_.path().string());
-  // Idle: its first poll found nothing, the next is 20 s away.
-  std::this_thread::sleep_for(milliseconds(1500));
-  const auto enqueued = std::chrono::steady_clock::now();
-  enqueue("n", "wake up");
-  while (num("SELECT count(*) FROM tasks WHERE status = 'done'") == 0 &&
-         std::chrono::steady_clock::now() - enqueued < seconds(10))
-    std::this_thread::sleep_for(milliseconds(20));
-  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 1);
-  EXPECT_LT(std::chrono::steady_clock::now() - enqueued, seconds(5));
-  worker.signal(SIGTERM);
-  ASSERT_TRUE(worker.wait(seconds(10)));
-}
-
-// A session lost during a long call is noticed by the lease renewal, which connects again and
-// renews through the new session: the lease is kept (no other worker takes the task over) and
-// the reply is stored once.
-TEST_F(WorkerE2eTest, OnPostgresALeaseRenewalConnectsAgainAfterALostSession) {
-  if (!pg_) GTEST_SKIP() << "a PostgreSQL server's sessions";
-  StubServer stub(dir_.path().string(), 5000);
-  Process worker({autonous_bin(), "worker"},
-                 env(stub, {{"TASK_LEASE_SECONDS", "3"}}),  // renewed every second
-                 dir_.path().string());
-  enqueue("a", "a long call");
-  // The call in flight (the stub logs a request as it arrives): a session ended while the turn
-  // still read its context would fail the turn instead (seen once in CI).
-  const auto calling_by = std::chrono::steady_clock::now() + seconds(10);
-  while (stub.log_lines().empty() && std::chrono::steady_clock::now() < calling_by)
-    std::this_thread::sleep_for(milliseconds(20));
-  ASSERT_EQ(stub.log_lines().size(), 1u);
-  EXPECT_GE(end_worker_sessions(), 2);  // the slot's and the listener's
-  const auto done_by = std::chrono::steady_clock::now() + seconds(20);
-  while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < 1 &&
-         std::chrono::steady_clock::now() < done_by)
-    std::this_thread::sleep_for(milliseconds(50));
-  worker.signal(SIGTERM);
-  const auto r = worker.wait(seconds(20));
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->exit_code, 0) << r->err;
-  EXPECT_NE(r->err.find("connection was lost renewing task_id"), std::string::npos) << r->err;
-  EXPECT_EQ(r->err.find("reconnecting failed"), std::string::npos) << r->err;
-  EXPECT_EQ(num("SELECT attempts FROM tasks"), 1);
-  EXPECT_EQ(num("SELECT lease_expiries FROM tasks"), 0);
-  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 1);
-  expect_exactly_once(1);
-}
-
-// PostgreSQL folds identical notifications of a transaction into one: a multi-row insert for
-// three chats must still wake three idle slots (one notification per task that became claimable).
-TEST_F(WorkerE2eTest, OnPostgresAMultiRowInsertWakesASlotPerChat) {
-  if (!pg_) GTEST_SKIP() << "LISTEN/NOTIFY is PostgreSQL's; SQLite workers poll";
-  StubServer stub(dir_.path().string(), 2500);  // one slot alone: 7.5 s, three at once: 2.5 s
-  Process worker({autonous_bin(), "worker"},
-                 env(stub, {{"WORKER_CONCURRENCY", "3"}, {"POLL_INTERVAL_MS", "20000"}}),
-                 dir_.path().string());
-  // Idle for sure (a slow start would otherwise have its first claims find the rows): a task
-  // run through it first, then every slot waits; the next poll is 20 s away.
-  enqueue("w", "warm up");
-  const auto warm_by = std::chrono::steady_clock::now() + seconds(30);
-  while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < 1 &&
-         std::chrono::steady_clock::now() < warm_by)
-    std::this_thread::sleep_for(milliseconds(20));
-  ASSERT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 1);
-  std::this_thread::sleep_for(milliseconds(500));
-  const auto inserted = std::chrono::steady_clock::now();
-  exec_sql("INSERT INTO tasks(chat_id, text) VALUES ('x', 'one'), ('y', 'two'), ('z', 'three')");
-  while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < 4 &&
-         std::chrono::steady_clock::now() - inserted < seconds(20))
-    std::this_thread::sleep_for(milliseconds(20));
-  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 4);
-  EXPECT_LT(std::chrono::steady_clock::now() - inserted, seconds(6));  // the calls overlapped
-  worker.signal(SIGTERM);
-  ASSERT_TRUE(worker.wait(seconds(10)));
-  expect_exactly_once(4);
-}
-
-// A server restart or failover ends every session: the worker connects again (each slot and
-// its listener) and goes on, instead of stopping. Twice, the second time during calls.
-TEST_F(WorkerE2eTest, OnPostgresAWorkerWhoseSessionsEndConnectsAgainAndGoesOn) {
-  if (!pg_) GTEST_SKIP() << "a PostgreSQL server's sessions";
-  StubServer stub(dir_.path().string(), 800);
-  Process worker({autonous_bin(), "worker"},
-                 env(stub, {{"WORKER_CONCURRENCY", "3"}, {"POLL_INTERVAL_MS", "20000"}}),
-                 dir_.path().string());
-  const auto wait_done = [&](int64_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + seconds(30);
-    while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < n &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(milliseconds(50));
-  };
-  for (int i = 0; i < 3; ++i) enqueue("a" + std::to_string(i), "before");
-  wait_done(3);
-  ASSERT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 3);
-  EXPECT_GE(end_worker_sessions(), 4);              // three slots and the listener, idle
-  std::this_thread::sleep_for(milliseconds(1500));  // past the listener's reconnect
-  // Woken by NOTIFY after the listener is back (the poll interval is 20 s).
-  for (int i = 0; i < 3; ++i) enqueue("b" + std::to_string(i), "after an idle loss");
-  wait_done(6);
-  ASSERT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 6);
-  const size_t calls_before = stub.log_lines().size();
-  for (int i = 0; i < 3; ++i) enqueue("c" + std::to_string(i), "lost during the call");
-  // A call in flight (the stub logs a request as it arrives; bounded: a slow build may never
-  // show all three at once), so at least one reply is stored through a new session.
-  const auto calling_by = std::chrono::steady_clock::now() + seconds(10);
-  while (stub.log_lines().size() == calls_before && std::chrono::steady_clock::now() < calling_by)
-    std::this_thread::sleep_for(milliseconds(5));
-  ASSERT_GT(stub.log_lines().size(), calls_before);
-  EXPECT_GE(end_worker_sessions(), 1);
-  // Each reply is stored by a new session; a turn whose completion failed is retried.
-  wait_done(9);
-  EXPECT_FALSE(worker.wait(milliseconds(10))) << "the worker must still run";
-  worker.signal(SIGTERM);
-  const auto r = worker.wait(seconds(20));
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->exit_code, 0) << r->err;
-  EXPECT_NE(r->err.find("reconnected"), std::string::npos) << r->err;
-  // The replies of the calls in flight were stored through the new session, not retried.
-  EXPECT_NE(r->err.find("connection was lost storing task_id"), std::string::npos) << r->err;
-  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 9);
-  expect_exactly_once(9);
 }
 
 TEST_F(WorkerE2eTest, SigtermLetsInFlightCallsFinishThenExitsZero) {
@@ -557,13 +396,17 @@ TEST_F(WorkerE2eTest, FourProcessesShareOneFileFairlyWithoutDoubleWork) {
   expect_exactly_once(200);
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.retry'"), 0);  // no BUSY errors
   // Completed turns per process, through each turn's agent.started parent.
+  std::map<int64_t, std::string> claimed_by;  // agent.started id → its worker
+  std::map<std::string, int64_t> completed;
+  for (const auto& e : events()) {
+    if (e["type"] == "agent.started")
+      claimed_by[e["id"].get<int64_t>()] = e["payload"].value("worker_id", "");
+    if (e["type"] == "turn.completed" && e["parent_id"].is_number())
+      ++completed[claimed_by[e["parent_id"].get<int64_t>()]];
+  }
   int64_t total = 0;
   for (int p = 0; p < 4; ++p) {
-    const int64_t n =
-        num("SELECT count(*) FROM events c JOIN events s ON c.parent_id = s.id "
-            "WHERE c.type = 'turn.completed' AND json_extract(s.payload, "
-            "'$.worker_id') = 'p" +
-            std::to_string(p) + "'");
+    const int64_t n = completed["p" + std::to_string(p)];
     total += n;
     EXPECT_GE(n, 20) << "process p" << p << " starved (a fair share is 50 of 200)";
   }
