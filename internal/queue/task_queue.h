@@ -96,8 +96,11 @@ class TaskQueue {
 
   // Puts one failed task back in the queue with its attempts reset. False if it is not failed.
   virtual bool requeue(int64_t task_id) = 0;
-  // Puts every failed task back; returns how many.
-  virtual int64_t requeue_failed() = 0;
+  // Puts every failed task back, oldest first, each as requeue() does (written once, for every
+  // backend: task_queue.cpp); returns how many.
+  int64_t requeue_failed();
+  // The ids of the failed tasks, oldest first.
+  virtual std::vector<int64_t> failed_ids() = 0;
 
   // True while any task is queued or running.
   virtual bool has_pending() = 0;

@@ -24,6 +24,18 @@ struct LearnedLimitRow {
   LearnedLimit limit;
 };
 
+// The learned-limit rule, written once: the assignments both backends' upserts run (INSERT …
+// ON CONFLICT (endpoint, model) DO UPDATE SET <this>, <learned_at>; `excluded` is the limit just
+// learned). A limit the server stated replaces what was stored (the server said so); one
+// guessed without a stated window never raises a smaller one; the stated window is kept until a
+// new one is stated.
+inline constexpr const char* kLearnLimitUpdate =
+    "budget_tokens = CASE WHEN excluded.stated_limit IS NOT NULL THEN excluded.budget_tokens "
+    "WHEN excluded.budget_tokens < learned_limits.budget_tokens THEN excluded.budget_tokens "
+    "ELSE learned_limits.budget_tokens END, "
+    "stated_limit = coalesce(excluded.stated_limit, learned_limits.stated_limit), "
+    "message = excluded.message";
+
 // OPENAI_BASE_URL as the key of learned limits: trailing slashes do not make another endpoint.
 std::string endpoint_key(std::string base_url);
 

@@ -109,43 +109,16 @@ class E2eTest : public ::testing::Test {
   std::vector<int64_t> import_chat(const std::string& chat,
                                    const std::map<int, std::string>& special) {
     EXPECT_EQ(autonous(dir_, {"migrate"}, db_env()).exit_code, 0);
-    if (pg_) return import_chat_pg(chat, special);
-    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    SQLite::Transaction tx(db);
-    SQLite::Statement ins(db, "INSERT INTO history(chat_id, role, text) VALUES (?, ?, ?)");
-    std::vector<int64_t> ids;
+    std::vector<std::vector<std::string>> rows;
     for (int i = 0; i < 800; ++i) {
       const auto it = special.find(i);
-      ins.bind(1, chat);
-      ins.bind(2, i % 2 ? "assistant" : "user");
-      ins.bind(3, it != special.end() ? it->second
-                                      : "filler about the weather and lunch number " +
-                                            std::to_string(i) + " " + std::string(200, 'w'));
-      ins.exec();
-      ins.reset();
-      ids.push_back(db.getLastInsertRowid());
+      rows.push_back({chat, i % 2 ? "assistant" : "user",
+                      it != special.end() ? it->second
+                                          : "filler about the weather and lunch number " +
+                                                std::to_string(i) + " " + std::string(200, 'w')});
     }
-    tx.commit();
-    return ids;
-  }
-  std::vector<int64_t> import_chat_pg(const std::string& chat,
-                                      const std::map<int, std::string>& special) {
-    db::pg::Transaction tx(pg_->db());
-    std::vector<int64_t> ids;
-    for (int i = 0; i < 800; ++i) {
-      const auto it = special.find(i);
-      const std::string text = it != special.end()
-                                   ? it->second
-                                   : "filler about the weather and lunch number " +
-                                         std::to_string(i) + " " + std::string(200, 'w');
-      ids.push_back(pg_->db()
-                        .query("INSERT INTO history(chat_id, role, text) VALUES ($1, $2, $3) "
-                               "RETURNING id",
-                               {chat, std::string(i % 2 ? "assistant" : "user"), text})
-                        .int64(0, 0));
-    }
-    tx.commit();
-    return ids;
+    return insert_many("INSERT INTO history(chat_id, role, text) VALUES ($1, $2, $3) RETURNING id",
+                       rows);
   }
   std::string str(const std::string& sql) {
     if (!pg_) return query_string(db_, sql);
@@ -160,14 +133,20 @@ class E2eTest : public ::testing::Test {
     return v.empty() ? 0 : static_cast<int64_t>(std::stod(v));
   }
   // Inserts `rows` with `sql` (a statement with $1, $2, … placeholders, which both backends
-  // take) in one transaction on this run's database, as a front end would.
-  void insert_many(const std::string& sql, const std::vector<std::vector<std::string>>& rows) {
+  // take) in one transaction on this run's database, as a front end would. With `RETURNING id`,
+  // returns the ids.
+  std::vector<int64_t> insert_many(const std::string& sql,
+                                   const std::vector<std::vector<std::string>>& rows) {
+    std::vector<int64_t> ids;
     if (pg_) {
       db::pg::Transaction tx(pg_->db());
-      for (const auto& r : rows)
-        pg_->db().query(sql, std::vector<db::pg::Param>(r.begin(), r.end()));
+      for (const auto& r : rows) {
+        const db::pg::Result out =
+            pg_->db().query(sql, std::vector<db::pg::Param>(r.begin(), r.end()));
+        if (out.rows() > 0) ids.push_back(out.int64(0, 0));
+      }
       tx.commit();
-      return;
+      return ids;
     }
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
     db.setBusyTimeout(kReaderBusyMs);
@@ -175,10 +154,12 @@ class E2eTest : public ::testing::Test {
     SQLite::Statement ins(db, sql);
     for (const auto& r : rows) {
       for (size_t i = 0; i < r.size(); ++i) ins.bind(static_cast<int>(i + 1), r[i]);
-      ins.exec();
+      // SQLite makes every change at the first step; RETURNING's row is read there.
+      if (ins.executeStep()) ids.push_back(ins.getColumn(0).getInt64());
       ins.reset();
     }
     tx.commit();
+    return ids;
   }
   // The events as an operator reads them (`autonous events`, the product's own reader), oldest
   // first, one JSON object each; `args` filter them, e.g. {"--type", "llm.retry", "--task", "3"}.

@@ -220,11 +220,11 @@ bool PgQueue::requeue(int64_t task_id) {
   return true;
 }
 
-int64_t PgQueue::requeue_failed() {
+std::vector<int64_t> PgQueue::failed_ids() {
   const db::pg::Result r = c_.query("SELECT id FROM tasks WHERE status = 'failed' ORDER BY id");
-  int64_t n = 0;
-  for (int i = 0; i < r.rows(); ++i) n += requeue(r.int64(i, 0)) ? 1 : 0;
-  return n;
+  std::vector<int64_t> ids;
+  for (int i = 0; i < r.rows(); ++i) ids.push_back(r.int64(i, 0));
+  return ids;
 }
 
 bool PgQueue::has_pending() {

@@ -63,7 +63,7 @@ class PgQueue final : public TaskQueue {
             const std::vector<events::Event>& list) override;
   bool release(const Task& task, const std::vector<events::Event>& list) override;
   bool requeue(int64_t task_id) override;
-  int64_t requeue_failed() override;
+  std::vector<int64_t> failed_ids() override;
   bool has_pending() override;
   QueueStats stats(common::TimePoint now) override;
 

@@ -233,13 +233,10 @@ class PgStorage final : public EngineStorage {
                       const LearnedLimit& limit) override {
     return c_
         .query(
-            "INSERT INTO learned_limits(endpoint, model, budget_tokens, stated_limit, message) "
-            "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (endpoint, model) DO UPDATE SET "
-            "budget_tokens = CASE WHEN excluded.stated_limit IS NOT NULL THEN "
-            "excluded.budget_tokens ELSE least(learned_limits.budget_tokens, "
-            "excluded.budget_tokens) END, stated_limit = coalesce(excluded.stated_limit, "
-            "learned_limits.stated_limit), message = excluded.message, learned_at = "
-            "autonous_now() RETURNING budget_tokens",
+            std::string("INSERT INTO learned_limits(endpoint, model, budget_tokens, stated_limit, "
+                        "message) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (endpoint, model) DO "
+                        "UPDATE SET ") +
+                kLearnLimitUpdate + ", learned_at = autonous_now() RETURNING budget_tokens",
             {param(endpoint), param(model), param(limit.budget_tokens), param(limit.stated_limit),
              param(limit.message)})
         .int64(0, 0);

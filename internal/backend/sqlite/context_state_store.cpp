@@ -111,16 +111,12 @@ int64_t forget_limits(SQLite::Database& db) {
 int64_t learn_limit(SQLite::Database& db, const std::string& endpoint, const std::string& model,
                     const LearnedLimit& limit) {
   db::WriteTransaction tx(db);
-  SQLite::Statement q(db,
-                      "INSERT INTO learned_limits(endpoint, model, budget_tokens, stated_limit, "
-                      "message) VALUES (?1, ?2, ?3, ?4, ?5) "
-                      "ON CONFLICT(endpoint, model) DO UPDATE SET "
-                      "budget_tokens = CASE WHEN excluded.stated_limit IS NOT NULL "
-                      "THEN excluded.budget_tokens "
-                      "ELSE min(budget_tokens, excluded.budget_tokens) END, "
-                      "stated_limit = coalesce(excluded.stated_limit, stated_limit), "
-                      "message = excluded.message, learned_at = excluded.learned_at "
-                      "RETURNING budget_tokens");
+  SQLite::Statement q(db, std::string("INSERT INTO learned_limits(endpoint, model, budget_tokens, "
+                                      "stated_limit, message) VALUES (?1, ?2, ?3, ?4, ?5) "
+                                      "ON CONFLICT(endpoint, model) DO UPDATE SET ") +
+                              kLearnLimitUpdate +
+                              ", learned_at = excluded.learned_at "
+                              "RETURNING budget_tokens");
   q.bind(1, endpoint);
   q.bind(2, model);
   q.bind(3, limit.budget_tokens);

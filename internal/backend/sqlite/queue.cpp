@@ -255,16 +255,12 @@ bool Queue::requeue(int64_t task_id) {
   return true;
 }
 
-int64_t Queue::requeue_failed() {
+std::vector<int64_t> Queue::failed_ids() {
   std::vector<int64_t> ids;
-  {
-    const db::CachedStatement q =
-        cache_.get("SELECT id FROM tasks WHERE status = 'failed' ORDER BY id");
-    while (q->executeStep()) ids.push_back(q->getColumn(0).getInt64());
-  }
-  int64_t n = 0;
-  for (const int64_t id : ids) n += requeue(id) ? 1 : 0;
-  return n;
+  const db::CachedStatement q =
+      cache_.get("SELECT id FROM tasks WHERE status = 'failed' ORDER BY id");
+  while (q->executeStep()) ids.push_back(q->getColumn(0).getInt64());
+  return ids;
 }
 
 bool Queue::has_pending() {
