@@ -1,16 +1,23 @@
 cmake_minimum_required(VERSION 3.25)
-# The layering of internal/ (docs/architecture.md), checked from the
-# includes: a folder may include only the folders below it, and the third-party headers some
-# layers must never see are refused there. Each database client library has one folder: SQLite
-# (SQLiteCpp, sqlite3.h) only internal/backend/sqlite, libpq only internal/backend/postgres; no
-# folder above the seam names a backend's types (SQLite::, db::pg::) in its code, and neither
-# driver includes the other; nor do the commands in cmd/autonous. Run by ctest as `layering`;
-# fails naming each include or line.
+# The layering of internal/ and cmd/ (docs/architecture.md), checked from every source file
+# (every folder, found recursively; a folder the table below does not know is refused):
+# - a folder includes only the folders below it; no include climbs with "..";
+# - each database client library has one folder: SQLite (SQLiteCpp, sqlite3.h, however spelled)
+#   only internal/backend/sqlite, libpq only internal/backend/postgres; neither driver includes
+#   the other; ICU only tokens, curl only openai;
+# - above the seam (everything but the two driver folders and the seam's openers in
+#   internal/backend) no code, comments aside, names a backend: its types or functions
+#   (SQLite::, sqlite3_, PGconn, PQ…, db::pg, Pg…, SQLite…, open_/make_ pg|sqlite …), the
+#   drivers' entry points (backend/drivers.h), or the variables that choose one (database_url,
+#   db_path).
+# Run by ctest as `layering` (and proved by `layering_selftest`); fails naming each file and line.
 # Usage: cmake -DSRC_DIR=<repo> -P cmake/check_layering.cmake
 
 set(layers common config tokens context events queue store openai ops backend backend/sqlite
-           backend/postgres worker)
-set(drivers backend/sqlite backend/postgres)
+           backend/postgres worker cmd/autonous cmd/autonous-stub)
+# Where a backend may be named: its driver, the seam's openers (backend/session.cpp and
+# drivers.h, in internal/backend), and config, which reads the variables that choose one.
+set(naming_allowed config backend backend/sqlite backend/postgres)
 
 set(allowed_common "")
 set(allowed_config "common")
@@ -28,92 +35,81 @@ set(allowed_backend "common;config;context;events;queue;store;ops")
 # A driver implements the seam and the interfaces below it; it never includes the other driver.
 set(allowed_backend/sqlite "common;config;tokens;context;events;queue;store;ops;backend")
 set(allowed_backend/postgres "common;config;tokens;context;events;queue;store;ops;backend")
-# The worker reaches the database only through the seam.
-set(allowed_worker "common;config;backend;tokens;context;store;events;queue;openai;worker")
+# The worker and the commands reach the database only through the seam.
+set(allowed_worker "common;config;backend;tokens;context;store;events;queue;openai")
+set(allowed_cmd/autonous "common;config;backend;tokens;context;store;events;queue;openai;worker;ops")
+set(allowed_cmd/autonous-stub "common")
 
-# Headers a layer must not include: SQLite only in its driver, libpq only in its driver; ICU
-# only in tokens; curl only in openai.
-set(sqlite_headers "<sqlite3.h>;<SQLiteCpp/")
-set(pq "<libpq-fe.h>")
-foreach(layer ${layers})
-  set(refused_${layer} "<curl/;<unicode/")
-  if(NOT layer STREQUAL "backend/sqlite")
-    list(APPEND refused_${layer} ${sqlite_headers})
-  endif()
-  if(NOT layer STREQUAL "backend/postgres")
-    list(APPEND refused_${layer} ${pq})
-  endif()
-endforeach()
-set(refused_tokens "<curl/;${sqlite_headers};${pq}")
-set(refused_openai "<unicode/;${sqlite_headers};${pq}")
-# Nor a driver's entry points above the seam's openers.
-set(refused_worker "${refused_worker};internal/backend/drivers.h")
+# Third-party headers by what they are (matched anywhere in the include's path).
+set(sqlite_re "(^|/)sqlite3\\.h$|(^|/)sqlite3ext\\.h$|(^|/)SQLiteCpp/")
+set(pq_re "(^|/)libpq-fe\\.h$|(^|/)libpq-events\\.h$|(^|/)libpq/|(^|/)libpq-fs\\.h$")
+set(curl_re "(^|/)curl/")
+set(icu_re "(^|/)unicode/")
+# A backend named in code.
+set(named_re "SQLite[ \t]*::|namespace[ \t]+SQLite|sqlite3|PG(conn|result|notify)|PQ[a-z]|db[ \t]*::[ \t]*pg|(^|[^a-z_])pg[ \t]*::|Pg[A-Z]|SQLite[A-Z]|(open|make)_(pg|sqlite)_|(sqlite|pg)_page_db|database_url|db_path|backend/drivers\\.h")
 
 set(violations "")
 set(checked 0)
-foreach(layer ${layers})
-  file(GLOB files "${SRC_DIR}/internal/${layer}/*.h" "${SRC_DIR}/internal/${layer}/*.cpp")
-  list(FIND drivers "${layer}" driver_at)
-  foreach(f ${files})
-    math(EXPR checked "${checked} + 1")
-    file(STRINGS "${f}" includes REGEX "^#[ \t]*include")
-    foreach(line ${includes})
-      set(dep "")
-      if(line MATCHES "^#[ \t]*include[ \t]*\"internal/backend/(sqlite|postgres)/")
-        set(dep "backend/${CMAKE_MATCH_1}")
-      elseif(line MATCHES "^#[ \t]*include[ \t]*\"internal/([a-z_]+)/")
-        set(dep "${CMAKE_MATCH_1}")
-      endif()
-      if(dep AND NOT dep STREQUAL layer AND NOT dep IN_LIST allowed_${layer})
-        list(APPEND violations "${f}: ${line} (internal/${layer} may use: ${allowed_${layer}})")
-      endif()
-      foreach(prefix ${refused_${layer}})
-        string(FIND "${line}" "${prefix}" at)
-        if(NOT at EQUAL -1)
-          list(APPEND violations "${f}: ${line} (internal/${layer} must not include ${prefix})")
-        endif()
-      endforeach()
-    endforeach()
-    # Outside the drivers, no code (comments aside) names a backend's types.
-    if(driver_at EQUAL -1)
-      file(STRINGS "${f}" named REGEX "SQLite::|namespace SQLite|db::pg|namespace pg")
-      foreach(line ${named})
-        string(REGEX REPLACE "//.*$" "" code "${line}")
-        if(code MATCHES "SQLite::|namespace SQLite|db::pg([^a-z_]|$)|namespace pg([^a-z_]|$)")
-          list(APPEND violations "${f}: ${line} (only internal/backend/sqlite and "
-                                 "internal/backend/postgres name a backend's types)")
-        endif()
-      endforeach()
-    endif()
-  endforeach()
-endforeach()
-
-# The commands (cmd/autonous) reach the database only through the seam as well.
-file(GLOB files "${SRC_DIR}/cmd/autonous/*.h" "${SRC_DIR}/cmd/autonous/*.cpp")
-set(refused_cmd "${sqlite_headers};${pq};internal/backend/sqlite/;internal/backend/postgres/"
-                "internal/backend/drivers.h")
-foreach(f ${files})
+file(GLOB_RECURSE files RELATIVE "${SRC_DIR}" "${SRC_DIR}/internal/*" "${SRC_DIR}/cmd/*")
+foreach(rel ${files})
+  if(NOT rel MATCHES "\\.(h|hh|hpp|hxx|c|cc|cpp|cxx|inc|ipp)$")
+    continue()
+  endif()
+  get_filename_component(dir "${rel}" DIRECTORY)
+  string(REGEX REPLACE "^internal/" "" layer "${dir}")
+  if(NOT layer IN_LIST layers)
+    list(APPEND violations "${rel}: in ${dir}, a folder the layering does not know (add it to cmake/check_layering.cmake and docs/architecture.md)")
+    continue()
+  endif()
   math(EXPR checked "${checked} + 1")
-  file(STRINGS "${f}" includes REGEX "^#[ \t]*include")
+  set(f "${SRC_DIR}/${rel}")
+  file(STRINGS "${f}" includes REGEX "^[ \t]*#[ \t]*include")
   foreach(line ${includes})
-    foreach(prefix ${refused_cmd})
-      string(FIND "${line}" "${prefix}" at)
-      if(NOT at EQUAL -1)
-        list(APPEND violations "${f}: ${line} (cmd/autonous must not include ${prefix})")
-      endif()
-    endforeach()
-  endforeach()
-  file(STRINGS "${f}" named REGEX "SQLite::|namespace SQLite|db::pg|namespace pg")
-  foreach(line ${named})
-    string(REGEX REPLACE "//.*$" "" code "${line}")
-    if(code MATCHES "SQLite::|namespace SQLite|db::pg([^a-z_]|$)|namespace pg([^a-z_]|$)")
-      list(APPEND violations "${f}: ${line} (only the backend folders name a backend's types)")
+    if(NOT line MATCHES "^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"]")
+      list(APPEND violations "${rel}: ${line} (an include the check cannot read)")
+      continue()
+    endif()
+    set(path "${CMAKE_MATCH_1}")
+    if(path MATCHES "(^|/)\\.\\.(/|$)")
+      list(APPEND violations "${rel}: ${line} (no include climbs with ..: write it from the root)")
+    endif()
+    set(dep "")
+    if(path MATCHES "^internal/backend/(sqlite|postgres)/")
+      set(dep "backend/${CMAKE_MATCH_1}")
+    elseif(path MATCHES "^internal/([a-z_]+)/")
+      set(dep "${CMAKE_MATCH_1}")
+    elseif(path MATCHES "^cmd/([a-z_-]+)/")
+      set(dep "cmd/${CMAKE_MATCH_1}")
+    endif()
+    if(dep AND NOT dep STREQUAL layer AND NOT dep IN_LIST allowed_${layer})
+      list(APPEND violations "${rel}: ${line} (${layer} may use: ${allowed_${layer}})")
+    endif()
+    if(path MATCHES "${sqlite_re}" AND NOT layer STREQUAL "backend/sqlite")
+      list(APPEND violations "${rel}: ${line} (SQLite only in internal/backend/sqlite)")
+    endif()
+    if(path MATCHES "${pq_re}" AND NOT layer STREQUAL "backend/postgres")
+      list(APPEND violations "${rel}: ${line} (libpq only in internal/backend/postgres)")
+    endif()
+    if(path MATCHES "${curl_re}" AND NOT layer STREQUAL "openai")
+      list(APPEND violations "${rel}: ${line} (curl only in internal/openai)")
+    endif()
+    if(path MATCHES "${icu_re}" AND NOT layer STREQUAL "tokens")
+      list(APPEND violations "${rel}: ${line} (ICU only in internal/tokens)")
     endif()
   endforeach()
+  if(NOT layer IN_LIST naming_allowed)
+    file(STRINGS "${f}" named REGEX "${named_re}")
+    foreach(line ${named})
+      string(REGEX REPLACE "//.*$" "" code "${line}")
+      if(code MATCHES "${named_re}")
+        list(APPEND violations "${rel}: ${line} (only internal/backend and its drivers name a backend)")
+      endif()
+    endforeach()
+  endif()
 endforeach()
 
 if(violations)
   list(JOIN violations "\n" text)
   message(FATAL_ERROR "layering violations:\n${text}")
 endif()
-message(STATUS "layering: ${checked} files of internal/ and cmd/autonous follow the layering")
+message(STATUS "layering: ${checked} files of internal/ and cmd/ follow the layering")

@@ -21,21 +21,19 @@ struct CopyOptions {
 };
 
 int run_copy(const config::Config& config, const CopyOptions& options) {
-  const std::string to = options.to.empty() ? config.database_url : options.to;
-  if (to.empty()) throw UsageError("--to: give a postgresql:// URL (or set DATABASE_URL)");
-  if (!to.starts_with("postgresql://") && !to.starts_with("postgres://"))
-    throw UsageError("--to: must be a postgresql:// URL");
-  std::vector<backend::CopiedTable> tables;
+  backend::CopyResult copied;
   bool verified = true;
   try {
-    tables = backend::copy_deployment(options.from, to, config.sqlite_busy_timeout);
+    copied = backend::copy_deployment(config, options.from, options.to);
+  } catch (const backend::TargetRefused& e) {
+    throw UsageError(std::string("--to: ") + e.what());
   } catch (const backend::SourceRefused& e) {
     throw UsageError(std::string("--from: ") + e.what());
   } catch (const backend::CopyNotVerified& e) {
-    tables = e.tables();
+    copied.tables = e.tables();
     verified = false;
   }
-  for (const backend::CopiedTable& t : tables)
+  for (const backend::CopiedTable& t : copied.tables)
     std::cout << fmt::format("{:<18} {:>9} in SQLite {:>9} written {:>9} in PostgreSQL{}\n",
                              t.table, t.source_rows, t.inserted, t.target_rows,
                              t.target_rows == t.source_rows ? "" : "  DIFFERS");
@@ -45,8 +43,7 @@ int run_copy(const config::Config& config, const CopyOptions& options) {
                  "an earlier copy?)\n";
     return 1;
   }
-  std::cout << "verified: every table holds exactly the source's rows (" << backend::redact_url(to)
-            << ")\n";
+  std::cout << "verified: every table holds exactly the source's rows (" << copied.target << ")\n";
   return 0;
 }
 

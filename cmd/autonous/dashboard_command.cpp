@@ -4,7 +4,6 @@
 // HTTP_LISTEN.
 
 #include <csignal>
-#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -52,12 +51,9 @@ int run_dashboard(const config::Config& config, const std::string& listen_flag) 
     listen = *config.http_listen;
   }
   config::check_listen_token(listen, config.http_token);  // before touching any file
-  if (config.database_url.empty() && !std::filesystem::exists(config.db_path))
-    throw config::ConfigError("DB_PATH", config.db_path +
-                                             " does not exist; the dashboard reads a database, "
-                                             "it does not create one");
-  // Connects (or says why not) and migrates an older schema; refuses a stale read-only file.
-  (void)open_database(config, /*for_reading=*/true);
+  // Connects (or says why not) and migrates an older schema; refuses a stale read-only file and
+  // a missing one (it reads a database, it does not create one).
+  (void)backend::open_session(config, backend::OpenOptions{true, true, true});
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

@@ -23,6 +23,10 @@
 #include <string>
 #include <vector>
 
+namespace autonous::config {
+struct Config;
+}
+
 namespace autonous::backend {
 
 struct CopiedTable {
@@ -54,6 +58,12 @@ class SourceRefused : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// No target was given, or it is not a PostgreSQL URL; the message says what to give.
+class TargetRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // A deployment's database as a copy reads it, inside one read snapshot (begin() to end()).
 class CopySource {
  public:
@@ -81,15 +91,17 @@ class CopySource {
   virtual int64_t highest_task_reference() = 0;
 };
 
-// Copies the SQLite file `from` (opened read-only, with its -wal; `busy_timeout` for its locks)
-// into the PostgreSQL database at `to_url`, migrated first. Throws SourceRefused for a source
-// that cannot be read or is not at this binary's schema version, CopyNotVerified, or
+// Copies the SQLite file `from` (opened read-only, with its -wal; SQLITE_BUSY_TIMEOUT_MS for its
+// locks) into the PostgreSQL database at `to_url` (empty: the configured DATABASE_URL), migrated
+// first. Throws TargetRefused (no target, or not a postgresql:// URL), SourceRefused (a source
+// that cannot be read or is not at this binary's schema version), CopyNotVerified, or
 // std::runtime_error (the target is in use, or naming the table and the row the target
-// refused); either way nothing is written.
-std::vector<CopiedTable> copy_deployment(const std::string& from, const std::string& to_url,
-                                         std::chrono::milliseconds busy_timeout);
-
-// `url` with its password replaced by *** (for messages).
-std::string redact_url(const std::string& url);
+// refused); either way nothing is written. Returns the target as it may be shown (redacted).
+struct CopyResult {
+  std::vector<CopiedTable> tables;
+  std::string target;  // the URL, password redacted
+};
+CopyResult copy_deployment(const config::Config& config, const std::string& from,
+                           const std::string& to_url);
 
 }  // namespace autonous::backend

@@ -27,12 +27,18 @@ std::unique_ptr<Listener> open_listener(const config::Config& config, Wake wake,
   return nullptr;
 }
 
-std::vector<CopiedTable> copy_deployment(const std::string& from, const std::string& to_url,
-                                         std::chrono::milliseconds busy_timeout) {
-  const std::unique_ptr<CopySource> source = open_sqlite_copy_source(from, busy_timeout);
-  return copy_into_pg(*source, to_url);
+CopyResult copy_deployment(const config::Config& config, const std::string& from,
+                           const std::string& to_url) {
+  const std::string to = to_url.empty() ? config.database_url : to_url;
+  if (to.empty()) throw TargetRefused("give a postgresql:// URL (or set DATABASE_URL)");
+  if (!to.starts_with("postgresql://") && !to.starts_with("postgres://"))
+    throw TargetRefused("must be a postgresql:// URL");
+  const std::unique_ptr<CopySource> source =
+      open_sqlite_copy_source(from, config.sqlite_busy_timeout);
+  CopyResult out;
+  out.target = redact_pg_url(to);
+  out.tables = copy_into_pg(*source, to);
+  return out;
 }
-
-std::string redact_url(const std::string& url) { return redact_pg_url(url); }
 
 }  // namespace autonous::backend

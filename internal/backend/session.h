@@ -145,6 +145,9 @@ struct OpenOptions {
   // The command only reads: a SQLite file that cannot be written (a read-only file or folder)
   // is read as it is, provided its schema is current.
   bool read_only_ok = false;
+  // The database must be there already (the dashboard reads one, it does not create one): a
+  // missing SQLite file is a config::ConfigError naming DB_PATH.
+  bool must_exist = false;
 };
 
 // Opens a session on the configured database. Throws when it cannot be opened, and

@@ -15,7 +15,7 @@ CREATE TABLE search_queue (
 ) WITHOUT ROWID;
 CREATE INDEX search_queue_by_chat ON search_queue(source, chat_id);
 
--- rowid = history.id; `chat` = one token naming the chat (store/search_index.cpp).
+-- rowid = history.id; `chat` = one token naming the chat (internal/backend/sqlite/search_index.cpp).
 CREATE VIRTUAL TABLE history_terms USING fts5(chat, terms, tokenize = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'");
 CREATE VIRTUAL TABLE history_terms_vocab USING fts5vocab(history_terms, 'row');
 

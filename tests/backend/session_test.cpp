@@ -228,6 +228,22 @@ TYPED_TEST(SessionTest, TheEventLogQueriesFiltersAndFeedsInIdOrder) {
   ASSERT_EQ(cleared.size(), 2u);
   EXPECT_EQ(cleared[0].id, ids[1]);
   EXPECT_EQ(cleared[1].id, ids[3]);
+  // A feed starts after the filter's after_id, following or not, on both backends.
+  events::EventFilter after = only;
+  after.after_id = ids[1];
+  events::EventFilter tail;  // no type or task: every event after ids[3]
+  tail.after_id = ids[3];
+  for (const bool follow : {false, true}) {
+    for (const auto& [filter, want] : {std::pair{after, ids[3]}, std::pair{tail, ids[4]}}) {
+      const auto feed = session->events().feed(filter, follow);
+      std::vector<int64_t> seen;
+      for (int round = 0; round < 20 && seen.empty(); ++round) {
+        bool more = false;
+        for (const auto& e : feed->next(more)) seen.push_back(e.id);
+      }
+      EXPECT_EQ(seen, std::vector<int64_t>{want}) << "follow=" << follow;
+    }
+  }
 
   for (const bool follow : {false, true}) {
     const auto feed = session->events().feed(only, follow);

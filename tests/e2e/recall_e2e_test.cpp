@@ -170,7 +170,3 @@ TEST_F(RecallE2eTest, TheDeltaBuilderSeesTheLastAnsweredPromptAndTheCacheKeyIsPe
 
 }  // namespace
 }  // namespace autonous::testing
-
-namespace autonous::testing {
-namespace {}  // namespace
-}  // namespace autonous::testing

@@ -1,6 +1,7 @@
 // A Session on DATABASE_URL's PostgreSQL: one libpq connection (db::pg::Connection), which a
 // server restart, a failover or a terminated session can break; reconnect() restores it. Also
 // the dashboard's PageDb, and the follow feed that waits out gaps in the event ids.
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -47,6 +48,7 @@ class PgFeed final : public EventFeed {
       filter_ = filter;
     } else {
       filter_.limit = filter.limit;
+      filter_.after_id = filter.after_id;  // as on SQLite: only events after it
       if (filter.task_id || filter.type) {
         // The settled events through the filter first, then every newer one.
         settled_upto_ = settle_now(ids_);
@@ -65,7 +67,7 @@ class PgFeed final : public EventFeed {
       if (keep < out.size() || !full) {
         out.resize(keep);
         filtered_.reset();
-        filter_.after_id = settled_upto_;
+        filter_.after_id = std::max(filter_.after_id, settled_upto_);
         more = true;  // the newer events follow at once
       } else {
         filtered_->after_id = out.back().id;

@@ -1,6 +1,7 @@
 // A Session on DB_PATH's SQLite file: the connection cannot be lost, but the file can be deleted
 // or replaced under a running worker. Also the dashboard's PageDb on that file.
 #include <chrono>
+#include <filesystem>
 #include <stdexcept>
 
 #include <SQLiteCpp/Database.h>
@@ -165,6 +166,10 @@ std::unique_ptr<SQLite::Database> open_for_reading(const config::Config& config,
 
 std::unique_ptr<Session> open_sqlite_session(const config::Config& config,
                                              const OpenOptions& options) {
+  if (options.must_exist && !std::filesystem::exists(config.db_path))
+    throw config::ConfigError("DB_PATH", config.db_path +
+                                             " does not exist; the dashboard reads a database, "
+                                             "it does not create one");
   return std::make_unique<SqliteSession>(
       config.db_path, options.read_only_ok ? open_for_reading(config, options.migrate)
                                            : open_file(config, options.migrate));

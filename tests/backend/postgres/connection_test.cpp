@@ -1,6 +1,7 @@
+#include "internal/backend/postgres/connection.h"
+
 #include <gtest/gtest.h>
 
-#include "internal/backend/postgres/connection.h"
 #include "internal/backend/postgres/events.h"
 #include "internal/backend/postgres/migrator.h"
 #include "internal/backend/sqlite/events.h"

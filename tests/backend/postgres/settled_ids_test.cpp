@@ -1,10 +1,11 @@
+#include "internal/backend/postgres/settled_ids.h"
+
 #include <chrono>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "internal/backend/postgres/connection.h"
-#include "internal/backend/postgres/settled_ids.h"
 #include "tests/support/pg_test_db.h"
 
 namespace autonous::events {
