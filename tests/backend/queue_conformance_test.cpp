@@ -1,24 +1,21 @@
-#include "internal/backend/sqlite/queue.h"
-
+// The queue's contract (queue/task_queue.h) through the seam (backend::open_session), the same
+// assertions on both backends: SQLite, and PostgreSQL on the throwaway server of
+// scripts/with-postgres. Tables are read with plain SQL on a connection of the test's own.
 #include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <set>
 #include <thread>
 
-#include <SQLiteCpp/Statement.h>
-#include <SQLiteCpp/Transaction.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "internal/backend/postgres/events.h"
-#include "internal/backend/postgres/queue.h"
+#include "internal/backend/session.h"
+#include "internal/config/config.h"
 #include "internal/events/event_types.h"
+#include "internal/queue/task_queue.h"
 #include "tests/support/pg_test_db.h"
 #include "tests/support/test_db.h"
-
-// The queue's contract (task_queue.h), run against both backends: SQLite (queue.h) and
-// PostgreSQL (backend/postgres/queue.h, on the throwaway server of scripts/with-postgres).
 
 namespace autonous::queue {
 namespace {
@@ -27,41 +24,52 @@ using std::chrono::seconds;
 
 const common::TimePoint kT0 = common::from_unix_ms(1'800'000'000'000);
 
-// A queue on its own connection (another thread's or process's).
+// A queue on its own session (another thread's or process's).
 struct OwnedQueue {
-  std::unique_ptr<SQLite::Database> sqlite;
-  std::unique_ptr<db::pg::Connection> pg;
-  std::unique_ptr<TaskQueue> q;
+  std::unique_ptr<backend::Session> session;
+  TaskQueue* q = nullptr;
 };
 
 struct SqliteBackend {
   static constexpr bool kPostgres = false;
-  testing::TestDb t;
-  Queue q{t.db()};
+  testing::TestDb t;  // migrated
+  std::unique_ptr<backend::Session> s = backend::open_session(config());
+  config::Config config() const {
+    config::Config c;
+    c.db_path = t.path();
+    return c;
+  }
+  TaskQueue& q() { return s->queue(); }
   int64_t scalar(const std::string& sql) { return t.db().execAndGet(sql).getInt64(); }
   std::string text(const std::string& sql) { return t.db().execAndGet(sql).getString(); }
   void exec(const std::string& sql) { t.db().exec(sql); }
-  std::vector<events::StoredEvent> all_events() { return events::query(t.db(), {}); }
+  std::vector<events::StoredEvent> all_events() { return s->events().query({}); }
   OwnedQueue open_queue() {
     OwnedQueue o;
-    o.sqlite = t.open_connection();
-    o.q = std::make_unique<Queue>(*o.sqlite);
+    o.session = backend::open_session(config());
+    o.q = &o.session->queue();
     return o;
   }
 };
 
 struct PgBackend {
   static constexpr bool kPostgres = true;
-  testing::PgTestDb t;
-  PgQueue q{t.db()};
+  testing::PgTestDb t;  // migrated
+  std::unique_ptr<backend::Session> s = backend::open_session(config());
+  config::Config config() const {
+    config::Config c;
+    c.database_url = t.url();
+    return c;
+  }
+  TaskQueue& q() { return s->queue(); }
   int64_t scalar(const std::string& sql) { return t.scalar(sql); }
   std::string text(const std::string& sql) { return t.db().query(sql).text(0, 0); }
   void exec(const std::string& sql) { t.db().exec(sql); }
-  std::vector<events::StoredEvent> all_events() { return events::query(t.db(), {}); }
+  std::vector<events::StoredEvent> all_events() { return s->events().query({}); }
   OwnedQueue open_queue() {
     OwnedQueue o;
-    o.pg = t.open_connection();
-    o.q = std::make_unique<PgQueue>(*o.pg);
+    o.session = backend::open_session(config());
+    o.q = &o.session->queue();
     return o;
   }
 };
@@ -77,7 +85,7 @@ class QueueTest : public ::testing::Test {
     return b_->text("SELECT status FROM tasks WHERE id = " + std::to_string(id));
   }
   int64_t count(const std::string& sql) { return b_->scalar(sql); }
-  TaskQueue& q() { return b_->q; }
+  TaskQueue& q() { return b_->q(); }
 
   std::unique_ptr<B> b_;
 };
@@ -402,25 +410,6 @@ TYPED_TEST(QueueTest, HandWrittenRunningRowsWithoutALeaseAndTextTimesAreRecovere
   EXPECT_TRUE(a->reclaimed);
   EXPECT_EQ(a->chat_id, "a");
   EXPECT_EQ(b->chat_id, "b");
-}
-
-TEST(SqliteQueueTest, AWriterHoldingTheLockDelaysButDoesNotFailAClaim) {
-  testing::TestDb t_;
-  Queue q_{t_.db()};
-  q_.enqueue("a", "x");
-  auto other = t_.open_connection();
-  std::thread holder([&] {
-    SQLite::Transaction tx(*other, SQLite::TransactionBehavior::IMMEDIATE);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    tx.commit();
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  const auto started = std::chrono::steady_clock::now();
-  const auto t = q_.claim("w", kT0, seconds(30));
-  const auto waited = std::chrono::steady_clock::now() - started;
-  holder.join();
-  ASSERT_TRUE(t);
-  EXPECT_GE(waited, std::chrono::milliseconds(100));
 }
 
 }  // namespace
