@@ -30,49 +30,48 @@ struct OwnedQueue {
   TaskQueue* q = nullptr;
 };
 
-struct SqliteBackend {
+// A database of the test's own (migrated) with plain SQL on its connection.
+struct SqliteDb {
   static constexpr bool kPostgres = false;
-  testing::TestDb t;  // migrated
-  std::unique_ptr<backend::Session> s = backend::open_session(config());
+  testing::TestDb t;
   config::Config config() const {
     config::Config c;
     c.db_path = t.path();
     return c;
   }
-  TaskQueue& q() { return s->queue(); }
   int64_t scalar(const std::string& sql) { return t.db().execAndGet(sql).getInt64(); }
   std::string text(const std::string& sql) { return t.db().execAndGet(sql).getString(); }
   void exec(const std::string& sql) { t.db().exec(sql); }
-  std::vector<events::StoredEvent> all_events() { return s->events().query({}); }
-  OwnedQueue open_queue() {
-    OwnedQueue o;
-    o.session = backend::open_session(config());
-    o.q = &o.session->queue();
-    return o;
-  }
 };
 
-struct PgBackend {
+struct PgDb {
   static constexpr bool kPostgres = true;
-  testing::PgTestDb t;  // migrated
-  std::unique_ptr<backend::Session> s = backend::open_session(config());
+  testing::PgTestDb t;
   config::Config config() const {
     config::Config c;
     c.database_url = t.url();
     return c;
   }
-  TaskQueue& q() { return s->queue(); }
   int64_t scalar(const std::string& sql) { return t.scalar(sql); }
   std::string text(const std::string& sql) { return t.db().query(sql).text(0, 0); }
   void exec(const std::string& sql) { t.db().exec(sql); }
+};
+
+// The queue under test, through the seam, on that database.
+template <typename Db>
+struct Backend : Db {
+  std::unique_ptr<backend::Session> s = backend::open_session(this->config());
+  TaskQueue& q() { return s->queue(); }
   std::vector<events::StoredEvent> all_events() { return s->events().query({}); }
   OwnedQueue open_queue() {
     OwnedQueue o;
-    o.session = backend::open_session(config());
+    o.session = backend::open_session(this->config());
     o.q = &o.session->queue();
     return o;
   }
 };
+using SqliteBackend = Backend<SqliteDb>;
+using PgBackend = Backend<PgDb>;
 
 template <typename B>
 class QueueTest : public ::testing::Test {
