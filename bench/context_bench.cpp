@@ -15,8 +15,8 @@
 #include "internal/backend/sqlite/database.h"
 #include "internal/backend/sqlite/migrator.h"
 #include "internal/backend/sqlite/stores.h"
-#include "internal/context/level_compressor.h"
-#include "internal/store/engine.h"
+#include "internal/engine/engine.h"
+#include "internal/engine/level_compressor.h"
 #include "internal/tokens/bpe_counter.h"
 #include "internal/tokens/token_counter.h"
 
@@ -71,11 +71,11 @@ const tokens::TokenCounter& exact_counter() {
 void build_context(benchmark::State& state, const tokens::TokenCounter& counter) {
   SQLite::Database& db = db_with_rows(state.range(0));
   // Defaults from DESIGN.md: window 50, 8000-token budget, 4000 characters per message.
-  store::EngineSettings settings;
+  engine::EngineSettings settings;
   settings.context.system_prompt = "You are a helpful assistant.";
   settings.context.policy.max_tokens = 8000;
-  const store::Engine builder(store::make_sqlite_storage(db), settings,
-                              counter);  // the worker's own wiring
+  const engine::Engine builder(store::make_sqlite_storage(db), settings,
+                               counter);  // the worker's own wiring
   int64_t kept = 0;
   for (auto _ : state) {
     const auto built = builder.build("big", "What did we talk about?");
@@ -104,11 +104,11 @@ void BM_Compress(benchmark::State& state) {
     messages.push_back(
         {i % 2 == 0 ? common::Role::kUser : common::Role::kAssistant, text_of(i), i + 1});
   const tokens::CharsOver4Counter counter;
-  const context::LevelCompressor compressor(counter);
+  const engine::LevelCompressor compressor(counter);
   for (auto _ : state) {
     // A budget that holds everything: the compressor touches all 10 000 messages.
     auto out = compressor.compress(
-        messages, context::TokenBudget{100'000'000, 4000, 0, {}, context::Level::kNone});
+        messages, engine::TokenBudget{100'000'000, 4000, 0, {}, engine::Level::kNone});
     benchmark::DoNotOptimize(out.messages.data());
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));

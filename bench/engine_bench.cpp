@@ -24,9 +24,9 @@
 #include "internal/backend/sqlite/migrator.h"
 #include "internal/backend/sqlite/sqlite_provider.h"
 #include "internal/backend/sqlite/stores.h"
-#include "internal/context/level_compressor.h"
-#include "internal/store/context_state_store.h"
-#include "internal/store/engine.h"
+#include "internal/engine/context_state_store.h"
+#include "internal/engine/engine.h"
+#include "internal/engine/level_compressor.h"
 #include "internal/tokens/bpe_counter.h"
 #include "internal/tokens/token_counter.h"
 
@@ -36,7 +36,7 @@ using namespace autonous;  // NOLINT(google-build-using-namespace): benchmark fi
 
 constexpr const char* kSystem = "You are a helpful assistant.";
 constexpr const char* kUser = "What did we talk about?";
-constexpr double kUsage[] = {0.5, 0.78, 0.9, 2.0};  // one per context::Level
+constexpr double kUsage[] = {0.5, 0.78, 0.9, 2.0};  // one per engine::Level
 
 // Chat-sized word messages (40-400 characters); every fifth one is long (4 000 characters, the
 // default per-message cap), so the normal level has oversized messages to cut.
@@ -90,7 +90,7 @@ SQLite::Database& db_with_rows(int64_t rows) {
 }
 
 // The prompt's cost with everything the builder reads kept whole.
-int64_t uncompressed_cost(context::Provider& provider, const tokens::TokenCounter& counter,
+int64_t uncompressed_cost(engine::Provider& provider, const tokens::TokenCounter& counter,
                           int window) {
   std::vector<common::Message> prompt = {{common::Role::kSystem, kSystem, 0}};
   for (auto& m : provider.get_history("c", window, 0)) prompt.push_back(std::move(m));
@@ -99,11 +99,11 @@ int64_t uncompressed_cost(context::Provider& provider, const tokens::TokenCounte
 }
 
 void BM_EngineTurn(benchmark::State& state) {
-  const auto level = static_cast<context::Level>(state.range(0));
+  const auto level = static_cast<engine::Level>(state.range(0));
   SQLite::Database& db = db_with_rows(state.range(1));
   store::SQLiteProvider provider(db);
   const tokens::TokenCounter& counter = exact_counter();
-  store::EngineSettings settings;
+  engine::EngineSettings settings;
   settings.context.system_prompt = kSystem;
   settings.context.history_window = 50;
   settings.context.policy.max_tokens = static_cast<int64_t>(
@@ -111,19 +111,19 @@ void BM_EngineTurn(benchmark::State& state) {
   // Between compactions: the chat's verbatim part is its newest 50 messages (the state a
   // compaction left), whatever the chat's size.
   const int64_t newest = db.execAndGet("SELECT coalesce(max(id), 0) FROM history").getInt64();
-  context::ContextState at_rest;
+  engine::ContextState at_rest;
   at_rest.verbatim_after = std::max<int64_t>(newest - 50, 0);
   store::save_context_state(db, "c", at_rest);
-  const store::Engine builder(store::make_sqlite_storage(db), settings,
-                              counter);  // the worker's own wiring (a dry run)
-  context::BuiltContext built;
+  const engine::Engine builder(store::make_sqlite_storage(db), settings,
+                               counter);  // the worker's own wiring (a dry run)
+  engine::BuiltContext built;
   for (auto _ : state) {
     built = builder.build("c", kUser);
     benchmark::DoNotOptimize(built.messages.data());
   }
   if (built.figures.level != level)
     state.SkipWithError("the budget did not land in the level's band");
-  state.SetLabel(std::string(context::to_string(built.figures.level)));
+  state.SetLabel(std::string(engine::to_string(built.figures.level)));
   state.counters["kept"] = static_cast<double>(built.figures.compressed_count);
   state.counters["cut"] = static_cast<double>(built.figures.cut_messages);
   state.counters["usage_after"] = static_cast<double>(built.figures.estimated_tokens) /
@@ -137,7 +137,7 @@ BENCHMARK(BM_EngineTurn)
     ->Unit(benchmark::kMicrosecond);
 
 void BM_EngineCompress(benchmark::State& state) {
-  const auto level = static_cast<context::Level>(state.range(0));
+  const auto level = static_cast<engine::Level>(state.range(0));
   std::vector<common::Message> messages;
   for (int64_t i = 0; i < state.range(1); ++i)
     messages.push_back(
@@ -145,17 +145,17 @@ void BM_EngineCompress(benchmark::State& state) {
   const tokens::CharsOver4Counter counter(tokens::kFramingPerMessage, tokens::kFramingPerRequest);
   int64_t total = 0;
   for (const auto& m : messages) total += counter.count_message(m);
-  const context::LevelCompressor compressor(counter);
-  context::TokenBudget budget;
+  const engine::LevelCompressor compressor(counter);
+  engine::TokenBudget budget;
   budget.max_tokens = static_cast<int64_t>(static_cast<double>(total) / kUsage[state.range(0)]);
   budget.max_chars = 4000;
-  context::Compression out;
+  engine::Compression out;
   for (auto _ : state) {
     out = compressor.compress(messages, budget);
     benchmark::DoNotOptimize(out.messages.data());
   }
   if (out.level != level) state.SkipWithError("the budget did not land in the level's band");
-  state.SetLabel(std::string(context::to_string(out.level)));
+  state.SetLabel(std::string(engine::to_string(out.level)));
   state.counters["kept"] = static_cast<double>(out.messages.size());
   state.SetItemsProcessed(state.iterations() * state.range(1));
 }
@@ -176,23 +176,23 @@ void BM_MustFitWorstCase(benchmark::State& state) {
     return d;
   }();
   const tokens::TokenCounter& counter = exact_counter();
-  store::EngineSettings settings;
+  engine::EngineSettings settings;
   settings.context.system_prompt = kSystem;
   settings.context.policy.max_tokens = state.range(0);
-  const store::Engine builder(store::make_sqlite_storage(db), settings, counter);
+  const engine::Engine builder(store::make_sqlite_storage(db), settings, counter);
   std::string user;
   if (state.range(1) != 0)
     for (int64_t k = 0; user.size() < 1'000'000; ++k) user += text_of(k * 5 + 1) + " ";
   else
     user = kUser;
-  context::BuiltContext built;
+  engine::BuiltContext built;
   for (auto _ : state) {
     built = builder.build("w", user);
     benchmark::DoNotOptimize(built.messages.data());
   }
   if (built.figures.estimated_tokens > built.figures.budget_tokens)
     state.SkipWithError("MustFit broken");
-  state.SetLabel(std::string(context::to_string(built.figures.level)));
+  state.SetLabel(std::string(engine::to_string(built.figures.level)));
   state.counters["kept"] = static_cast<double>(built.figures.compressed_count);
   state.counters["cut"] = static_cast<double>(built.figures.cut_messages);
   state.counters["user_cut"] = built.figures.user_truncated ? 1 : 0;

@@ -4,7 +4,7 @@ cmake_minimum_required(VERSION 3.25)
 # - a folder includes only the folders below it; no include climbs with "..";
 # - each database client library has one folder: SQLite (SQLiteCpp, sqlite3.h, however spelled)
 #   only internal/backend/sqlite, libpq only internal/backend/postgres; neither driver includes
-#   the other; ICU only tokens, curl only openai;
+#   the other; ICU only tokens and recall, curl only openai;
 # - above the seam (everything but the two driver folders and the seam's openers in
 #   internal/backend) no code, comments aside, names a backend: its types or functions
 #   (SQLite::, sqlite3_, PGconn, PQ…, db::pg, Pg…, SQLite…, open_/make_ pg|sqlite …), the
@@ -13,7 +13,7 @@ cmake_minimum_required(VERSION 3.25)
 # Run by ctest as `layering` (and proved by `layering_selftest`); fails naming each file and line.
 # Usage: cmake -DSRC_DIR=<repo> -P cmake/check_layering.cmake
 
-set(layers common config tokens context events queue store openai ops backend backend/sqlite
+set(layers common config tokens recall engine events queue openai ops backend backend/sqlite
            backend/postgres worker cmd/autonous cmd/autonous-stub)
 # Where a backend may be named: its driver, the seam's openers (backend/session.cpp and
 # drivers.h, in internal/backend), and config, which reads the variables that choose one.
@@ -22,22 +22,24 @@ set(naming_allowed config backend backend/sqlite backend/postgres)
 set(allowed_common "")
 set(allowed_config "common")
 set(allowed_tokens "common")
-set(allowed_context "common;tokens")
+set(allowed_recall "common;tokens")
+# The engine calls recall (its pipeline gathers evidence through recall's Searcher seam) and reads
+# its settings from config (engine_settings); nothing above it.
+set(allowed_engine "common;tokens;recall;config")
 set(allowed_events "common")
 set(allowed_queue "common;events")
 set(allowed_openai "common")
-set(allowed_store "common;tokens;context;config")
 # The operator surface reads the database through ops::PageDb; it knows nothing of the worker.
-set(allowed_ops "common;config;context;events")
+set(allowed_ops "common;config;engine;events")
 # The seam (backend/*.h, session.cpp): what a session offers, and the one place that chooses a
 # driver (its openers call the drivers' entry points, declared in backend/drivers.h).
-set(allowed_backend "common;config;context;events;queue;store;ops")
+set(allowed_backend "common;config;recall;engine;events;queue;ops")
 # A driver implements the seam and the interfaces below it; it never includes the other driver.
-set(allowed_backend/sqlite "common;config;tokens;context;events;queue;store;ops;backend")
-set(allowed_backend/postgres "common;config;tokens;context;events;queue;store;ops;backend")
+set(allowed_backend/sqlite "common;config;tokens;recall;engine;events;queue;ops;backend")
+set(allowed_backend/postgres "common;config;tokens;recall;engine;events;queue;ops;backend")
 # The worker and the commands reach the database only through the seam.
-set(allowed_worker "common;config;backend;tokens;context;store;events;queue;openai")
-set(allowed_cmd/autonous "common;config;backend;tokens;context;store;events;queue;openai;worker;ops")
+set(allowed_worker "common;config;backend;tokens;recall;engine;events;queue;openai")
+set(allowed_cmd/autonous "common;config;backend;tokens;recall;engine;events;queue;openai;worker;ops")
 set(allowed_cmd/autonous-stub "common")
 
 # Third-party headers by what they are (matched anywhere in the include's path).
@@ -93,8 +95,8 @@ foreach(rel ${files})
     if(path MATCHES "${curl_re}" AND NOT layer STREQUAL "openai")
       list(APPEND violations "${rel}: ${line} (curl only in internal/openai)")
     endif()
-    if(path MATCHES "${icu_re}" AND NOT layer STREQUAL "tokens")
-      list(APPEND violations "${rel}: ${line} (ICU only in internal/tokens)")
+    if(path MATCHES "${icu_re}" AND NOT layer STREQUAL "tokens" AND NOT layer STREQUAL "recall")
+      list(APPEND violations "${rel}: ${line} (ICU only in internal/tokens and internal/recall)")
     endif()
   endforeach()
   if(NOT layer IN_LIST naming_allowed)

@@ -67,7 +67,11 @@ set(cases
   "internal/backend/postgres/bad.cpp|#include \"internal/backend/sqlite/database.h\""
   "internal/backend/sqlite/bad.cpp|#include <libpq-fe.h>"
   "internal/backend/sqlite/bad.cpp|#include \"internal/backend/postgres/connection.h\""
-  "internal/recall/bad.cpp|int unknown_folder = 0"
+  "internal/recall/bad.cpp|#include \"internal/engine/engine.h\""
+  "internal/engine/bad.cpp|#include \"internal/backend/session.h\""
+  "internal/engine/bad.cpp|#include \"internal/queue/task_queue.h\""
+  "internal/engine/bad.cpp|#include <unicode/brkiter.h>"
+  "internal/store/bad.cpp|int unknown_folder = 0"
   "internal/worker/deeper/bad.cpp|int unknown_folder = 0")
 foreach(c ${cases})
   string(FIND "${c}" "|" bar)

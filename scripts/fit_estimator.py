@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits the script-aware estimator's weights (internal/context/estimator.cpp).
+"""Fits the script-aware estimator's weights (internal/tokens/estimator.cpp).
 
 Reads the CSV of `build/bench/estimator_bench --dump FILE` (features and exact cl100k/o200k
 counts per corpus chunk and file) and solves a linear program: non-negative weights that keep

@@ -15,11 +15,11 @@
 #include "internal/backend/session.h"
 #include "internal/common/text.h"
 #include "internal/common/utf8.h"
-#include "internal/context/context_settings.h"
+#include "internal/engine/chat_settings_store.h"
+#include "internal/engine/context_settings.h"
+#include "internal/engine/engine.h"
 #include "internal/events/event_log.h"
 #include "internal/events/event_types.h"
-#include "internal/store/chat_settings_store.h"
-#include "internal/store/engine.h"
 
 namespace autonous::cmd {
 namespace {
@@ -29,7 +29,7 @@ using nlohmann::ordered_json;
 struct ChatOptions {
   std::string chat_id;
   std::optional<std::string> strategy;  // parsed (and refused when unknown) by `chat set`
-  context::ChatOverrides values;        // every other policy field
+  engine::ChatOverrides values;         // every other policy field
   std::string pin_text;                 // `chat pin`
   int64_t pin_id = 0;                   // `chat unpin`
 };
@@ -42,43 +42,43 @@ std::string require_chat(const ChatOptions& options) {
 }
 
 std::string flag_for(const std::string& field) {
-  const context::PolicyField* f = context::find_policy_field(field);
+  const engine::PolicyField* f = engine::find_policy_field(field);
   return f != nullptr ? std::string(f->flag) : "settings";
 }
 
 // The stored overrides, or none (with a note) when the stored row is not valid.
-context::ChatOverrides stored_overrides(const context::ChatState& state, const std::string& chat) {
+engine::ChatOverrides stored_overrides(const engine::ChatState& state, const std::string& chat) {
   try {
-    return context::parse_overrides(state.settings_json);
-  } catch (const context::PolicyError& e) {
+    return engine::parse_overrides(state.settings_json);
+  } catch (const engine::PolicyError& e) {
     std::cerr << "autonous: chat " << chat << ": stored settings are not valid and are ignored ("
               << e.what() << ")\n";
     return {};
   }
 }
 
-ordered_json effective_value(const context::PolicyField& f, const context::ContextPolicy& p) {
+ordered_json effective_value(const engine::PolicyField& f, const engine::ContextPolicy& p) {
   switch (f.kind) {
-    case context::PolicyField::Kind::kStrategy:
-      return context::to_string(p.strategy);
-    case context::PolicyField::Kind::kCount:
+    case engine::PolicyField::Kind::kStrategy:
+      return engine::to_string(p.strategy);
+    case engine::PolicyField::Kind::kCount:
       return p.*f.policy_count;
-    case context::PolicyField::Kind::kShare:
+    case engine::PolicyField::Kind::kShare:
       return p.thresholds.*f.policy_share;
   }
   return nullptr;
 }
 
 ordered_json describe(const config::Config& config, const std::string& chat,
-                      const context::ChatState& state, const context::ChatOverrides& own) {
-  const store::EngineSettings env = engine_settings(config);
-  const context::ContextPolicy effective = context::effective_policy(env.context, own);
-  const ordered_json set = ordered_json::parse(context::overrides_json(own));
+                      const engine::ChatState& state, const engine::ChatOverrides& own) {
+  const engine::EngineSettings env = engine_settings(config);
+  const engine::ContextPolicy effective = engine::effective_policy(env.context, own);
+  const ordered_json set = ordered_json::parse(engine::overrides_json(own));
   ordered_json fields = ordered_json::object();
-  for (const auto& f : context::policy_fields()) {
+  for (const auto& f : engine::policy_fields()) {
     const std::string key(f.key);
     std::string from = set.contains(key) ? "chat" : "env";
-    if (f.key == context::kKeyMaxTokens && from == "env") from += " (" + env.budget.source + ")";
+    if (f.key == engine::kKeyMaxTokens && from == "env") from += " (" + env.budget.source + ")";
     fields[key] = {{"value", effective_value(f, effective)}, {"from", from}};
   }
   ordered_json j;
@@ -94,7 +94,7 @@ ordered_json describe(const config::Config& config, const std::string& chat,
 
 ordered_json pins_json(backend::Session& db, const std::string& chat) {
   ordered_json pins = ordered_json::array();
-  for (const store::Pin& p : db.chats().pins(chat))
+  for (const engine::Pin& p : db.chats().pins(chat))
     pins.push_back({{"id", p.id}, {"text", p.text}, {"created_at", p.created_at}});
   return pins;
 }
@@ -109,21 +109,21 @@ void record(backend::Session& db, std::string_view type, const std::string& chat
 }
 
 // Throws UsageError naming the flag when `merged` is not what the worker could use.
-void check_settings(const config::Config& config, const store::EngineSettings& env,
-                    const context::ChatOverrides& merged) {
+void check_settings(const config::Config& config, const engine::EngineSettings& env,
+                    const engine::ChatOverrides& merged) {
   try {
     // Round-trip through JSON, so what is stored is what was checked.
-    (void)context::parse_overrides(context::overrides_json(merged));
+    (void)engine::parse_overrides(engine::overrides_json(merged));
     if (merged.max_tokens && env.context.ceiling > 0 && *merged.max_tokens > env.context.ceiling)
-      throw context::PolicyError(
-          std::string(context::kKeyMaxTokens),
+      throw engine::PolicyError(
+          std::string(engine::kKeyMaxTokens),
           std::to_string(*merged.max_tokens) + " is above the model's window - reserve (" +
               std::to_string(env.context.ceiling) + " for " + config.openai_model + ")");
-    context::ContextSettings own = env.context;
-    own.policy = context::effective_policy(env.context, merged);
-    context::check_budget(own, token_counter(config));
-    context::check_summary_room(own);
-  } catch (const context::PolicyError& e) {
+    engine::ContextSettings own = env.context;
+    own.policy = engine::effective_policy(env.context, merged);
+    engine::check_budget(own, token_counter(config));
+    engine::check_summary_room(own);
+  } catch (const engine::PolicyError& e) {
     throw UsageError(flag_for(e.field()) + ": " + e.what() + "; nothing written");
   }
 }
@@ -131,7 +131,7 @@ void check_settings(const config::Config& config, const store::EngineSettings& e
 int run_chat_show(const config::Config& config, const ChatOptions& options) {
   const std::string chat = require_chat(options);
   const auto db = open_database(config);
-  const context::ChatState state = db->chats().chat_state(chat);
+  const engine::ChatState state = db->chats().chat_state(chat);
   ordered_json j = describe(config, chat, state, stored_overrides(state, chat));
   j["pins"] = pins_json(*db, chat);
   std::cout << j.dump(2, ' ', false, ordered_json::error_handler_t::replace) << "\n";
@@ -169,32 +169,32 @@ int run_chat_unpin(const config::Config& config, const ChatOptions& options) {
 
 int run_chat_set(const config::Config& config, const ChatOptions& options) {
   const std::string chat = require_chat(options);
-  context::ChatOverrides given = options.values;
+  engine::ChatOverrides given = options.values;
   if (options.strategy) {
-    given.strategy = context::parse_strategy(*options.strategy);
+    given.strategy = engine::parse_strategy(*options.strategy);
     if (!given.strategy)
       throw UsageError("--strategy: '" + *options.strategy +
                        "' is not one of sliding_window, token_budget, summarize");
   }
   if (given.empty()) {
     std::string flags;
-    for (const auto& f : context::policy_fields())
+    for (const auto& f : engine::policy_fields())
       flags += (flags.empty() ? "" : ", ") + std::string(f.flag);
     throw UsageError("chat set: give at least one of " + flags);
   }
-  const store::EngineSettings env = engine_settings(config);
+  const engine::EngineSettings env = engine_settings(config);
   const auto db = open_database(config);
-  const context::ChatState state = db->chats().chat_state(chat);
-  const context::ChatOverrides previous = stored_overrides(state, chat);
-  const context::ChatOverrides merged = context::merge(previous, given);
+  const engine::ChatState state = db->chats().chat_state(chat);
+  const engine::ChatOverrides previous = stored_overrides(state, chat);
+  const engine::ChatOverrides merged = engine::merge(previous, given);
   check_settings(config, env, merged);
-  const std::string json = context::overrides_json(merged);
+  const std::string json = engine::overrides_json(merged);
   db->write([&] {
     db->chats().save_overrides(chat, json);
     record(*db, events::kChatSettings, chat,
            {{"action", "set"},
             {"settings", ordered_json::parse(json)},
-            {"previous", ordered_json::parse(context::overrides_json(previous))}});
+            {"previous", ordered_json::parse(engine::overrides_json(previous))}});
   });
   std::cout << describe(config, chat, db->chats().chat_state(chat), merged).dump(2) << "\n";
   return 0;
@@ -205,7 +205,7 @@ int run_chat_reset(const config::Config& config, const ChatOptions& options) {
   const auto db = open_database(config);
   bool had = false;
   db->write([&] {
-    const context::ChatState state = db->chats().chat_state(chat);
+    const engine::ChatState state = db->chats().chat_state(chat);
     had = db->chats().reset_overrides(chat);
     if (had) {
       ordered_json previous = ordered_json::parse(state.settings_json, nullptr, false);
@@ -235,17 +235,17 @@ int run_chat_clear(const config::Config& config, const ChatOptions& options) {
 
 // `chat set`'s flags, one per policy field.
 void add_setting_flags(CLI::App& set, ChatOptions& options) {
-  for (const auto& f : context::policy_fields()) {
+  for (const auto& f : engine::policy_fields()) {
     const std::string flag(f.flag);
     const std::string help(f.help);
     switch (f.kind) {
-      case context::PolicyField::Kind::kStrategy:
+      case engine::PolicyField::Kind::kStrategy:
         set.add_option(flag, options.strategy, help);
         break;
-      case context::PolicyField::Kind::kCount:
+      case engine::PolicyField::Kind::kCount:
         set.add_option(flag, options.values.*f.count, help);
         break;
-      case context::PolicyField::Kind::kShare:
+      case engine::PolicyField::Kind::kShare:
         set.add_option(flag, options.values.*f.share, help);
         break;
     }

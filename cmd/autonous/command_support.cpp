@@ -31,8 +31,8 @@ const tokens::TokenCounter& token_counter(const config::Config& config) {
   return *kCounter;
 }
 
-store::EngineSettings engine_settings(const config::Config& config) {
-  return store::engine_settings(config, token_counter(config));
+engine::EngineSettings engine_settings(const config::Config& config) {
+  return engine::engine_settings(config, token_counter(config));
 }
 
 std::string read_all(std::istream& in) {

@@ -8,7 +8,7 @@
 
 #include "internal/backend/session.h"
 #include "internal/config/config.h"
-#include "internal/store/engine.h"
+#include "internal/engine/engine.h"
 
 namespace autonous::tokens {
 class TokenCounter;
@@ -31,7 +31,7 @@ std::unique_ptr<tokens::TokenCounter> make_counter(const config::Config& config,
 const tokens::TokenCounter& token_counter(const config::Config& config);
 
 // The engine's settings from the environment; throws ConfigError naming the variable.
-store::EngineSettings engine_settings(const config::Config& config);
+engine::EngineSettings engine_settings(const config::Config& config);
 
 std::string read_all(std::istream& in);
 

@@ -14,11 +14,11 @@
 #include "internal/backend/session.h"
 #include "internal/common/text.h"
 #include "internal/common/utf8.h"
-#include "internal/context/context_report.h"
+#include "internal/engine/context_report.h"
+#include "internal/engine/engine.h"
+#include "internal/engine/engine_storage.h"
 #include "internal/events/event_log.h"
 #include "internal/events/event_stats.h"
-#include "internal/store/engine.h"
-#include "internal/store/engine_storage.h"
 #include "internal/tokens/scaled_counter.h"
 #include "internal/tokens/token_counter.h"
 
@@ -37,18 +37,18 @@ struct TokensOptions {
 
 int run_context(const config::Config& config, const ContextOptions& options) {
   if (common::trim(options.chat_id).empty()) throw UsageError("--chat: must not be empty");
-  const store::EngineSettings settings = engine_settings(config);
+  const engine::EngineSettings settings = engine_settings(config);
   const auto db = open_database(config);
-  std::unique_ptr<store::EngineStorage> storage = db->engine_storage();
+  std::unique_ptr<engine::EngineStorage> storage = db->engine_storage();
   // Counted as the worker counts: with the estimator's stored calibration when it calibrates.
   tokens::ScaledCounter counter(token_counter(config));
   if (config.token_calibration && counter.name() == "estimate")
     counter.set_scale(storage->calibration_scale(config.openai_model));
   // The worker's own wiring, without a summarizer: shows the summary in use, calls nothing.
-  const store::Engine engine(std::move(storage), settings, counter);
-  context::BuildOptions build;
+  const engine::Engine engine(std::move(storage), settings, counter);
+  engine::BuildOptions build;
   build.budget_cap = engine.learned_budget(config.openai_base_url, config.openai_model);
-  std::cout << context::dry_run_json(engine.build(options.chat_id, options.text, build)) << "\n";
+  std::cout << engine::dry_run_json(engine.build(options.chat_id, options.text, build)) << "\n";
   return 0;
 }
 

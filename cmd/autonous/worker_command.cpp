@@ -15,8 +15,8 @@
 #include "cmd/autonous/commands.h"
 #include "internal/backend/session.h"
 #include "internal/common/clock.h"
+#include "internal/engine/engine.h"
 #include "internal/openai/curl_transport.h"
-#include "internal/store/engine.h"
 #include "internal/worker/worker.h"
 
 namespace autonous::cmd {
@@ -64,9 +64,9 @@ void catch_up_search(std::unique_ptr<backend::Session> db) {
 
 int run_worker(const config::Config& config, bool drain) {
   config::require_llm_endpoint(config);
-  const store::EngineSettings settings = engine_settings(config);
+  const engine::EngineSettings settings = engine_settings(config);
   spdlog::info("context budget tokens={} source=\"{}\" strategy={}", settings.budget.tokens,
-               settings.budget.source, context::to_string(settings.context.policy.strategy));
+               settings.budget.source, engine::to_string(settings.context.policy.strategy));
   // Migrate once, before anything else opens a connection. (A migration runs before the
   // operator surface is up; a signal still stops it at once: it is not blocked yet.)
   std::unique_ptr<backend::Session> migrated = open_database(config);

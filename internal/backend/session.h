@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "internal/context/provider.h"
+#include "internal/engine/chat_settings_store.h"
+#include "internal/engine/context_state_store.h"
+#include "internal/engine/provider.h"
 #include "internal/events/event_log.h"
 #include "internal/events/event_stats.h"
-#include "internal/store/chat_settings_store.h"
-#include "internal/store/context_state_store.h"
 
 namespace autonous::config {
 struct Config;
@@ -28,7 +28,7 @@ struct Config;
 namespace autonous::queue {
 class TaskQueue;
 }
-namespace autonous::store {
+namespace autonous::engine {
 class EngineStorage;
 }
 namespace autonous::ops {
@@ -73,9 +73,9 @@ class ChatAdmin {
  public:
   virtual ~ChatAdmin() = default;
   // The chat's stored state (its own settings, clear point); defaults when it has none.
-  virtual context::ChatState chat_state(const std::string& chat) = 0;
+  virtual engine::ChatState chat_state(const std::string& chat) = 0;
   // The chat's pins, oldest first.
-  virtual std::vector<store::Pin> pins(const std::string& chat) = 0;
+  virtual std::vector<engine::Pin> pins(const std::string& chat) = 0;
   // Replaces the chat's overrides with `settings_json` (a JSON object), keeping its clear point.
   virtual void save_overrides(const std::string& chat, const std::string& settings_json) = 0;
   // Back to the environment's defaults; false when the chat had no overrides.
@@ -87,7 +87,7 @@ class ChatAdmin {
   // Removes pin `pin_id` of the chat; false when the chat has no such pin.
   virtual bool remove_pin(const std::string& chat, int64_t pin_id) = 0;
   // Every learned limit, and forgetting them all (returns how many).
-  virtual std::vector<store::LearnedLimitRow> learned_limits() = 0;
+  virtual std::vector<engine::LearnedLimitRow> learned_limits() = 0;
   virtual int64_t forget_limits() = 0;
 };
 
@@ -99,7 +99,7 @@ class Session {
   virtual queue::TaskQueue& queue() = 0;
 
   // A new engine storage on this session's connection. The session must outlive it.
-  virtual std::unique_ptr<store::EngineStorage> engine_storage() = 0;
+  virtual std::unique_ptr<engine::EngineStorage> engine_storage() = 0;
 
   // True when the connection is gone (a server restart, a failover, a terminated session) and
   // reconnect() may bring it back. A SQLite file is never lost: false.

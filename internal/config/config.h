@@ -66,7 +66,7 @@ struct Config {
   std::string token_counter = "auto";
   std::string tokenizer_data_dir = "/usr/local/share/autonous/tokenizer";
   bool token_calibration = false;  // TOKEN_CALIBRATION=on: per-model estimator scale
-  // The context engine (its validation of the whole policy is context::validate, at start).
+  // The context engine (its validation of the whole policy is engine::validate, at start).
   std::string context_strategy = "token_budget";  // sliding_window | token_budget | summarize
   std::string context_compressor = "levels";      // levels | simple (no levels, only the fit)
   int64_t recent_message_count = 20;

@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "internal/context/context_settings.h"
+#include "internal/engine/context_settings.h"
 #include "internal/ops/page_db.h"
 #include "internal/ops/task_counts.h"
 
@@ -25,7 +25,7 @@ std::string chats_page(PageDb& db, const std::string& search);
 // `settings`: the engine's settings from the environment (the thresholds drawn on the plot are
 // the chat's effective ones).
 std::optional<std::string> chat_page(PageDb& db, const std::string& chat_id,
-                                     const context::ContextSettings& settings);
+                                     const engine::ContextSettings& settings);
 std::optional<std::string> task_page(PageDb& db, int64_t task_id);
 
 }  // namespace autonous::ops

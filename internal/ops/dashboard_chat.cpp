@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "internal/context/policy.h"
+#include "internal/engine/policy.h"
 #include "internal/ops/dashboard.h"
 #include "internal/ops/dashboard_support.h"
 #include "internal/ops/html.h"
@@ -51,12 +51,12 @@ std::vector<Turn> turns_of(PageDb& db, const std::string& chat) {
   return out;
 }
 
-context::Thresholds thresholds_of(PageDb& db, const std::string& chat,
-                                  const context::ContextSettings& settings) {
+engine::Thresholds thresholds_of(PageDb& db, const std::string& chat,
+                                 const engine::ContextSettings& settings) {
   const Rows r = db.query("SELECT settings FROM chat_settings WHERE chat_id = $1", {chat});
   try {
     if (!r.empty())
-      return context::effective_policy(settings, context::parse_overrides(r.text(0, 0))).thresholds;
+      return engine::effective_policy(settings, engine::parse_overrides(r.text(0, 0))).thresholds;
   } catch (const std::exception&) {  // stored settings the worker ignores too
   }
   return settings.policy.thresholds;
@@ -75,7 +75,7 @@ size_t recalled(const json& compressed) {
   return (*r)["items"].is_array() ? (*r)["items"].size() : 0;
 }
 
-std::string plot(const std::vector<Turn>& turns, const context::Thresholds& t) {
+std::string plot(const std::vector<Turn>& turns, const engine::Thresholds& t) {
   html::Chart c{"chat-tokens",
                 "Prompt tokens per turn: before and after compression",
                 "turn",
@@ -183,7 +183,7 @@ std::string open_tasks(PageDb& db, const std::string& chat) {
 }  // namespace
 
 std::optional<std::string> chat_page(PageDb& db, const std::string& chat,
-                                     const context::ContextSettings& settings) {
+                                     const engine::ContextSettings& settings) {
   const Rows known = db.query(
       "SELECT (SELECT count(*) FROM history WHERE chat_id = $1), (SELECT count(*) FROM tasks "
       "WHERE chat_id = $1), (SELECT count(*) FROM chat_settings WHERE chat_id = $1)",
@@ -192,7 +192,7 @@ std::optional<std::string> chat_page(PageDb& db, const std::string& chat,
   const int64_t tasks = known.int64(0, 1);
   if (messages == 0 && tasks == 0 && known.int64(0, 2) == 0) return std::nullopt;
   const std::vector<Turn> turns = turns_of(db, chat);
-  const context::Thresholds t = thresholds_of(db, chat, settings);
+  const engine::Thresholds t = thresholds_of(db, chat, settings);
   std::string body = fmt::format(
       "<p><span id='messages'>{}</span> stored messages, <span id='tasks'>{}</span> tasks. "
       "Thresholds: soft {}, warn {}, hard {}, target {}.</p>",

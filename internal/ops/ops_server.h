@@ -12,7 +12,7 @@
 #include <string>
 
 #include "internal/config/listen_address.h"
-#include "internal/context/context_settings.h"
+#include "internal/engine/context_settings.h"
 #include "internal/ops/http_server.h"
 #include "internal/ops/metrics.h"
 #include "internal/ops/page_db.h"
@@ -26,10 +26,10 @@ struct OpsOptions {
   // Opens a connection for one server thread (SQLite: with a short busy timeout, /healthz
   // waits on it).
   std::function<std::unique_ptr<PageDb>()> open_db;
-  context::ContextSettings settings;  // the environment's, for the chat page's thresholds
-  Metrics* metrics = nullptr;         // required; must outlive the server
-  LoopProbe loop;                     // empty without a worker
-  bool need_write = true;             // /healthz: the database must take a write lock
+  engine::ContextSettings settings;  // the environment's, for the chat page's thresholds
+  Metrics* metrics = nullptr;        // required; must outlive the server
+  LoopProbe loop;                    // empty without a worker
+  bool need_write = true;            // /healthz: the database must take a write lock
   std::chrono::milliseconds stall_limit{60000};
   // A page's queries are interrupted past this (503, saying so): no request holds a thread long.
   std::chrono::milliseconds request_deadline{10000};

@@ -15,7 +15,7 @@ std::vector<std::vector<float>> LlmEmbedder::embed(const std::vector<std::string
   } catch (const openai::ApiError& e) {
     // 400 / 413 / 422: this input is refused (too long for the model, …), not the moment.
     if (e.status() == 400 || e.status() == 413 || e.status() == 422)
-      throw context::EmbeddingRefused(e.what());
+      throw recall::EmbeddingRefused(e.what());
     throw;
   }
 }

@@ -3,14 +3,14 @@
 // openai::Client (same endpoint, key, transport and error classification) to POST /embeddings
 // with its own time limit (EMBEDDING_TIMEOUT_MS), once, without retries: a failed call costs
 // the turn only its vector search. A 400, 413 or 422 answer is a refusal of the input
-// (context::EmbeddingRefused). Not thread-safe: one per slot.
+// (recall::EmbeddingRefused). Not thread-safe: one per slot.
 
 #include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "internal/context/recall.h"
+#include "internal/recall/recall.h"
 
 namespace autonous::openai {
 class Client;
@@ -18,7 +18,7 @@ class Client;
 
 namespace autonous::worker {
 
-class LlmEmbedder final : public context::Embedder {
+class LlmEmbedder final : public recall::Embedder {
  public:
   // `client` must outlive the embedder.
   LlmEmbedder(openai::Client& client, std::string model, std::chrono::milliseconds timeout);

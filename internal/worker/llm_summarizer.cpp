@@ -71,19 +71,19 @@ openai::CallOptions LlmSummarizer::call_options() const {
   openai::CallOptions call;
   call.model = options_.model;
   switch (options_.shape) {
-    case context::RequestShape::kClassic:
+    case engine::RequestShape::kClassic:
       call.temperature = 0.2;
       call.max_tokens = options_.max_tokens;
       break;
-    case context::RequestShape::kOpenAI:
+    case engine::RequestShape::kOpenAI:
       call.temperature = 0.2;
       call.max_completion_tokens = options_.max_tokens;
       break;
-    case context::RequestShape::kReasoning:
+    case engine::RequestShape::kReasoning:
       // Hidden reasoning counts against the cap: room for it, or the answer comes back empty.
-      call.max_completion_tokens = context::reply_cap(options_.shape, options_.max_tokens);
+      call.max_completion_tokens = engine::reply_cap(options_.shape, options_.max_tokens);
       break;
-    case context::RequestShape::kBare:
+    case engine::RequestShape::kBare:
       break;
   }
   return call;
@@ -95,7 +95,7 @@ void LlmSummarizer::pause(std::optional<std::chrono::milliseconds> retry_after) 
   const auto until = std::chrono::steady_clock::now() +
                      std::min(retry_after.value_or(options_.retry_pause), kMaxRetryPause);
   while (std::chrono::steady_clock::now() < until) {
-    if (keep_going_ && !keep_going_()) throw context::SummaryAborted("aborted while waiting");
+    if (keep_going_ && !keep_going_()) throw engine::SummaryAborted("aborted while waiting");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
@@ -104,23 +104,23 @@ void LlmSummarizer::pause(std::optional<std::chrono::milliseconds> retry_after) 
 // usable summary: it would be dropped from every prompt and fed into every later fold.
 void LlmSummarizer::check(const openai::ChatResult& result, const openai::CallOptions& call) const {
   const int64_t cap = call.max_tokens.value_or(call.max_completion_tokens.value_or(0));
-  const std::string shape(context::to_string(options_.shape));
+  const std::string shape(engine::to_string(options_.shape));
   if (result.finish_reason == "length")
-    throw context::SummaryFailure("the summary was cut off at its cap of " + std::to_string(cap) +
-                                  " tokens (SUMMARY_MAX_TOKENS " +
-                                  std::to_string(options_.max_tokens) + ", request shape " + shape +
-                                  ")");
+    throw engine::SummaryFailure("the summary was cut off at its cap of " + std::to_string(cap) +
+                                 " tokens (SUMMARY_MAX_TOKENS " +
+                                 std::to_string(options_.max_tokens) + ", request shape " + shape +
+                                 ")");
   // Judged by the API's own count only: ours may count a script several times too high.
   if (!result.usage || cap <= 0) return;
   const int64_t size = result.usage->completion_tokens;
   if (size > cap * 11 / 10)
-    throw context::SummaryFailure("the summary is " + std::to_string(size) +
-                                  " tokens, over its cap of " + std::to_string(cap) +
-                                  ": the server ignored it");
+    throw engine::SummaryFailure("the summary is " + std::to_string(size) +
+                                 " tokens, over its cap of " + std::to_string(cap) +
+                                 ": the server ignored it");
 }
 
-context::SummaryCall LlmSummarizer::summarize(const std::string& previous,
-                                              const std::vector<common::Message>& evicted) {
+engine::SummaryCall LlmSummarizer::summarize(const std::string& previous,
+                                             const std::vector<common::Message>& evicted) {
   const std::vector<common::Message> messages = {
       {common::Role::kSystem,
        std::string(kSummaryInstructions) + size_sentence(options_.max_tokens), 0},
@@ -132,16 +132,16 @@ context::SummaryCall LlmSummarizer::summarize(const std::string& previous,
       result = client_.chat(messages, keep_going_, call);
       break;
     } catch (const openai::TransportError& e) {
-      if (e.aborted()) throw context::SummaryAborted(e.what());
-      if (attempt >= 2 || !e.retryable()) throw context::SummaryFailure(e.what());
+      if (e.aborted()) throw engine::SummaryAborted(e.what());
+      if (attempt >= 2 || !e.retryable()) throw engine::SummaryFailure(e.what());
       pause(e.retry_after());
     } catch (const openai::Error& e) {
-      if (attempt >= 2 || !e.retryable()) throw context::SummaryFailure(e.what());
+      if (attempt >= 2 || !e.retryable()) throw engine::SummaryFailure(e.what());
       pause(e.retry_after());
     }
   }
   check(result, call);
-  context::SummaryCall out;
+  engine::SummaryCall out;
   out.text = result.content;
   out.model = result.model.empty() ? options_.model : result.model;
   out.latency = result.latency;

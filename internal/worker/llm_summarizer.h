@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "internal/context/model_presets.h"
-#include "internal/context/summary.h"
+#include "internal/engine/model_presets.h"
+#include "internal/engine/summary.h"
 
 namespace autonous::openai {
 class Client;
@@ -57,12 +57,12 @@ struct SummarizerOptions {
   std::string model;          // SUMMARY_MODEL (the chat model when unset)
   int64_t max_tokens = 1024;  // SUMMARY_MAX_TOKENS: the reply cap
   // How the cap and temperature are sent (SUMMARY_REQUEST_SHAPE; auto: the model's preset).
-  context::RequestShape shape = context::RequestShape::kClassic;
+  engine::RequestShape shape = engine::RequestShape::kClassic;
   int64_t window_budget = 8000;  // the summary model's window − max_tokens
   std::chrono::milliseconds retry_pause{500};
 };
 
-class LlmSummarizer final : public context::Summarizer {
+class LlmSummarizer final : public engine::Summarizer {
  public:
   // All references must outlive the summarizer.
   LlmSummarizer(openai::Client& client, const tokens::TokenCounter& counter,
@@ -71,8 +71,8 @@ class LlmSummarizer final : public context::Summarizer {
   // Polled during the call (lease renewal, shutdown); set per task.
   void set_keep_going(std::function<bool()> keep_going) { keep_going_ = std::move(keep_going); }
 
-  context::SummaryCall summarize(const std::string& previous,
-                                 const std::vector<common::Message>& evicted) override;
+  engine::SummaryCall summarize(const std::string& previous,
+                                const std::vector<common::Message>& evicted) override;
   int64_t input_budget() const override;
   int64_t per_message_overhead() const override;
 

@@ -6,8 +6,8 @@
 
 #include "internal/common/clock.h"
 #include "internal/common/utf8.h"
+#include "internal/engine/engine_storage.h"
 #include "internal/openai/http_transport.h"
-#include "internal/store/engine_storage.h"
 #include "internal/worker/turn_events.h"
 #include "internal/worker/worker.h"
 
@@ -16,7 +16,7 @@ namespace autonous::worker {
 using std::chrono::milliseconds;
 using Kind = TurnOutcome::Kind;
 
-Slot::Slot(const config::Config& config, const store::EngineSettings& engine,
+Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
            const WorkerDeps& deps, WorkerStats& stats, RunState& run, const std::string& worker_id,
            int index)
     : config_(config),

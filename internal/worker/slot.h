@@ -18,9 +18,9 @@
 
 #include "internal/backend/session.h"
 #include "internal/config/config.h"
+#include "internal/engine/engine.h"
 #include "internal/openai/client.h"
 #include "internal/queue/task_queue.h"
-#include "internal/store/engine.h"
 #include "internal/tokens/scaled_counter.h"
 #include "internal/worker/llm_embedder.h"
 #include "internal/worker/llm_summarizer.h"
@@ -63,7 +63,7 @@ class Slot {
  public:
   // Opens the slot's connection. Throws when the database cannot be opened, and
   // config::ConfigError when the engine settings are bad. References must outlive the slot.
-  Slot(const config::Config& config, const store::EngineSettings& engine, const WorkerDeps& deps,
+  Slot(const config::Config& config, const engine::EngineSettings& engine, const WorkerDeps& deps,
        WorkerStats& stats, RunState& run, const std::string& worker_id, int index = 0);
   ~Slot();
 
@@ -116,7 +116,7 @@ class Slot {
   openai::Client client_;
   LlmSummarizer summarizer_;
   std::unique_ptr<LlmEmbedder> embedder_;  // EMBEDDING_MODEL set
-  store::Engine engine_;
+  engine::Engine engine_;
   Turn turn_;
   bool lease_lost_ = false;
   std::chrono::milliseconds backoff_{500};  // before the next reconnect

@@ -4,9 +4,9 @@
 
 #include "internal/common/clock.h"
 #include "internal/common/sha256.h"
+#include "internal/engine/engine.h"
 #include "internal/openai/client.h"
 #include "internal/openai/errors.h"
-#include "internal/store/engine.h"
 #include "internal/tokens/scaled_counter.h"
 #include "internal/worker/backoff.h"
 #include "internal/worker/llm_summarizer.h"
@@ -68,7 +68,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     if (parts_.calibrate)
       parts_.counter.set_scale(parts_.engine.calibration_scale(parts_.client.model()));
     parts_.summarizer.set_keep_going(keep_going);
-    context::BuildOptions options;
+    engine::BuildOptions options;
     options.defer_commit =
         true;  // stored with the reply (Slot::complete): a failed turn moves nothing
     options.budget_cap =
@@ -89,7 +89,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
         if (rebuilds >= kMaxRebuilds) throw;
         o.overflows.push_back(TurnFailure{e.reason(), e.what(), e.status(), since(call_started),
                                           std::nullopt, parts_.clock.now()});
-        options.min_level = context::next_level(o.contexts.back().built.figures.level);
+        options.min_level = engine::next_level(o.contexts.back().built.figures.level);
         o.contexts.push_back(build(task, options));
         o.contexts.back().after_overflow = true;
       }
@@ -97,7 +97,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     answered(o);
   } catch (const openai::Error& e) {
     classify(o, e, since(call_started), lease_lost());
-  } catch (const context::SummaryAborted& e) {
+  } catch (const engine::SummaryAborted& e) {
     classify(o, openai::aborted_error(e.what()), since(call_started), lease_lost());
   } catch (const std::exception& e) {
     // A storage or internal error: the task is not at fault, so it is retried like a
@@ -118,7 +118,7 @@ openai::CallOptions Turn::call_options(const std::string& chat_id) const {
   return call;
 }
 
-ContextStep Turn::build(const queue::Task& task, const context::BuildOptions& options) {
+ContextStep Turn::build(const queue::Task& task, const engine::BuildOptions& options) {
   ContextStep step;
   step.built = parts_.engine.build(task.chat_id, task.text, options);
   step.calibration_scale = parts_.counter.scale();
@@ -133,7 +133,7 @@ ContextStep Turn::build(const queue::Task& task, const context::BuildOptions& op
 }
 
 int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e) {
-  const context::BuiltContext& sent = o.contexts.back().built;
+  const engine::BuiltContext& sent = o.contexts.back().built;
   const openai::Overflow& said = *e.overflow();
   LearnedBudget l{parts_.config.openai_base_url,
                   parts_.client.model(),

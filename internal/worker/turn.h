@@ -23,7 +23,7 @@ class ApiError;
 struct Overflow;
 struct CallOptions;
 }  // namespace autonous::openai
-namespace autonous::store {
+namespace autonous::engine {
 class Engine;
 }
 namespace autonous::tokens {
@@ -37,7 +37,7 @@ class LlmSummarizer;
 // What a turn uses; every reference must outlive the Turn.
 struct TurnParts {
   const config::Config& config;
-  store::Engine& engine;  // the prompt, and the estimator's calibration
+  engine::Engine& engine;  // the prompt, and the estimator's calibration
   openai::Client& client;
   LlmSummarizer& summarizer;
   tokens::ScaledCounter& counter;  // the engine's counter; scaled when calibrating
@@ -75,7 +75,7 @@ class Turn {
   void commit_failed(TurnOutcome& outcome, const std::exception& error);
 
  private:
-  ContextStep build(const queue::Task& task, const context::BuildOptions& options);
+  ContextStep build(const queue::Task& task, const engine::BuildOptions& options);
   // The chat call's options: PROMPT_CACHE_KEY's per-chat key where it applies.
   openai::CallOptions call_options(const std::string& chat_id) const;
   // The answer arrived: warns of a silent truncation, calibrates, completes.

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "internal/common/utf8.h"
-#include "internal/context/context_report.h"
+#include "internal/engine/context_report.h"
 #include "internal/events/event_types.h"
 
 namespace autonous::worker {
@@ -39,16 +39,14 @@ class Trail {
 json status_of(const TurnFailure& f) { return f.status ? json(*f.status) : json(nullptr); }
 
 void add_context(Trail& trail, const TurnOutcome& o, const ContextStep& step) {
-  const context::BuiltContext& b = step.built;
-  if (b.summarized)
-    trail.add_text(events::kContextSummarized, context::summarized_json(b), step.at);
+  const engine::BuiltContext& b = step.built;
+  if (b.summarized) trail.add_text(events::kContextSummarized, engine::summarized_json(b), step.at);
   for (const auto& w : b.warnings) {
     const bool failed = w.reason == "summary_failed";
     trail.add(failed ? events::kContextSummaryFailed : events::kContextWarning,
               {{"reason", w.reason}, {"message", w.message}}, step.at);
   }
-  trail.add_text(events::kContextCompressed, context::figures_json(b, step.after_overflow),
-                 step.at);
+  trail.add_text(events::kContextCompressed, engine::figures_json(b, step.after_overflow), step.at);
   trail.add(events::kLlmRequest,
             {{"model", o.model},
              {"token_counter", b.figures.counter},
@@ -56,7 +54,7 @@ void add_context(Trail& trail, const TurnOutcome& o, const ContextStep& step) {
              {"message_count", b.messages.size()},
              {"estimated_tokens", b.figures.estimated_tokens},
              {"budget_tokens", b.figures.budget_tokens},
-             {"level", context::to_string(b.figures.level)}},
+             {"level", engine::to_string(b.figures.level)}},
             step.at);
 }
 

@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "internal/common/clock.h"
-#include "internal/context/built_context.h"
+#include "internal/engine/built_context.h"
 #include "internal/openai/types.h"
 
 namespace autonous::worker {
 
 // One context built and sent (context.compressed, llm.request).
 struct ContextStep {
-  context::BuiltContext built;
+  engine::BuiltContext built;
   bool after_overflow = false;   // rebuilt after the provider said the prompt was too long
   double calibration_scale = 1;  // the estimator's scale this build counted with
   common::TimePoint at;

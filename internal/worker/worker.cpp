@@ -50,7 +50,7 @@ int64_t WorkerStats::now_ms() noexcept {
 Worker::Worker(config::Config config, WorkerDeps deps, bool drain)
     : config_(std::move(config)),
       deps_(std::move(deps)),
-      engine_(store::engine_settings(config_, *deps_.counter)),
+      engine_(engine::engine_settings(config_, *deps_.counter)),
       drain_(drain),
       stats_(config_.worker_concurrency) {
   if (config_.worker_id.empty()) config_.worker_id = default_worker_id();

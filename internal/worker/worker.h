@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "internal/config/config.h"
+#include "internal/engine/engine.h"
 #include "internal/events/event_log.h"
-#include "internal/store/engine.h"
 
 namespace autonous::common {
 class Clock;
@@ -80,7 +80,7 @@ class Worker {
  private:
   config::Config config_;
   WorkerDeps deps_;
-  store::EngineSettings engine_;
+  engine::EngineSettings engine_;
   bool drain_;
   WorkerStats stats_;
 };

@@ -1,6 +1,7 @@
 // The queue's contract (queue/task_queue.h) through the seam (backend::open_session), the same
 // assertions on both backends: SQLite, and PostgreSQL on the throwaway server of
-// scripts/with-postgres. Tables are read with plain SQL on a connection of the test's own.
+// scripts/with-postgres (tests/backend/backend_fixture.h). Tables are read with plain SQL on a
+// connection of the test's own.
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -14,8 +15,7 @@
 #include "internal/config/config.h"
 #include "internal/events/event_types.h"
 #include "internal/queue/task_queue.h"
-#include "tests/support/pg_test_db.h"
-#include "tests/support/test_db.h"
+#include "tests/backend/backend_fixture.h"
 
 namespace autonous::queue {
 namespace {
@@ -23,55 +23,6 @@ namespace {
 using std::chrono::seconds;
 
 const common::TimePoint kT0 = common::from_unix_ms(1'800'000'000'000);
-
-// A queue on its own session (another thread's or process's).
-struct OwnedQueue {
-  std::unique_ptr<backend::Session> session;
-  TaskQueue* q = nullptr;
-};
-
-// A database of the test's own (migrated) with plain SQL on its connection.
-struct SqliteDb {
-  static constexpr bool kPostgres = false;
-  testing::TestDb t;
-  config::Config config() const {
-    config::Config c;
-    c.db_path = t.path();
-    return c;
-  }
-  int64_t scalar(const std::string& sql) { return t.db().execAndGet(sql).getInt64(); }
-  std::string text(const std::string& sql) { return t.db().execAndGet(sql).getString(); }
-  void exec(const std::string& sql) { t.db().exec(sql); }
-};
-
-struct PgDb {
-  static constexpr bool kPostgres = true;
-  testing::PgTestDb t;
-  config::Config config() const {
-    config::Config c;
-    c.database_url = t.url();
-    return c;
-  }
-  int64_t scalar(const std::string& sql) { return t.scalar(sql); }
-  std::string text(const std::string& sql) { return t.db().query(sql).text(0, 0); }
-  void exec(const std::string& sql) { t.db().exec(sql); }
-};
-
-// The queue under test, through the seam, on that database.
-template <typename Db>
-struct Backend : Db {
-  std::unique_ptr<backend::Session> s = backend::open_session(this->config());
-  TaskQueue& q() { return s->queue(); }
-  std::vector<events::StoredEvent> all_events() { return s->events().query({}); }
-  OwnedQueue open_queue() {
-    OwnedQueue o;
-    o.session = backend::open_session(this->config());
-    o.q = &o.session->queue();
-    return o;
-  }
-};
-using SqliteBackend = Backend<SqliteDb>;
-using PgBackend = Backend<PgDb>;
 
 template <typename B>
 class QueueTest : public ::testing::Test {
@@ -89,8 +40,7 @@ class QueueTest : public ::testing::Test {
   std::unique_ptr<B> b_;
 };
 
-using Backends = ::testing::Types<SqliteBackend, PgBackend>;
-TYPED_TEST_SUITE(QueueTest, Backends, testing::BackendNames);
+TYPED_TEST_SUITE(QueueTest, testing::Backends, testing::BackendNames);
 
 TYPED_TEST(QueueTest, ClaimsHighestPriorityThenOldest) {
   const int64_t a = this->q().enqueue("a", "1");
@@ -298,7 +248,7 @@ TYPED_TEST(QueueTest, ConcurrentClaimersNeverShareATask) {
   std::vector<std::thread> threads;
   for (int w = 0; w < 4; ++w) {
     threads.emplace_back([&, w] {
-      OwnedQueue o = this->b_->open_queue();
+      testing::OwnedQueue o = this->b_->open_queue();
       TaskQueue& q = *o.q;
       while (auto task = q.claim("w" + std::to_string(w), kT0, seconds(30))) {
         seen[static_cast<size_t>(w)].insert(task->id);
@@ -330,13 +280,13 @@ TYPED_TEST(QueueTest, EnqueuersAndClaimersOnOneChatKeepOrderAndNeverRunTwoAtOnce
   std::vector<std::thread> enqueuers;
   for (int e = 0; e < 2; ++e)
     enqueuers.emplace_back([&] {
-      OwnedQueue o = this->b_->open_queue();
+      testing::OwnedQueue o = this->b_->open_queue();
       for (int i = 0; i < kPerEnqueuer; ++i) o.q->enqueue("one", "m" + std::to_string(i));
     });
   std::vector<std::thread> workers;
   for (int w = 0; w < 4; ++w)
     workers.emplace_back([&, w] {
-      OwnedQueue o = this->b_->open_queue();
+      testing::OwnedQueue o = this->b_->open_queue();
       int idle = 0;
       while (idle < 100) {
         const auto t = o.q->claim("w" + std::to_string(w), kT0, seconds(30));

@@ -17,41 +17,19 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "internal/backend/postgres/stores.h"
 #include "internal/common/clock.h"
 #include "internal/config/config.h"
+#include "internal/engine/context_state_store.h"
+#include "internal/engine/engine_storage.h"
 #include "internal/events/event_log.h"
 #include "internal/queue/task_queue.h"
-#include "internal/store/context_state_store.h"
-#include "internal/store/engine_storage.h"
-#include "tests/support/pg_test_db.h"
+#include "tests/backend/backend_fixture.h"
 #include "tests/support/temp_dir.h"
-#include "tests/support/test_db.h"
 
 namespace autonous::backend {
 namespace {
 
 using std::chrono::seconds;
-
-struct SqliteBackend {
-  static constexpr bool kPostgres = false;
-  testing::TestDb db;  // migrated
-  config::Config config() const {
-    config::Config c;
-    c.db_path = db.path();
-    return c;
-  }
-};
-
-struct PgBackend {
-  static constexpr bool kPostgres = true;
-  testing::PgTestDb db;  // migrated
-  config::Config config() const {
-    config::Config c;
-    c.database_url = db.url();
-    return c;
-  }
-};
 
 template <typename B>
 class SessionTest : public ::testing::Test {
@@ -63,8 +41,8 @@ class SessionTest : public ::testing::Test {
   std::unique_ptr<B> b_;
 };
 
-using Backends = ::testing::Types<SqliteBackend, PgBackend>;
-TYPED_TEST_SUITE(SessionTest, Backends, testing::BackendNames);
+// Each test opens its own sessions on the database.
+TYPED_TEST_SUITE(SessionTest, testing::Dbs, testing::BackendNames);
 
 TYPED_TEST(SessionTest, TheQueueAndTheEngineStorageShareTheSessionsDatabase) {
   const auto session = open_session(this->b_->config());
@@ -196,7 +174,7 @@ TYPED_TEST(SessionTest, ChatAdministrationStoresSettingsPinsAndTheClearPoint) {
 TYPED_TEST(SessionTest, LearnedLimitsAreListedAndForgotten) {
   const auto session = open_session(this->b_->config());
   EXPECT_TRUE(session->chats().learned_limits().empty());
-  store::LearnedLimit limit;
+  engine::LearnedLimit limit;
   limit.budget_tokens = 3000;
   limit.stated_limit = 4096;
   limit.message = "context length exceeded";

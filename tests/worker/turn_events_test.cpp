@@ -20,7 +20,7 @@ queue::Task task() {
   return t;
 }
 
-ContextStep step(context::Level level = context::Level::kNone) {
+ContextStep step(engine::Level level = engine::Level::kNone) {
   ContextStep s;
   s.built.messages = {{common::Role::kUser, "hi", 0}};
   s.built.figures.level = level;
@@ -86,7 +86,7 @@ TEST(TurnEventsTest, AnOverflowRebuildShowsBothContextsAndTheRecompressRetry) {
   o.overflows.push_back(TurnFailure{"http_400", "context_length_exceeded", 400,
                                     std::chrono::milliseconds(9), std::nullopt,
                                     common::from_unix_ms(5500)});
-  o.contexts.push_back(step(context::Level::kAggressive));
+  o.contexts.push_back(step(engine::Level::kAggressive));
   o.contexts.back().after_overflow = true;
   o.result = openai::ChatResult{};
   const auto list = turn_events(task(), o);
@@ -145,7 +145,7 @@ TEST(TurnEventsTest, SummariesAndWarningsComeBeforeTheirContext) {
   TurnOutcome o = outcome(Kind::kRetryLater);
   o.failure = TurnFailure{"timeout",    "timed out",  std::nullopt, std::chrono::milliseconds(1),
                           std::nullopt, o.finished_at};
-  context::SummaryOutcome s;
+  engine::SummaryOutcome s;
   s.summary_id = 3;
   s.messages_covered = 12;
   s.usage = {common::Usage{1, 2, 3, std::nullopt}, std::nullopt};

@@ -2,11 +2,11 @@
 // overrides, clear point and pins (`autonous chat`), the learned limits (`autonous context
 // limits`). The same rows and rules as the SQLite versions beside them.
 
-#include "internal/store/chat_settings_store.h"
+#include "internal/engine/chat_settings_store.h"
 
 #include "internal/backend/postgres/connection.h"
 #include "internal/backend/postgres/stores.h"
-#include "internal/store/context_state_store.h"
+#include "internal/engine/context_state_store.h"
 
 namespace autonous::store {
 
@@ -44,11 +44,11 @@ int64_t clear_context(db::pg::Connection& c, const std::string& chat_id) {
   return through;
 }
 
-std::vector<Pin> load_pins(db::pg::Connection& c, const std::string& chat_id) {
+std::vector<engine::Pin> load_pins(db::pg::Connection& c, const std::string& chat_id) {
   const db::pg::Result r =
       c.query("SELECT id, text, created_at FROM chat_pins WHERE chat_id = $1 ORDER BY id",
               {param(chat_id)});
-  std::vector<Pin> out;
+  std::vector<engine::Pin> out;
   for (int i = 0; i < r.rows(); ++i) out.push_back({r.int64(i, 0), r.text(i, 1), r.text(i, 2)});
   return out;
 }
@@ -66,13 +66,13 @@ bool remove_pin(db::pg::Connection& c, const std::string& chat_id, int64_t pin_i
              .affected() > 0;
 }
 
-std::vector<LearnedLimitRow> learned_limits(db::pg::Connection& c) {
+std::vector<engine::LearnedLimitRow> learned_limits(db::pg::Connection& c) {
   const db::pg::Result r = c.query(
       "SELECT endpoint, model, budget_tokens, stated_limit, coalesce(message, ''), learned_at "
       "FROM learned_limits ORDER BY endpoint COLLATE \"C\", model COLLATE \"C\"");
-  std::vector<LearnedLimitRow> out;
+  std::vector<engine::LearnedLimitRow> out;
   for (int i = 0; i < r.rows(); ++i) {
-    LearnedLimitRow row;
+    engine::LearnedLimitRow row;
     row.endpoint = r.text(i, 0);
     row.model = r.text(i, 1);
     row.limit.budget_tokens = r.int64(i, 2);

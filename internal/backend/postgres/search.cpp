@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "internal/backend/postgres/connection.h"
-#include "internal/store/search_plan.h"
-#include "internal/tokens/search_terms.h"
+#include "internal/recall/search_plan.h"
+#include "internal/recall/search_terms.h"
 
 namespace autonous::store {
 namespace {
@@ -91,30 +91,29 @@ PgSearchIndex::Planned PgSearchIndex::planned(const std::string& source, const s
   };
   Planned p;
   p.total = static_cast<double>(rows("", ""));
-  p.plan = plan_query(terms, p.total, chat, rows);
+  p.plan = recall::plan_query(terms, p.total, chat, rows);
   for (const std::string& t : p.plan.terms) p.doc_rows.push_back(rows("", t));
   return p;
 }
 
-void PgSearchIndex::rank(std::vector<context::Candidate>& candidates,
+void PgSearchIndex::rank(std::vector<recall::Candidate>& candidates,
                          const std::vector<std::string>& row_terms, const Planned& p, int limit) {
   double length = 0;
   for (const std::string& t : row_terms) length += term_count(t);
   const double avg = row_terms.empty() ? 1.0 : length / static_cast<double>(row_terms.size());
   for (size_t i = 0; i < candidates.size(); ++i)
-    candidates[i].bm25 = bm25(row_terms[i], p.plan.terms, p.doc_rows, p.total, avg);
+    candidates[i].bm25 = recall::bm25(row_terms[i], p.plan.terms, p.doc_rows, p.total, avg);
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const auto& a, const auto& b) { return a.bm25 > b.bm25; });
   if (static_cast<int>(candidates.size()) > limit) candidates.resize(static_cast<size_t>(limit));
 }
 
-context::SearchResult PgSearchIndex::search_history(const std::string& chat_id,
-                                                    const std::vector<std::string>& terms,
-                                                    int64_t after_id, int64_t before_id,
-                                                    int limit) {
+recall::SearchResult PgSearchIndex::search_history(const std::string& chat_id,
+                                                   const std::vector<std::string>& terms,
+                                                   int64_t after_id, int64_t before_id, int limit) {
   check_deadline();
-  context::SearchResult out;
-  const std::string token = chat_token(chat_id);
+  recall::SearchResult out;
+  const std::string token = recall::chat_token(chat_id);
   const Planned p = planned("history", token, terms);
   out.terms = p.plan.terms;
   out.query_idf = p.plan.idf;
@@ -126,10 +125,10 @@ context::SearchResult PgSearchIndex::search_history(const std::string& chat_id,
           " @@ $1::tsquery AND t.chat = $2 AND t.rowid > $3 AND t.rowid < $4 "
           "AND h.chat_id = $5 ORDER BY t.rowid DESC LIMIT $6",
       {ts_query(p.plan.terms, p.plan.all), param(token), param(after_id), param(before_id),
-       param(chat_id), param(kMaxPostings + kMaxForeignRows)});
+       param(chat_id), param(recall::kMaxPostings + recall::kMaxForeignRows)});
   std::vector<std::string> row_terms;
   for (int i = 0; i < matched.rows(); ++i) {
-    context::Candidate c;
+    recall::Candidate c;
     c.message.history_id = matched.int64(i, 0);
     c.terms = matched.text(i, 1);
     c.message.role = common::parse_role(matched.text(i, 2)).value_or(common::Role::kUser);
@@ -142,11 +141,11 @@ context::SearchResult PgSearchIndex::search_history(const std::string& chat_id,
   return out;
 }
 
-context::SearchResult PgSearchIndex::search_documents(const std::string& chat_id,
-                                                      const std::vector<std::string>& terms,
-                                                      int limit) {
+recall::SearchResult PgSearchIndex::search_documents(const std::string& chat_id,
+                                                     const std::vector<std::string>& terms,
+                                                     int limit) {
   check_deadline();
-  context::SearchResult out;
+  recall::SearchResult out;
   const Planned p = planned("document", "", terms);
   out.terms = p.plan.terms;
   out.query_idf = p.plan.idf;
@@ -156,10 +155,10 @@ context::SearchResult PgSearchIndex::search_documents(const std::string& chat_id
                   "FROM document_terms t JOIN documents d ON d.id = t.rowid WHERE ") +
           kTermsVector +
           " @@ $1::tsquery AND (d.chat_id IS NULL OR d.chat_id = $2) ORDER BY d.id DESC LIMIT $3",
-      {ts_query(p.plan.terms, p.plan.all), param(chat_id), param(kMaxPostings)});
+      {ts_query(p.plan.terms, p.plan.all), param(chat_id), param(recall::kMaxPostings)});
   std::vector<std::string> row_terms;
   for (int i = 0; i < matched.rows(); ++i) {
-    context::Candidate c;
+    recall::Candidate c;
     c.document = true;
     c.message.history_id = matched.int64(i, 0);
     c.title = matched.text(i, 1);
@@ -244,19 +243,18 @@ void PgSearchIndex::store_vectors(
   tx.commit();
 }
 
-context::SearchResult PgSearchIndex::search_vectors(const std::string& chat_id,
-                                                    const std::string& model,
-                                                    const std::vector<float>& query,
-                                                    int64_t after_id, int64_t before_id,
-                                                    int limit) {
-  context::SearchResult out;
+recall::SearchResult PgSearchIndex::search_vectors(const std::string& chat_id,
+                                                   const std::string& model,
+                                                   const std::vector<float>& query,
+                                                   int64_t after_id, int64_t before_id, int limit) {
+  recall::SearchResult out;
   if (query.empty() || limit <= 0) return out;
   check_deadline();
   const db::pg::Result scan = c_.query(
       "SELECT id, vector FROM history_vectors WHERE chat_id = $1 AND model = $2 AND stale = 0 AND "
       "id > $3 AND id < $4 ORDER BY id DESC LIMIT $5",
       {param(chat_id), param(model), param(after_id), param(before_id),
-       param(int64_t{kMaxVectorRows})});
+       param(int64_t{recall::kMaxVectorRows})});
   using Hit = std::pair<double, int64_t>;
   std::priority_queue<Hit, std::vector<Hit>, std::greater<>> best;  // worst on top
   for (int i = 0; i < scan.rows(); ++i) {
@@ -277,7 +275,7 @@ context::SearchResult PgSearchIndex::search_vectors(const std::string& chat_id,
         "JOIN history_terms t ON t.rowid = h.id WHERE h.id = $1 AND h.chat_id = $2",
         {param(id), param(chat_id)});
     if (r.rows() == 0) continue;  // deleted since
-    context::Candidate c;
+    recall::Candidate c;
     c.message = pg_messages(r).front();
     c.terms = r.text(0, 4);
     c.cosine = score;

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "internal/common/message.h"
-#include "internal/context/recall.h"
-#include "internal/store/search_plan.h"
+#include "internal/recall/recall.h"
+#include "internal/recall/search_plan.h"
 
 namespace autonous::db::pg {
 class Connection;
@@ -28,7 +28,7 @@ class Result;
 
 namespace autonous::store {
 
-class PgSearchIndex final : public context::Searcher {
+class PgSearchIndex final : public recall::Searcher {
  public:
   // `c` must outlive the index.
   explicit PgSearchIndex(db::pg::Connection& c) : c_(c) {}
@@ -38,11 +38,11 @@ class PgSearchIndex final : public context::Searcher {
   int64_t index_all();
   void index_in_transaction(const std::string& chat_id);
 
-  context::SearchResult search_history(const std::string& chat_id,
-                                       const std::vector<std::string>& terms, int64_t after_id,
-                                       int64_t before_id, int limit) override;
-  context::SearchResult search_documents(const std::string& chat_id,
-                                         const std::vector<std::string>& terms, int limit) override;
+  recall::SearchResult search_history(const std::string& chat_id,
+                                      const std::vector<std::string>& terms, int64_t after_id,
+                                      int64_t before_id, int limit) override;
+  recall::SearchResult search_documents(const std::string& chat_id,
+                                        const std::vector<std::string>& terms, int limit) override;
   std::vector<common::Message> neighbours(const std::string& chat_id, int64_t id, int count,
                                           int64_t after_id, int64_t before_id) override;
   void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) override;
@@ -51,9 +51,9 @@ class PgSearchIndex final : public context::Searcher {
                                           int limit) override;
   void store_vectors(const std::string& chat_id, const std::string& model,
                      const std::vector<std::pair<int64_t, std::vector<float>>>& vectors) override;
-  context::SearchResult search_vectors(const std::string& chat_id, const std::string& model,
-                                       const std::vector<float>& query, int64_t after_id,
-                                       int64_t before_id, int limit) override;
+  recall::SearchResult search_vectors(const std::string& chat_id, const std::string& model,
+                                      const std::vector<float>& query, int64_t after_id,
+                                      int64_t before_id, int limit) override;
 
  private:
   int64_t index_queued(const std::string& source, const std::optional<std::string>& chat_id,
@@ -61,12 +61,12 @@ class PgSearchIndex final : public context::Searcher {
                        std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
   int64_t index_within(const std::optional<std::string>& chat_id, std::chrono::milliseconds budget);
   // index_queued as the shared indexing schedule calls it (search_plan.h).
-  IndexQueued batches();
+  recall::IndexQueued batches();
   int64_t rows_with(const std::string& source, const std::string& chat, const std::string& term);
   // A search's plan (search_plan.h) over `source` in `chat` ("" : all rows), with the index's
   // row count and each planned term's document frequency.
   struct Planned {
-    QueryPlan plan;
+    recall::QueryPlan plan;
     double total = 0;
     std::vector<int64_t> doc_rows;
   };
@@ -74,7 +74,7 @@ class PgSearchIndex final : public context::Searcher {
                   const std::vector<std::string>& terms);
   // Scores `candidates` (their stored terms in `row_terms`) by BM25 with the matched rows'
   // average length, best first, at most `limit`.
-  static void rank(std::vector<context::Candidate>& candidates,
+  static void rank(std::vector<recall::Candidate>& candidates,
                    const std::vector<std::string>& row_terms, const Planned& p, int limit);
   void check_deadline() const;
   // Folds up to kFoldBatch buffered overall-count deltas into search_term_rows unless another

@@ -6,8 +6,8 @@
 
 #include "internal/backend/postgres/connection.h"
 #include "internal/backend/postgres/search.h"
-#include "internal/store/search_plan.h"
-#include "internal/tokens/search_terms.h"
+#include "internal/recall/search_plan.h"
+#include "internal/recall/search_terms.h"
 
 namespace autonous::store {
 namespace {
@@ -26,7 +26,8 @@ std::string terms_table(const std::string& source) {
 // Adds a batch's change to the term counts. A chat's counts are written by that chat's turns,
 // which never run at once: updated in place. The overall counts (chat "") go to the write buffer
 // (migrations/postgres/0010).
-void add_counts(db::pg::Connection& c_, const std::string& source, const TermCounts& counts) {
+void add_counts(db::pg::Connection& c_, const std::string& source,
+                const recall::TermCounts& counts) {
   std::string terms_array = "{";
   std::string rows_array = "{";
   for (const auto& [key, n] : counts) {
@@ -93,20 +94,20 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
       select + where + " LIMIT $" + std::to_string(params.size()) + " FOR UPDATE OF q SKIP LOCKED",
       params);
   const std::string table = terms_table(source);
-  TermCounts counts;
+  recall::TermCounts counts;
   int64_t done = 0;
   for (int i = 0; i < rows.rows(); ++i) {
     const int64_t id = rows.int64(i, 0);
     const db::pg::Result old =
         c_.query("DELETE FROM " + table + " WHERE rowid = $1 RETURNING chat, terms", {param(id)});
-    if (old.rows() > 0) count_terms(old.text(0, 0), old.text(0, 1), -1, counts);
+    if (old.rows() > 0) recall::count_terms(old.text(0, 0), old.text(0, 1), -1, counts);
     if (!rows.is_null(i, 2)) {
       const std::string chat =
-          rows.is_null(i, 1) ? std::string("call") : chat_token(rows.text(i, 1));
-      const std::string terms = tokens::search_terms_text(rows.text(i, 2));
+          rows.is_null(i, 1) ? std::string("call") : recall::chat_token(rows.text(i, 1));
+      const std::string terms = recall::search_terms_text(rows.text(i, 2));
       c_.query("INSERT INTO " + table + "(rowid, chat, terms) VALUES ($1, $2, $3)",
                {param(id), param(chat), param(terms)});
-      count_terms(chat, terms, +1, counts);
+      recall::count_terms(chat, terms, +1, counts);
     }
     c_.query("DELETE FROM search_queue WHERE source = $1 AND row_id = $2",
              {param(source), param(id)});
@@ -154,28 +155,30 @@ int64_t PgSearchIndex::index_within(const std::optional<std::string>& chat_id,
                                     std::chrono::milliseconds budget) {
   const auto until = std::chrono::steady_clock::now() + budget;  // the fold's time included
   fold_now_and_then();
-  return store::index_within(batches(), chat_id, until);
+  return recall::index_within(batches(), chat_id, until);
 }
 
-IndexQueued PgSearchIndex::batches() {
+recall::IndexQueued PgSearchIndex::batches() {
   return [this](const std::string& source, const std::optional<std::string>& chat, int limit,
                 std::optional<std::chrono::steady_clock::time_point> until) {
     return index_queued(source, chat, limit, false, until);
   };
 }
 
-void PgSearchIndex::catch_up(const std::string& chat_id) { index_within(chat_id, kCatchUpBudget); }
+void PgSearchIndex::catch_up(const std::string& chat_id) {
+  index_within(chat_id, recall::kCatchUpBudget);
+}
 
 int64_t PgSearchIndex::index_backlog(std::chrono::milliseconds budget) {
   return index_within(std::nullopt, budget);
 }
 
 void PgSearchIndex::index_in_transaction(const std::string& chat_id) {
-  index_queued("history", chat_id, kInTransactionRows, true);
+  index_queued("history", chat_id, recall::kInTransactionRows, true);
 }
 
 int64_t PgSearchIndex::index_all() {
-  const int64_t total = store::index_all(batches());
+  const int64_t total = recall::index_all(batches());
   while (fold_deltas()) {
   }
   return total;

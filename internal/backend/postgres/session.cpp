@@ -14,7 +14,7 @@
 #include "internal/backend/postgres/search.h"
 #include "internal/backend/postgres/settled_ids.h"
 #include "internal/backend/postgres/stores.h"
-#include "internal/store/engine_storage.h"
+#include "internal/engine/engine_storage.h"
 
 namespace autonous::backend {
 namespace {
@@ -120,7 +120,7 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
   }
 
   queue::TaskQueue& queue() override { return queue_; }
-  std::unique_ptr<store::EngineStorage> engine_storage() override {
+  std::unique_ptr<engine::EngineStorage> engine_storage() override {
     return store::make_pg_storage(*c_);
   }
   bool lost() const noexcept override { return c_->broken(); }
@@ -158,10 +158,10 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
   }
 
   // ChatAdmin
-  context::ChatState chat_state(const std::string& chat) override {
+  engine::ChatState chat_state(const std::string& chat) override {
     return store::make_pg_storage(*c_)->provider().chat_state(chat);
   }
-  std::vector<store::Pin> pins(const std::string& chat) override {
+  std::vector<engine::Pin> pins(const std::string& chat) override {
     return store::load_pins(*c_, chat);
   }
   void save_overrides(const std::string& chat, const std::string& settings_json) override {
@@ -179,7 +179,7 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
   bool remove_pin(const std::string& chat, int64_t pin_id) override {
     return store::remove_pin(*c_, chat, pin_id);
   }
-  std::vector<store::LearnedLimitRow> learned_limits() override {
+  std::vector<engine::LearnedLimitRow> learned_limits() override {
     return store::learned_limits(*c_);
   }
   int64_t forget_limits() override { return store::forget_limits(*c_); }

@@ -10,22 +10,22 @@
 #include "internal/backend/postgres/connection.h"
 #include "internal/backend/postgres/search.h"
 #include "internal/backend/postgres/stores.h"
-#include "internal/store/calibration_store.h"
-#include "internal/store/engine_storage.h"
+#include "internal/engine/calibration_store.h"
+#include "internal/engine/engine_storage.h"
 
 namespace autonous::store {
 namespace {
 
 using db::pg::param;
 
-context::CompactionReason parse_reason(const std::string& s) {
-  if (s == "window") return context::CompactionReason::kWindow;
-  if (s == "threshold") return context::CompactionReason::kThreshold;
-  if (s == "overflow") return context::CompactionReason::kOverflow;
-  return context::CompactionReason::kNone;
+engine::CompactionReason parse_reason(const std::string& s) {
+  if (s == "window") return engine::CompactionReason::kWindow;
+  if (s == "threshold") return engine::CompactionReason::kThreshold;
+  if (s == "overflow") return engine::CompactionReason::kOverflow;
+  return engine::CompactionReason::kNone;
 }
 
-class PgProvider final : public context::Provider {
+class PgProvider final : public engine::Provider {
  public:
   explicit PgProvider(db::pg::Connection& c) : c_(c) {}
 
@@ -40,8 +40,8 @@ class PgProvider final : public context::Provider {
     return out;
   }
 
-  context::ChatState chat_state(const std::string& chat_id) override {
-    context::ChatState out;
+  engine::ChatState chat_state(const std::string& chat_id) override {
+    engine::ChatState out;
     {
       const db::pg::Result r =
           c_.query("SELECT settings::text, cleared_through FROM chat_settings WHERE chat_id = $1",
@@ -56,7 +56,7 @@ class PgProvider final : public context::Provider {
       const db::pg::Result r = c_.query(
           "SELECT text FROM (SELECT id, text FROM chat_pins WHERE chat_id = $1 ORDER BY id DESC "
           "LIMIT $2) p ORDER BY id",
-          {param(chat_id), param(static_cast<int64_t>(context::kMaxPins))});
+          {param(chat_id), param(static_cast<int64_t>(engine::kMaxPins))});
       for (int i = 0; i < r.rows(); ++i) out.pins.push_back(r.text(i, 0));
     }
     {
@@ -71,20 +71,20 @@ class PgProvider final : public context::Provider {
       const db::pg::Result r = c_.query(
           "SELECT id, name, text FROM custom_blocks WHERE chat_id = $1 OR chat_id IS NULL "
           "ORDER BY chat_id IS NULL, id LIMIT $2",
-          {param(chat_id), param(static_cast<int64_t>(context::kMaxCustomBlocks))});
+          {param(chat_id), param(static_cast<int64_t>(engine::kMaxCustomBlocks))});
       for (int i = 0; i < r.rows(); ++i)
         out.custom.push_back({r.int64(i, 0), r.text(i, 1), r.text(i, 2)});
     }
     return out;
   }
 
-  void save_context_state(const std::string& chat_id, const context::ContextState& s) override {
+  void save_context_state(const std::string& chat_id, const engine::ContextState& s) override {
     db::pg::Transaction tx(c_);
     write_state(chat_id, s);
     tx.commit();
   }
 
-  void write_state(const std::string& chat_id, const context::ContextState& s) {
+  void write_state(const std::string& chat_id, const engine::ContextState& s) {
     c_.query(
         "INSERT INTO context_state(chat_id, chain_start, verbatim_after, compactions, "
         "last_reason, summary_failures, summary_skips, summary_from) "
@@ -94,19 +94,19 @@ class PgProvider final : public context::Provider {
         "summary_failures = excluded.summary_failures, summary_skips = excluded.summary_skips, "
         "summary_from = excluded.summary_from, updated_at = autonous_now()",
         {param(chat_id), param(s.chain_start), param(s.verbatim_after), param(s.compactions),
-         s.last_reason == context::CompactionReason::kNone
+         s.last_reason == engine::CompactionReason::kNone
              ? db::pg::Param{}
-             : param(std::string(context::to_string(s.last_reason))),
+             : param(std::string(engine::to_string(s.last_reason))),
          param(s.summary_failures), param(s.summary_skips), param(s.summary_from)});
   }
 
  private:
-  context::ContextState load_state(const std::string& chat_id) {
+  engine::ContextState load_state(const std::string& chat_id) {
     const db::pg::Result r = c_.query(
         "SELECT chain_start, verbatim_after, compactions, coalesce(last_reason, ''), "
         "summary_failures, summary_skips, summary_from FROM context_state WHERE chat_id = $1",
         {param(chat_id)});
-    context::ContextState s;
+    engine::ContextState s;
     if (r.rows() == 0) return s;
     s.chain_start = r.int64(0, 0);
     s.verbatim_after = r.int64(0, 1);
@@ -121,17 +121,17 @@ class PgProvider final : public context::Provider {
   db::pg::Connection& c_;
 };
 
-class PgSummaryStore final : public context::SummaryStore {
+class PgSummaryStore final : public engine::SummaryStore {
  public:
   explicit PgSummaryStore(db::pg::Connection& c) : c_(c) {}
 
-  std::optional<context::Summary> latest(const std::string& chat_id, int64_t chain_start) override {
+  std::optional<engine::Summary> latest(const std::string& chat_id, int64_t chain_start) override {
     const db::pg::Result r = c_.query(
         "SELECT id, covers_through, text, tokens, model FROM context_summaries "
         "WHERE chat_id = $1 AND chain_start = $2 ORDER BY id DESC LIMIT 1",
         {param(chat_id), param(chain_start)});
     if (r.rows() == 0) return std::nullopt;
-    context::Summary s;
+    engine::Summary s;
     s.id = r.int64(0, 0);
     s.covers_through = r.int64(0, 1);
     s.chain_start = chain_start;
@@ -148,7 +148,7 @@ class PgSummaryStore final : public context::SummaryStore {
         .int64(0, 0);
   }
 
-  int64_t save(const std::string& chat_id, const context::Summary& summary,
+  int64_t save(const std::string& chat_id, const engine::Summary& summary,
                const std::vector<std::optional<common::Usage>>& usage,
                int64_t messages_covered) override {
     nlohmann::json calls = nlohmann::json::array();
@@ -172,26 +172,26 @@ class PgSummaryStore final : public context::SummaryStore {
   db::pg::Connection& c_;
 };
 
-class PgStorage final : public EngineStorage {
+class PgStorage final : public engine::EngineStorage {
  public:
   explicit PgStorage(db::pg::Connection& c) : c_(c), provider_(c), summaries_(c), search_(c) {}
 
-  context::Provider& provider() override { return provider_; }
-  context::SummaryStore& summaries() override { return summaries_; }
-  context::Searcher& searcher() override { return search_; }
+  engine::Provider& provider() override { return provider_; }
+  engine::SummaryStore& summaries() override { return summaries_; }
+  recall::Searcher& searcher() override { return search_; }
   int64_t index_backlog(std::chrono::milliseconds budget) override {
     return search_.index_backlog(budget);
   }
   void index_in_transaction(const std::string& chat_id) override {
     search_.index_in_transaction(chat_id);
   }
-  void write_context_state(const std::string& chat_id, const context::ContextState& s) override {
+  void write_context_state(const std::string& chat_id, const engine::ContextState& s) override {
     provider_.write_state(chat_id, s);
   }
   void write_blocks(const std::string& chat_id,
-                    const std::vector<context::BlockRecord>& blocks) override {
+                    const std::vector<engine::BlockRecord>& blocks) override {
     c_.query("DELETE FROM context_blocks WHERE chat_id = $1", {param(chat_id)});
-    for (const context::BlockRecord& b : blocks)
+    for (const engine::BlockRecord& b : blocks)
       c_.query(
           "INSERT INTO context_blocks(chat_id, name, sha256, tokens, through) VALUES ($1, $2, "
           "$3, $4, $5)",
@@ -204,7 +204,7 @@ class PgStorage final : public EngineStorage {
   }
   double raise_calibration(const std::string& model, double scale_used, int64_t estimated,
                            int64_t actual) override {
-    const std::optional<double> wanted = calibration_wanted(scale_used, estimated, actual);
+    const std::optional<double> wanted = engine::calibration_wanted(scale_used, estimated, actual);
     if (!wanted) return calibration_scale(model);
     // greatest(): another worker may have raised it further meanwhile; it never goes down.
     c_.query(
@@ -215,14 +215,14 @@ class PgStorage final : public EngineStorage {
         {param(model), fmt::format("{}", *wanted)});
     return calibration_scale(model);
   }
-  std::optional<LearnedLimit> learned_limit(const std::string& endpoint,
-                                            const std::string& model) override {
+  std::optional<engine::LearnedLimit> learned_limit(const std::string& endpoint,
+                                                    const std::string& model) override {
     const db::pg::Result r = c_.query(
         "SELECT budget_tokens, stated_limit, coalesce(message, ''), learned_at FROM "
         "learned_limits WHERE endpoint = $1 AND model = $2",
         {param(endpoint), param(model)});
     if (r.rows() == 0) return std::nullopt;
-    LearnedLimit out;
+    engine::LearnedLimit out;
     out.budget_tokens = r.int64(0, 0);
     if (!r.is_null(0, 1)) out.stated_limit = r.int64(0, 1);
     out.message = r.text(0, 2);
@@ -230,13 +230,13 @@ class PgStorage final : public EngineStorage {
     return out;
   }
   int64_t learn_limit(const std::string& endpoint, const std::string& model,
-                      const LearnedLimit& limit) override {
+                      const engine::LearnedLimit& limit) override {
     return c_
         .query(
             std::string("INSERT INTO learned_limits(endpoint, model, budget_tokens, stated_limit, "
                         "message) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (endpoint, model) DO "
                         "UPDATE SET ") +
-                kLearnLimitUpdate + ", learned_at = autonous_now() RETURNING budget_tokens",
+                engine::kLearnLimitUpdate + ", learned_at = autonous_now() RETURNING budget_tokens",
             {param(endpoint), param(model), param(limit.budget_tokens), param(limit.stated_limit),
              param(limit.message)})
         .int64(0, 0);
@@ -265,7 +265,7 @@ std::vector<common::Message> pg_messages(const db::pg::Result& r) {
   return out;
 }
 
-std::unique_ptr<EngineStorage> make_pg_storage(db::pg::Connection& c) {
+std::unique_ptr<engine::EngineStorage> make_pg_storage(db::pg::Connection& c) {
   return std::make_unique<PgStorage>(c);
 }
 

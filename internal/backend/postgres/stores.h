@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "internal/store/chat_settings_store.h"
-#include "internal/store/context_state_store.h"
-#include "internal/store/engine_storage.h"
+#include "internal/engine/chat_settings_store.h"
+#include "internal/engine/context_state_store.h"
+#include "internal/engine/engine_storage.h"
 
 namespace autonous::db::pg {
 class Connection;
@@ -21,18 +21,18 @@ class Connection;
 namespace autonous::store {
 
 // The engine's storage on `c`, which must outlive it.
-std::unique_ptr<EngineStorage> make_pg_storage(db::pg::Connection& c);
+std::unique_ptr<engine::EngineStorage> make_pg_storage(db::pg::Connection& c);
 
 // As on SQLite (backend/sqlite/stores.h); load_pins returns every pin of the chat.
 void save_overrides(db::pg::Connection& c, const std::string& chat_id,
                     const std::string& settings_json);
 bool reset_overrides(db::pg::Connection& c, const std::string& chat_id);
 int64_t clear_context(db::pg::Connection& c, const std::string& chat_id);
-std::vector<Pin> load_pins(db::pg::Connection& c, const std::string& chat_id);
+std::vector<engine::Pin> load_pins(db::pg::Connection& c, const std::string& chat_id);
 int64_t add_pin(db::pg::Connection& c, const std::string& chat_id, const std::string& text);
 bool remove_pin(db::pg::Connection& c, const std::string& chat_id, int64_t pin_id);
 
-std::vector<LearnedLimitRow> learned_limits(db::pg::Connection& c);
+std::vector<engine::LearnedLimitRow> learned_limits(db::pg::Connection& c);
 int64_t forget_limits(db::pg::Connection& c);
 
 }  // namespace autonous::store

@@ -1,5 +1,5 @@
 // The calibration scale on SQLite (store/calibration_store.h says the rule).
-#include "internal/store/calibration_store.h"
+#include "internal/engine/calibration_store.h"
 
 #include <algorithm>
 
@@ -19,7 +19,7 @@ double calibration_scale(SQLite::Database& db, const std::string& model) {
 
 double raise_calibration(SQLite::Database& db, const std::string& model, double scale_used,
                          int64_t estimated, int64_t actual) {
-  const std::optional<double> want = calibration_wanted(scale_used, estimated, actual);
+  const std::optional<double> want = engine::calibration_wanted(scale_used, estimated, actual);
   if (!want) return calibration_scale(db, model);
   const double wanted = *want;
   db::WriteTransaction tx(db);

@@ -8,10 +8,10 @@
 
 namespace autonous::store {
 
-context::ChatState load_chat_state(db::StatementCache& cache, const std::string& chat_id) {
+engine::ChatState load_chat_state(db::StatementCache& cache, const std::string& chat_id) {
   auto q = cache.get("SELECT settings, cleared_through FROM chat_settings WHERE chat_id = ?");
   q->bind(1, chat_id);
-  context::ChatState out;
+  engine::ChatState out;
   if (q->executeStep()) {
     out.settings_json = q->getColumn(0).getString();
     out.cleared_through = q->getColumn(1).getInt64();
@@ -60,28 +60,28 @@ int64_t clear_context(SQLite::Database& db, const std::string& chat_id) {
   return through;
 }
 
-std::vector<Pin> load_pins(db::StatementCache& cache, const std::string& chat_id,
-                           std::optional<int64_t> newest) {
+std::vector<engine::Pin> load_pins(db::StatementCache& cache, const std::string& chat_id,
+                                   std::optional<int64_t> newest) {
   auto q = cache.get(
       "SELECT id, text, created_at FROM (SELECT id, text, created_at FROM chat_pins WHERE chat_id "
       "= ? ORDER BY id DESC LIMIT ?) ORDER BY id");
   q->bind(1, chat_id);
   q->bind(2, newest.value_or(-1));  // LIMIT -1: all
-  std::vector<Pin> out;
+  std::vector<engine::Pin> out;
   while (q->executeStep())
     out.push_back(
         {q->getColumn(0).getInt64(), q->getColumn(1).getString(), q->getColumn(2).getString()});
   return out;
 }
 
-std::vector<context::CustomBlock> load_custom_blocks(db::StatementCache& cache,
-                                                     const std::string& chat_id) {
+std::vector<engine::CustomBlock> load_custom_blocks(db::StatementCache& cache,
+                                                    const std::string& chat_id) {
   auto q = cache.get(
       "SELECT id, name, text FROM custom_blocks WHERE chat_id = ? OR chat_id IS NULL ORDER BY "
       "chat_id IS NULL, id LIMIT ?");
   q->bind(1, chat_id);
-  q->bind(2, static_cast<int64_t>(context::kMaxCustomBlocks));
-  std::vector<context::CustomBlock> out;
+  q->bind(2, static_cast<int64_t>(engine::kMaxCustomBlocks));
+  std::vector<engine::CustomBlock> out;
   while (q->executeStep())
     out.push_back(
         {q->getColumn(0).getInt64(), q->getColumn(1).getString(), q->getColumn(2).getString()});

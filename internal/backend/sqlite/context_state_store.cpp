@@ -9,17 +9,17 @@
 namespace autonous::store {
 namespace {
 
-context::CompactionReason parse_reason(const std::string& s) {
-  if (s == "window") return context::CompactionReason::kWindow;
-  if (s == "threshold") return context::CompactionReason::kThreshold;
-  if (s == "overflow") return context::CompactionReason::kOverflow;
-  return context::CompactionReason::kNone;
+engine::CompactionReason parse_reason(const std::string& s) {
+  if (s == "window") return engine::CompactionReason::kWindow;
+  if (s == "threshold") return engine::CompactionReason::kThreshold;
+  if (s == "overflow") return engine::CompactionReason::kOverflow;
+  return engine::CompactionReason::kNone;
 }
 
 // A learned limit from `q`'s columns from `first` on: budget_tokens, stated_limit,
 // coalesce(message, ''), learned_at.
-LearnedLimit read_limit(SQLite::Statement& q, int first) {
-  LearnedLimit out;
+engine::LearnedLimit read_limit(SQLite::Statement& q, int first) {
+  engine::LearnedLimit out;
   out.budget_tokens = q.getColumn(first).getInt64();
   if (!q.getColumn(first + 1).isNull()) out.stated_limit = q.getColumn(first + 1).getInt64();
   out.message = q.getColumn(first + 2).getString();
@@ -29,12 +29,12 @@ LearnedLimit read_limit(SQLite::Statement& q, int first) {
 
 }  // namespace
 
-context::ContextState load_context_state(db::StatementCache& cache, const std::string& chat_id) {
+engine::ContextState load_context_state(db::StatementCache& cache, const std::string& chat_id) {
   auto q = cache.get(
       "SELECT chain_start, verbatim_after, compactions, coalesce(last_reason, ''), "
       "summary_failures, summary_skips, summary_from FROM context_state WHERE chat_id = ?");
   q->bind(1, chat_id);
-  context::ContextState s;
+  engine::ContextState s;
   if (q->executeStep()) {
     s.chain_start = q->getColumn(0).getInt64();
     s.verbatim_after = q->getColumn(1).getInt64();
@@ -49,14 +49,14 @@ context::ContextState load_context_state(db::StatementCache& cache, const std::s
 }
 
 void save_context_state(SQLite::Database& db, const std::string& chat_id,
-                        const context::ContextState& s) {
+                        const engine::ContextState& s) {
   db::WriteTransaction tx(db);
   write_context_state(db, chat_id, s);
   tx.commit();
 }
 
 void write_context_state(SQLite::Database& db, const std::string& chat_id,
-                         const context::ContextState& s) {
+                         const engine::ContextState& s) {
   SQLite::Statement q(db,
                       "INSERT OR REPLACE INTO context_state(chat_id, chain_start, verbatim_after, "
                       "compactions, last_reason, summary_failures, summary_skips, summary_from) "
@@ -65,18 +65,18 @@ void write_context_state(SQLite::Database& db, const std::string& chat_id,
   q.bind(2, s.chain_start);
   q.bind(3, s.verbatim_after);
   q.bind(4, s.compactions);
-  if (s.last_reason == context::CompactionReason::kNone)
+  if (s.last_reason == engine::CompactionReason::kNone)
     q.bind(5);
   else
-    q.bind(5, std::string(context::to_string(s.last_reason)));
+    q.bind(5, std::string(engine::to_string(s.last_reason)));
   q.bind(6, s.summary_failures);
   q.bind(7, s.summary_skips);
   q.bind(8, s.summary_from);
   q.exec();
 }
 
-std::optional<LearnedLimit> learned_limit(SQLite::Database& db, const std::string& endpoint,
-                                          const std::string& model) {
+std::optional<engine::LearnedLimit> learned_limit(SQLite::Database& db, const std::string& endpoint,
+                                                  const std::string& model) {
   SQLite::Statement q(db,
                       "SELECT budget_tokens, stated_limit, coalesce(message, ''), learned_at "
                       "FROM learned_limits WHERE endpoint = ? AND model = ?");
@@ -86,13 +86,13 @@ std::optional<LearnedLimit> learned_limit(SQLite::Database& db, const std::strin
   return read_limit(q, 0);
 }
 
-std::vector<LearnedLimitRow> learned_limits(SQLite::Database& db) {
+std::vector<engine::LearnedLimitRow> learned_limits(SQLite::Database& db) {
   SQLite::Statement q(db,
                       "SELECT endpoint, model, budget_tokens, stated_limit, coalesce(message, ''), "
                       "learned_at FROM learned_limits ORDER BY endpoint, model");
-  std::vector<LearnedLimitRow> out;
+  std::vector<engine::LearnedLimitRow> out;
   while (q.executeStep()) {
-    LearnedLimitRow r;
+    engine::LearnedLimitRow r;
     r.endpoint = q.getColumn(0).getString();
     r.model = q.getColumn(1).getString();
     r.limit = read_limit(q, 2);
@@ -109,12 +109,12 @@ int64_t forget_limits(SQLite::Database& db) {
 }
 
 int64_t learn_limit(SQLite::Database& db, const std::string& endpoint, const std::string& model,
-                    const LearnedLimit& limit) {
+                    const engine::LearnedLimit& limit) {
   db::WriteTransaction tx(db);
   SQLite::Statement q(db, std::string("INSERT INTO learned_limits(endpoint, model, budget_tokens, "
                                       "stated_limit, message) VALUES (?1, ?2, ?3, ?4, ?5) "
                                       "ON CONFLICT(endpoint, model) DO UPDATE SET ") +
-                              kLearnLimitUpdate +
+                              engine::kLearnLimitUpdate +
                               ", learned_at = excluded.learned_at "
                               "RETURNING budget_tokens");
   q.bind(1, endpoint);
@@ -132,12 +132,12 @@ int64_t learn_limit(SQLite::Database& db, const std::string& endpoint, const std
   return stored;
 }
 
-std::vector<context::BlockRecord> load_blocks(db::StatementCache& cache,
-                                              const std::string& chat_id) {
+std::vector<engine::BlockRecord> load_blocks(db::StatementCache& cache,
+                                             const std::string& chat_id) {
   auto q = cache.get(
       "SELECT name, sha256, tokens, through FROM context_blocks WHERE chat_id = ? ORDER BY name");
   q->bind(1, chat_id);
-  std::vector<context::BlockRecord> out;
+  std::vector<engine::BlockRecord> out;
   while (q->executeStep())
     out.push_back({q->getColumn(0).getString(), q->getColumn(1).getString(),
                    q->getColumn(2).getInt64(), q->getColumn(3).getInt64()});
@@ -145,14 +145,14 @@ std::vector<context::BlockRecord> load_blocks(db::StatementCache& cache,
 }
 
 void write_blocks(SQLite::Database& db, const std::string& chat_id,
-                  const std::vector<context::BlockRecord>& blocks) {
+                  const std::vector<engine::BlockRecord>& blocks) {
   SQLite::Statement del(db, "DELETE FROM context_blocks WHERE chat_id = ?");
   del.bind(1, chat_id);
   del.exec();
   SQLite::Statement ins(db,
                         "INSERT INTO context_blocks(chat_id, name, sha256, tokens, through) "
                         "VALUES (?, ?, ?, ?, ?)");
-  for (const context::BlockRecord& b : blocks) {
+  for (const engine::BlockRecord& b : blocks) {
     ins.bind(1, chat_id);
     ins.bind(2, b.name);
     ins.bind(3, b.sha256);

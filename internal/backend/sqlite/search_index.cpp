@@ -12,8 +12,8 @@
 #include "internal/backend/sqlite/sqlite_provider.h"
 #include "internal/backend/sqlite/statement_cache.h"
 #include "internal/backend/sqlite/write_transaction.h"
-#include "internal/store/search_plan.h"
-#include "internal/tokens/search_terms.h"
+#include "internal/recall/search_plan.h"
+#include "internal/recall/search_terms.h"
 
 namespace autonous::store {
 namespace {
@@ -78,7 +78,7 @@ int64_t SearchIndex::rows_with(const std::string& source, const std::string& cha
 SearchIndex::Query SearchIndex::query(const std::string& table, const std::string& chat,
                                       const std::vector<std::string>& terms) {
   const std::string source = table == "history_terms" ? "history" : "document";
-  const QueryPlan plan = plan_query(
+  const recall::QueryPlan plan = recall::plan_query(
       terms, static_cast<double>(rows(table)), chat,
       [&](const std::string& c, const std::string& t) { return rows_with(source, c, t); });
   Query out;
@@ -94,11 +94,11 @@ SearchIndex::Query SearchIndex::query(const std::string& table, const std::strin
   return out;
 }
 
-context::SearchResult SearchIndex::search_history(const std::string& chat_id,
-                                                  const std::vector<std::string>& terms,
-                                                  int64_t after_id, int64_t before_id, int limit) {
-  context::SearchResult out;
-  const std::string token = chat_token(chat_id);
+recall::SearchResult SearchIndex::search_history(const std::string& chat_id,
+                                                 const std::vector<std::string>& terms,
+                                                 int64_t after_id, int64_t before_id, int limit) {
+  recall::SearchResult out;
+  const std::string token = recall::chat_token(chat_id);
   const Query qy = query("history_terms", token, terms);
   out.terms = qy.terms;
   out.query_idf = qy.idf;
@@ -107,8 +107,8 @@ context::SearchResult SearchIndex::search_history(const std::string& chat_id,
   // more winners and drop them as they are read. Otherwise a chat's token narrows the search, but
   // walking a big chat's token list costs more than it saves: such a chat is searched by its terms
   // alone (their rows are few: kMaxPostings) and its own rows picked by the stored chat column.
-  const bool few_foreign = qy.foreign <= kMaxForeignRows;
-  const bool big = !few_foreign && rows_with("history", token, "") > kBigChatRows;
+  const bool few_foreign = qy.foreign <= recall::kMaxForeignRows;
+  const bool big = !few_foreign && rows_with("history", token, "") > recall::kBigChatRows;
   auto q = cache_->get(
       "SELECT rowid, -bm25(history_terms, 0.0, 1.0) AS score FROM history_terms WHERE "
       "history_terms MATCH ? AND rowid > ? AND rowid < ? AND (? OR chat = ?) "
@@ -128,25 +128,26 @@ context::SearchResult SearchIndex::search_history(const std::string& chat_id,
   return out;
 }
 
-context::SearchResult SearchIndex::search_documents(const std::string& chat_id,
-                                                    const std::vector<std::string>& terms,
-                                                    int limit) {
-  context::SearchResult out;
+recall::SearchResult SearchIndex::search_documents(const std::string& chat_id,
+                                                   const std::vector<std::string>& terms,
+                                                   int limit) {
+  recall::SearchResult out;
   const Query qy = query("document_terms", "", terms);
   out.terms = qy.terms;
   out.query_idf = qy.idf;
   if (qy.terms.empty() || limit <= 0) return out;
   auto q = cache_->get(
-      "SELECT d.id, d.title, d.text, d.source, d.created_at, -bm25(document_terms, 0.0, 1.0) "
+      "SELECT d.id, d.title, d.text, d.source, d.created_at, -bm25(document_terms, 0.0, "
+      "1.0) "
       "FROM document_terms JOIN documents d ON d.id = document_terms.rowid "
       "WHERE document_terms MATCH ? AND (d.chat_id IS NULL OR d.chat_id = ?) "
       "ORDER BY bm25(document_terms, 0.0, 1.0) LIMIT ?");
-  q->bind(1, "(chat : \"call\" OR chat : " + quoted(chat_token(chat_id)) + ") AND terms : (" +
-                 qy.match + ")");
+  q->bind(1, "(chat : \"call\" OR chat : " + quoted(recall::chat_token(chat_id)) +
+                 ") AND terms : (" + qy.match + ")");
   q->bind(2, chat_id);
   q->bind(3, limit);
   while (q->executeStep()) {
-    context::Candidate c;
+    recall::Candidate c;
     c.document = true;
     c.message.history_id = q->getColumn(0).getInt64();
     c.title = q->getColumn(1).getString();

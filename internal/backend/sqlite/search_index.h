@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "internal/context/recall.h"
-#include "internal/store/search_plan.h"
+#include "internal/recall/recall.h"
+#include "internal/recall/search_plan.h"
 
 namespace SQLite {
 class Database;
@@ -26,7 +26,7 @@ class StatementCache;
 
 namespace autonous::store {
 
-class SearchIndex final : public context::Searcher {
+class SearchIndex final : public recall::Searcher {
  public:
   // `db` must outlive the index.
   explicit SearchIndex(SQLite::Database& db);
@@ -46,11 +46,11 @@ class SearchIndex final : public context::Searcher {
   // user/assistant pair, in the reply's transaction, so a turn costs no commit of its own).
   void index_in_transaction(const std::string& chat_id);
 
-  context::SearchResult search_history(const std::string& chat_id,
-                                       const std::vector<std::string>& terms, int64_t after_id,
-                                       int64_t before_id, int limit) override;
-  context::SearchResult search_documents(const std::string& chat_id,
-                                         const std::vector<std::string>& terms, int limit) override;
+  recall::SearchResult search_history(const std::string& chat_id,
+                                      const std::vector<std::string>& terms, int64_t after_id,
+                                      int64_t before_id, int limit) override;
+  recall::SearchResult search_documents(const std::string& chat_id,
+                                        const std::vector<std::string>& terms, int limit) override;
   std::vector<common::Message> neighbours(const std::string& chat_id, int64_t id, int count,
                                           int64_t after_id, int64_t before_id) override;
   void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) override;
@@ -61,9 +61,9 @@ class SearchIndex final : public context::Searcher {
                                           int limit) override;
   void store_vectors(const std::string& chat_id, const std::string& model,
                      const std::vector<std::pair<int64_t, std::vector<float>>>& vectors) override;
-  context::SearchResult search_vectors(const std::string& chat_id, const std::string& model,
-                                       const std::vector<float>& query, int64_t after_id,
-                                       int64_t before_id, int limit) override;
+  recall::SearchResult search_vectors(const std::string& chat_id, const std::string& model,
+                                      const std::vector<float>& query, int64_t after_id,
+                                      int64_t before_id, int limit) override;
 
  private:
   struct Query {
@@ -83,22 +83,22 @@ class SearchIndex final : public context::Searcher {
   std::vector<QueuedRow> read_queued(const std::string& source,
                                      const std::optional<std::string>& chat_id, int limit);
   // Replaces the row's index entry (none when it is gone), counts the change, unqueues it.
-  void reindex(const std::string& source, const QueuedRow& row, TermCounts& counts);
-  void add_counts(const std::string& source, const TermCounts& counts);
+  void reindex(const std::string& source, const QueuedRow& row, recall::TermCounts& counts);
+  void add_counts(const std::string& source, const recall::TermCounts& counts);
   // Indexes up to `limit` queued rows; with `until`, stops after the row that passes it.
   int64_t index_queued(const std::string& source, const std::optional<std::string>& chat_id,
                        int limit, bool in_transaction = false,
                        std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
   int64_t index_within(const std::optional<std::string>& chat_id, std::chrono::milliseconds budget);
   // index_queued as the shared indexing schedule calls it (search_plan.h).
-  IndexQueued batches();
+  recall::IndexQueued batches();
   // The query for `terms` in `chat` (its token; "" for all rows).
   Query query(const std::string& table, const std::string& chat,
               const std::vector<std::string>& terms);
   int64_t rows(const std::string& table);
   // The chat's messages for ranked (id, score) hits, in order, at most `limit`; each with its
   // stored search terms. `cosine`: the score is a similarity, not BM25.
-  std::vector<context::Candidate> read_candidates(
+  std::vector<recall::Candidate> read_candidates(
       const std::string& chat_id, const std::vector<std::pair<int64_t, double>>& hits, int limit,
       bool cosine);
   // How many indexed rows of `source` in `chat` ("" : all) hold `term` ("" : the chat's rows).

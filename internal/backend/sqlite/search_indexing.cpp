@@ -6,7 +6,7 @@
 #include "internal/backend/sqlite/search_index.h"
 #include "internal/backend/sqlite/statement_cache.h"
 #include "internal/backend/sqlite/write_transaction.h"
-#include "internal/tokens/search_terms.h"
+#include "internal/recall/search_terms.h"
 
 namespace autonous::store {
 namespace {
@@ -49,25 +49,26 @@ std::vector<SearchIndex::QueuedRow> SearchIndex::read_queued(
   return rows;
 }
 
-void SearchIndex::reindex(const std::string& source, const QueuedRow& r, TermCounts& counts) {
+void SearchIndex::reindex(const std::string& source, const QueuedRow& r,
+                          recall::TermCounts& counts) {
   const std::string table = terms_table(source);
   auto old = cache_->get("SELECT chat, terms FROM " + table + " WHERE rowid = ?");
   old->bind(1, r.id);
   if (old->executeStep())
-    count_terms(old->getColumn(0).getString(), old->getColumn(1).getString(), -1, counts);
+    recall::count_terms(old->getColumn(0).getString(), old->getColumn(1).getString(), -1, counts);
   old->reset();
   auto del = cache_->get("DELETE FROM " + table + " WHERE rowid = ?");
   del->bind(1, r.id);
   del->exec();
   if (r.text) {
-    const std::string chat = r.chat ? chat_token(*r.chat) : std::string("call");
-    const std::string terms = tokens::search_terms_text(*r.text);
+    const std::string chat = r.chat ? recall::chat_token(*r.chat) : std::string("call");
+    const std::string terms = recall::search_terms_text(*r.text);
     auto ins = cache_->get("INSERT INTO " + table + "(rowid, chat, terms) VALUES (?, ?, ?)");
     ins->bind(1, r.id);
     ins->bind(2, chat);
     ins->bind(3, terms);
     ins->exec();
-    count_terms(chat, terms, +1, counts);
+    recall::count_terms(chat, terms, +1, counts);
   }
   auto done = cache_->get("DELETE FROM search_queue WHERE source = ? AND row_id = ?");
   done->bind(1, source);
@@ -75,7 +76,7 @@ void SearchIndex::reindex(const std::string& source, const QueuedRow& r, TermCou
   done->exec();
 }
 
-void SearchIndex::add_counts(const std::string& source, const TermCounts& counts) {
+void SearchIndex::add_counts(const std::string& source, const recall::TermCounts& counts) {
   auto stat = cache_->get(
       "INSERT INTO search_term_rows(source, chat, term, rows) VALUES (?, ?, ?, ?) "
       "ON CONFLICT(source, chat, term) DO UPDATE SET rows = rows + excluded.rows");
@@ -110,7 +111,7 @@ int64_t SearchIndex::index_queued(const std::string& source,
   if (!in_transaction) tx.emplace(db_);
   // Read first, then change the queue (not while a SELECT over it is stepping).
   const std::vector<QueuedRow> rows = read_queued(source, chat_id, limit);
-  TermCounts counts;  // the batch's change
+  recall::TermCounts counts;  // the batch's change
   int64_t done = 0;
   for (const QueuedRow& r : rows) {
     reindex(source, r, counts);  // each row leaves the queue as it is indexed
@@ -124,17 +125,19 @@ int64_t SearchIndex::index_queued(const std::string& source,
 
 int64_t SearchIndex::index_within(const std::optional<std::string>& chat_id,
                                   std::chrono::milliseconds budget) {
-  return store::index_within(batches(), chat_id, std::chrono::steady_clock::now() + budget);
+  return recall::index_within(batches(), chat_id, std::chrono::steady_clock::now() + budget);
 }
 
-IndexQueued SearchIndex::batches() {
+recall::IndexQueued SearchIndex::batches() {
   return [this](const std::string& source, const std::optional<std::string>& chat, int limit,
                 std::optional<std::chrono::steady_clock::time_point> until) {
     return index_queued(source, chat, limit, false, until);
   };
 }
 
-void SearchIndex::catch_up(const std::string& chat_id) { index_within(chat_id, kCatchUpBudget); }
+void SearchIndex::catch_up(const std::string& chat_id) {
+  index_within(chat_id, recall::kCatchUpBudget);
+}
 
 int64_t SearchIndex::index_backlog(std::chrono::milliseconds budget) {
   return index_within(std::nullopt, budget);
@@ -142,9 +145,9 @@ int64_t SearchIndex::index_backlog(std::chrono::milliseconds budget) {
 
 void SearchIndex::index_in_transaction(const std::string& chat_id) {
   // The turn's pair (and a few rows more): the reply's write lock is held meanwhile.
-  index_queued("history", chat_id, kInTransactionRows, true);
+  index_queued("history", chat_id, recall::kInTransactionRows, true);
 }
 
-int64_t SearchIndex::index_all() { return store::index_all(batches()); }
+int64_t SearchIndex::index_all() { return recall::index_all(batches()); }
 
 }  // namespace autonous::store

@@ -65,11 +65,11 @@ void SearchIndex::store_vectors(
   tx.commit();
 }
 
-context::SearchResult SearchIndex::search_vectors(const std::string& chat_id,
-                                                  const std::string& model,
-                                                  const std::vector<float>& query, int64_t after_id,
-                                                  int64_t before_id, int limit) {
-  context::SearchResult out;
+recall::SearchResult SearchIndex::search_vectors(const std::string& chat_id,
+                                                 const std::string& model,
+                                                 const std::vector<float>& query, int64_t after_id,
+                                                 int64_t before_id, int limit) {
+  recall::SearchResult out;
   if (query.empty() || limit <= 0) return out;
   auto scan = cache_->get(
       "SELECT id, vector FROM history_vectors INDEXED BY history_vectors_by_chat WHERE chat_id = ? "
@@ -78,7 +78,7 @@ context::SearchResult SearchIndex::search_vectors(const std::string& chat_id,
   scan->bind(2, model);
   scan->bind(3, after_id);
   scan->bind(4, before_id);
-  scan->bind(5, kMaxVectorRows);
+  scan->bind(5, recall::kMaxVectorRows);
   // The best `limit` so far, worst on top.
   using Hit = std::pair<double, int64_t>;
   std::priority_queue<Hit, std::vector<Hit>, std::greater<>> best;
@@ -101,10 +101,10 @@ context::SearchResult SearchIndex::search_vectors(const std::string& chat_id,
   return out;
 }
 
-std::vector<context::Candidate> SearchIndex::read_candidates(
+std::vector<recall::Candidate> SearchIndex::read_candidates(
     const std::string& chat_id, const std::vector<std::pair<int64_t, double>>& hits, int limit,
     bool cosine) {
-  std::vector<context::Candidate> out;
+  std::vector<recall::Candidate> out;
   auto row =
       cache_->get("SELECT id, role, text, created_at FROM history WHERE id = ? AND chat_id = ?");
   // The winners' stored terms (the selection compares them; reading them for every match would
@@ -117,7 +117,7 @@ std::vector<context::Candidate> SearchIndex::read_candidates(
     std::vector<common::Message> m = read_messages(*row);
     row->reset();
     if (m.empty()) continue;  // another chat's row, or a row deleted since
-    context::Candidate c;
+    recall::Candidate c;
     c.message = std::move(m.front());
     (cosine ? c.cosine : c.bm25) = score;
     stored->bind(1, id);

@@ -21,7 +21,7 @@
 #include "internal/backend/sqlite/stores.h"
 #include "internal/backend/sqlite/write_transaction.h"
 #include "internal/config/config.h"
-#include "internal/store/engine_storage.h"
+#include "internal/engine/engine_storage.h"
 
 namespace autonous::backend {
 namespace {
@@ -49,7 +49,7 @@ class SqliteSession final : public Session, public EventLog, public ChatAdmin {
       : path_(std::move(path)), db_(std::move(db)), queue_(*db_) {}
 
   queue::TaskQueue& queue() override { return queue_; }
-  std::unique_ptr<store::EngineStorage> engine_storage() override {
+  std::unique_ptr<engine::EngineStorage> engine_storage() override {
     return store::make_sqlite_storage(*db_);
   }
   bool lost() const noexcept override { return false; }
@@ -101,10 +101,10 @@ class SqliteSession final : public Session, public EventLog, public ChatAdmin {
   }
 
   // ChatAdmin
-  context::ChatState chat_state(const std::string& chat) override {
+  engine::ChatState chat_state(const std::string& chat) override {
     return store::SQLiteProvider(*db_).chat_state(chat);
   }
-  std::vector<store::Pin> pins(const std::string& chat) override {
+  std::vector<engine::Pin> pins(const std::string& chat) override {
     db::StatementCache cache(*db_);
     return store::load_pins(cache, chat);
   }
@@ -123,7 +123,7 @@ class SqliteSession final : public Session, public EventLog, public ChatAdmin {
   bool remove_pin(const std::string& chat, int64_t pin_id) override {
     return store::remove_pin(*db_, chat, pin_id);
   }
-  std::vector<store::LearnedLimitRow> learned_limits() override {
+  std::vector<engine::LearnedLimitRow> learned_limits() override {
     return store::learned_limits(*db_);
   }
   int64_t forget_limits() override { return store::forget_limits(*db_); }

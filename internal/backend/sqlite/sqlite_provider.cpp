@@ -7,8 +7,8 @@
 
 #include "internal/backend/sqlite/statement_cache.h"
 #include "internal/backend/sqlite/stores.h"
-#include "internal/store/chat_settings_store.h"
-#include "internal/store/context_state_store.h"
+#include "internal/engine/chat_settings_store.h"
+#include "internal/engine/context_state_store.h"
 
 namespace autonous::store {
 
@@ -49,10 +49,10 @@ std::vector<common::Message> read_messages(SQLite::Statement& q) {
   return out;
 }
 
-context::ChatState SQLiteProvider::chat_state(const std::string& chat_id) {
-  context::ChatState out = load_chat_state(*cache_, chat_id);
+engine::ChatState SQLiteProvider::chat_state(const std::string& chat_id) {
+  engine::ChatState out = load_chat_state(*cache_, chat_id);
   out.context = load_context_state(*cache_, chat_id);
-  for (Pin& pin : load_pins(*cache_, chat_id, static_cast<int64_t>(context::kMaxPins)))
+  for (engine::Pin& pin : load_pins(*cache_, chat_id, static_cast<int64_t>(engine::kMaxPins)))
     out.pins.push_back(std::move(pin.text));
   out.blocks = load_blocks(*cache_, chat_id);
   out.custom = load_custom_blocks(*cache_, chat_id);
@@ -60,7 +60,7 @@ context::ChatState SQLiteProvider::chat_state(const std::string& chat_id) {
 }
 
 void SQLiteProvider::save_context_state(const std::string& chat_id,
-                                        const context::ContextState& state) {
+                                        const engine::ContextState& state) {
   store::save_context_state(db_, chat_id, state);
 }
 

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "internal/context/provider.h"
+#include "internal/engine/provider.h"
 
 namespace SQLite {
 class Database;
@@ -17,15 +17,15 @@ class StatementCache;
 
 namespace autonous::store {
 
-class SQLiteProvider final : public context::Provider {
+class SQLiteProvider final : public engine::Provider {
  public:
   // `db` must outlive the provider.
   explicit SQLiteProvider(SQLite::Database& db);
   ~SQLiteProvider() override;
   std::vector<common::Message> get_history(const std::string& chat_id, int limit,
                                            int64_t after_id) override;
-  context::ChatState chat_state(const std::string& chat_id) override;
-  void save_context_state(const std::string& chat_id, const context::ContextState& state) override;
+  engine::ChatState chat_state(const std::string& chat_id) override;
+  void save_context_state(const std::string& chat_id, const engine::ContextState& state) override;
 
  private:
   SQLite::Database& db_;

@@ -6,31 +6,31 @@
 #include "internal/backend/sqlite/sqlite_provider.h"
 #include "internal/backend/sqlite/stores.h"
 #include "internal/backend/sqlite/summary_store.h"
-#include "internal/store/calibration_store.h"
-#include "internal/store/engine_storage.h"
+#include "internal/engine/calibration_store.h"
+#include "internal/engine/engine_storage.h"
 
 namespace autonous::store {
 namespace {
 
-class SqliteStorage final : public EngineStorage {
+class SqliteStorage final : public engine::EngineStorage {
  public:
   explicit SqliteStorage(SQLite::Database& db)
       : db_(db), provider_(db), summaries_(db), search_(db) {}
 
-  context::Provider& provider() override { return provider_; }
-  context::SummaryStore& summaries() override { return summaries_; }
-  context::Searcher& searcher() override { return search_; }
+  engine::Provider& provider() override { return provider_; }
+  engine::SummaryStore& summaries() override { return summaries_; }
+  recall::Searcher& searcher() override { return search_; }
   int64_t index_backlog(std::chrono::milliseconds budget) override {
     return search_.index_backlog(budget);
   }
   void index_in_transaction(const std::string& chat_id) override {
     search_.index_in_transaction(chat_id);
   }
-  void write_context_state(const std::string& chat_id, const context::ContextState& s) override {
+  void write_context_state(const std::string& chat_id, const engine::ContextState& s) override {
     store::write_context_state(db_, chat_id, s);
   }
   void write_blocks(const std::string& chat_id,
-                    const std::vector<context::BlockRecord>& blocks) override {
+                    const std::vector<engine::BlockRecord>& blocks) override {
     store::write_blocks(db_, chat_id, blocks);
   }
   double calibration_scale(const std::string& model) override {
@@ -40,12 +40,12 @@ class SqliteStorage final : public EngineStorage {
                            int64_t actual) override {
     return store::raise_calibration(db_, model, scale_used, estimated, actual);
   }
-  std::optional<LearnedLimit> learned_limit(const std::string& endpoint,
-                                            const std::string& model) override {
+  std::optional<engine::LearnedLimit> learned_limit(const std::string& endpoint,
+                                                    const std::string& model) override {
     return store::learned_limit(db_, endpoint, model);
   }
   int64_t learn_limit(const std::string& endpoint, const std::string& model,
-                      const LearnedLimit& limit) override {
+                      const engine::LearnedLimit& limit) override {
     return store::learn_limit(db_, endpoint, model, limit);
   }
 
@@ -58,7 +58,7 @@ class SqliteStorage final : public EngineStorage {
 
 }  // namespace
 
-std::unique_ptr<EngineStorage> make_sqlite_storage(SQLite::Database& db) {
+std::unique_ptr<engine::EngineStorage> make_sqlite_storage(SQLite::Database& db) {
   return std::make_unique<SqliteStorage>(db);
 }
 

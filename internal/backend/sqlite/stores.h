@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "internal/context/provider.h"
-#include "internal/store/chat_settings_store.h"
-#include "internal/store/context_state_store.h"
-#include "internal/store/engine_storage.h"
+#include "internal/engine/chat_settings_store.h"
+#include "internal/engine/context_state_store.h"
+#include "internal/engine/engine_storage.h"
+#include "internal/engine/provider.h"
 
 namespace SQLite {
 class Database;
@@ -27,12 +27,12 @@ class StatementCache;
 namespace autonous::store {
 
 // The engine's storage on `db`, which must outlive it.
-std::unique_ptr<EngineStorage> make_sqlite_storage(SQLite::Database& db);
+std::unique_ptr<engine::EngineStorage> make_sqlite_storage(SQLite::Database& db);
 
 // --- chat administration (chat_settings, chat_pins, custom_blocks) ---
 
 // The stored state of `chat_id`; defaults when it has no row.
-context::ChatState load_chat_state(db::StatementCache& cache, const std::string& chat_id);
+engine::ChatState load_chat_state(db::StatementCache& cache, const std::string& chat_id);
 // Replaces the chat's overrides with `settings_json` (a JSON object), keeping its clear point.
 void save_overrides(SQLite::Database& db, const std::string& chat_id,
                     const std::string& settings_json);
@@ -44,12 +44,12 @@ bool reset_overrides(SQLite::Database& db, const std::string& chat_id);
 // Run it inside the caller's write transaction.
 int64_t clear_context(SQLite::Database& db, const std::string& chat_id);
 // The chat's own custom blocks, then every chat's (custom_blocks), each oldest first, the first
-// context::kMaxCustomBlocks.
-std::vector<context::CustomBlock> load_custom_blocks(db::StatementCache& cache,
-                                                     const std::string& chat_id);
+// engine::kMaxCustomBlocks.
+std::vector<engine::CustomBlock> load_custom_blocks(db::StatementCache& cache,
+                                                    const std::string& chat_id);
 // The chat's pins, oldest first; with `newest`, only that many of the newest.
-std::vector<Pin> load_pins(db::StatementCache& cache, const std::string& chat_id,
-                           std::optional<int64_t> newest = std::nullopt);
+std::vector<engine::Pin> load_pins(db::StatementCache& cache, const std::string& chat_id,
+                                   std::optional<int64_t> newest = std::nullopt);
 // Pins `text` (valid UTF-8, not blank) to the chat; returns its id.
 int64_t add_pin(SQLite::Database& db, const std::string& chat_id, const std::string& text);
 // Removes pin `pin_id` of the chat; false when the chat has no such pin.
@@ -58,30 +58,29 @@ bool remove_pin(SQLite::Database& db, const std::string& chat_id, int64_t pin_id
 // --- the engine's stored memory (context_state, context_blocks, learned_limits) ---
 
 // The chat's context state; defaults when it has none.
-context::ContextState load_context_state(db::StatementCache& cache, const std::string& chat_id);
+engine::ContextState load_context_state(db::StatementCache& cache, const std::string& chat_id);
 // Stores the chat's context state (one write transaction).
 void save_context_state(SQLite::Database& db, const std::string& chat_id,
-                        const context::ContextState& state);
+                        const engine::ContextState& state);
 // The same inside the caller's write transaction.
 void write_context_state(SQLite::Database& db, const std::string& chat_id,
-                         const context::ContextState& state);
+                         const engine::ContextState& state);
 // The stable blocks of the chat's last answered prompt (context_blocks), and replacing them
 // (inside the caller's transaction: the turn's completion).
-std::vector<context::BlockRecord> load_blocks(db::StatementCache& cache,
-                                              const std::string& chat_id);
+std::vector<engine::BlockRecord> load_blocks(db::StatementCache& cache, const std::string& chat_id);
 void write_blocks(SQLite::Database& db, const std::string& chat_id,
-                  const std::vector<context::BlockRecord>& blocks);
+                  const std::vector<engine::BlockRecord>& blocks);
 // The limit learned for (`endpoint`, `model`), if any.
-std::optional<LearnedLimit> learned_limit(SQLite::Database& db, const std::string& endpoint,
-                                          const std::string& model);
+std::optional<engine::LearnedLimit> learned_limit(SQLite::Database& db, const std::string& endpoint,
+                                                  const std::string& model);
 // Records `limit` for (`endpoint`, `model`). A limit the server stated replaces what was stored
 // (the server said so); one guessed without a stated window never raises a smaller one.
 // Returns the budget now stored.
 int64_t learn_limit(SQLite::Database& db, const std::string& endpoint, const std::string& model,
-                    const LearnedLimit& limit);
+                    const engine::LearnedLimit& limit);
 // Every learned limit (`autonous context limits`), and forgetting them all (`--clear`: after a
 // server's window grew); forget_limits returns how many were deleted.
-std::vector<LearnedLimitRow> learned_limits(SQLite::Database& db);
+std::vector<engine::LearnedLimitRow> learned_limits(SQLite::Database& db);
 int64_t forget_limits(SQLite::Database& db);
 
 // --- calibration (token_calibration) ---
@@ -89,7 +88,7 @@ int64_t forget_limits(SQLite::Database& db);
 // The stored scale of `model`, 1.0 when there is none.
 double calibration_scale(SQLite::Database& db, const std::string& model);
 // Raises the scale of `model` so that `estimated` tokens (made with `scale_used`) would have
-// covered `actual` (store::calibration_wanted). No-op when actual <= estimated. Returns the
+// covered `actual` (engine::calibration_wanted). No-op when actual <= estimated. Returns the
 // scale now stored.
 double raise_calibration(SQLite::Database& db, const std::string& model, double scale_used,
                          int64_t estimated, int64_t actual);

@@ -15,15 +15,15 @@ SQLiteSummaryStore::SQLiteSummaryStore(SQLite::Database& db)
 
 SQLiteSummaryStore::~SQLiteSummaryStore() = default;
 
-std::optional<context::Summary> SQLiteSummaryStore::latest(const std::string& chat_id,
-                                                           int64_t chain_start) {
+std::optional<engine::Summary> SQLiteSummaryStore::latest(const std::string& chat_id,
+                                                          int64_t chain_start) {
   auto q = cache_->get(
       "SELECT id, covers_through, text, tokens, model FROM context_summaries "
       "WHERE chat_id = ? AND chain_start = ? ORDER BY id DESC LIMIT 1");
   q->bind(1, chat_id);
   q->bind(2, chain_start);
   if (!q->executeStep()) return std::nullopt;
-  context::Summary s;
+  engine::Summary s;
   s.id = q->getColumn(0).getInt64();
   s.covers_through = q->getColumn(1).getInt64();
   s.chain_start = chain_start;
@@ -47,7 +47,7 @@ int64_t SQLiteSummaryStore::count_between(const std::string& chat_id, int64_t af
   return n;
 }
 
-int64_t SQLiteSummaryStore::save(const std::string& chat_id, const context::Summary& summary,
+int64_t SQLiteSummaryStore::save(const std::string& chat_id, const engine::Summary& summary,
                                  const std::vector<std::optional<common::Usage>>& usage,
                                  int64_t messages_covered) {
   db::WriteTransaction tx(db_);

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "internal/context/summary.h"
+#include "internal/engine/summary.h"
 
 namespace SQLite {
 class Database;
@@ -15,14 +15,14 @@ class StatementCache;
 
 namespace autonous::store {
 
-class SQLiteSummaryStore final : public context::SummaryStore {
+class SQLiteSummaryStore final : public engine::SummaryStore {
  public:
   // `db` must outlive the store.
   explicit SQLiteSummaryStore(SQLite::Database& db);
   ~SQLiteSummaryStore() override;
-  std::optional<context::Summary> latest(const std::string& chat_id, int64_t chain_start) override;
+  std::optional<engine::Summary> latest(const std::string& chat_id, int64_t chain_start) override;
   int64_t count_between(const std::string& chat_id, int64_t after_id, int64_t before_id) override;
-  int64_t save(const std::string& chat_id, const context::Summary& summary,
+  int64_t save(const std::string& chat_id, const engine::Summary& summary,
                const std::vector<std::optional<common::Usage>>& usage,
                int64_t messages_covered) override;
 

@@ -1,4 +1,4 @@
-#include "internal/store/calibration_store.h"
+#include "internal/engine/calibration_store.h"
 
 #include <gtest/gtest.h>
 

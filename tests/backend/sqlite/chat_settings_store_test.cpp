@@ -1,10 +1,11 @@
-#include "internal/store/chat_settings_store.h"
+#include "internal/engine/chat_settings_store.h"
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <gtest/gtest.h>
 
 #include "internal/backend/sqlite/sqlite_provider.h"
+#include "internal/backend/sqlite/statement_cache.h"
 #include "internal/backend/sqlite/stores.h"
 #include "tests/support/test_db.h"
 
@@ -23,7 +24,7 @@ class ChatSettingsStoreTest : public ::testing::Test {
 };
 
 TEST_F(ChatSettingsStoreTest, DefaultsWithoutARow) {
-  const context::ChatState s = SQLiteProvider(db_.db()).chat_state("nobody");
+  const engine::ChatState s = SQLiteProvider(db_.db()).chat_state("nobody");
   EXPECT_EQ(s.settings_json, "{}");
   EXPECT_EQ(s.cleared_through, 0);
 }
@@ -63,6 +64,27 @@ TEST_F(ChatSettingsStoreTest, ClearHidesOlderHistoryAndKeepsTheRows) {
   EXPECT_EQ(after[0].content, "three");
   EXPECT_EQ(provider.get_history("c", 50, 0).size(), 3u);  // nothing deleted
   EXPECT_EQ(clear_context(db_.db(), "empty-chat"), 0);
+}
+
+TEST(PinsTest, PinsAreStoredPerChatOldestFirst) {
+  testing::TestDb t_;
+  const int64_t a = add_pin(t_.db(), "c", "prefers metric units");
+  add_pin(t_.db(), "c", "name: Ada");
+  add_pin(t_.db(), "d", "other chat");
+  db::StatementCache cache(t_.db());
+  auto pins = load_pins(cache, "c");
+  ASSERT_EQ(pins.size(), 2u);
+  EXPECT_EQ(pins[0].text, "prefers metric units");
+  EXPECT_TRUE(remove_pin(t_.db(), "c", a));
+  EXPECT_FALSE(remove_pin(t_.db(), "d", a));
+  EXPECT_EQ(load_pins(cache, "c").size(), 1u);
+  // A prompt reads only the newest kMaxPins, still oldest first.
+  for (int i = 0; i < 60; ++i) add_pin(t_.db(), "many", "pin " + std::to_string(i));
+  pins = load_pins(cache, "many", static_cast<int64_t>(engine::kMaxPins));
+  ASSERT_EQ(pins.size(), engine::kMaxPins);
+  EXPECT_EQ(pins.front().text, "pin 10");
+  EXPECT_EQ(pins.back().text, "pin 59");
+  EXPECT_EQ(load_pins(cache, "many").size(), 60u);
 }
 
 }  // namespace

@@ -1,0 +1,58 @@
+#pragma once
+// Compressor: fits a chat's history into a TokenBudget. Pure: no I/O, no clock. prepare() is
+// the step every compressor starts from (the builder prepares once, then plans and compresses).
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "internal/common/message.h"
+#include "internal/engine/policy.h"
+#include "internal/engine/token_budget.h"
+
+namespace autonous::tokens {
+class TokenCounter;
+}
+
+namespace autonous::engine {
+
+// What a `tool` row's text is sent under (as a user message).
+inline constexpr std::string_view kToolOutputHeader = "[tool output]\n";
+
+// A history made ready for fitting: repaired, cut to the character cap (or, with none, to
+// `max_message_tokens`, head and tail kept), each message counted. A `tool` row becomes a user
+// message marked as a tool's output: without its tool_call_id the API would refuse it.
+struct Prepared {
+  std::vector<common::Message> messages;
+  std::vector<int64_t> cost;  // count_message of each
+  std::vector<char> cut;      // cut to the character or token cap
+  int64_t tokens = 0;         // the sum of cost
+};
+
+Prepared prepare(std::vector<common::Message> messages, int64_t max_chars,
+                 int64_t max_message_tokens, const tokens::TokenCounter& counter);
+
+struct Compression {
+  std::vector<common::Message> messages;  // what is kept, oldest first, valid UTF-8
+  int64_t tokens = 0;                     // their cost by the compressor's counter
+  int64_t tokens_before = 0;              // the input's cost (after the per-message char cap)
+  int64_t dropped_count = 0;              // input messages left out
+  int64_t truncated_count = 0;            // kept messages that were cut, for any reason
+  int64_t cut_count = 0;                  // messages cut by a compression level (head + tail)
+  Level level = Level::kNone;             // the highest level applied
+  int rounds = 0;                         // compression passes (0 when nothing was needed)
+  bool hard_truncated = false;            // the rounds did not fit; the last resort ran
+};
+
+class Compressor {
+ public:
+  virtual ~Compressor() = default;
+  // Fits `messages` (oldest first) into `budget`. Never throws on content. The result's
+  // `tokens` never exceed budget.max_tokens.
+  virtual Compression compress(std::vector<common::Message> messages,
+                               const TokenBudget& budget) const = 0;
+  // The same for a history prepare() already made ready.
+  virtual Compression compress_prepared(Prepared prepared, const TokenBudget& budget) const = 0;
+};
+
+}  // namespace autonous::engine

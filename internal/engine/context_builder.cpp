@@ -1,0 +1,387 @@
+#include "internal/engine/context_builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "internal/common/text.h"
+#include "internal/common/utf8.h"
+#include "internal/engine/allocator.h"
+#include "internal/engine/assembler.h"
+#include "internal/engine/compressor.h"
+#include "internal/engine/provider.h"
+#include "internal/engine/summary.h"
+#include "internal/engine/token_budget.h"
+#include "internal/tokens/token_counter.h"
+#include "internal/tokens/truncate.h"
+
+namespace autonous::engine {
+
+Level next_level(Level level) noexcept {
+  if (level == Level::kNone) return Level::kNormal;
+  if (level == Level::kNormal) return Level::kAggressive;
+  return Level::kEmergency;
+}
+
+ContextBuilder::ContextBuilder(ContextSettings settings, Provider& provider,
+                               const Compressor& compressor, const Assembler& assembler,
+                               const tokens::TokenCounter& counter)
+    : settings_(std::move(settings)),
+      provider_(provider),
+      compressor_(compressor),
+      assembler_(assembler),
+      counter_(counter) {
+  check_budget(settings_, counter_);
+}
+
+ResolvedChat ContextBuilder::resolve(const ChatState& state,
+                                     std::optional<ContextWarning>& warning) const {
+  ResolvedChat chat;
+  chat.cleared_through = state.cleared_through;
+  chat.policy = settings_.policy;
+  try {
+    // Most chats have no settings of their own: no JSON parse on that path.
+    const ChatOverrides overrides =
+        state.settings_json == "{}" ? ChatOverrides{} : parse_overrides(state.settings_json);
+    if (!overrides.empty()) {
+      ContextSettings own = settings_;
+      own.policy = effective_policy(settings_, overrides);
+      check_budget(own, counter_);
+      chat.policy = own.policy;
+      chat.own_settings = true;
+    }
+  } catch (const PolicyError& e) {
+    // Bad stored settings never stop a turn.
+    warning = ContextWarning{
+        "bad_chat_settings",
+        std::string("chat settings ignored, environment defaults used: ") + e.what()};
+  }
+  chat.requested_strategy = chat.policy.strategy;
+  chat.strategy = chat.policy.strategy;
+  return chat;
+}
+
+ContextBuilder::Ends ContextBuilder::fit_ends(const std::string& user_text,
+                                              const ResolvedChat& chat, const BuildOptions& options,
+                                              BuiltContext& out) const {
+  const ContextPolicy& policy = chat.policy;
+  Ends e;
+  const int64_t floor_budget = min_budget(settings_.system_prompt, counter_);
+  const double scale = std::clamp(options.budget_scale, 0.0, 1.0);
+  int64_t budget = static_cast<int64_t>(std::floor(static_cast<double>(policy.max_tokens) * scale));
+  if (options.budget_cap) budget = std::min(budget, *options.budget_cap);
+  e.budget_tokens = std::max(floor_budget, budget);
+  e.system = {common::Role::kSystem, common::sanitize_utf8(settings_.system_prompt), 0};
+  e.user = {common::Role::kUser, common::sanitize_utf8(user_text), 0};
+  common::defuse_block_tags(e.user.content);
+  e.query = e.user.content;
+  lay_out(e);
+  e.system_tokens = e.system.content.empty() ? 0 : counter_.count_message(e.system);
+  // Pinned facts: a share of the budget, never the user message's least room.
+  add_pins(e, chat.pins,
+           std::min(static_cast<int64_t>(kPinnedShare * static_cast<double>(e.budget_tokens)),
+                    e.budget_tokens - floor_budget),
+           out);
+
+  // What the user message may cost at most; the budget holds kMinUserTokens of it.
+  const int64_t user_room = e.budget_tokens - counter_.per_request() - e.system_tokens;
+  if (!e.user.content.empty()) {
+    e.user_tokens = counter_.count_message(e.user);
+    if (e.user_tokens > user_room) {
+      e.user.content = tokens::cut_to_tokens(e.user.content, user_room - counter_.per_message(),
+                                             e.user_tokens - counter_.per_message(), counter_);
+      e.user_truncated = true;
+      e.user_tokens = e.user.content.empty() ? 0 : counter_.count_message(e.user);
+    }
+  }
+  // A cut user message means history had no room at all (the cut is only near-longest, so a
+  // few tokens may be left over; they stay unused rather than hold a stray old message).
+  e.history_budget_tokens = e.user_truncated ? 0 : user_room - e.user_tokens;
+  e.fixed_tokens = counter_.per_request() + e.system_tokens + e.user_tokens;
+  return e;
+}
+
+void ContextBuilder::begin(const std::string& chat_id, BuiltContext& out) const {
+  ChatState stored = provider_.chat_state(chat_id);
+  std::optional<ContextWarning> bad_settings;
+  out.chat = resolve(stored, bad_settings);
+  out.chat.pins = std::move(stored.pins);
+  out.chat.blocks = std::move(stored.blocks);
+  out.chat.custom = std::move(stored.custom);
+  if (bad_settings) out.warnings.push_back(*bad_settings);
+  if (out.chat.strategy == Strategy::kSummarize && store_ == nullptr) {
+    out.chat.strategy = Strategy::kTokenBudget;
+    out.warnings.push_back(
+        {"summarize_unavailable",
+         "the summarize strategy needs a summary store, which this engine has none of; "
+         "token_budget used"});
+  }
+  // A state written before the chat's latest clear point belongs to the cleared context.
+  ContextState state = stored.context;
+  if (state.chain_start != stored.cleared_through)
+    state = ContextState{.chain_start = stored.cleared_through,
+                         .verbatim_after = stored.cleared_through};
+  out.state.before = state;
+  out.state.after = state;
+}
+
+// A chat whose newest row is older than where its state says the verbatim part starts had rows
+// deleted and their ids given out again (history ids are not AUTOINCREMENT): its state and
+// summary describe a conversation that is gone. The chat starts over from its clear point.
+bool ContextBuilder::restart_if_rows_vanished(const std::string& chat_id, BuiltContext& out,
+                                              int64_t after) const {
+  if (after <= out.chat.cleared_through) return false;
+  const std::vector<common::Message> newest =
+      provider_.get_history(chat_id, 1, out.chat.cleared_through);
+  if (!newest.empty() && newest.back().history_id >= after) return false;
+  ContextState fresh{.chain_start = out.chat.cleared_through,
+                     .verbatim_after = out.chat.cleared_through};
+  if (store_ != nullptr) {
+    const std::optional<Summary> stale = store_->latest(chat_id, out.chat.cleared_through);
+    fresh.summary_from = stale ? stale->id + 1 : out.state.before.summary_from;
+  }
+  fresh.compactions = out.state.before.compactions;
+  out.state.before = fresh;
+  out.state.after = fresh;
+  out.state.reset = true;  // stored even without a compaction
+  out.warnings.push_back(
+      {"state_reset",
+       fmt::format("the chat's newest history id {} is below where its context state starts ({}): "
+                   "rows were deleted and ids reused; its state and summary are set aside",
+                   newest.empty() ? 0 : newest.back().history_id, after)});
+  return true;
+}
+
+ContextBuilder::Verbatim ContextBuilder::read_verbatim(const std::string& chat_id,
+                                                       BuiltContext& out, const Ends& ends,
+                                                       const Marks& marks) const {
+  Verbatim v = read_from(chat_id, out, ends, marks);
+  if (v.rows.messages.empty() && restart_if_rows_vanished(chat_id, out, v.after))
+    v = read_from(chat_id, out, ends, marks);
+  return v;
+}
+
+ContextBuilder::Verbatim ContextBuilder::read_from(const std::string& chat_id,
+                                                   const BuiltContext& out, const Ends& ends,
+                                                   const Marks& marks) const {
+  Verbatim v;
+  v.after = std::max(out.chat.cleared_through, out.state.before.verbatim_after);
+  if (out.chat.strategy == Strategy::kSummarize && settings_.layout != Layout::kMinimal) {
+    v.summary = store_->latest(chat_id, out.chat.cleared_through);
+    if (v.summary && v.summary->id < out.state.before.summary_from) v.summary.reset();
+    if (v.summary) {
+      v.after = std::max(v.after, v.summary->covers_through);
+      v.summary_tokens = summary_block_tokens(v.summary->text, counter_);
+    }
+  }
+  v.older = v.after > out.chat.cleared_through;
+  const int limit =
+      settings_.history_window > 0 && settings_.layout != Layout::kMinimal ? read_limit(marks) : 0;
+  if (ends.user_truncated || limit <= 0) return v;
+  std::vector<common::Message> rows = provider_.get_history(chat_id, limit, v.after);
+  v.full = static_cast<int>(rows.size()) == limit;
+  const int64_t message_cap =
+      settings_.max_chars_per_message > 0 ? 0 : ends.budget_tokens / kMessageShareDivisor;
+  for (auto& m : rows) common::defuse_block_tags(m.content);
+  v.rows = prepare(std::move(rows), settings_.max_chars_per_message, message_cap, counter_);
+  return v;
+}
+
+Cut ContextBuilder::plan(const Verbatim& v, const Ends& ends, const Ends& goal, const Marks& marks,
+                         const BuildOptions& options, bool will_fold,
+                         const BuiltContext& out) const {
+  const ContextPolicy& policy = out.chat.policy;
+  CutInput in;
+  in.messages = v.rows.messages;
+  in.cost = v.rows.cost;
+  in.fixed_tokens = ends.fixed_tokens + v.summary_tokens;
+  in.budget_tokens = ends.budget_tokens;
+  in.thresholds = policy.thresholds;
+  in.marks = marks;
+  in.overflow = options.min_level > Level::kNone;
+  const auto at_target = static_cast<int64_t>(
+      std::floor(policy.thresholds.target * static_cast<double>(goal.budget_tokens)));
+  // A fold replaces the summary: room for a full-size new one, and the tail it keeps within
+  // KEEP_RECENT_TOKENS (a quarter of the budget when unset).
+  in.goal_tokens = std::max<int64_t>(at_target - ends.fixed_tokens - summary_room(v, will_fold), 0);
+  if (will_fold) {
+    const int64_t keep = settings_.summary.keep_recent_tokens > 0
+                             ? settings_.summary.keep_recent_tokens
+                             : goal.budget_tokens / 4;
+    in.goal_tokens = std::min(in.goal_tokens, keep);
+  }
+  return plan_cut(in);
+}
+
+void ContextBuilder::fold(const std::string& chat_id, Verbatim& v, Cut& cut,
+                          const BuildOptions& options, BuiltContext& out) const {
+  ContextState& state = out.state.after;
+  std::vector<common::Message> leaving(v.rows.messages.begin(),
+                                       v.rows.messages.begin() + static_cast<ptrdiff_t>(cut.first));
+  if (options.dry_run || summarizer_ == nullptr) {
+    out.summary.pending = static_cast<int64_t>(leaving.size());
+    return;
+  }
+  if (state.summary_skips > 0) {
+    --state.summary_skips;
+    out.warnings.push_back(
+        {"summary_backoff",
+         fmt::format("after {} failed summaries, this compaction drops {} message(s) instead of "
+                     "summarizing them; {} more compaction(s) will",
+                     state.summary_failures, leaving.size(), state.summary_skips)});
+    return;
+  }
+  const int64_t unread =
+      v.full ? store_->count_between(chat_id, v.after, v.rows.messages.front().history_id) : 0;
+  const SummaryCompactor compactor(settings_, *store_, *summarizer_, counter_);
+  Fold f = compactor.fold({chat_id, out.chat.cleared_through, v.summary, std::move(leaving)});
+  f.outcome.skipped += unread;
+  const bool stored = f.stored.has_value();
+  if (stored) {
+    v.summary = std::move(f.stored);
+    v.summary_tokens = v.summary->tokens;
+  }
+  // What was not folded (a failure, or more than kMaxFoldCalls calls take) stays verbatim when
+  // the turn read everything since the last compaction: nothing lost, the next compaction goes
+  // on. Past the window it is dropped (counted as skipped): the read would slide every turn.
+  if (f.unfolded > 0 && !v.full) {
+    size_t kept_from = 0;
+    if (stored)
+      while (kept_from < cut.first &&
+             v.rows.messages[kept_from].history_id <= v.summary->covers_through)
+        ++kept_from;
+    cut.first = user_start(v.rows.messages, kept_from);
+    // A reply the fold stopped before leaves with the user message it answered folded.
+    if (stored) f.outcome.skipped += static_cast<int64_t>(cut.first - kept_from);
+  } else {
+    f.outcome.skipped += f.unfolded;
+  }
+  if (stored) out.summarized = std::move(f.outcome);
+  if (!f.error) {
+    state.summary_failures = 0;
+    return;
+  }
+  // Back off: after f consecutive failures the next 2^(f-1) - 1 compactions (at most 15) drop
+  // instead of calling.
+  ++state.summary_failures;
+  state.summary_skips = (int64_t{1} << std::min<int64_t>(state.summary_failures - 1, 4)) - 1;
+  out.warnings.push_back(
+      {"summary_failed",
+       fmt::format("{} (failure {} in a row; the next {} compaction(s) will not summarize)",
+                   *f.error, state.summary_failures, state.summary_skips)});
+}
+
+Compression ContextBuilder::compress(Prepared kept, const Ends& ends, int64_t summary_tokens,
+                                     BuiltContext& out) const {
+  Figures& f = out.figures;
+  const ContextPolicy& policy = out.chat.policy;
+  TokenBudget budget;
+  budget.max_tokens = std::max<int64_t>(ends.history_budget_tokens - summary_tokens, 0);
+  budget.fixed_tokens = ends.fixed_tokens + summary_tokens;
+  // The plan already compacted. From soft, every oversized message is cut (a cut depends on the
+  // message alone); soft is judged without the new user message, so the decision only grows
+  // with the history between compactions and the prefix stays. Over the budget the last resort
+  // drops.
+  int64_t history = 0;
+  for (const int64_t c : kept.cost) history += c;
+  const double usage =
+      static_cast<double>(ends.fixed_tokens - ends.user_tokens + summary_tokens + history) /
+      static_cast<double>(std::max<int64_t>(ends.budget_tokens, 1));
+  budget.thresholds = Thresholds{1.0, 1.0, 1.0, policy.thresholds.target};
+  budget.min_level = usage >= policy.thresholds.soft ? Level::kNormal : Level::kNone;
+  budget.stable_cuts = true;
+  Compression c = compressor_.compress_prepared(std::move(kept), budget);
+  f.truncated_count = c.truncated_count;
+  f.cut_messages = c.cut_count;
+  f.level = std::max(f.level, c.level);
+  f.rounds = std::max(f.rounds, c.rounds);
+  f.hard_truncated = c.hard_truncated;
+  if (f.user_truncated) {  // the last resort ran
+    f.level = Level::kEmergency;
+    f.rounds = std::max(f.rounds, 1);
+  }
+  return c;
+}
+
+void ContextBuilder::record_state(const std::string& chat_id, const Verbatim& v, size_t first,
+                                  const BuildOptions& options, BuiltContext& out) const {
+  ContextState& after = out.state.after;
+  const std::vector<common::Message>& rows = v.rows.messages;
+  if (first > 0) {
+    after.verbatim_after =
+        first < rows.size() ? rows[first].history_id - 1 : rows.back().history_id;
+    after.verbatim_after = std::max(after.verbatim_after, out.state.before.verbatim_after);
+    if (out.state.compaction == CompactionReason::kNone)
+      out.state.compaction = CompactionReason::kThreshold;
+    ++after.compactions;
+    after.last_reason = out.state.compaction;
+  } else {
+    out.state.compaction = CompactionReason::kNone;
+  }
+  if (!options.dry_run && !options.defer_commit) commit(chat_id, out);
+}
+
+void ContextBuilder::commit(const std::string& chat_id, const BuiltContext& built) const {
+  if (state_changed(built)) provider_.save_context_state(chat_id, built.state.after);
+}
+
+BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string& user_text,
+                                   const BuildOptions& options) const {
+  const auto started = std::chrono::steady_clock::now();
+  BuiltContext out;
+  Figures& f = out.figures;
+  f.counter = std::string(counter_.name());
+  begin(chat_id, out);
+  const ContextPolicy& policy = out.chat.policy;
+  Ends ends = fit_ends(user_text, out.chat, options, out);
+  f.budget_tokens = ends.budget_tokens;
+  f.system_tokens = ends.system_tokens;
+  f.user_tokens = ends.user_tokens;
+  f.user_truncated = ends.user_truncated;
+  f.history_budget_tokens = ends.history_budget_tokens;
+  out.state.budget_cap = options.budget_cap;
+
+  const Marks marks = count_marks(settings_, policy);
+  Verbatim v = read_verbatim(chat_id, out, ends, marks);
+  const bool summarize = out.chat.strategy == Strategy::kSummarize;
+  const bool will_fold = summarize && out.state.before.summary_skips == 0;
+  // The allocator: a compaction cuts down to the target of the budget less the evidence reserve,
+  // so right after it the evidence has its share; the verbatim part then grows into that room
+  // (whatever evidence does not use) until the warn threshold of the whole budget, so the reserve
+  // is never wasted and compactions stay as rare as without recall.
+  const Ends planned = allocate(v, ends, will_fold, summarize);
+  out.evidence_reserve = ends.budget_tokens - planned.budget_tokens;
+  Cut cut = plan(v, ends, planned, marks, options, will_fold, out);
+  out.state.compaction = cut.reason;
+  f.original_count = static_cast<int64_t>(v.rows.messages.size());
+  f.tokens_before = ends.fixed_tokens + v.summary_tokens + v.rows.tokens;
+  if (cut.first > 0) {
+    f.level = std::max(cut.level, Level::kAggressive);
+    f.rounds = 1;
+  }
+  if (summarize && cut.first > 0) fold(chat_id, v, cut, options, out);
+  take_summary(v, out);
+
+  // The fit uses the whole budget: the reserve steers compactions, it never drops history that a
+  // compaction could not move (a failed summary keeps its messages verbatim).
+  Compression c = compress(tail(v.rows, cut.first), ends, out.summary.tokens, out);
+  // What the compressor's last resort dropped leaves the verbatim part too. Kept history starts
+  // on a user message: a leading reply is left out (every turn alike, so no state changes).
+  const size_t first = cut.first + static_cast<size_t>(c.dropped_count);
+  const size_t lead = user_start(c.messages, 0);
+  int64_t history_tokens = c.tokens;
+  for (size_t i = 0; i < lead; ++i) history_tokens -= counter_.count_message(c.messages[i]);
+  c.messages.erase(c.messages.begin(), c.messages.begin() + static_cast<ptrdiff_t>(lead));
+  f.compressed_count = static_cast<int64_t>(c.messages.size());
+  f.dropped_count = static_cast<int64_t>(first + lead);
+  record_state(chat_id, v, first, options, out);
+
+  finish(chat_id, v, std::move(c.messages), history_tokens, ends, out);
+  f.build_time = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started);
+  return out;
+}
+
+}  // namespace autonous::engine

@@ -1,0 +1,90 @@
+// ContextBuilder's optional embeddings step (EMBEDDING_MODEL): the question and the chat's
+// messages without a vector, embedded in one call before the gatherers run.
+#include <fmt/format.h>
+
+#include "internal/engine/context_builder.h"
+#include "internal/tokens/truncate.h"
+
+namespace autonous::engine {
+namespace {
+
+// Messages embedded a turn at most (with the question, one call), and an input's tokens at most
+// (OpenAI's embedding models take 8 192, BERT-style ones 512, llama.cpp's server its batch).
+constexpr int kEmbedBatch = 31;  // 32 inputs a call with the question (TEI's default cap)
+constexpr int64_t kEmbedInputTokens = 400;
+
+}  // namespace
+
+recall::GathererRun ContextBuilder::embed_question(recall::RecallQuery& q,
+                                                   BuiltContext& out) const {
+  recall::GathererRun run;
+  run.name = "embeddings";
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    const std::string& model = embedder_->model();
+    const std::vector<common::Message> rows = searcher_->unembedded(q.chat_id, model, kEmbedBatch);
+    std::vector<std::string> texts{embedding_input(q.text)};
+    for (const common::Message& m : rows) texts.push_back(embedding_input(m.content));
+    std::vector<std::vector<float>> vectors;
+    int64_t refused = 0;
+    try {
+      vectors = embedder_->embed(texts);
+      if (vectors.size() != texts.size()) throw std::runtime_error("wrong number of vectors");
+    } catch (const recall::EmbeddingRefused&) {
+      if (rows.empty()) throw;
+      // The question alone (refused too: no vector search this turn, the rows wait), then the
+      // messages in halves: only a message refused on its own is passed over for good (an
+      // empty vector, never compared), so one message cannot block the chat.
+      vectors = embedder_->embed({texts.front()});
+      if (vectors.size() != 1) throw std::runtime_error("wrong number of vectors");
+      vectors.resize(texts.size());
+      refused = embed_halves(texts, 1, texts.size(), vectors);
+    }
+    std::vector<std::pair<int64_t, std::vector<float>>> stored;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      recall::normalize(vectors[i + 1]);
+      stored.emplace_back(rows[i].history_id, std::move(vectors[i + 1]));
+    }
+    searcher_->store_vectors(q.chat_id, model, stored);
+    if (refused > 0)
+      out.warnings.push_back(
+          {"gatherer_failed",
+           fmt::format("embeddings: {} message(s) refused by the model, left without a vector",
+                       refused)});
+    recall::normalize(vectors[0]);
+    q.vector = std::move(vectors[0]);
+    q.model = model;
+    run.candidates = static_cast<int64_t>(rows.size());
+  } catch (const std::exception& e) {
+    run.error = e.what();
+    out.warnings.push_back(
+        {"gatherer_failed", fmt::format("embeddings: {} (recall used BM25 alone)", e.what())});
+  }
+  run.time = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started);
+  return run;
+}
+
+std::string ContextBuilder::embedding_input(const std::string& text) const {
+  // Within the models' limits (BERT-style models take 512 tokens of their own tokenizer); an
+  // empty input is refused by some servers.
+  std::string clipped = tokens::cut_to_tokens(text, kEmbedInputTokens, counter_);
+  return clipped.empty() ? std::string("(empty)") : clipped;
+}
+
+int64_t ContextBuilder::embed_halves(const std::vector<std::string>& texts, size_t from, size_t to,
+                                     std::vector<std::vector<float>>& vectors) const {
+  try {
+    std::vector<std::vector<float>> got = embedder_->embed(std::vector<std::string>(
+        texts.begin() + static_cast<ptrdiff_t>(from), texts.begin() + static_cast<ptrdiff_t>(to)));
+    if (got.size() != to - from) throw std::runtime_error("wrong number of vectors");
+    for (size_t i = from; i < to; ++i) vectors[i] = std::move(got[i - from]);
+    return 0;
+  } catch (const recall::EmbeddingRefused&) {
+    if (to - from == 1) return 1;
+    const size_t mid = from + (to - from) / 2;
+    return embed_halves(texts, from, mid, vectors) + embed_halves(texts, mid, to, vectors);
+  }
+}
+
+}  // namespace autonous::engine

@@ -1,0 +1,45 @@
+#pragma once
+// EngineStorage: everything the context engine reads and writes for one connection, whichever
+// backend holds it: the history provider, summaries, the search index, the chat's context state
+// and prompt blocks, calibration and learned limits. Each backend implements it
+// (make_sqlite_storage, make_pg_storage in backend/<driver>/stores.h); Engine owns one.
+// Not thread-safe: one per connection.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "internal/engine/context_state_store.h"
+#include "internal/engine/provider.h"
+#include "internal/engine/summary.h"
+#include "internal/recall/recall.h"
+
+namespace autonous::engine {
+
+class EngineStorage {
+ public:
+  virtual ~EngineStorage() = default;
+  virtual Provider& provider() = 0;
+  virtual SummaryStore& summaries() = 0;
+  virtual recall::Searcher& searcher() = 0;
+  // Indexes queued search rows of any chat for up to `budget`; returns how many.
+  virtual int64_t index_backlog(std::chrono::milliseconds budget) = 0;
+  // Indexes the chat's queued rows inside the caller's transaction.
+  virtual void index_in_transaction(const std::string& chat_id) = 0;
+  // Inside the caller's transaction: the chat's context state, its prompt's stable blocks.
+  virtual void write_context_state(const std::string& chat_id, const ContextState& s) = 0;
+  virtual void write_blocks(const std::string& chat_id, const std::vector<BlockRecord>& blocks) = 0;
+  // calibration_store.h and context_state_store.h, each in its own transaction.
+  virtual double calibration_scale(const std::string& model) = 0;
+  virtual double raise_calibration(const std::string& model, double scale_used, int64_t estimated,
+                                   int64_t actual) = 0;
+  virtual std::optional<LearnedLimit> learned_limit(const std::string& endpoint,
+                                                    const std::string& model) = 0;
+  virtual int64_t learn_limit(const std::string& endpoint, const std::string& model,
+                              const LearnedLimit& limit) = 0;
+};
+
+}  // namespace autonous::engine

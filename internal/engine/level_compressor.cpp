@@ -1,0 +1,157 @@
+#include "internal/engine/level_compressor.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "internal/common/utf8.h"
+#include "internal/engine/built_context.h"
+#include "internal/engine/simple_compressor.h"
+#include "internal/tokens/token_counter.h"
+#include "internal/tokens/truncate.h"
+
+namespace autonous::engine {
+namespace {
+
+// The level usage calls for, at least budget.min_level; emergency when history cannot fit.
+Level start_level(int64_t history_tokens, const TokenBudget& budget) {
+  const int64_t prompt = std::max<int64_t>(budget.prompt_tokens(), 1);
+  const double usage =
+      static_cast<double>(budget.fixed_tokens + history_tokens) / static_cast<double>(prompt);
+  Level level = std::max(classify(usage, budget.thresholds), budget.min_level);
+  if (history_tokens > std::max<int64_t>(budget.max_tokens, 0))
+    level = std::max(level, Level::kEmergency);
+  return level;
+}
+
+// One compression of one history: the messages [first_, size) are kept; costs and cut flags
+// run alongside.
+class Pass {
+ public:
+  Pass(Prepared prepared, const TokenBudget& budget, const tokens::TokenCounter& counter)
+      : messages_(std::move(prepared.messages)),
+        budget_(budget),
+        counter_(counter),
+        n_(messages_.size()),
+        limit_(std::max<int64_t>(budget.max_tokens, 0)),
+        prompt_(std::max<int64_t>(budget.prompt_tokens(), 1)),
+        cap_(oversized_tokens(prompt_)),
+        cost_(std::move(prepared.cost)),
+        cut_(std::move(prepared.cut)),
+        tokens_(prepared.tokens) {
+    level_cut_.assign(n_, 0);
+    tokens_before_ = tokens_;
+    // History tokens allowed when aiming at the target share of the prompt budget.
+    target_ = std::clamp<int64_t>(
+        static_cast<int64_t>(std::floor(budget.thresholds.target * static_cast<double>(prompt_))) -
+            budget.fixed_tokens,
+        0, limit_);
+  }
+
+  // Escalating passes from `level` until the history fits. Each level does what the one below
+  // does (monotone: more pressure never keeps more): normal cuts oversized messages, aggressive
+  // and emergency also drop the oldest down to the target. Dropping can reach nothing, so a pass
+  // at aggressive or above always fits; there is no further round.
+  void run(Level level, Compression& out) {
+    if (level == Level::kNone) return;
+    for (int round = 1;; ++round) {
+      out.rounds = round;
+      out.level = level;
+      if (level >= Level::kAggressive) drop_hopeless(target_);
+      cut_oversized(budget_.stable_cuts ? 0 : target_, cap_);
+      if (level >= Level::kAggressive) drop_oldest(target_);
+      if (tokens_ <= limit_) {
+        out.hard_truncated = level == Level::kEmergency && first_ > 0;
+        return;
+      }
+      level = next_level(level);
+    }
+  }
+
+  Compression result(Compression out) && {
+    out.tokens = tokens_;
+    out.tokens_before = tokens_before_;
+    out.dropped_count = static_cast<int64_t>(first_);
+    for (size_t i = first_; i < n_; ++i) {
+      out.truncated_count += cut_[i];
+      out.cut_count += level_cut_[i];
+    }
+    out.messages.assign(std::make_move_iterator(messages_.begin() + static_cast<ptrdiff_t>(first_)),
+                        std::make_move_iterator(messages_.end()));
+    return out;
+  }
+
+ private:
+  // Cut messages over `cap`, oldest first, while the history is above `goal`.
+  void cut_oversized(int64_t goal, int64_t cap) {
+    const int64_t content_cap = cap - counter_.per_message();
+    for (size_t i = first_; i < n_ && tokens_ > goal; ++i) {
+      if (cost_[i] <= cap) continue;
+      common::Message& m = messages_[i];
+      m.content = tokens::cut_middle_to_tokens(m.content, content_cap,
+                                               cost_[i] - counter_.per_message(), counter_);
+      const int64_t cost = counter_.count_message(m);
+      tokens_ += cost - cost_[i];
+      cost_[i] = cost;
+      cut_[i] = 1;
+      level_cut_[i] = 1;
+    }
+  }
+
+  void drop_oldest(int64_t goal) {
+    while (first_ < n_ && tokens_ > goal) tokens_ -= cost_[first_++];
+  }
+
+  // Before cutting, drop what no cut could save: messages older than the newest run whose
+  // least likely cost (a cut message keeps about the cap, surely more than half of it) already
+  // exceeds `goal`. It saves cutting messages that the drop would remove anyway; the fit never
+  // depends on it.
+  void drop_hopeless(int64_t goal) {
+    int64_t least = 0;
+    for (size_t i = n_; i-- > first_;) {
+      least += std::min(cost_[i], cap_ / 2);
+      if (least > goal) {
+        for (; first_ < i + 1; ++first_) tokens_ -= cost_[first_];
+        return;
+      }
+    }
+  }
+
+  std::vector<common::Message> messages_;
+  const TokenBudget& budget_;
+  const tokens::TokenCounter& counter_;
+  size_t n_;
+  int64_t limit_;   // history may cost this
+  int64_t prompt_;  // the whole prompt budget
+  int64_t cap_;     // an oversized message is cut to this
+  int64_t target_ = 0;
+  std::vector<int64_t> cost_;
+  std::vector<char> cut_;        // cut for any reason
+  std::vector<char> level_cut_;  // cut by a level
+  size_t first_ = 0;
+  int64_t tokens_ = 0;  // cost of the kept messages
+  int64_t tokens_before_ = 0;
+};
+
+}  // namespace
+
+int64_t oversized_tokens(int64_t prompt_budget) noexcept {
+  return std::max(kMinOversizedTokens, prompt_budget / kOversizedDivisor);
+}
+
+Compression LevelCompressor::compress(std::vector<common::Message> messages,
+                                      const TokenBudget& budget) const {
+  return compress_prepared(
+      prepare(std::move(messages), budget.max_chars, budget.max_message_tokens, counter_), budget);
+}
+
+Compression LevelCompressor::compress_prepared(Prepared prepared, const TokenBudget& budget) const {
+  const Level level = start_level(prepared.tokens, budget);
+  // No level applies (usage under soft, so everything fits): the simple fit is the answer.
+  if (level == Level::kNone) return keep_newest(std::move(prepared), budget.max_tokens);
+  Pass pass(std::move(prepared), budget, counter_);
+  Compression out;
+  pass.run(level, out);
+  return std::move(pass).result(std::move(out));
+}
+
+}  // namespace autonous::engine

@@ -1,0 +1,256 @@
+#include "internal/engine/policy.h"
+
+#include <algorithm>
+#include <array>
+
+#include <nlohmann/json.hpp>
+
+#include "internal/engine/provider.h"
+
+namespace autonous::engine {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kMaxBudget = 100'000'000;
+constexpr int kMaxRecent = 100'000;
+
+std::string show(double v) {
+  std::string s = json(v).dump();
+  return s;
+}
+
+double read_share(const json& v, std::string_view key) {
+  if (!v.is_number()) throw PolicyError(std::string(key), "must be a number between 0 and 1");
+  const double d = v.get<double>();
+  if (!(d > 0.0 && d <= 1.0)) throw PolicyError(std::string(key), show(d) + " is not in (0, 1]");
+  return d;
+}
+
+}  // namespace
+
+PolicyError::PolicyError(std::string field, const std::string& message)
+    : std::invalid_argument(field + ": " + message), field_(std::move(field)) {}
+
+std::optional<Strategy> parse_strategy(std::string_view name) {
+  if (name == "sliding_window") return Strategy::kSlidingWindow;
+  if (name == "token_budget") return Strategy::kTokenBudget;
+  if (name == "summarize") return Strategy::kSummarize;
+  return std::nullopt;
+}
+
+std::string_view to_string(Strategy strategy) {
+  switch (strategy) {
+    case Strategy::kSlidingWindow:
+      return "sliding_window";
+    case Strategy::kTokenBudget:
+      return "token_budget";
+    case Strategy::kSummarize:
+      return "summarize";
+  }
+  return "token_budget";
+}
+
+std::string_view to_string(CompactionReason reason) {
+  switch (reason) {
+    case CompactionReason::kNone:
+      return "none";
+    case CompactionReason::kWindow:
+      return "window";
+    case CompactionReason::kThreshold:
+      return "threshold";
+    case CompactionReason::kOverflow:
+      return "overflow";
+  }
+  return "none";
+}
+
+std::string_view to_string(Level level) {
+  switch (level) {
+    case Level::kNone:
+      return "none";
+    case Level::kNormal:
+      return "normal";
+    case Level::kAggressive:
+      return "aggressive";
+    case Level::kEmergency:
+      return "emergency";
+  }
+  return "none";
+}
+
+Level classify(double usage, const Thresholds& t) {
+  if (usage >= t.hard) return Level::kEmergency;
+  if (usage >= t.warn) return Level::kAggressive;
+  if (usage >= t.soft) return Level::kNormal;
+  return Level::kNone;
+}
+
+namespace {
+
+using Kind = PolicyField::Kind;
+
+const std::array<PolicyField, 7> kFields = {{
+    {kKeyStrategy, "--strategy", "CONTEXT_STRATEGY", "sliding_window, token_budget or summarize",
+     Kind::kStrategy},
+    {kKeyMaxTokens, "--max-tokens", "MAX_CONTEXT_TOKENS",
+     "whole-prompt budget in tokens (at most window - reserve)", Kind::kCount, kMaxBudget,
+     &ChatOverrides::max_tokens, &ContextPolicy::max_tokens},
+    {kKeyRecent, "--recent", "RECENT_MESSAGE_COUNT", "sliding_window's newest-message count",
+     Kind::kCount, kMaxRecent, &ChatOverrides::recent_messages, &ContextPolicy::recent_messages},
+    {kKeySoft, "--soft", "CONTEXT_SOFT_THRESHOLD", "usage share where Normal starts", Kind::kShare,
+     0, nullptr, nullptr, &ChatOverrides::soft, &Thresholds::soft},
+    {kKeyWarn, "--warn", "CONTEXT_WARN_THRESHOLD", "usage share where Aggressive starts",
+     Kind::kShare, 0, nullptr, nullptr, &ChatOverrides::warn, &Thresholds::warn},
+    {kKeyHard, "--hard", "CONTEXT_HARD_THRESHOLD", "usage share where Emergency starts",
+     Kind::kShare, 0, nullptr, nullptr, &ChatOverrides::hard, &Thresholds::hard},
+    {kKeyTarget, "--target", "CONTEXT_TARGET", "usage share compression aims at", Kind::kShare, 0,
+     nullptr, nullptr, &ChatOverrides::target, &Thresholds::target},
+}};
+
+bool is_set(const PolicyField& f, const ChatOverrides& o) {
+  switch (f.kind) {
+    case Kind::kStrategy:
+      return o.strategy.has_value();
+    case Kind::kCount:
+      return (o.*f.count).has_value();
+    case Kind::kShare:
+      return (o.*f.share).has_value();
+  }
+  return false;
+}
+
+// Copies field `f` from `from` into `to` when it is set there.
+void copy_if_set(const PolicyField& f, const ChatOverrides& from, ChatOverrides& to) {
+  switch (f.kind) {
+    case Kind::kStrategy:
+      if (from.strategy) to.strategy = from.strategy;
+      break;
+    case Kind::kCount:
+      if (from.*f.count) to.*f.count = from.*f.count;
+      break;
+    case Kind::kShare:
+      if (from.*f.share) to.*f.share = from.*f.share;
+      break;
+  }
+}
+
+void read_field(const PolicyField& f, const json& v, ChatOverrides& o) {
+  const std::string key(f.key);
+  switch (f.kind) {
+    case Kind::kStrategy: {
+      const auto s = v.is_string() ? parse_strategy(v.get<std::string>()) : std::nullopt;
+      if (!s)
+        throw PolicyError(key, v.dump() + " is not one of sliding_window, token_budget, summarize");
+      o.strategy = s;
+      break;
+    }
+    case Kind::kCount:
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > f.max)
+        throw PolicyError(key, v.dump() + " is not an integer from 1 to " + std::to_string(f.max));
+      o.*f.count = v.get<int64_t>();
+      break;
+    case Kind::kShare:
+      o.*f.share = read_share(v, key);
+      break;
+  }
+}
+
+std::string known_keys() {
+  std::string s;
+  for (const auto& f : kFields) s += (s.empty() ? "" : ", ") + std::string(f.key);
+  return s;
+}
+
+}  // namespace
+
+std::span<const PolicyField> policy_fields() noexcept { return kFields; }
+
+const PolicyField* find_policy_field(std::string_view key) noexcept {
+  for (const auto& f : kFields)
+    if (f.key == key) return &f;
+  return nullptr;
+}
+
+bool ChatOverrides::empty() const noexcept {
+  return std::none_of(kFields.begin(), kFields.end(),
+                      [this](const PolicyField& f) { return is_set(f, *this); });
+}
+
+ChatOverrides parse_overrides(std::string_view json_text) {
+  const json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) throw PolicyError("settings", "not a JSON object");
+  ChatOverrides o;
+  for (const auto& [key, v] : j.items()) {
+    const PolicyField* f = find_policy_field(key);
+    if (f == nullptr) throw PolicyError(key, "unknown setting (known: " + known_keys() + ")");
+    read_field(*f, v, o);
+  }
+  return o;
+}
+
+std::string overrides_json(const ChatOverrides& o) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& f : kFields) {
+    if (!is_set(f, o)) continue;
+    const std::string key(f.key);
+    switch (f.kind) {
+      case Kind::kStrategy:
+        j[key] = std::string(to_string(*o.strategy));
+        break;
+      case Kind::kCount:
+        j[key] = *(o.*f.count);
+        break;
+      case Kind::kShare:
+        j[key] = *(o.*f.share);
+        break;
+    }
+  }
+  return j.dump();
+}
+
+ChatOverrides merge(ChatOverrides base, const ChatOverrides& more) {
+  for (const auto& f : kFields) copy_if_set(f, more, base);
+  return base;
+}
+
+ContextPolicy apply(ContextPolicy p, const ChatOverrides& o) {
+  for (const auto& f : kFields) {
+    if (!is_set(f, o)) continue;
+    switch (f.kind) {
+      case Kind::kStrategy:
+        p.strategy = *o.strategy;
+        break;
+      case Kind::kCount:
+        p.*f.policy_count = *(o.*f.count);
+        break;
+      case Kind::kShare:
+        p.thresholds.*f.policy_share = *(o.*f.share);
+        break;
+    }
+  }
+  return p;
+}
+
+void validate(const ContextPolicy& p) {
+  for (const auto& f : kFields) {
+    if (f.kind != Kind::kCount) continue;
+    const int64_t v = p.*f.policy_count;
+    if (v < 1 || v > f.max)
+      throw PolicyError(std::string(f.key),
+                        std::to_string(v) + " is not from 1 to " + std::to_string(f.max));
+  }
+  const Thresholds& t = p.thresholds;
+  const std::pair<std::string_view, double> shares[] = {
+      {kKeyTarget, t.target}, {kKeySoft, t.soft}, {kKeyWarn, t.warn}, {kKeyHard, t.hard}};
+  for (const auto& [key, v] : shares)
+    if (!(v > 0.0 && v <= 1.0)) throw PolicyError(std::string(key), show(v) + " is not in (0, 1]");
+  const std::string order = " (need 0 < target <= soft <= warn <= hard <= 1; now target " +
+                            show(t.target) + ", soft " + show(t.soft) + ", warn " + show(t.warn) +
+                            ", hard " + show(t.hard) + ")";
+  if (t.target > t.soft) throw PolicyError(std::string(kKeyTarget), "above soft" + order);
+  if (t.soft > t.warn) throw PolicyError(std::string(kKeySoft), "above warn" + order);
+  if (t.warn > t.hard) throw PolicyError(std::string(kKeyWarn), "above hard" + order);
+}
+
+}  // namespace autonous::engine

@@ -1,0 +1,28 @@
+#pragma once
+// TokenBudget: what a compressor may spend. `max_tokens` bounds the history messages it
+// returns, as counted by the pipeline's tokens::TokenCounter; `max_chars` bounds each message, in
+// code points. `fixed_tokens` is the rest of the prompt (system, user message, framing): usage, the
+// share the compression levels look at, is (fixed + history) / (fixed + max_tokens).
+
+#include <cstdint>
+
+#include "internal/engine/policy.h"
+
+namespace autonous::engine {
+
+struct TokenBudget {
+  int64_t max_tokens = 0;
+  int64_t max_chars = 0;
+  int64_t fixed_tokens = 0;
+  Thresholds thresholds;
+  // Compress at least at this level (a provider said the context was too long). kNone: by usage.
+  Level min_level = Level::kNone;
+  int64_t max_message_tokens = 0;  // with no max_chars: each message's cap in tokens (0: none)
+  // Normal cuts every oversized message, not only until the target: what is sent of a message
+  // then depends on the message alone, so the prompt's prefix stays between compactions.
+  bool stable_cuts = false;
+
+  int64_t prompt_tokens() const noexcept { return fixed_tokens + max_tokens; }
+};
+
+}  // namespace autonous::engine

@@ -1,0 +1,165 @@
+// The engine's storage (engine/engine_storage.h) and the chat administration (backend::ChatAdmin)
+// through the seam, the same assertions on both backends: history, a chat's stored state
+// (settings and clear point, pins, custom blocks, prompt blocks, context state), summaries,
+// calibration and learned limits, and the operator's writes of `autonous chat` and
+// `autonous context limits`.
+#include <gtest/gtest.h>
+
+#include "internal/engine/chat_settings_store.h"
+#include "internal/engine/context_state_store.h"
+#include "internal/engine/engine_storage.h"
+#include "tests/backend/backend_fixture.h"
+
+namespace autonous::engine {
+namespace {
+
+using backend::ChatAdmin;
+
+template <typename B>
+class EngineStorageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if constexpr (B::kPostgres) PG_TEST_OR_SKIP();
+    b_ = std::make_unique<B>();
+    storage_ = b_->s->engine_storage();
+  }
+  EngineStorage& s() { return *storage_; }
+  // One of the chat administration's writers, in its own transaction, as `autonous chat` runs it.
+  template <typename F>
+  auto admin(F f) {
+    decltype(f(b_->s->chats())) out{};
+    b_->s->write([&] { out = f(b_->s->chats()); });
+    return out;
+  }
+  std::unique_ptr<B> b_;
+  std::unique_ptr<EngineStorage> storage_;
+};
+
+TYPED_TEST_SUITE(EngineStorageTest, testing::Backends, testing::BackendNames);
+
+TYPED_TEST(EngineStorageTest, HistoryIsTheNewestAboveAnIdOldestFirst) {
+  for (int i = 1; i <= 6; ++i)
+    this->b_->add_history(i == 3 ? "other" : "c", i % 2 ? "user" : "assistant",
+                          "m" + std::to_string(i));
+  const auto h = this->s().provider().get_history("c", 3, 1);
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[0].content, "m4");
+  EXPECT_EQ(h[0].history_id, 4);
+  EXPECT_EQ(h[0].role, common::Role::kAssistant);
+  EXPECT_EQ(h[2].content, "m6");
+  EXPECT_FALSE(h[2].at.empty());
+  EXPECT_EQ(this->s().provider().get_history("c", 10, 0).size(), 5u);
+  EXPECT_TRUE(this->s().provider().get_history("c", 0, 0).empty());
+  EXPECT_TRUE(this->s().provider().get_history("nobody", 10, 0).empty());
+}
+
+TYPED_TEST(EngineStorageTest, AChatsStoredStateReadsBackWhole) {
+  auto& b = *this->b_;
+  const ChatState none = this->s().provider().chat_state("c");
+  EXPECT_EQ(none.settings_json, "{}");
+  EXPECT_EQ(none.cleared_through, 0);
+  EXPECT_TRUE(none.pins.empty() && none.blocks.empty() && none.custom.empty());
+  b.s->write([&] { b.s->chats().save_overrides("c", R"({"max_tokens":4000})"); });
+  b.add_history("c", "user", "hi");
+  for (int i = 0; i < 60; ++i)
+    b.s->write([&] { b.s->chats().add_pin("c", "pin " + std::to_string(i)); });
+  b.exec(
+      "INSERT INTO custom_blocks(chat_id, name, text) VALUES (NULL, 'all', 'for every chat'), "
+      "('c', 'mine', 'for c'), ('d', 'theirs', 'for d')");
+  ContextState state;
+  state.chain_start = 1;
+  state.verbatim_after = 7;
+  state.compactions = 3;
+  state.last_reason = CompactionReason::kThreshold;
+  state.summary_failures = 1;
+  state.summary_skips = 2;
+  state.summary_from = 5;
+  this->s().provider().save_context_state("c", state);
+  const std::vector<BlockRecord> blocks = {{"system", "abc", 10, 0}, {"history", "def", 200, 42}};
+  this->s().write_blocks("c", blocks);
+  const ChatState got = this->s().provider().chat_state("c");
+  EXPECT_NE(got.settings_json.find("4000"), std::string::npos) << got.settings_json;
+  EXPECT_EQ(got.context, state);
+  ASSERT_EQ(got.pins.size(), kMaxPins);  // the newest, oldest first
+  EXPECT_EQ(got.pins.back(), "pin 59");
+  EXPECT_EQ(got.pins.front(), "pin " + std::to_string(60 - kMaxPins));
+  EXPECT_EQ(b.s->chats().pins("c").size(), 60u);
+  EXPECT_EQ(got.blocks.size(), 2u);
+  EXPECT_EQ(got.blocks[0], blocks[1]);  // by name
+  ASSERT_EQ(got.custom.size(), 2u);     // the chat's own first
+  EXPECT_EQ(got.custom[0].name, "mine");
+  EXPECT_EQ(got.custom[1].name, "all");
+  // `chat clear`: after the newest message, the context state starts over; reset keeps it.
+  int64_t through = 0;
+  b.s->write([&] { through = b.s->chats().clear_context("c"); });
+  EXPECT_EQ(through, 1);
+  EXPECT_EQ(this->s().provider().chat_state("c").cleared_through, 1);
+  EXPECT_EQ(this->s().provider().chat_state("c").context, ContextState{});
+  EXPECT_TRUE(this->admin([](ChatAdmin& a) { return a.reset_overrides("c"); }));
+  EXPECT_FALSE(this->admin([](ChatAdmin& a) { return a.reset_overrides("c"); }));
+  EXPECT_EQ(this->s().provider().chat_state("c").settings_json, "{}");
+  EXPECT_EQ(this->s().provider().chat_state("c").cleared_through, 1);
+  const int64_t first = b.s->chats().pins("c").front().id;
+  EXPECT_TRUE(this->admin([&](ChatAdmin& a) { return a.remove_pin("c", first); }));
+  EXPECT_FALSE(this->admin([&](ChatAdmin& a) { return a.remove_pin("c", first); }));
+  const int64_t next = b.s->chats().pins("c").front().id;
+  EXPECT_FALSE(
+      this->admin([&](ChatAdmin& a) { return a.remove_pin("d", next); }));  // another chat's
+}
+
+TYPED_TEST(EngineStorageTest, SummariesChainPerClearPointNewestFirst) {
+  auto& sum = this->s().summaries();
+  for (int i = 0; i < 5; ++i) this->b_->add_history("c", "user", "x");
+  EXPECT_FALSE(sum.latest("c", 0));
+  Summary s{0, 2, 0, "first", 12, "m"};
+  const int64_t a = sum.save("c", s, {common::Usage{10, 5, 15, 0}, std::nullopt}, 2);
+  s.covers_through = 4;
+  s.text = "second";
+  const int64_t b = sum.save("c", s, {}, 2);
+  EXPECT_GT(b, a);
+  s.chain_start = 3;
+  s.text = "after a clear";
+  sum.save("c", s, {}, 1);
+  const auto latest = sum.latest("c", 0);
+  ASSERT_TRUE(latest);
+  EXPECT_EQ(latest->id, b);
+  EXPECT_EQ(latest->text, "second");
+  EXPECT_EQ(latest->covers_through, 4);
+  EXPECT_EQ(latest->tokens, 12);
+  EXPECT_EQ(latest->model, "m");
+  EXPECT_EQ(sum.latest("c", 3)->text, "after a clear");
+  EXPECT_EQ(sum.count_between("c", 1, 5), 3);
+  EXPECT_EQ(sum.count_between("other", 0, 100), 0);
+}
+
+TYPED_TEST(EngineStorageTest, CalibrationOnlyRisesAndLearnedLimitsFollowTheirRules) {
+  auto& s = this->s();
+  EXPECT_DOUBLE_EQ(s.calibration_scale("m"), 1.0);
+  EXPECT_DOUBLE_EQ(s.raise_calibration("m", 1.0, 100, 90), 1.0);  // covered: no change
+  const double raised = s.raise_calibration("m", 1.0, 100, 125);
+  EXPECT_GE(raised, 1.25);  // covers what the API counted (with calibration_wanted's margin)
+  EXPECT_DOUBLE_EQ(s.calibration_scale("m"), raised);
+  EXPECT_DOUBLE_EQ(s.raise_calibration("m", 1.0, 100, 101), raised);  // never lowered
+  EXPECT_DOUBLE_EQ(s.calibration_scale("other"), 1.0);
+  EXPECT_FALSE(s.learned_limit("http://e", "m"));
+  LearnedLimit guessed{5000, std::nullopt, "too long", ""};
+  EXPECT_EQ(s.learn_limit("http://e", "m", guessed), 5000);
+  guessed.budget_tokens = 7000;
+  EXPECT_EQ(s.learn_limit("http://e", "m", guessed), 5000);  // a guess never raises one
+  LearnedLimit stated{9000, 8192, "max 8192", ""};
+  EXPECT_EQ(s.learn_limit("http://e", "m", stated), 9000);  // what the server said wins
+  const auto got = s.learned_limit("http://e", "m");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->stated_limit, 8192);
+  EXPECT_EQ(got->message, "max 8192");
+  EXPECT_FALSE(got->learned_at.empty());
+  s.learn_limit("http://a", "m", guessed);
+  const auto rows = this->b_->s->chats().learned_limits();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].endpoint, "http://a");             // ordered
+  EXPECT_EQ(this->b_->s->chats().forget_limits(), 2);  // in a transaction of its own
+  EXPECT_TRUE(this->b_->s->chats().learned_limits().empty());
+}
+
+}  // namespace
+}  // namespace autonous::engine

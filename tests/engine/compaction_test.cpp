@@ -1,0 +1,123 @@
+// Compaction planning: the marks each strategy gets, when a compaction happens, where it moves
+// the start (low mark, target, floor, a user message), and the guards that keep it from
+// happening on every turn.
+
+#include "internal/engine/compaction.h"
+
+#include <gtest/gtest.h>
+
+namespace autonous::engine {
+namespace {
+
+using common::Message;
+using common::Role;
+
+ContextSettings settings(int window, int keep = 6) {
+  ContextSettings s;
+  s.history_window = window;
+  s.keep_recent_messages = keep;
+  return s;
+}
+
+struct Chat {
+  std::vector<Message> messages;
+  std::vector<int64_t> cost;
+  void add(int n, int64_t tokens) {
+    for (int i = 0; i < n; ++i) {
+      const auto id = static_cast<int64_t>(messages.size()) + 1;
+      messages.push_back({id % 2 ? Role::kUser : Role::kAssistant, "m", id});
+      cost.push_back(tokens);
+    }
+  }
+  CutInput input(Marks marks, int64_t budget = 10'000, int64_t goal = 6'000) const {
+    CutInput in;
+    in.messages = messages;
+    in.cost = cost;
+    in.fixed_tokens = 100;
+    in.budget_tokens = budget;
+    in.goal_tokens = goal;
+    in.marks = marks;
+    return in;
+  }
+};
+
+TEST(CompactionTest, MarksPerStrategy) {
+  ContextPolicy p;
+  Marks m = count_marks(settings(100), p);  // token_budget
+  EXPECT_EQ(m.high, 100);
+  EXPECT_EQ(m.low, 60);
+  EXPECT_EQ(m.floor, 6);
+  p.strategy = Strategy::kSlidingWindow;
+  p.recent_messages = 20;
+  m = count_marks(settings(100), p);
+  EXPECT_EQ(m.high, 60);
+  EXPECT_EQ(m.low, 20);
+  m = count_marks(settings(20), p);  // a window no wider than N: room to grow all the same
+  EXPECT_EQ(m.high, 20);
+  EXPECT_EQ(m.low, 12);
+  p.strategy = Strategy::kTokenBudget;
+  p.thresholds.target = 1.0;  // a target of 1 would keep the high mark: at most 0.8 of it
+  EXPECT_EQ(count_marks(settings(100), p).low, 80);
+  EXPECT_EQ(count_marks(settings(100, 500), p).floor, 80);  // the floor is at most the low mark
+}
+
+TEST(CompactionTest, UnderTheMarksNothingMoves) {
+  Chat c;
+  c.add(100, 10);  // exactly the high mark, 1 000 of 10 000 tokens
+  const Cut cut = plan_cut(c.input(count_marks(settings(100), ContextPolicy{})));
+  EXPECT_EQ(cut.reason, CompactionReason::kNone);
+  EXPECT_EQ(cut.first, 0u);
+}
+
+TEST(CompactionTest, OverTheHighMarkTheStartMovesToTheLowMarkOnAUserMessage) {
+  Chat c;
+  c.add(101, 10);
+  const Cut cut = plan_cut(c.input(count_marks(settings(100), ContextPolicy{})));
+  EXPECT_EQ(cut.reason, CompactionReason::kWindow);
+  EXPECT_LE(c.messages.size() - cut.first, 60u);  // 60, or 59 to start on a user message
+  EXPECT_GE(c.messages.size() - cut.first, 59u);
+  EXPECT_EQ(c.messages[cut.first].role, Role::kUser);
+}
+
+TEST(CompactionTest, OverWarnTheStartMovesToTheTargetButNeverIntoTheFloor) {
+  Chat c;
+  c.add(20, 500);  // 10 000 + 100 of 10 000: over warn
+  Cut cut = plan_cut(c.input(count_marks(settings(100), ContextPolicy{})));
+  EXPECT_EQ(cut.reason, CompactionReason::kThreshold);
+  EXPECT_EQ(c.messages.size() - cut.first, 12u);  // 6 000 tokens of 500
+  // The floor (6 messages of 1 500) alone stays over warn: no compaction, it would come back
+  // on every turn; the prompt grows until the last resort, over the budget.
+  Chat big;
+  big.add(20, 1500);
+  cut = plan_cut(big.input(count_marks(settings(100), ContextPolicy{})));
+  EXPECT_EQ(cut.reason, CompactionReason::kNone);
+  EXPECT_EQ(cut.first, 0u);
+}
+
+TEST(CompactionTest, AnOverflowCompactsWhateverTheUsage) {
+  Chat c;
+  c.add(10, 10);
+  CutInput in = c.input(count_marks(settings(100), ContextPolicy{}));
+  in.overflow = true;
+  const Cut cut = plan_cut(in);
+  EXPECT_EQ(cut.reason, CompactionReason::kOverflow);
+  EXPECT_EQ(cut.first, 0u);  // 10 messages are under the low mark and the goal: nothing leaves
+}
+
+TEST(CompactionTest, TheStartLooksBackForAUserMessageRatherThanDropTheFloor) {
+  Chat c;
+  c.add(40, 10);
+  for (int i = 0; i < 8; ++i) {  // the newest eight are all assistant messages
+    c.messages.push_back({Role::kAssistant, "a", static_cast<int64_t>(c.messages.size()) + 1});
+    c.cost.push_back(10);
+  }
+  Marks marks = count_marks(settings(40), ContextPolicy{});
+  const Cut cut = plan_cut(c.input(marks));
+  ASSERT_EQ(cut.reason, CompactionReason::kWindow);
+  ASSERT_LT(cut.first, c.messages.size());
+  EXPECT_EQ(c.messages[cut.first].role, Role::kUser);
+  EXPECT_GE(c.messages.size() - cut.first, 8u);
+}
+
+}  // namespace
+}  // namespace autonous::engine
