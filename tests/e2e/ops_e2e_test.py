@@ -136,14 +136,13 @@ class Env:
         with open(os.path.join(self.dir, "worker.log")) as f:
             return f.read()[-3000:]
 
-    def sql(self, query, *params, pg=None):
-        """Rows of `query` (SQLite, ? parameters); on PostgreSQL `pg` (%s parameters), or `query`
-        with its ?s as %s."""
+    def sql(self, query, *params):
+        """Rows of `query`, SQL both backends take as written (? parameters, %s on PostgreSQL)."""
         if PG:
             con = psycopg2.connect(self.pg_url)
             try:
                 cur = con.cursor()
-                cur.execute(pg or query.replace("?", "%s"), params)
+                cur.execute(query.replace("?", "%s"), params)
                 return cur.fetchall()
             finally:
                 con.close()
@@ -152,6 +151,14 @@ class Env:
             return con.execute(query, params).fetchall()
         finally:
             con.close()
+
+    def events(self, type_=None, task=None):
+        """The payloads of the events `autonous events` prints (the product's own reader, the
+        same on both backends), oldest first; of one type or task when given."""
+        args = ["events"] + (["--type", type_] if type_ else []) + (["--task", str(task)] if task else [])
+        r = self.run(*args)
+        assert r.returncode == 0, r.stderr
+        return [json.loads(line)["payload"] for line in r.stdout.splitlines() if line.strip()]
 
     def wait_idle(self, timeout=60):
         deadline = time.time() + timeout
@@ -264,46 +271,34 @@ class Metrics(unittest.TestCase):
             self.assertEqual(types["autonous_llm_request_duration_seconds"], "histogram")
             self.assertEqual(types["autonous_llm_tokens"], "counter")  # the parser drops _total
             model = frozenset({("model", "gpt-4o-mini"), ("outcome", "ok")})
-            summary_calls = e.sql("SELECT coalesce(sum(json_extract(payload, '$.calls')), 0) FROM events "
-                                  "WHERE type = 'context.summarized'",
-                                  pg="SELECT coalesce(sum((payload ->> 'calls')::numeric), 0) FROM events "
-                                  "WHERE type = 'context.summarized'")[0][0]
+            summarized = e.events("context.summarized")
+            summary_calls = sum(p.get("calls", 0) for p in summarized)
             self.assertGreaterEqual(summary_calls, 1, "the delta chat must have summarized")
             calls = e.sql("SELECT count(*) FROM llm_calls")[0][0]
             self.assertEqual(m[("autonous_llm_request_duration_seconds_count", model)], calls + summary_calls)
-            errors = e.sql("SELECT count(*) FROM events WHERE type IN ('llm.retry', 'turn.failed') "
-                           "AND json_extract(payload, '$.status') > 0",
-                           pg="SELECT count(*) FROM events WHERE type IN ('llm.retry', 'turn.failed') "
-                           "AND (payload ->> 'status')::numeric > 0")[0][0]
+            retried = e.events("llm.retry")
+            errors = sum(1 for p in retried + e.events("turn.failed") if (p.get("status") or 0) > 0)
             self.assertEqual(errors, 2)  # the 429 and the 400
             self.assertEqual(m[("autonous_llm_request_duration_seconds_count",
                                 frozenset({("model", "gpt-4o-mini"), ("outcome", "error")}))], errors)
             for kind, column in (("prompt", "prompt_tokens"), ("completion", "completion_tokens"),
                                  ("cached", "cached_tokens")):
                 want = e.sql(f"SELECT coalesce(sum({column}), 0) FROM llm_calls")[0][0]
-                want += e.sql(f"SELECT coalesce(sum(json_extract(u.value, '$.{column}')), 0) FROM events e, "
-                              "json_each(e.payload, '$.usage') u WHERE e.type = 'context.summarized'",
-                              pg=f"SELECT coalesce(sum((u ->> '{column}')::numeric), 0) FROM events e, "
-                              "jsonb_array_elements(e.payload -> 'usage') u WHERE e.type = 'context.summarized'")[0][0]
+                want += sum(u.get(column) or 0 for p in summarized for u in p.get("usage") or [])
                 self.assertGreater(want, 0, kind)
                 got = m[("autonous_llm_tokens_total", frozenset({("model", "gpt-4o-mini"), ("kind", kind)}))]
                 self.assertEqual(got, want, kind)
-            summaries = e.sql("SELECT count(*) FROM events WHERE type = 'context.summarized'")[0][0]
+            summaries = len(summarized)
             self.assertEqual(m[("autonous_context_summaries_total", frozenset({("outcome", "ok")}))], summaries)
-            hits = e.sql("SELECT count(*) FROM events e, json_each(e.payload, '$.recall.items') i "
-                         "WHERE e.type = 'context.compressed' AND json_extract(i.value, '$.score') IS NOT NULL",
-                         pg="SELECT count(*) FROM events e, jsonb_array_elements(coalesce(e.payload #> "
-                         "'{recall,items}', '[]')) i WHERE e.type = 'context.compressed' AND i -> 'score' IS NOT NULL "
-                         "AND i -> 'score' <> 'null'")[0][0]
+            compressed = e.events("context.compressed")
+            hits = sum(1 for p in compressed for i in (p.get("recall") or {}).get("items") or []
+                       if i.get("score") is not None)
             self.assertGreaterEqual(hits, 1, "the tracking code must have been recalled")
             self.assertEqual(m[("autonous_recall_hits_total", frozenset())], hits)
-            retries = e.sql("SELECT count(*) FROM events WHERE type = 'llm.retry' AND "
-                            "json_extract(payload, '$.reason') = 'http_429'",
-                            pg="SELECT count(*) FROM events WHERE type = 'llm.retry' AND "
-                            "payload ->> 'reason' = 'http_429'")[0][0]
+            retries = sum(1 for p in retried if p.get("reason") == "http_429")
             self.assertEqual(retries, 1)
             self.assertEqual(m[("autonous_llm_retries_total", frozenset({("reason", "http_429")}))], 1)
-            compressions = e.sql("SELECT count(*) FROM events WHERE type = 'context.compressed'")[0][0]
+            compressions = len(compressed)
             got = sum(v for (n, _), v in m.items() if n == "autonous_context_compressions_total")
             self.assertEqual(got, compressions)
             def duration_count(outcome):
@@ -353,11 +348,7 @@ class Dashboard(unittest.TestCase):
             self.assertRegex(dom["overview"], r"id=\"count-failed\">failed<b>1</b>")
             self.assertIn("llama says no", dom["overview"])  # the failure with its error
             self.assertIn("id=\"tasks-over-time\"", dom["overview"])
-            after = e.sql("SELECT json_extract(payload, '$.tokens_after') FROM events WHERE "
-                          "task_id = ? AND type = 'context.compressed' ORDER BY id DESC LIMIT 1",
-                          tasks[-1],
-                          pg="SELECT payload ->> 'tokens_after' FROM events WHERE "
-                          "task_id = %s AND type = 'context.compressed' ORDER BY id DESC LIMIT 1")[0][0]
+            after = [p for p in e.events("context.compressed", task=tasks[-1])][-1]["tokens_after"]
             self.assertRegex(dom["task"], rf"<td>tokens_after</td><td>{after}</td>")
             reply = e.sql("SELECT reply FROM tasks WHERE id = ?", tasks[-1])[0][0]
             self.assertIn(reply.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")[:40],
