@@ -17,7 +17,8 @@ file(WRITE "${WORK_DIR}/internal/backend/session.h"
 file(WRITE "${WORK_DIR}/internal/backend/session.cpp"
      "#include \"internal/backend/drivers.h\"\nauto s = open_pg_session(config.database_url);\n")
 file(WRITE "${WORK_DIR}/internal/worker/ok.cpp"
-     "#include \"internal/backend/session.h\"\n// SQLite::Database in a comment is fine\n")
+     "#include \"internal/backend/session.h\"\n// SQLite::Database in a comment is fine\n"
+     "auto u = \"see DATABASE_URL\";  // PGconn in a trailing comment too\nqueue::TaskQueue& q();\n")
 file(WRITE "${WORK_DIR}/internal/backend/sqlite/ok.cpp"
      "#include <SQLiteCpp/Database.h>\n#include \"internal/backend/session.h\"\nvoid f(SQLite::Database& db);\n")
 file(WRITE "${WORK_DIR}/internal/backend/postgres/ok.cpp"
@@ -72,6 +73,13 @@ set(cases
   "internal/engine/bad.cpp|#include \"internal/queue/task_queue.h\""
   "internal/engine/bad.cpp|#include <unicode/brkiter.h>"
   "internal/store/bad.cpp|int unknown_folder = 0"
+  "internal/worker/bad.cpp|const char* u = std::getenv(\"DATABASE_URL\")"
+  "internal/worker/bad.cpp|auto p = env(\"DB_PATH\")"
+  "internal/worker/bad.cpp|queue::Queue q(db)"
+  "internal/worker/bad.cpp|store::SearchIndex s(db)"
+  "internal/worker/bad.cpp|db::WriteTransaction tx(db)"
+  "internal/worker/bad.cpp|auto u = \"postgresql://h\"   PGconn* c = nullptr"
+  "internal/backend/bad.h|PGconn* c = nullptr"
   "internal/worker/deeper/bad.cpp|int unknown_folder = 0")
 foreach(c ${cases})
   string(FIND "${c}" "|" bar)

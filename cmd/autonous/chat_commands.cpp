@@ -1,6 +1,6 @@
 // `autonous chat show|set|reset|clear ID`: a chat's own context settings (chat_settings) and
 // its clear point; `chat pin ID TEXT` / `chat unpin ID PIN_ID`: its pinned facts (chat_pins). The
-// settings' flags, names and checks come from the one table of policy fields (context/policy.h).
+// settings' flags, names and checks come from the one table of policy fields (engine/policy.h).
 // `set` validates the merged settings exactly as the worker will use them and writes nothing when
 // they are bad (exit 2, naming the flag).
 

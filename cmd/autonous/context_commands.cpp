@@ -54,8 +54,10 @@ int run_context(const config::Config& config, const ContextOptions& options) {
 
 int run_context_limits(const config::Config& config, bool clear) {
   if (clear) {
-    std::cout << "forgot " << open_database(config)->chats().forget_limits()
-              << " learned limit(s)\n";
+    const auto db = open_database(config);
+    int64_t forgot = 0;
+    db->write([&] { forgot = db->chats().forget_limits(); });
+    std::cout << "forgot " << forgot << " learned limit(s)\n";
     return 0;
   }
   const auto rows = open_database(config, /*for_reading=*/true)->chats().learned_limits();

@@ -25,8 +25,8 @@ void add_footer(CLI::App& app) {
 int run(int argc, char** argv) {
   using namespace autonous;  // NOLINT(google-build-using-namespace): main only
   CLI::App app{
-      "autonous: a chat-bot backend worker. Front ends queue messages in SQLite; the\n"
-      "worker builds each chat's context within a token budget, calls an\n"
+      "autonous: a chat-bot backend worker. Front ends queue messages in SQLite (or\n"
+      "PostgreSQL); the worker builds each chat's context within a token budget, calls an\n"
       "OpenAI-compatible endpoint and records every step as events.",
       "autonous"};
   app.footer(kFooter);

@@ -86,7 +86,7 @@ class ChatAdmin {
   virtual int64_t add_pin(const std::string& chat, const std::string& text) = 0;
   // Removes pin `pin_id` of the chat; false when the chat has no such pin.
   virtual bool remove_pin(const std::string& chat, int64_t pin_id) = 0;
-  // Every learned limit, and forgetting them all (returns how many).
+  // Every learned limit, and forgetting them all (returns how many; a writer, inside write()).
   virtual std::vector<engine::LearnedLimitRow> learned_limits() = 0;
   virtual int64_t forget_limits() = 0;
 };

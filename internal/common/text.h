@@ -14,9 +14,10 @@ std::string trim(std::string_view s);
 // `s` with ASCII letters lower-cased; other bytes unchanged.
 std::string to_lower_ascii(std::string s);
 
-// Makes every opening or closing tag of the engine's data blocks in `text` (any case) inert —
-// conversation_summary, recalled_messages, documents, pinned_facts — so a message cannot open or
-// close a block of its own.
+// Makes every opening or closing tag of the prompt's data blocks in `text` (any case) inert —
+// conversation_summary, recalled_messages, documents, pinned_facts, custom_context — so a message
+// cannot open or close a block of its own. Here, below both, because the engine and recall each
+// write such blocks.
 void defuse_block_tags(std::string& text);
 
 }  // namespace autonous::common

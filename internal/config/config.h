@@ -40,7 +40,7 @@ struct Config {
   std::string openai_model = "gpt-4o-mini";
   std::string system_prompt = std::string(kDefaultSystemPrompt);
   int history_window = 100;
-  // MAX_CONTEXT_TOKENS when set; unset: the model preset decides (context/model_presets.h).
+  // MAX_CONTEXT_TOKENS when set; unset: the model preset decides (engine/model_presets.h).
   std::optional<int64_t> max_context_tokens;
   // MAX_CHARS_PER_MESSAGE when set; unset: a history message may cost a quarter of the budget.
   std::optional<int64_t> max_chars_per_message;
@@ -81,14 +81,14 @@ struct Config {
   int64_t summary_max_tokens = 1024;
   std::optional<int64_t> keep_recent_tokens;  // unset: a quarter of the prompt budget
   // auto | classic | openai | reasoning | bare: how a summary call states its reply cap and
-  // temperature (context/model_presets.h: request_shape).
+  // temperature (engine/model_presets.h: request_shape).
   std::string summary_request_shape = "auto";
   int keep_recent_messages = 6;  // KEEP_RECENT_MESSAGES: the floor no compaction folds or drops
   std::string context_layout = "default";  // CONTEXT_LAYOUT: default | sectioned | minimal
   // PROMPT_CACHE_KEY: auto (on for api.openai.com) | on | off: send OpenAI's prompt_cache_key
   // per chat (a hash of the chat id), so a chat's requests share the provider's prompt cache.
   std::string prompt_cache_key = "auto";
-  // Recall (context/recall.h, context/allocator.h).
+  // Recall (recall/recall.h, engine/allocator.h).
   bool recall = true;                  // RECALL=on|off
   double recall_share = 0.45;          // RECALL_SHARE
   int64_t recall_max_tokens = 3000;    // RECALL_MAX_TOKENS

@@ -56,6 +56,16 @@ inline constexpr int kInTransactionRows = 16;
 // (FNV's prime; its offset basis is 1469598103934665603, the standard one less its last digit).
 // Every stored index holds these tokens: the hash must never change.
 std::string chat_token(const std::string& chat_id);
+// The `chat` token of a document for every chat (its chat_id is NULL).
+inline constexpr const char* kEveryChatToken = "call";
+// The chat token of a queued row: its chat's, or kEveryChatToken for a document of every chat.
+inline std::string row_chat_token(const std::optional<std::string>& chat_id) {
+  return chat_id ? chat_token(*chat_id) : std::string(kEveryChatToken);
+}
+// The terms table of a source ("history" or "document"), the same name on every backend.
+inline std::string terms_table(const std::string& source) {
+  return source == "history" ? "history_terms" : "document_terms";
+}
 
 // (chat token or "", term or "") -> rows: a batch's change to the term counts.
 using TermCounts = std::map<std::pair<std::string, std::string>, int64_t>;

@@ -1,7 +1,7 @@
 #pragma once
 // TokenCounter: how many tokens a text, a message and a whole request cost.
 // The seam where exact BPE counters and script-aware estimators plug in; every budget decision
-// in internal/context goes through it. Implementations are immutable and thread-safe.
+// in internal/engine goes through it. Implementations are immutable and thread-safe.
 
 #include <cstdint>
 #include <string_view>

@@ -32,7 +32,7 @@ namespace {
 // search sound; every returned candidate was counted.
 template <typename Make>
 std::string near_longest(size_t total, int64_t max_tokens, int64_t text_tokens,
-                         const tokens::TokenCounter& counter, const Make& candidate_for) {
+                         const TokenCounter& counter, const Make& candidate_for) {
   if (total == 0 || max_tokens < 0) return {};
   std::string best;
   auto fits = [&](size_t k) {
@@ -77,21 +77,20 @@ std::string near_longest(size_t total, int64_t max_tokens, int64_t text_tokens,
 
 }  // namespace
 
-std::string cut_to_tokens(std::string_view text, int64_t max_tokens,
-                          const tokens::TokenCounter& counter) {
+std::string cut_to_tokens(std::string_view text, int64_t max_tokens, const TokenCounter& counter) {
   if (counter.count_text(text) <= max_tokens) return std::string(text);
   return cut_to_tokens(text, max_tokens, counter.count_text(text), counter);
 }
 
 std::string cut_to_tokens(std::string_view text, int64_t max_tokens, int64_t text_tokens,
-                          const tokens::TokenCounter& counter) {
+                          const TokenCounter& counter) {
   if (text_tokens <= max_tokens) return std::string(text);
   return near_longest(common::count_code_points(text), max_tokens, text_tokens, counter,
                       [&](size_t keep) { return cut_to_chars(text, keep); });
 }
 
 std::string cut_middle_to_tokens(std::string_view text, int64_t max_tokens, int64_t text_tokens,
-                                 const tokens::TokenCounter& counter) {
+                                 const TokenCounter& counter) {
   if (text_tokens <= max_tokens) return std::string(text);
   const size_t total = common::count_code_points(text);
   return near_longest(total, max_tokens, text_tokens, counter, [&](size_t keep) {

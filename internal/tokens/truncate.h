@@ -24,16 +24,15 @@ std::string cut_to_chars(std::string_view text, size_t keep);
 // longest such head to within 1/32 of its length. Returns "" when not even the marker fits.
 // The second form is given count_text(text), when the caller knows it.
 // REQUIRES: `text` is valid UTF-8.
-std::string cut_to_tokens(std::string_view text, int64_t max_tokens,
-                          const tokens::TokenCounter& counter);
+std::string cut_to_tokens(std::string_view text, int64_t max_tokens, const TokenCounter& counter);
 std::string cut_to_tokens(std::string_view text, int64_t max_tokens, int64_t text_tokens,
-                          const tokens::TokenCounter& counter);
+                          const TokenCounter& counter);
 
 // `text` with its middle replaced by middle_marker(): head + tail (the head gets the odd code
 // point) whose count_text is at most `max_tokens`, as long as cut_to_tokens' head. Returns ""
 // when not even the marker fits. `text_tokens` is count_text(text).
 // REQUIRES: `text` is valid UTF-8.
 std::string cut_middle_to_tokens(std::string_view text, int64_t max_tokens, int64_t text_tokens,
-                                 const tokens::TokenCounter& counter);
+                                 const TokenCounter& counter);
 
 }  // namespace autonous::tokens

@@ -64,7 +64,7 @@ struct WorkerDeps {
 class Worker {
  public:
   // REQUIRES: config passed load_config and require_llm_endpoint; the schema is migrated.
-  // Throws config::ConfigError when the context settings are bad (store/engine.h).
+  // Throws config::ConfigError when the context settings are bad (engine/engine.h).
   Worker(config::Config config, WorkerDeps deps, bool drain);
 
   // Runs the slots until `stop` fires or, with drain, until no task is queued or running.

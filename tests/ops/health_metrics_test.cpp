@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "internal/backend/postgres/page_db.h"
-#include "internal/backend/sqlite/page_db.h"
+#include "internal/backend/session.h"
+#include "internal/config/config.h"
 #include "internal/events/event_types.h"
 #include "internal/ops/health.h"
 #include "internal/ops/html.h"
@@ -16,6 +16,19 @@ namespace autonous::ops {
 namespace {
 
 using nlohmann::json;
+
+// The operator surface's connection, opened through the seam as the dashboard and the worker's
+// surface open it (`need_write`: the worker's, whose probe asks whether it could write).
+std::unique_ptr<PageDb> page_db(const testing::TestDb& t, bool need_write = true) {
+  config::Config c;
+  c.db_path = t.path();
+  return backend::open_page_db(c, need_write);
+}
+std::unique_ptr<PageDb> page_db(const testing::PgTestDb& pg, bool need_write = true) {
+  config::Config c;
+  c.database_url = pg.url();
+  return backend::open_page_db(c, need_write);
+}
 
 events::Event event(std::string_view type, const json& payload, int64_t at) {
   events::Event e;
@@ -58,8 +71,7 @@ TEST(HealthTest, AStartingWorkerIsHealthy) {
 TEST(HealthTest, ADatabaseThatRefusesWritesIsUnhealthyForAWorkerOnly) {
   testing::TestDb t;
   auto other = t.open_connection();
-  auto probe =
-      sqlite_page_db(db::open(t.path(), db::OpenOptions{false, std::chrono::milliseconds(50)}));
+  auto probe = page_db(t);
   other->exec("BEGIN IMMEDIATE");
   const std::string worker = probe->probe(true);
   EXPECT_NE(worker.find("database refuses writes"), std::string::npos) << worker;
@@ -74,7 +86,7 @@ TEST(HealthTest, ADatabaseThatRefusesWritesIsUnhealthyForAWorkerOnly) {
 TEST(HealthTest, OnPostgresALockedTasksTableOrAReadOnlyServerRefusesWrites) {
   PG_TEST_OR_SKIP();
   testing::PgTestDb pg;
-  auto probe = pg_page_db(pg.open_connection());
+  auto probe = page_db(pg);
   EXPECT_EQ(probe->probe(true), "");
   auto other = pg.open_connection();
   other->exec("BEGIN; LOCK TABLE tasks IN SHARE MODE");
@@ -88,7 +100,7 @@ TEST(HealthTest, OnPostgresALockedTasksTableOrAReadOnlyServerRefusesWrites) {
   const std::string alter =
       "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I %s', current_database(), '{}'); END $$";
   pg.db().exec(fmt::format(fmt::runtime(alter), "SET default_transaction_read_only = on"));
-  auto read_only = pg_page_db(pg.open_connection());
+  auto read_only = page_db(pg);
   pg.db().exec(fmt::format(fmt::runtime(alter), "RESET default_transaction_read_only"));
   EXPECT_EQ(read_only->probe(true),
             "database refuses writes: the server's transactions are read-only");
@@ -99,7 +111,7 @@ TEST(HealthTest, OnPostgresALockedTasksTableOrAReadOnlyServerRefusesWrites) {
 TEST(PageDbTest, OnPostgresAnEndedSessionIsReplacedAtTheNextCall) {
   PG_TEST_OR_SKIP();
   testing::PgTestDb pg;
-  auto db = pg_page_db(pg.open_connection());
+  auto db = page_db(pg);
   const auto terminate = [&] {
     pg.db().query(
         "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
@@ -129,8 +141,8 @@ TEST(PageDbTest, BothBackendsAnswerTheSharedSqlAlike) {
   PG_TEST_OR_SKIP();
   testing::TestDb t;
   testing::PgTestDb pg;
-  auto lite = sqlite_page_db(t.open_connection());
-  auto post = pg_page_db(pg.open_connection());
+  auto lite = page_db(t);
+  auto post = page_db(pg);
   t.db().exec(
       "INSERT INTO events(type, chat_id, payload) VALUES ('llm.response', 'c', "
       "'{\"model\":\"m\",\"latency_ms\":12.5,\"usage\":{\"prompt_tokens\":9007199254740993}}')");
@@ -193,7 +205,7 @@ TEST(MetricsTest, ATrailBecomesCountersAndHistograms) {
             event(events::kLlmRetry, {{"status", 429}, {"latency_ms", 3}, {"reason", "http_429"}},
                   1100)});
   m.record({event("bogus", {}, 0)});  // ignored
-  const auto db = sqlite_page_db(t.open_connection());
+  const auto db = page_db(t);
   const std::string text = m.render(*db, counts, {});
   for (const char* line :
        {"autonous_llm_tokens_total{kind=\"prompt\",model=\"m1\"} 100",
@@ -220,7 +232,7 @@ TEST(MetricsTest, LabelValuesFromDataAreBounded) {
   Metrics m("x");
   for (int i = 0; i < 100; ++i)
     m.record({event(events::kLlmRetry, {{"reason", "r" + std::to_string(i)}}, 0)});
-  const auto db = sqlite_page_db(t.open_connection());
+  const auto db = page_db(t);
   const std::string text = m.render(*db, counts, {});
   EXPECT_NE(text.find("autonous_llm_retries_total{reason=\"other\"} 68"), std::string::npos);
   EXPECT_EQ(text.find("reason=\"r99\""), std::string::npos);

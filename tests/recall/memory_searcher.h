@@ -1,7 +1,7 @@
 #pragma once
 // An in-memory Searcher for the engine's tests: a message matches when it holds a query term
 // (search_terms), scored by how many distinct query terms it holds (query_idf: their number).
-// The SQLite FTS5 index has its own tests (tests/store/search_index_test.cpp).
+// The SQLite FTS5 index has its own tests (tests/backend/search_conformance_test.cpp).
 
 #include <algorithm>
 #include <map>

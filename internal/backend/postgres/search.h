@@ -2,7 +2,7 @@
 // PgSearchIndex: recall's search on PostgreSQL (migrations/postgres/0007), the context engine's
 // Searcher. The same design as SearchIndex (search_index.h) on the same tables: triggers queue
 // every written row in search_queue; autonous indexes queued rows by their search terms
-// (tokens/search_terms.h: ICU words, CJK two-character pieces, stems), which a GIN index over
+// (recall/search_terms.h: ICU words, CJK two-character pieces, stems), which a GIN index over
 // array_to_tsvector(terms) finds (the terms are stored already split, so no text search
 // configuration rewrites them and CJK pieces match as they are); the query plan is SearchIndex's
 // (search_plan.h), and BM25 is computed over the matched rows (at most kMaxPostings, by the plan)

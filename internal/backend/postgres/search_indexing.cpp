@@ -19,10 +19,6 @@ using db::pg::param;
 constexpr std::chrono::seconds kFoldEvery{1};
 constexpr int64_t kFoldBatch = 20000;
 
-std::string terms_table(const std::string& source) {
-  return source == "history" ? "history_terms" : "document_terms";
-}
-
 // Adds a batch's change to the term counts. A chat's counts are written by that chat's turns,
 // which never run at once: updated in place. The overall counts (chat "") go to the write buffer
 // (migrations/postgres/0010).
@@ -93,7 +89,7 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
   const db::pg::Result rows = c_.query(
       select + where + " LIMIT $" + std::to_string(params.size()) + " FOR UPDATE OF q SKIP LOCKED",
       params);
-  const std::string table = terms_table(source);
+  const std::string table = recall::terms_table(source);
   recall::TermCounts counts;
   int64_t done = 0;
   for (int i = 0; i < rows.rows(); ++i) {
@@ -102,8 +98,8 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
         c_.query("DELETE FROM " + table + " WHERE rowid = $1 RETURNING chat, terms", {param(id)});
     if (old.rows() > 0) recall::count_terms(old.text(0, 0), old.text(0, 1), -1, counts);
     if (!rows.is_null(i, 2)) {
-      const std::string chat =
-          rows.is_null(i, 1) ? std::string("call") : recall::chat_token(rows.text(i, 1));
+      const std::string chat = recall::row_chat_token(
+          rows.is_null(i, 1) ? std::nullopt : std::optional<std::string>(rows.text(i, 1)));
       const std::string terms = recall::search_terms_text(rows.text(i, 2));
       c_.query("INSERT INTO " + table + "(rowid, chat, terms) VALUES ($1, $2, $3)",
                {param(id), param(chat), param(terms)});

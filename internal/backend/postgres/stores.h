@@ -1,8 +1,8 @@
 #pragma once
 // The PostgreSQL driver's stores, each on a caller's connection: the engine's storage
-// (store/engine_storage.h) and, for `autonous chat` and `autonous context limits`, the chat
-// administration (store/chat_settings_store.h) and the learned limits
-// (store/context_state_store.h); the worker reads a chat's state through its EngineStorage.
+// (engine/engine_storage.h) and, for `autonous chat` and `autonous context limits`, the chat
+// administration (engine/chat_settings_store.h) and the learned limits
+// (engine/context_state_store.h); the worker reads a chat's state through its EngineStorage.
 // All throw db::pg::PgError on database errors.
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Chat settings, clear points and pins on SQLite (store/chat_settings_store.h).
+// Chat settings, clear points and pins on SQLite (engine/chat_settings_store.h).
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>

@@ -1,4 +1,4 @@
-// The engine's stored memory on SQLite (store/context_state_store.h says what it is).
+// The engine's stored memory on SQLite (engine/context_state_store.h says what it is).
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
@@ -101,12 +101,7 @@ std::vector<engine::LearnedLimitRow> learned_limits(SQLite::Database& db) {
   return out;
 }
 
-int64_t forget_limits(SQLite::Database& db) {
-  db::WriteTransaction tx(db);
-  const int64_t n = db.exec("DELETE FROM learned_limits");
-  tx.commit();
-  return n;
-}
+int64_t forget_limits(SQLite::Database& db) { return db.exec("DELETE FROM learned_limits"); }
 
 int64_t learn_limit(SQLite::Database& db, const std::string& endpoint, const std::string& model,
                     const engine::LearnedLimit& limit) {

@@ -142,8 +142,8 @@ recall::SearchResult SearchIndex::search_documents(const std::string& chat_id,
       "FROM document_terms JOIN documents d ON d.id = document_terms.rowid "
       "WHERE document_terms MATCH ? AND (d.chat_id IS NULL OR d.chat_id = ?) "
       "ORDER BY bm25(document_terms, 0.0, 1.0) LIMIT ?");
-  q->bind(1, "(chat : \"call\" OR chat : " + quoted(recall::chat_token(chat_id)) +
-                 ") AND terms : (" + qy.match + ")");
+  q->bind(1, "(chat : " + quoted(recall::kEveryChatToken) + " OR chat : " +
+                 quoted(recall::chat_token(chat_id)) + ") AND terms : (" + qy.match + ")");
   q->bind(2, chat_id);
   q->bind(3, limit);
   while (q->executeStep()) {

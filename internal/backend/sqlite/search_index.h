@@ -1,6 +1,6 @@
 #pragma once
 // SearchIndex: recall's full-text search on SQLite FTS5 (migration 0007), the context engine's
-// Searcher. Rows are indexed by their search terms (tokens/search_terms.h) from search_queue,
+// Searcher. Rows are indexed by their search terms (recall/search_terms.h) from search_queue,
 // which triggers fill on every write, whoever writes: catch_up() indexes a chat's queued rows
 // and the queued documents before a search (for kCatchUpBudget), index_all() everything
 // (`autonous migrate`, the worker's start). A query keeps its kMaxQueryTerms rarest terms that
@@ -55,7 +55,7 @@ class SearchIndex final : public recall::Searcher {
                                           int64_t after_id, int64_t before_id) override;
   void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) override;
 
-  // Embeddings (migration 0008, store/search_vectors.cpp). The vector search compares the
+  // Embeddings (migration 0008, search_vectors.cpp). The vector search compares the
   // question with the newest kMaxVectorRows vectors in range (a linear scan).
   std::vector<common::Message> unembedded(const std::string& chat_id, const std::string& model,
                                           int limit) override;

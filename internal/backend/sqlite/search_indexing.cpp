@@ -9,13 +9,6 @@
 #include "internal/recall/search_terms.h"
 
 namespace autonous::store {
-namespace {
-
-std::string terms_table(const std::string& source) {
-  return source == "history" ? "history_terms" : "document_terms";
-}
-
-}  // namespace
 
 bool SearchIndex::any_queued(const std::string& source, const std::optional<std::string>& chat_id) {
   auto any = cache_->get("SELECT EXISTS (SELECT 1 FROM search_queue WHERE source = ?" +
@@ -51,7 +44,7 @@ std::vector<SearchIndex::QueuedRow> SearchIndex::read_queued(
 
 void SearchIndex::reindex(const std::string& source, const QueuedRow& r,
                           recall::TermCounts& counts) {
-  const std::string table = terms_table(source);
+  const std::string table = recall::terms_table(source);
   auto old = cache_->get("SELECT chat, terms FROM " + table + " WHERE rowid = ?");
   old->bind(1, r.id);
   if (old->executeStep())
@@ -61,7 +54,7 @@ void SearchIndex::reindex(const std::string& source, const QueuedRow& r,
   del->bind(1, r.id);
   del->exec();
   if (r.text) {
-    const std::string chat = r.chat ? recall::chat_token(*r.chat) : std::string("call");
+    const std::string chat = recall::row_chat_token(r.chat);
     const std::string terms = recall::search_terms_text(*r.text);
     auto ins = cache_->get("INSERT INTO " + table + "(rowid, chat, terms) VALUES (?, ?, ?)");
     ins->bind(1, r.id);

@@ -1,8 +1,8 @@
 #pragma once
 // The SQLite driver's stores, each on a caller's connection: the engine's storage
-// (store/engine_storage.h), the chat administration (settings, clear points, pins:
-// store/chat_settings_store.h), the engine's stored memory and learned limits
-// (store/context_state_store.h) and the estimator's calibration (store/calibration_store.h).
+// (engine/engine_storage.h), the chat administration (settings, clear points, pins:
+// engine/chat_settings_store.h), the engine's stored memory and learned limits
+// (engine/context_state_store.h) and the estimator's calibration (engine/calibration_store.h).
 // Functions that take a StatementCache are the worker's hot reads. All throw SQLite::Exception
 // on database errors.
 

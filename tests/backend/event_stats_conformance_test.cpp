@@ -1,22 +1,27 @@
-#include "internal/events/event_stats.h"
-
+// `autonous context stats` (events/event_stats.h) through the seam (Session::events()), the same
+// assertions on both backends: the compression tallies and the estimate-vs-usage ratios, and
+// both backends' queries agreeing on the same events, also on payloads no worker writes.
 #include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "internal/backend/postgres/events.h"
-#include "internal/backend/sqlite/events.h"
 #include "internal/events/event_log.h"
+#include "internal/events/event_stats.h"
 #include "internal/events/event_types.h"
-#include "tests/support/pg_test_db.h"
-#include "tests/support/test_db.h"
+#include "tests/backend/backend_fixture.h"
 
 namespace autonous::events {
 namespace {
 
+template <typename B>
 class EventStatsTest : public ::testing::Test {
  protected:
+  void SetUp() override {
+    if constexpr (B::kPostgres) PG_TEST_OR_SKIP();
+    b_ = std::make_unique<B>();
+  }
+  backend::EventLog& log() { return b_->s->events(); }
   int64_t add(std::string_view type, const std::string& chat, const std::string& payload,
               std::optional<int64_t> parent = std::nullopt) {
     Event e;
@@ -24,21 +29,25 @@ class EventStatsTest : public ::testing::Test {
     e.chat_id = chat;
     e.parent_id = parent;
     e.payload = payload;
-    return append(t_.db(), e);
+    return log().append(e);
   }
-  testing::TestDb t_;
+  std::unique_ptr<B> b_;
 };
 
-TEST_F(EventStatsTest, CountsCompressionsByLevelAndTheEngineEventsOfEachChat) {
-  add(kContextCompressed, "a", R"({"level":"none","tokens_before":100,"tokens_after":100})");
-  add(kContextCompressed, "a",
-      R"({"level":"aggressive","tokens_before":1000,"tokens_after":500,"after_overflow":true})");
-  add(kContextCompressed, "b", R"({"level":"emergency","tokens_before":400,"tokens_after":100})");
-  add(kContextWarning, "a", R"({"reason":"bad_chat_settings"})");
-  add(kContextSummarized, "a", "{}");
-  add(kContextSummaryFailed, "b", "{}");
+TYPED_TEST_SUITE(EventStatsTest, testing::Backends, testing::BackendNames);
 
-  const CompressionStats all = compression_stats(t_.db(), {});
+TYPED_TEST(EventStatsTest, CountsCompressionsByLevelAndTheEngineEventsOfEachChat) {
+  this->add(kContextCompressed, "a", R"({"level":"none","tokens_before":100,"tokens_after":100})");
+  this->add(
+      kContextCompressed, "a",
+      R"({"level":"aggressive","tokens_before":1000,"tokens_after":500,"after_overflow":true})");
+  this->add(kContextCompressed, "b",
+            R"({"level":"emergency","tokens_before":400,"tokens_after":100})");
+  this->add(kContextWarning, "a", R"({"reason":"bad_chat_settings"})");
+  this->add(kContextSummarized, "a", "{}");
+  this->add(kContextSummaryFailed, "b", "{}");
+
+  const CompressionStats all = this->log().compression_stats({});
   EXPECT_EQ(all.turns, 3);
   EXPECT_EQ(all.by_level.at("none"), 1);
   EXPECT_EQ(all.by_level.at("aggressive"), 1);
@@ -51,23 +60,23 @@ TEST_F(EventStatsTest, CountsCompressionsByLevelAndTheEngineEventsOfEachChat) {
   EXPECT_EQ(all.summaries, 1);
   EXPECT_EQ(all.summary_failures, 1);
 
-  const CompressionStats b = compression_stats(t_.db(), {std::string("b"), std::nullopt});
+  const CompressionStats b = this->log().compression_stats({std::string("b"), std::nullopt});
   EXPECT_EQ(b.turns, 1);
   EXPECT_EQ(b.warnings, 0);
   EXPECT_EQ(b.summary_failures, 1);
 }
 
-TEST_F(EventStatsTest, PairsEachResponseWithItsTurnsRequestForTheEstimateRatio) {
-  const int64_t agent = add(kAgentStarted, "a", "{}");
-  add(kLlmRequest, "a", R"({"model":"m","token_counter":"estimate"})", agent);
-  add(kLlmResponse, "a", R"({"estimated_tokens":100,"usage":{"prompt_tokens":120}})", agent);
-  const int64_t agent2 = add(kAgentStarted, "a", "{}");
-  add(kLlmRequest, "a", R"({"model":"m","token_counter":"estimate"})", agent2);
-  add(kLlmResponse, "a", R"({"estimated_tokens":100,"usage":{"prompt_tokens":80}})", agent2);
+TYPED_TEST(EventStatsTest, PairsEachResponseWithItsTurnsRequestForTheEstimateRatio) {
+  const int64_t agent = this->add(kAgentStarted, "a", "{}");
+  this->add(kLlmRequest, "a", R"({"model":"m","token_counter":"estimate"})", agent);
+  this->add(kLlmResponse, "a", R"({"estimated_tokens":100,"usage":{"prompt_tokens":120}})", agent);
+  const int64_t agent2 = this->add(kAgentStarted, "a", "{}");
+  this->add(kLlmRequest, "a", R"({"model":"m","token_counter":"estimate"})", agent2);
+  this->add(kLlmResponse, "a", R"({"estimated_tokens":100,"usage":{"prompt_tokens":80}})", agent2);
   // A response without usage is left out.
-  add(kLlmResponse, "a", R"({"estimated_tokens":100,"usage":null})", agent2);
+  this->add(kLlmResponse, "a", R"({"estimated_tokens":100,"usage":null})", agent2);
 
-  const auto stats = estimate_stats(t_.db(), {});
+  const auto stats = this->log().estimate_stats({});
   ASSERT_EQ(stats.size(), 1u);
   EXPECT_EQ(stats[0].model, "m");
   EXPECT_EQ(stats[0].token_counter, "estimate");
@@ -81,8 +90,8 @@ TEST_F(EventStatsTest, PairsEachResponseWithItsTurnsRequestForTheEstimateRatio) 
 // payloads no worker writes (strings for numbers, fractions, missing fields, odd flags).
 TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
   PG_TEST_OR_SKIP();
-  testing::TestDb lite;
-  testing::PgTestDb pg;
+  testing::SqliteBackend lite;
+  testing::PgBackend pg;
   const std::vector<std::tuple<std::string_view, std::string, std::string, bool>> rows = {
       {kContextCompressed, "a", R"({"level":"none","tokens_before":100,"tokens_after":100})", 0},
       {kContextCompressed, "a", R"({"level":"normal","tokens_before":"lots","tokens_after":1.5})",
@@ -119,8 +128,8 @@ TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
     e.chat_id = chat;
     e.payload = payload;
     if (child) e.parent_id = parent;
-    const int64_t id = append(lite.db(), e);
-    const int64_t pg_id = append(pg.db(), e);
+    const int64_t id = lite.s->events().append(e);
+    const int64_t pg_id = pg.s->events().append(e);
     ASSERT_EQ(id, pg_id);
     if (type == kAgentStarted) parent = id;
   }
@@ -128,20 +137,22 @@ TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
   const std::string beyond =
       "INSERT INTO events(type, chat_id, payload) VALUES ('context.compressed', 'b', "
       "'{\"level\":\"normal\",\"tokens_before\":1e400,\"tokens_after\":1}')";
-  lite.db().exec(beyond);
-  pg.db().exec(beyond);
+  lite.exec(beyond);
+  pg.exec(beyond);
   // Below a double's least (a positive numeric on PostgreSQL, 0.0 on SQLite): not a figure.
   const std::string tiny =
       "INSERT INTO events(type, chat_id, parent_id, payload) VALUES ('llm.response', 'b', " +
       std::to_string(*parent) +
       ", '{\"estimated_tokens\":1e-400,\"usage\":{\"prompt_tokens\":1}}')";
-  lite.db().exec(tiny);
-  pg.db().exec(tiny);
+  lite.exec(tiny);
+  pg.exec(tiny);
   for (const StatsFilter& f : {StatsFilter{}, StatsFilter{std::string("b"), std::nullopt},
                                StatsFilter{std::nullopt, std::string("2000-01-01")},
                                StatsFilter{std::nullopt, std::string("9999-01-01")}}) {
-    EXPECT_EQ(context_stats_json(compression_stats(lite.db(), f), estimate_stats(lite.db(), f)),
-              context_stats_json(compression_stats(pg.db(), f), estimate_stats(pg.db(), f)));
+    EXPECT_EQ(
+        context_stats_json(lite.s->events().compression_stats(f),
+                           lite.s->events().estimate_stats(f)),
+        context_stats_json(pg.s->events().compression_stats(f), pg.s->events().estimate_stats(f)));
   }
   const auto check = [](const CompressionStats& all, const std::vector<EstimateStats>& est) {
     EXPECT_EQ(all.turns, 11);
@@ -151,8 +162,8 @@ TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
     ASSERT_EQ(est.size(), 2u);  // the string-valued responses are left out
     EXPECT_EQ(est[0].calls + est[1].calls, 3);
   };
-  check(compression_stats(lite.db(), {}), estimate_stats(lite.db(), {}));
-  check(compression_stats(pg.db(), {}), estimate_stats(pg.db(), {}));
+  check(lite.s->events().compression_stats({}), lite.s->events().estimate_stats({}));
+  check(pg.s->events().compression_stats({}), pg.s->events().estimate_stats({}));
 }
 
 }  // namespace
