@@ -33,8 +33,9 @@ std::optional<std::string> canned_response(const Fault& fault) {
 }
 
 // The faults that only change the normal reply.
-void reshape(const std::string& kind, ReplyShape& shape) {
+void reshape(const std::string& kind, const std::string& arg, ReplyShape& shape) {
   if (kind == "null") shape.content = nullptr;
+  if (kind == "usage") shape.prompt_tokens = std::stoll(arg);
   if (kind == "length") shape.finish = "length";
   if (kind == "nousage") shape.usage = false;
   if (kind == "chunked") shape.chunked = true;
@@ -91,7 +92,7 @@ std::optional<bool> answer_fault(int fd, const Fault& fault, ReplyShape& shape) 
     const auto seconds = fault.arg.empty() ? 86400 : std::stoi(fault.arg);
     if (wait_for_peer_close(fd, Clock::now() + std::chrono::seconds(seconds))) return false;
   }
-  reshape(k, shape);
+  reshape(k, fault.arg, shape);
   // A numeric KIND (400 … 503): an OpenAI-shaped error with that status.
   const int status = std::atoi(k.c_str());
   if (status >= 400)

@@ -9,7 +9,8 @@
 //   html502 · empty500 · overflow (400 context_length_exceeded) · malformed (bad JSON, 200)
 //   truncated (Content-Length larger than the body, then close) · drop (close, no response)
 //   hang[:S] (no answer for S seconds, default forever) · slow:MS · null (content null)
-//   length (finish_reason length) · nousage · chunked (Transfer-Encoding: chunked)
+//   length (finish_reason length) · nousage · usage:N (usage.prompt_tokens N, hostile ones too)
+//   chunked (Transfer-Encoding: chunked)
 // Summary requests have faults of their own, described in summaries.h; hostile bodies (deep
 // JSON, huge and endless bodies, a gzip bomb, an echoed key, outage windows) in hostile.h.
 

@@ -1,13 +1,15 @@
 #include "cmd/autonous-stub/replies.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace autonous::stub {
 namespace {
 
 json usage(const ReplyShape& shape, size_t prompt_chars, int64_t cached_chars, double usage_scale) {
-  const auto prompt = static_cast<int64_t>(static_cast<double>(prompt_chars / 4 + 1) * usage_scale);
+  const auto prompt = shape.prompt_tokens.value_or(
+      static_cast<int64_t>(static_cast<double>(prompt_chars / 4 + 1) * usage_scale));
   const int64_t completion =
       shape.content.is_string()
           ? static_cast<int64_t>(shape.content.get<std::string>().size() / 4 + 1)
@@ -15,7 +17,8 @@ json usage(const ReplyShape& shape, size_t prompt_chars, int64_t cached_chars, d
   return {
       {"prompt_tokens", prompt},
       {"completion_tokens", completion},
-      {"total_tokens", prompt + completion},
+      {"total_tokens",
+       prompt > std::numeric_limits<int64_t>::max() - completion ? prompt : prompt + completion},
       {"prompt_tokens_details", {{"cached_tokens", std::min<int64_t>(prompt, cached_chars / 4)}}}};
 }
 

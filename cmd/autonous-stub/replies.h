@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -32,6 +33,7 @@ struct ReplyShape {
   json content;  // a string, or null
   std::string finish = "stop";
   bool usage = true;
+  std::optional<int64_t> prompt_tokens;  // reported instead of the stub's own count
   bool chunked = false;
 };
 

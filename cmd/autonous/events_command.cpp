@@ -1,11 +1,15 @@
 // `autonous events [--task ID] [--type T] [--follow]`: the event trail as JSON lines.
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
@@ -21,6 +25,23 @@ struct EventsOptions {
   bool follow = false;
 };
 
+// Connects `db` again after its connection was lost, until it succeeds.
+void reconnect_follow(backend::Session& db, const std::string& why) {
+  spdlog::warn("events --follow: the database connection was lost ({}); connecting again", why);
+  std::chrono::milliseconds wait(200);
+  for (;;) {
+    std::this_thread::sleep_for(wait);
+    try {
+      db.reconnect();
+      spdlog::info("events --follow: connected again");
+      return;
+    } catch (const std::exception& e) {
+      spdlog::warn("events --follow: still no connection: {}", e.what());
+      wait = std::min(wait * 2, std::chrono::milliseconds(5000));
+    }
+  }
+}
+
 int run_events(const config::Config& config, const EventsOptions& options) {
   const auto db = open_database(config, /*for_reading=*/true);
   events::EventFilter filter;
@@ -31,7 +52,18 @@ int run_events(const config::Config& config, const EventsOptions& options) {
   const std::unique_ptr<backend::EventFeed> feed = db->events().feed(filter, options.follow);
   for (;;) {
     bool more = false;
-    for (const auto& e : feed->next(more)) std::cout << events::to_json_line(e) << "\n";
+    std::vector<events::StoredEvent> batch;
+    try {
+      batch = feed->next(more);
+    } catch (const std::exception& e) {
+      // A follower outlives a server restart or a terminated session, as the worker does: it
+      // connects again (backing off up to 5 s, saying so on stderr) and goes on after the last
+      // event it printed. Without --follow, or when the connection was not lost, it is an error.
+      if (!options.follow || !db->lost()) throw;
+      reconnect_follow(*db, e.what());
+      continue;
+    }
+    for (const auto& e : batch) std::cout << events::to_json_line(e) << "\n";
     std::cout.flush();
     if (more) continue;
     if (!options.follow) return 0;

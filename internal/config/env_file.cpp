@@ -31,19 +31,22 @@ std::string value_of_line(const std::string& path, int number) {
 void out_value(const std::string& raw, const std::string& where, std::string& value) {
   const std::string v = strip(raw);
   const bool quoted = !v.empty() && (v.front() == '"' || v.front() == '\'');
-  if (quoted && v.size() >= 2 && v.back() == v.front()) {  // "…" or '…': inside as written
-    value = v.substr(1, v.size() - 2);
-    return;
-  }
-  if (quoted) {  // "…" # comment
+  if (quoted) {
+    // "…" # comment: the first closing quote ends the value when a comment follows it (a comment
+    // may hold quotes of its own: KEY='v' # note 'x').
     const auto close = v.find(v.front(), 1);
     const std::string rest = close == std::string::npos ? "" : strip(v.substr(close + 1));
-    if (close == std::string::npos || rest.empty() || rest.front() != '#')
-      throw ConfigError("--env-file", where +
-                                          ": a quoted value must end at its closing quote "
-                                          "(a # comment may follow)");
-    value = v.substr(1, close - 1);
-    return;
+    if (close != std::string::npos && (rest.empty() || rest.front() == '#')) {
+      value = v.substr(1, close - 1);
+      return;
+    }
+    if (v.size() >= 2 && v.back() == v.front()) {  // "…" or '…' with quotes inside: as written
+      value = v.substr(1, v.size() - 2);
+      return;
+    }
+    throw ConfigError("--env-file", where +
+                                        ": a quoted value must end at its closing quote "
+                                        "(a # comment may follow)");
   }
   // Unquoted: a comment starts at a '#' after whitespace ("KEY=8 # slots", "KEY= # none");
   // "KEY=#abc" and "KEY=ab#cd" keep theirs, as a shell would.

@@ -54,6 +54,9 @@ struct SummaryOutcome {
   int64_t summary_tokens = 0;
   int64_t calls = 0;    // summarizer calls (more than one when the span was chunked)
   int64_t skipped = 0;  // leaving messages left out of the summary (over kMaxFoldCalls' worth)
+  // Tokens cut from summarizer answers over SUMMARY_MAX_TOKENS by our own count (a server that
+  // ignored max_tokens, or sent no usage), and from a stored summary that was over it.
+  int64_t cut_tokens = 0;
   std::string model;
   std::vector<std::optional<common::Usage>> usage;  // each call's, as the API reported it
   std::chrono::milliseconds latency{0};

@@ -173,6 +173,10 @@ ContextBuilder::Verbatim ContextBuilder::read_from(const std::string& chat_id,
     if (v.summary && v.summary->id < out.state.before.summary_from) v.summary.reset();
     if (v.summary) {
       v.after = std::max(v.after, v.summary->covers_through);
+      int64_t cut = 0;  // an older binary's summary kept whole: bounded here as in the next fold
+      v.summary->text = bounded_summary(
+          std::move(v.summary->text),
+          kStoredSummaryFactor * std::max<int64_t>(settings_.summary.max_tokens, 1), counter_, cut);
       v.summary_tokens = summary_block_tokens(v.summary->text, counter_);
     }
   }

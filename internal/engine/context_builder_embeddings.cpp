@@ -21,6 +21,7 @@ recall::GathererRun ContextBuilder::embed_question(recall::RecallQuery& q,
   run.name = "embeddings";
   const auto started = std::chrono::steady_clock::now();
   try {
+    embedder_->begin_step();  // one time limit for the step's calls, however many
     const std::string& model = embedder_->model();
     const std::vector<common::Message> rows = searcher_->unembedded(q.chat_id, model, kEmbedBatch);
     std::vector<std::string> texts{embedding_input(q.text)};

@@ -226,6 +226,7 @@ std::string summarized_json(const BuiltContext& built) {
                             {"summary_tokens", s.summary_tokens},
                             {"calls", s.calls},
                             {"skipped", s.skipped},
+                            {"cut_tokens", s.cut_tokens},
                             {"latency_ms", s.latency.count()},
                             {"model", s.model},
                             {"usage", std::move(usage)}};

@@ -248,9 +248,19 @@ void validate(const ContextPolicy& p) {
   const std::string order = " (need 0 < target <= soft <= warn <= hard <= 1; now target " +
                             show(t.target) + ", soft " + show(t.soft) + ", warn " + show(t.warn) +
                             ", hard " + show(t.hard) + ")";
-  if (t.target > t.soft) throw PolicyError(std::string(kKeyTarget), "above soft" + order);
-  if (t.soft > t.warn) throw PolicyError(std::string(kKeySoft), "above warn" + order);
-  if (t.warn > t.hard) throw PolicyError(std::string(kKeyWarn), "above hard" + order);
+  // Of two out of order, the one changed from its default is named (CONTEXT_SOFT_THRESHOLD=1e-300
+  // is SOFT's fault, not TARGET's); when both or neither were changed, the lower one.
+  const Thresholds d;
+  const auto out_of_order = [&](std::string_view lower, double lower_v, double lower_d,
+                                std::string_view upper, double upper_v, double upper_d) {
+    const bool upper_changed = upper_v != upper_d;
+    if (upper_changed && lower_v == lower_d)
+      throw PolicyError(std::string(upper), "below " + std::string(lower) + order);
+    throw PolicyError(std::string(lower), "above " + std::string(upper) + order);
+  };
+  if (t.target > t.soft) out_of_order(kKeyTarget, t.target, d.target, kKeySoft, t.soft, d.soft);
+  if (t.soft > t.warn) out_of_order(kKeySoft, t.soft, d.soft, kKeyWarn, t.warn, d.warn);
+  if (t.warn > t.hard) out_of_order(kKeyWarn, t.warn, d.warn, kKeyHard, t.hard, d.hard);
 }
 
 }  // namespace autonous::engine

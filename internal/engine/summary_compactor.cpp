@@ -24,6 +24,15 @@ constexpr std::string_view kBlockTail = "\n</conversation_summary>\n\n";
 
 }  // namespace
 
+std::string bounded_summary(std::string text, int64_t limit, const tokens::TokenCounter& counter,
+                            int64_t& cut_tokens) {
+  const int64_t n = counter.count_text(text);
+  if (n <= limit) return text;
+  std::string cut = tokens::cut_to_tokens(text, limit, n, counter);
+  cut_tokens += n - counter.count_text(cut);
+  return cut;
+}
+
 std::string summary_block(std::string_view summary_text) {
   std::string text = common::sanitize_utf8(summary_text);
   common::defuse_block_tags(text);  // the block's end cannot be forged from inside it
@@ -75,7 +84,13 @@ Fold SummaryCompactor::fold(FoldInput in) const {
   Fold out;
   const auto started = std::chrono::steady_clock::now();
   const std::vector<common::Message> span = fitting(std::move(in.leaving), out.outcome.skipped);
-  std::string text = in.previous ? in.previous->text : std::string();
+  // A summary stays within SUMMARY_MAX_TOKENS. The summarizer refuses an answer the API counted
+  // over it; one the API did not count (no usage) is held to our own count and cut to it; a
+  // stored one is held to kStoredSummaryFactor times it before it is resent.
+  const int64_t cap = std::max<int64_t>(settings_.summary.max_tokens, 1);
+  std::string text = in.previous ? bounded_summary(in.previous->text, kStoredSummaryFactor * cap,
+                                                   counter_, out.outcome.cut_tokens)
+                                 : std::string();
   const int64_t input = std::max<int64_t>(summarizer_.input_budget(), 64);
   std::vector<common::Message> chunk;
   int64_t chunk_tokens = 0;
@@ -87,7 +102,10 @@ Fold SummaryCompactor::fold(FoldInput in) const {
     SummaryCall call = summarizer_.summarize(text, chunk);
     const std::string answer = common::trim(call.text);
     if (answer.empty()) throw SummaryFailure("the summarizer answered nothing");
+    const bool api_counted = call.usage && call.usage->completion_tokens > 0;
     text = common::sanitize_utf8(answer);
+    if (!api_counted)
+      text = bounded_summary(std::move(text), cap, counter_, out.outcome.cut_tokens);
     out.outcome.model = call.model;
     out.outcome.usage.push_back(call.usage);
     ++out.outcome.calls;

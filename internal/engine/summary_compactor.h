@@ -38,6 +38,14 @@ std::string summary_block(std::string_view summary_text);
 // which is never less than what it adds to the message it leads.
 int64_t summary_block_tokens(std::string_view summary_text, const tokens::TokenCounter& counter);
 
+// `text` within `limit` tokens by `counter` (cut with a marker when over; `cut_tokens` grows by
+// what was cut). A stored summary is held to kStoredSummaryFactor times SUMMARY_MAX_TOKENS
+// wherever it is read (the prompt, the next fold): an older binary may have kept one whole, and
+// our estimate may count a legitimate one (CJK, say) up to about 3x what the API counted.
+inline constexpr int64_t kStoredSummaryFactor = 4;
+std::string bounded_summary(std::string text, int64_t limit, const tokens::TokenCounter& counter,
+                            int64_t& cut_tokens);
+
 struct FoldInput {
   std::string chat_id;
   int64_t chain_start = 0;

@@ -90,6 +90,11 @@ bool parse_request_head(const std::string& head, HttpRequest& out) {
       if (std::isspace(static_cast<unsigned char>(c)) ||
           std::iscntrl(static_cast<unsigned char>(c)))
         return false;
+    // A second Host (RFC 9112 3.2: answered 400), Authorization or Content-Length is refused:
+    // two proxies in front may read different ones.
+    if ((name == "host" || name == "authorization" || name == "content-length") &&
+        out.headers.count(name) > 0)
+      return false;
     out.headers[name] = common::trim(std::string(line.substr(colon + 1)));
   }
   return true;

@@ -12,7 +12,7 @@ struct Task {
   int64_t id = 0;
   std::string chat_id;
   std::string text;
-  int priority = 0;
+  int64_t priority = 0;
   int attempts = 0;        // including this claim
   bool reclaimed = false;  // claimed from an expired lease (a worker died or hung)
   std::string lease_token;

@@ -26,7 +26,8 @@ class TokenCounter;
 
 namespace autonous::recall {
 
-// The search seam (backend/sqlite/search_index.h implements it on SQLite FTS5).
+// The search seam each backend's engine storage implements (backend/sqlite/search_index.h on
+// SQLite FTS5, backend/postgres/search.h on PostgreSQL).
 class Searcher {
  public:
   virtual ~Searcher() = default;
@@ -80,8 +81,11 @@ class Embedder {
  public:
   virtual ~Embedder() = default;
   virtual const std::string& model() const = 0;
+  // A turn's embeddings step starts: every embed() call until the next begin_step() shares one
+  // time limit (the step may split a refused batch into many calls).
+  virtual void begin_step() {}
   // One vector per text, in order. Throws EmbeddingRefused when the server refuses the input,
-  // another exception on any other failure.
+  // another exception on any other failure (the step's time being up among them).
   virtual std::vector<std::vector<float>> embed(const std::vector<std::string>& texts) = 0;
 };
 

@@ -1,7 +1,9 @@
 #pragma once
 // ScaledCounter: another TokenCounter's text counts times a scale (rounded up), framing
 // unscaled. The estimator's calibration (TOKEN_CALIBRATION=on) applies its per-model scale with
-// it; the scale never goes below 1.0. The stored scale lives in internal/store/calibration_store.
+// it; the scale stays within [1.0, kMaxScale] (a stored scale outside it is brought back in) and
+// a count saturates at INT64_MAX instead of overflowing. The rule that raises the stored scale is
+// engine/calibration_store.h.
 
 #include "internal/tokens/token_counter.h"
 
@@ -10,9 +12,14 @@ namespace autonous::tokens {
 // Not thread-safe to set_scale() while counting; a worker slot owns one.
 class ScaledCounter final : public TokenCounter {
  public:
+  // No estimator is this far off a real tokenizer: a scale beyond it came from a usage figure
+  // that was not the prompt's (calibration_wanted ignores such replies).
+  static constexpr double kMaxScale = 8.0;
   // `inner` must outlive this counter.
   explicit ScaledCounter(const TokenCounter& inner) : inner_(inner) {}
-  void set_scale(double scale) noexcept { scale_ = scale < 1.0 ? 1.0 : scale; }
+  void set_scale(double scale) noexcept {
+    scale_ = !(scale >= 1.0) ? 1.0 : scale > kMaxScale ? kMaxScale : scale;  // NaN: 1.0
+  }
   double scale() const noexcept { return scale_; }
   int64_t count_text(std::string_view text) const override;
   int64_t per_message() const noexcept override { return inner_.per_message(); }

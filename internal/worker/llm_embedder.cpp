@@ -1,5 +1,8 @@
 #include "internal/worker/llm_embedder.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "internal/openai/client.h"
 #include "internal/openai/errors.h"
 
@@ -10,8 +13,16 @@ LlmEmbedder::LlmEmbedder(openai::Client& client, std::string model,
     : client_(client), model_(std::move(model)), timeout_(timeout) {}
 
 std::vector<std::vector<float>> LlmEmbedder::embed(const std::vector<std::string>& texts) {
+  std::chrono::milliseconds limit = timeout_;
+  if (deadline_ != std::chrono::steady_clock::time_point::max()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline_ - std::chrono::steady_clock::now());
+    if (left <= std::chrono::milliseconds(0))
+      throw std::runtime_error("the embeddings step ran out of its EMBEDDING_TIMEOUT_MS");
+    limit = std::min(limit, left);
+  }
   try {
-    return client_.embed(model_, texts, timeout_, keep_going_).vectors;
+    return client_.embed(model_, texts, limit, keep_going_).vectors;
   } catch (const openai::ApiError& e) {
     // 400 / 413 / 422: this input is refused (too long for the model, …), not the moment.
     if (e.status() == 400 || e.status() == 413 || e.status() == 422)

@@ -1,8 +1,9 @@
 #pragma once
 // LlmEmbedder: recall's embeddings call (EMBEDDING_MODEL). It goes through the slot's
 // openai::Client (same endpoint, key, transport and error classification) to POST /embeddings
-// with its own time limit (EMBEDDING_TIMEOUT_MS), once, without retries: a failed call costs
-// the turn only its vector search. A 400, 413 or 422 answer is a refusal of the input
+// within one time limit for the whole step (EMBEDDING_TIMEOUT_MS, from begin_step(): every call
+// of the step gets what is left of it), without retries: a failed call costs the turn only its
+// vector search. A 400, 413 or 422 answer is a refusal of the input
 // (recall::EmbeddingRefused). Not thread-safe: one per slot.
 
 #include <chrono>
@@ -27,12 +28,14 @@ class LlmEmbedder final : public recall::Embedder {
   void set_keep_going(std::function<bool()> keep_going) { keep_going_ = std::move(keep_going); }
 
   const std::string& model() const override { return model_; }
+  void begin_step() override { deadline_ = std::chrono::steady_clock::now() + timeout_; }
   std::vector<std::vector<float>> embed(const std::vector<std::string>& texts) override;
 
  private:
   openai::Client& client_;
   std::string model_;
   std::chrono::milliseconds timeout_;
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
   std::function<bool()> keep_going_;
 };
 

@@ -4,6 +4,7 @@
 
 #include "internal/common/clock.h"
 #include "internal/common/sha256.h"
+#include "internal/common/utf8.h"
 #include "internal/engine/engine.h"
 #include "internal/openai/client.h"
 #include "internal/openai/errors.h"
@@ -59,6 +60,16 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     o.error = "gave up after " + std::to_string(task.lease_expiries) +
               " attempts whose leases expired (worker crashed or hung)";
     o.failure = TurnFailure{"lease_expired", o.error,      std::nullopt,
+                            milliseconds(0), std::nullopt, o.started_at};
+    o.finished_at = o.started_at;
+    return o;
+  }
+  if (!common::is_valid_utf8(task.chat_id) || task.chat_id.find('\0') != std::string::npos) {
+    // A front end wrote a chat id that is not text (a BLOB such as X'00FF'): its history could
+    // never be stored, so no call is made for it and no retry will help.
+    o.kind = Kind::kFailed;
+    o.error = "chat_id is not UTF-8 text without NUL bytes: the task cannot be answered";
+    o.failure = TurnFailure{"invalid_task",  o.error,      std::nullopt,
                             milliseconds(0), std::nullopt, o.started_at};
     o.finished_at = o.started_at;
     return o;

@@ -63,6 +63,12 @@ TEST(EnvFileTest, AQuotedValueMayBeFollowedByACommentAndAnEmptyOneByAComment) {
   EXPECT_EQ(more.at("SYSTEM_PROMPT"), "#abc");
   EXPECT_EQ(more.at("B"), "a \\\"b\\\" c");
   EXPECT_EQ(more.at("C"), "it''s");
+  // A comment with quotes of its own is still a comment (was: "v' # note 'x").
+  std::ofstream(path) << "A='v' # note 'x'\nB=\"w\" # \"y\"\nC='' # 'empty'\n";
+  const auto commented = read_env_file(path);
+  EXPECT_EQ(commented.at("A"), "v");
+  EXPECT_EQ(commented.at("B"), "w");
+  EXPECT_EQ(commented.at("C"), "");
 }
 
 TEST(EnvFileTest, MissingFileIsAConfigError) {

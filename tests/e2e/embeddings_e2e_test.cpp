@@ -129,5 +129,25 @@ TEST_F(EmbeddingsE2eTest, ARefusedMessageIsPassedOverAndTheRestGetVectors) {
   EXPECT_EQ(num("SELECT count(*) FROM history_vectors WHERE length(vector) > 0"), 61);
 }
 
+TEST_F(EmbeddingsE2eTest, ASlowlyRefusingServerCostsTheStepOneTimeLimitNotOnePerCall) {
+  // Every answer takes 400 ms and the batch is refused: halving it down to the one message
+  // refused on its own would take about a dozen calls, each with its own limit before.
+  StubServer stub(dir_.path().string(), 400);
+  E2eTest::import_chat("c", {{6, "a message the model refuses [[stub:embedtoolong]]"}});
+  const int64_t t = enqueue("c", "What is my passport number?");
+  drain(stub, {{"EMBEDDING_MODEL", "stub-embed"}, {"EMBEDDING_TIMEOUT_MS", "1000"}});
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  // One second of 400-ms answers: at most three calls, the last one cut short.
+  EXPECT_LE(requests(stub, "/embeddings").size(), 3u);
+  EXPECT_NE(event(t, "context.warning")["message"].get<std::string>().find("embeddings:"),
+            std::string::npos);
+  const auto compressed = event(t, "context.compressed");
+  const auto& runs = compressed["recall"]["gatherers"];
+  bool timed = false;
+  for (const auto& r : runs)
+    if (r["name"] == "embeddings") timed = r["us"].get<int64_t>() < 1'600'000;
+  EXPECT_TRUE(timed) << runs.dump();
+}
+
 }  // namespace
 }  // namespace autonous::testing

@@ -104,5 +104,27 @@ TEST_F(FollowE2eTest, OldRolledBackGapsArePassedAtOnceFilteredOrNot) {
   }
 }
 
+// A DBA's pg_terminate_backend (or a server restart) ended the follower's session: it connects
+// again and goes on after the last event it printed (it used to exit 1, silently for a
+// consumer tailing it).
+TEST_F(FollowE2eTest, AFollowOutlivesATerminatedSessionAndMissesNothing) {
+  mark(0);
+  Process follow({autonous_bin(), "events", "--type", "x.mark", "--follow"}, db_env(),
+                 dir_.path().string());
+  ASSERT_TRUE(printed(follow, "\"n\":0", seconds(10))) << follow.stderr_text();
+  pg_->db().query(
+      "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = "
+      "current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()");
+  mark(1);
+  mark(2);
+  ASSERT_TRUE(printed(follow, "\"n\":2", seconds(15))) << follow.stderr_text();
+  const std::string out = follow.stdout_text();
+  EXPECT_EQ(out.find("\"n\":0"), out.rfind("\"n\":0")) << out;  // nothing printed twice
+  EXPECT_LT(out.find("\"n\":1"), out.find("\"n\":2")) << out;
+  EXPECT_NE(follow.stderr_text().find("connecting again"), std::string::npos)
+      << follow.stderr_text();
+  stop(follow);
+}
+
 }  // namespace
 }  // namespace autonous::testing

@@ -84,5 +84,20 @@ TEST_F(SqliteFileE2eTest, AWorkerWhoseDatabaseFileIsDeletedOrReplacedStopsSaying
   }
 }
 
+TEST_F(SqliteFileE2eTest, AChatIdThatIsNotTextFailsAtOnceWithoutACall) {
+  // SQLite takes a BLOB into a TEXT column; its history could never be stored (it used to cost
+  // five LLM calls before the history's CHECK refused it each time).
+  StubServer stub(dir_.path().string());
+  const int64_t fine = enqueue("ok", "hello");  // (migrates the new file)
+  exec_sql("INSERT INTO tasks(chat_id, text) VALUES (X'00FF', 'hello')");
+  drain(stub);
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'failed' AND error LIKE "
+                "'chat_id is not UTF-8 text%'"),
+            1);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(fine)), "done");
+  EXPECT_EQ(stub.log_lines().size(), 1u);  // the good task's call only
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.request'"), 1);
+}
+
 }  // namespace
 }  // namespace autonous::testing

@@ -160,5 +160,32 @@ TEST_F(TokensE2eTest, CalibrationRaisesTheEstimatorScaleWhenTheApiCountsMore) {
   EXPECT_NEAR(payloads("llm.request").back()["calibration_scale"].get<double>(), scale, 1e-9);
 }
 
+TEST_F(TokensE2eTest, AnImplausibleUsageLeavesTheCalibrationAndLaterPromptsWhole) {
+  // One reply says its prompt took nearly INT64_MAX tokens: it says nothing about the prompt.
+  StubServer stub(dir_.path().string());
+  const Env env = db_env({{"OPENAI_BASE_URL", stub.base_url()},
+                          {"OPENAI_MODEL", "local-llama"},
+                          {"TOKEN_COUNTER", "estimate"},
+                          {"TOKEN_CALIBRATION", "on"},
+                          {"POLL_INTERVAL_MS", "20"}});
+  for (const std::string text :
+       {"Tell me about sourdough bread.", "[[stub:usage:9223372036854775000]] And rye bread?",
+        "What did I ask about first?"})
+    ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "c", text}, env).exit_code, 0);
+  drain(env);
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 3);
+  // The stored scale stays within the bound (without the fix: 2.9e17, and every later count
+  // overflowed to a negative number).
+  EXPECT_LE(std::stod(str("SELECT coalesce(max(scale), 1.0) FROM token_calibration")), 8.0);
+  for (const auto& p : payloads("llm.request"))
+    EXPECT_LE(p["calibration_scale"].get<double>(), 8.0) << p.dump();
+  // The last prompt still carries the history and the user's whole message.
+  const nlohmann::json last = nlohmann::json::parse(stub.log_lines().back());
+  const auto& messages = last["body"]["messages"];
+  ASSERT_EQ(messages.size(), 6u) << last.dump();  // system, two turns, the question
+  EXPECT_EQ(messages[1]["content"], "Tell me about sourdough bread.");
+  EXPECT_EQ(messages.back()["content"], "What did I ask about first?");
+}
+
 }  // namespace
 }  // namespace autonous::testing

@@ -1,9 +1,14 @@
-// engine_settings: the engine's settings from the environment, and the combinations it refuses.
+// engine_settings: the engine's settings from the environment, and the combinations it refuses;
+// the calibration rule (calibration_store.h).
 #include "internal/engine/engine.h"
+
+#include <limits>
 
 #include <gtest/gtest.h>
 
 #include "internal/config/config.h"
+#include "internal/engine/calibration_store.h"
+#include "internal/tokens/scaled_counter.h"
 #include "internal/tokens/token_counter.h"
 
 namespace autonous::engine {
@@ -59,6 +64,31 @@ TEST_F(EngineTest, BadCombinationsAreRefusedNamingTheVariable) {
   c = Config{};
   c.soft_threshold = 0.9;  // above warn 0.85
   EXPECT_EQ(variable_refused(c), "CONTEXT_SOFT_THRESHOLD");
+  // The variable changed from its default is named, not its unchanged neighbour.
+  c = Config{};
+  c.soft_threshold = 1e-300;  // below target 0.6: was reported as CONTEXT_TARGET
+  EXPECT_EQ(variable_refused(c), "CONTEXT_SOFT_THRESHOLD");
+  c = Config{};
+  c.hard_threshold = 0.5;  // below warn 0.85
+  EXPECT_EQ(variable_refused(c), "CONTEXT_HARD_THRESHOLD");
+  c = Config{};
+  c.target_usage = 0.8;  // above soft 0.70
+  EXPECT_EQ(variable_refused(c), "CONTEXT_TARGET");
+}
+
+TEST(CalibrationTest, ImplausibleUsageIsIgnoredAndAStoredScaleIsBounded) {
+  EXPECT_FALSE(calibration_wanted(1.0, 100, 90));  // covered
+  EXPECT_FALSE(calibration_wanted(1.0, 0, 90));    // nothing estimated
+  EXPECT_DOUBLE_EQ(*calibration_wanted(1.0, 100, 250), 2.5);
+  EXPECT_DOUBLE_EQ(*calibration_wanted(2.0, 100, 150), 3.0);  // the estimate was at scale 2
+  // A usage near INT64_MAX (or anything past kMaxScale) says nothing about the prompt.
+  EXPECT_FALSE(calibration_wanted(1.0, 1000, std::numeric_limits<int64_t>::max()));
+  EXPECT_FALSE(calibration_wanted(1.0, 100, 801));
+  EXPECT_DOUBLE_EQ(*calibration_wanted(1.0, 100, 800), tokens::ScaledCounter::kMaxScale);
+  EXPECT_DOUBLE_EQ(calibration_applied(2.9e17), tokens::ScaledCounter::kMaxScale);
+  EXPECT_DOUBLE_EQ(calibration_applied(0.2), 1.0);
+  EXPECT_DOUBLE_EQ(calibration_applied(std::numeric_limits<double>::quiet_NaN()), 1.0);
+  EXPECT_DOUBLE_EQ(calibration_applied(3.5), 3.5);
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ class ScriptedSummarizer final : public Summarizer {
         answer_override.empty() ? "S" + std::to_string(inputs.size()) + ":" : answer_override;
     if (answer_override.empty())
       for (const auto& m : evicted) text += " " + std::to_string(m.history_id);
-    return {text, "sum-model", common::Usage{10, 0, 0, std::nullopt}, std::chrono::milliseconds(3)};
+    return {text, "sum-model", usage, std::chrono::milliseconds(3)};
   }
   int64_t input_budget() const override { return budget; }
   std::vector<std::pair<std::string, std::vector<Message>>> inputs;
@@ -46,6 +46,7 @@ class ScriptedSummarizer final : public Summarizer {
   bool abort = false;
   int fail_from_call = 0;  // > 0: this call and every later one fail
   std::string answer_override;
+  std::optional<common::Usage> usage = common::Usage{10, 0, 0, std::nullopt};
   int64_t budget = 100'000;
 };
 
@@ -280,6 +281,41 @@ TEST_F(SummariesTest, AnEmptySummaryIsAFailure) {
   ASSERT_EQ(b.warnings.size(), 1u);
   EXPECT_EQ(b.warnings[0].reason, "summary_failed");
   EXPECT_TRUE(store_.rows.empty());
+}
+
+TEST_F(SummariesTest, ASummaryOverItsCapIsCutAndNeverResentWhole) {
+  add(18, 50);
+  // A server that ignored max_tokens and sent no usage: 750 000 tokens by our own count.
+  summarizer_.answer_override = std::string(3'000'000, 'x');
+  summarizer_.usage = std::nullopt;
+  const auto b = builder().build("c", "hi");  // SUMMARY_MAX_TOKENS 100
+  ASSERT_EQ(store_.rows.size(), 1u);
+  EXPECT_LE(counter_.count_text(store_.rows[0].text), 100);
+  EXPECT_LE(store_.rows[0].tokens, 200);  // the block: the text plus its framing
+  ASSERT_TRUE(b.summarized.has_value());
+  EXPECT_GT(b.summarized->cut_tokens, 700'000);
+  EXPECT_EQ(nlohmann::json::parse(summarized_json(b))["cut_tokens"], b.summarized->cut_tokens);
+  EXPECT_TRUE(b.summary.used);  // it fits the prompt, so it is used
+  // A stored summary far over the cap (an older binary kept one whole) is cut before it is
+  // resent: the summarizer never gets it whole.
+  store_.rows[0].text = std::string(3'000'000, 'y');
+  summarizer_.answer_override.clear();
+  add(20, 50);
+  builder().build("c", "again");
+  ASSERT_EQ(summarizer_.inputs.size(), 2u);
+  EXPECT_LE(counter_.count_text(summarizer_.inputs[1].first), 400);
+}
+
+TEST_F(SummariesTest, AnAnswerTheApiCountedWithinTheCapIsKeptWhole) {
+  // Our estimate may count more than the API did (CJK): the API's count is the one that binds.
+  add(18, 50);
+  summarizer_.answer_override = std::string(800, 'z');  // 200 by our count, over the cap of 100
+  summarizer_.usage = common::Usage{10, 90, 100, std::nullopt};
+  const auto b = builder().build("c", "hi");
+  ASSERT_EQ(store_.rows.size(), 1u);
+  EXPECT_EQ(store_.rows[0].text, std::string(800, 'z'));
+  ASSERT_TRUE(b.summarized.has_value());
+  EXPECT_EQ(b.summarized->cut_tokens, 0);
 }
 
 TEST_F(SummariesTest, AFailedChunkKeepsTheChunksAlreadyFolded) {

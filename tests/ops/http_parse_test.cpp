@@ -23,11 +23,18 @@ TEST(HttpParseTest, MalformedHeadsAreRefused) {
        {"\r\n\r\n", "GET\r\n\r\n", "GET / HTTP/2.0\r\n\r\n", "GET x HTTP/1.1\r\n\r\n",
         "get / HTTP/1.1\r\n\r\n", "GET /%zz HTTP/1.1\r\n\r\n", "GET /%4 HTTP/1.1\r\n\r\n",
         "GET /a%00b HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nno colon\r\n\r\n",
-        "GET / HTTP/1.1\r\n: empty name\r\n\r\n", "GET / HTTP/1.1\r\nbad name: v\r\n\r\n"}) {
+        "GET / HTTP/1.1\r\n: empty name\r\n\r\n", "GET / HTTP/1.1\r\nbad name: v\r\n\r\n",
+        // A second Host, Authorization or Content-Length (any case) is refused.
+        "GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n",
+        "GET / HTTP/1.1\r\nAuthorization: Bearer a\r\nAUTHORIZATION: Bearer b\r\n\r\n",
+        "GET / HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 5\r\n\r\n"}) {
     HttpRequest fresh;
     EXPECT_FALSE(parse_request_head(bad, fresh)) << bad;
   }
   EXPECT_TRUE(parse_request_head("HEAD / HTTP/1.0\r\n\r\n", r));
+  HttpRequest twice;  // other headers may repeat: the last one is kept
+  EXPECT_TRUE(parse_request_head("GET / HTTP/1.1\r\nAccept: a\r\nAccept: b\r\n\r\n", twice));
+  EXPECT_EQ(twice.headers.at("accept"), "b");
 }
 
 TEST(HttpParseTest, PercentDecoding) {

@@ -1,6 +1,8 @@
 #include "internal/tokens/scaled_counter.h"
 
+#include <limits>
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
 
@@ -17,6 +19,35 @@ TEST(ScaledCounterTest, ScaledCounterMultipliesTextNotFramingAndNeverGoesBelowOn
   c.set_scale(0.5);
   EXPECT_EQ(c.scale(), 1.0);
   EXPECT_EQ(c.name(), "chars4");
+}
+
+// A counter whose every text counts `n`.
+class FixedCounter final : public TokenCounter {
+ public:
+  explicit FixedCounter(int64_t n) : n_(n) {}
+  int64_t count_text(std::string_view) const override { return n_; }
+  int64_t per_message() const noexcept override { return 3; }
+  int64_t per_request() const noexcept override { return 3; }
+  std::string_view name() const noexcept override { return "fixed"; }
+
+ private:
+  int64_t n_;
+};
+
+TEST(ScaledCounterTest, TheScaleIsBoundedAndACountSaturatesInsteadOfOverflowing) {
+  const FixedCounter inner(100);
+  ScaledCounter c(inner);
+  c.set_scale(2.9e17);  // a poisoned stored scale
+  EXPECT_EQ(c.scale(), ScaledCounter::kMaxScale);
+  EXPECT_EQ(c.count_text("x"), 800);
+  c.set_scale(std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(c.scale(), 1.0);
+  c.set_scale(std::numeric_limits<double>::infinity());
+  EXPECT_EQ(c.scale(), ScaledCounter::kMaxScale);
+  const FixedCounter huge(std::numeric_limits<int64_t>::max() / 2);
+  ScaledCounter h(huge);
+  h.set_scale(ScaledCounter::kMaxScale);
+  EXPECT_EQ(h.count_text("x"), std::numeric_limits<int64_t>::max());  // not negative
 }
 
 }  // namespace

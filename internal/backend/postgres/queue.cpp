@@ -130,7 +130,7 @@ std::optional<Task> PgQueue::claim_in_transaction(const std::string& worker_id, 
     task.reclaimed = r.text(0, 1) == "running";
     task.chat_id = r.text(0, 2);
     task.text = r.text(0, 3);
-    task.priority = static_cast<int>(r.int64(0, 4));
+    task.priority = r.int64(0, 4);
     task.attempts = static_cast<int>(r.int64(0, 5));
     task.first_claimed_at = common::from_unix_ms(r.int64(0, 6) - clock_offset_ms_);  // ours
     task.lease_expiries = static_cast<int>(r.int64(0, 7));

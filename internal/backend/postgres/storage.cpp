@@ -200,7 +200,7 @@ class PgStorage final : public engine::EngineStorage {
   double calibration_scale(const std::string& model) override {
     const db::pg::Result r =
         c_.query("SELECT scale FROM token_calibration WHERE model = $1", {param(model)});
-    return r.rows() > 0 ? std::max(1.0, r.real(0, 0)) : 1.0;
+    return r.rows() > 0 ? engine::calibration_applied(r.real(0, 0)) : 1.0;
   }
   double raise_calibration(const std::string& model, double scale_used, int64_t estimated,
                            int64_t actual) override {

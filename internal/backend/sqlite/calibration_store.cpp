@@ -1,4 +1,4 @@
-// The calibration scale on SQLite (store/calibration_store.h says the rule).
+// The calibration scale on SQLite (engine/calibration_store.h says the rule).
 #include "internal/engine/calibration_store.h"
 
 #include <algorithm>
@@ -14,7 +14,7 @@ namespace autonous::store {
 double calibration_scale(SQLite::Database& db, const std::string& model) {
   SQLite::Statement q(db, "SELECT scale FROM token_calibration WHERE model = ?");
   q.bind(1, model);
-  return q.executeStep() ? std::max(1.0, q.getColumn(0).getDouble()) : 1.0;
+  return q.executeStep() ? engine::calibration_applied(q.getColumn(0).getDouble()) : 1.0;
 }
 
 double raise_calibration(SQLite::Database& db, const std::string& model, double scale_used,

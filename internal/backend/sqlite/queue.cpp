@@ -130,7 +130,7 @@ std::optional<Task> Queue::claim_in_transaction(const std::string& worker_id, in
     if (!upd->executeStep()) return std::nullopt;
     task.chat_id = upd->getColumn(0).getString();
     task.text = upd->getColumn(1).getString();
-    task.priority = upd->getColumn(2).getInt();
+    task.priority = upd->getColumn(2).getInt64();
     task.attempts = upd->getColumn(3).getInt();
     task.first_claimed_at = common::from_unix_ms(upd->getColumn(4).getInt64());
     task.lease_expiries = upd->getColumn(5).getInt();
