@@ -34,9 +34,14 @@ void out_value(const std::string& raw, const std::string& where, std::string& va
   if (quoted) {
     // "…" # comment: the first closing quote ends the value when a comment follows it (a comment
     // may hold quotes of its own: KEY='v' # note 'x').
+    // A comment after the closing quote starts after whitespace, as in a shell:
+    // KEY="Use "# Summary" here" keeps its inner quotes.
     const auto close = v.find(v.front(), 1);
-    const std::string rest = close == std::string::npos ? "" : strip(v.substr(close + 1));
-    if (close != std::string::npos && (rest.empty() || rest.front() == '#')) {
+    const std::string after = close == std::string::npos ? "" : v.substr(close + 1);
+    const std::string rest = strip(after);
+    if (close != std::string::npos &&
+        (rest.empty() ||
+         (rest.front() == '#' && (after.front() == ' ' || after.front() == '\t')))) {
       value = v.substr(1, close - 1);
       return;
     }

@@ -149,10 +149,12 @@ class ContextBuilder {
   // P4: the chat's custom blocks in the room the prompt leaves, after the evidence.
   void add_custom(const Ends& ends, BuiltContext& out) const;
   std::string embedding_input(const std::string& text) const;
-  // Embeds texts[from, to) into `vectors`, halving what the server refuses; returns how many
-  // were refused on their own (their vectors stay empty).
+  // Embeds texts[from, to) in halves after a refusal; `state` marks each text got (1) or refused
+  // on its own (2); a failure that is not a refusal (the step's time is up) sets `stopped` and
+  // leaves the rest untried (0), for a later turn. Returns how many were refused.
   int64_t embed_halves(const std::vector<std::string>& texts, size_t from, size_t to,
-                       std::vector<std::vector<float>>& vectors) const;
+                       std::vector<std::vector<float>>& vectors, std::vector<char>& state,
+                       bool& stopped) const;
   // The layout's wrapping of the system prompt and the user's text (before they are counted).
   void lay_out(Ends& e) const;
   // The delta builder: this prompt's stable blocks against the last answered prompt's.

@@ -1,5 +1,7 @@
 // ContextBuilder's optional embeddings step (EMBEDDING_MODEL): the question and the chat's
 // messages without a vector, embedded in one call before the gatherers run.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "internal/engine/context_builder.h"
@@ -21,13 +23,15 @@ recall::GathererRun ContextBuilder::embed_question(recall::RecallQuery& q,
   run.name = "embeddings";
   const auto started = std::chrono::steady_clock::now();
   try {
-    embedder_->begin_step();  // one time limit for the step's calls, however many
+    embedder_->begin_step();  // one time limit for the turn's calls, however many
     const std::string& model = embedder_->model();
     const std::vector<common::Message> rows = searcher_->unembedded(q.chat_id, model, kEmbedBatch);
     std::vector<std::string> texts{embedding_input(q.text)};
     for (const common::Message& m : rows) texts.push_back(embedding_input(m.content));
     std::vector<std::vector<float>> vectors;
+    std::vector<char> state(texts.size(), 1);  // 1 got, 2 refused on its own, 0 not tried
     int64_t refused = 0;
+    bool stopped = false;
     try {
       vectors = embedder_->embed(texts);
       if (vectors.size() != texts.size()) throw std::runtime_error("wrong number of vectors");
@@ -35,14 +39,22 @@ recall::GathererRun ContextBuilder::embed_question(recall::RecallQuery& q,
       if (rows.empty()) throw;
       // The question alone (refused too: no vector search this turn, the rows wait), then the
       // messages in halves: only a message refused on its own is passed over for good (an
-      // empty vector, never compared), so one message cannot block the chat.
+      // empty vector, never compared), so one message cannot block the chat. When the step's
+      // time runs out on the way, what was got is kept and the untried rows wait for a later
+      // turn (they come first again, so each turn gets further).
       vectors = embedder_->embed({texts.front()});
       if (vectors.size() != 1) throw std::runtime_error("wrong number of vectors");
       vectors.resize(texts.size());
-      refused = embed_halves(texts, 1, texts.size(), vectors);
+      std::fill(state.begin() + 1, state.end(), 0);
+      refused = embed_halves(texts, 1, texts.size(), vectors, state, stopped);
     }
     std::vector<std::pair<int64_t, std::vector<float>>> stored;
+    int64_t untried = 0;
     for (size_t i = 0; i < rows.size(); ++i) {
+      if (state[i + 1] == 0) {
+        ++untried;
+        continue;
+      }
       recall::normalize(vectors[i + 1]);
       stored.emplace_back(rows[i].history_id, std::move(vectors[i + 1]));
     }
@@ -52,6 +64,12 @@ recall::GathererRun ContextBuilder::embed_question(recall::RecallQuery& q,
           {"gatherer_failed",
            fmt::format("embeddings: {} message(s) refused by the model, left without a vector",
                        refused)});
+    if (stopped)
+      out.warnings.push_back(
+          {"gatherer_failed",
+           fmt::format("embeddings: stopped at EMBEDDING_TIMEOUT_MS; {} message(s) wait for a "
+                       "later turn",
+                       untried)});
     recall::normalize(vectors[0]);
     q.vector = std::move(vectors[0]);
     q.model = model;
@@ -74,17 +92,29 @@ std::string ContextBuilder::embedding_input(const std::string& text) const {
 }
 
 int64_t ContextBuilder::embed_halves(const std::vector<std::string>& texts, size_t from, size_t to,
-                                     std::vector<std::vector<float>>& vectors) const {
+                                     std::vector<std::vector<float>>& vectors,
+                                     std::vector<char>& state, bool& stopped) const {
+  if (stopped) return 0;
   try {
     std::vector<std::vector<float>> got = embedder_->embed(std::vector<std::string>(
         texts.begin() + static_cast<ptrdiff_t>(from), texts.begin() + static_cast<ptrdiff_t>(to)));
     if (got.size() != to - from) throw std::runtime_error("wrong number of vectors");
-    for (size_t i = from; i < to; ++i) vectors[i] = std::move(got[i - from]);
+    for (size_t i = from; i < to; ++i) {
+      vectors[i] = std::move(got[i - from]);
+      state[i] = 1;
+    }
     return 0;
   } catch (const recall::EmbeddingRefused&) {
-    if (to - from == 1) return 1;
+    if (to - from == 1) {
+      state[from] = 2;
+      return 1;
+    }
     const size_t mid = from + (to - from) / 2;
-    return embed_halves(texts, from, mid, vectors) + embed_halves(texts, mid, to, vectors);
+    return embed_halves(texts, from, mid, vectors, state, stopped) +
+           embed_halves(texts, mid, to, vectors, state, stopped);
+  } catch (const std::exception&) {
+    stopped = true;  // out of time, or the server failed: the rest wait for a later turn
+    return 0;
   }
 }
 

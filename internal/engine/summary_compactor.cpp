@@ -85,12 +85,16 @@ Fold SummaryCompactor::fold(FoldInput in) const {
   const auto started = std::chrono::steady_clock::now();
   const std::vector<common::Message> span = fitting(std::move(in.leaving), out.outcome.skipped);
   // A summary stays within SUMMARY_MAX_TOKENS. The summarizer refuses an answer the API counted
-  // over it; one the API did not count (no usage) is held to our own count and cut to it; a
-  // stored one is held to kStoredSummaryFactor times it before it is resent.
+  // over it; one the API did not count (no usage) is held to our own count and cut to it; one
+  // the API counted within it, and a stored one before it is resent, are held to
+  // kStoredSummaryFactor times it by our own count (a usage may lie).
   const int64_t cap = std::max<int64_t>(settings_.summary.max_tokens, 1);
-  std::string text = in.previous ? bounded_summary(in.previous->text, kStoredSummaryFactor * cap,
-                                                   counter_, out.outcome.cut_tokens)
-                                 : std::string();
+  // ... and never more than half of what one summarizer call takes, so a fold can always run.
+  const int64_t stored_cap =
+      std::max<int64_t>(std::min(kStoredSummaryFactor * cap, summarizer_.input_budget() / 2), 1);
+  std::string text =
+      in.previous ? bounded_summary(in.previous->text, stored_cap, counter_, out.outcome.cut_tokens)
+                  : std::string();
   const int64_t input = std::max<int64_t>(summarizer_.input_budget(), 64);
   std::vector<common::Message> chunk;
   int64_t chunk_tokens = 0;
@@ -104,8 +108,9 @@ Fold SummaryCompactor::fold(FoldInput in) const {
     if (answer.empty()) throw SummaryFailure("the summarizer answered nothing");
     const bool api_counted = call.usage && call.usage->completion_tokens > 0;
     text = common::sanitize_utf8(answer);
-    if (!api_counted)
-      text = bounded_summary(std::move(text), cap, counter_, out.outcome.cut_tokens);
+    // A usage may lie (completion_tokens 1 for megabytes): our own count binds past the factor.
+    text = bounded_summary(std::move(text), api_counted ? stored_cap : cap, counter_,
+                           out.outcome.cut_tokens);
     out.outcome.model = call.model;
     out.outcome.usage.push_back(call.usage);
     ++out.outcome.calls;

@@ -81,8 +81,8 @@ class Embedder {
  public:
   virtual ~Embedder() = default;
   virtual const std::string& model() const = 0;
-  // A turn's embeddings step starts: every embed() call until the next begin_step() shares one
-  // time limit (the step may split a refused batch into many calls).
+  // A turn's embeddings step starts: every embed() call of the turn shares one time limit (a
+  // step may split a refused batch into many calls; a rebuild after an overflow runs it again).
   virtual void begin_step() {}
   // One vector per text, in order. Throws EmbeddingRefused when the server refuses the input,
   // another exception on any other failure (the step's time being up among them).

@@ -9,8 +9,9 @@ int64_t ScaledCounter::count_text(std::string_view text) const {
   const int64_t n = inner_.count_text(text);
   if (scale_ == 1.0) return n;
   const double scaled = std::ceil(static_cast<double>(n) * scale_);
-  // 2^63 is the first double past INT64_MAX: a count that large saturates.
-  if (scaled >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  // Saturates a quarter below INT64_MAX, so the framing and sums added to a count cannot overflow.
+  constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max() / 4;
+  if (scaled >= static_cast<double>(kSaturated)) return kSaturated;
   return static_cast<int64_t>(scaled);
 }
 

@@ -1,9 +1,9 @@
 #pragma once
 // ScaledCounter: another TokenCounter's text counts times a scale (rounded up), framing
 // unscaled. The estimator's calibration (TOKEN_CALIBRATION=on) applies its per-model scale with
-// it; the scale stays within [1.0, kMaxScale] (a stored scale outside it is brought back in) and
-// a count saturates at INT64_MAX instead of overflowing. The rule that raises the stored scale is
-// engine/calibration_store.h.
+// it; the scale stays within [1.0, kMaxScale] (a scale outside it is brought back in) and a
+// count saturates at INT64_MAX / 4 (framing and sums added to it cannot overflow). The rule that
+// raises the stored scale is engine/calibration_store.h.
 
 #include "internal/tokens/token_counter.h"
 

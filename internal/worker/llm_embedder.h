@@ -1,9 +1,9 @@
 #pragma once
 // LlmEmbedder: recall's embeddings call (EMBEDDING_MODEL). It goes through the slot's
 // openai::Client (same endpoint, key, transport and error classification) to POST /embeddings
-// within one time limit for the whole step (EMBEDDING_TIMEOUT_MS, from begin_step(): every call
-// of the step gets what is left of it), without retries: a failed call costs the turn only its
-// vector search. A 400, 413 or 422 answer is a refusal of the input
+// within one time limit for the whole turn (EMBEDDING_TIMEOUT_MS, from the turn's first
+// begin_step(): every call gets what is left of it), without retries: a failed call costs the
+// turn only its vector search. A 400, 413 or 422 answer is a refusal of the input
 // (recall::EmbeddingRefused). Not thread-safe: one per slot.
 
 #include <chrono>
@@ -24,11 +24,19 @@ class LlmEmbedder final : public recall::Embedder {
   // `client` must outlive the embedder.
   LlmEmbedder(openai::Client& client, std::string model, std::chrono::milliseconds timeout);
 
-  // Polled during the call (lease renewal, shutdown); set per task.
-  void set_keep_going(std::function<bool()> keep_going) { keep_going_ = std::move(keep_going); }
+  // Polled during the call (lease renewal, shutdown); set per task, which also starts a new
+  // turn's time limit.
+  void set_keep_going(std::function<bool()> keep_going) {
+    keep_going_ = std::move(keep_going);
+    deadline_ = std::chrono::steady_clock::time_point::max();
+  }
 
   const std::string& model() const override { return model_; }
-  void begin_step() override { deadline_ = std::chrono::steady_clock::now() + timeout_; }
+  // The turn's first embeddings step starts the clock; a rebuild after an overflow shares it.
+  void begin_step() override {
+    if (deadline_ == std::chrono::steady_clock::time_point::max())
+      deadline_ = std::chrono::steady_clock::now() + timeout_;
+  }
   std::vector<std::vector<float>> embed(const std::vector<std::string>& texts) override;
 
  private:

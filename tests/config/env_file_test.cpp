@@ -69,6 +69,9 @@ TEST(EnvFileTest, AQuotedValueMayBeFollowedByACommentAndAnEmptyOneByAComment) {
   EXPECT_EQ(commented.at("A"), "v");
   EXPECT_EQ(commented.at("B"), "w");
   EXPECT_EQ(commented.at("C"), "");
+  // A '#' right after an inner quote is text, not a comment.
+  std::ofstream(path) << "SYSTEM_PROMPT=\"Use the heading \"# Summary\" at the top\"\n";
+  EXPECT_EQ(read_env_file(path).at("SYSTEM_PROMPT"), "Use the heading \"# Summary\" at the top");
 }
 
 TEST(EnvFileTest, MissingFileIsAConfigError) {

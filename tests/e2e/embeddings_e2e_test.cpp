@@ -135,17 +135,20 @@ TEST_F(EmbeddingsE2eTest, ASlowlyRefusingServerCostsTheStepOneTimeLimitNotOnePer
   StubServer stub(dir_.path().string(), 400);
   E2eTest::import_chat("c", {{6, "a message the model refuses [[stub:embedtoolong]]"}});
   const int64_t t = enqueue("c", "What is my passport number?");
-  drain(stub, {{"EMBEDDING_MODEL", "stub-embed"}, {"EMBEDDING_TIMEOUT_MS", "1000"}});
+  drain(stub, {{"EMBEDDING_MODEL", "stub-embed"}, {"EMBEDDING_TIMEOUT_MS", "1500"}});
   EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
-  // One second of 400-ms answers: at most three calls, the last one cut short.
-  EXPECT_LE(requests(stub, "/embeddings").size(), 3u);
-  EXPECT_NE(event(t, "context.warning")["message"].get<std::string>().find("embeddings:"),
-            std::string::npos);
+  // 1.5 s of 400-ms answers: at most four calls, the last one cut short.
+  EXPECT_LE(requests(stub, "/embeddings").size(), 4u);
+  bool stopped = false;  // what was got is kept; the untried rows wait for a later turn
+  for (const auto& w : payloads("context.warning", t))
+    stopped = stopped || w["message"].get<std::string>().find("stopped at EMBEDDING_TIMEOUT_MS") !=
+                             std::string::npos;
+  EXPECT_TRUE(stopped);
   const auto compressed = event(t, "context.compressed");
   const auto& runs = compressed["recall"]["gatherers"];
   bool timed = false;
   for (const auto& r : runs)
-    if (r["name"] == "embeddings") timed = r["us"].get<int64_t>() < 1'600'000;
+    if (r["name"] == "embeddings") timed = r["us"].get<int64_t>() < 2'100'000;
   EXPECT_TRUE(timed) << runs.dump();
 }
 

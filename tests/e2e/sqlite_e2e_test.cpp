@@ -97,6 +97,10 @@ TEST_F(SqliteFileE2eTest, AChatIdThatIsNotTextFailsAtOnceWithoutACall) {
   EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(fine)), "done");
   EXPECT_EQ(stub.log_lines().size(), 1u);  // the good task's call only
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.request'"), 1);
+  bool invalid = false;
+  for (const auto& p : payloads("turn.failed")) invalid = invalid || p["reason"] == "invalid_task";
+  EXPECT_TRUE(invalid);
+  EXPECT_EQ(num("SELECT attempts FROM tasks WHERE status = 'failed'"), 1);
 }
 
 }  // namespace

@@ -174,11 +174,12 @@ TEST_F(TokensE2eTest, AnImplausibleUsageLeavesTheCalibrationAndLaterPromptsWhole
     ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "c", text}, env).exit_code, 0);
   drain(env);
   EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 3);
-  // The stored scale stays within the bound (without the fix: 2.9e17, and every later count
-  // overflowed to a negative number).
-  EXPECT_LE(std::stod(str("SELECT coalesce(max(scale), 1.0) FROM token_calibration")), 8.0);
+  // The poisoned reply raised nothing (without the fix: 2.9e17, and every later count overflowed
+  // to a negative number; clamped instead of ignored, it would have taken the scale to 2, a
+  // reply's most). The stub's honest replies count about what the estimate did.
+  EXPECT_LT(std::stod(str("SELECT coalesce(max(scale), 1.0) FROM token_calibration")), 2.0);
   for (const auto& p : payloads("llm.request"))
-    EXPECT_LE(p["calibration_scale"].get<double>(), 8.0) << p.dump();
+    EXPECT_LT(p["calibration_scale"].get<double>(), 2.0) << p.dump();
   // The last prompt still carries the history and the user's whole message.
   const nlohmann::json last = nlohmann::json::parse(stub.log_lines().back());
   const auto& messages = last["body"]["messages"];

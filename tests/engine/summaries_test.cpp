@@ -318,6 +318,17 @@ TEST_F(SummariesTest, AnAnswerTheApiCountedWithinTheCapIsKeptWhole) {
   EXPECT_EQ(b.summarized->cut_tokens, 0);
 }
 
+TEST_F(SummariesTest, AUsageThatLiesStillCannotStoreAHugeSummary) {
+  add(18, 50);
+  summarizer_.answer_override = std::string(3'000'000, 'x');
+  summarizer_.usage = common::Usage{10, 1, 11, std::nullopt};  // "1 token" for 750 000
+  const auto b = builder().build("c", "hi");
+  ASSERT_EQ(store_.rows.size(), 1u);
+  EXPECT_LE(counter_.count_text(store_.rows[0].text), 400);  // kStoredSummaryFactor x the cap
+  ASSERT_TRUE(b.summarized.has_value());
+  EXPECT_GT(b.summarized->cut_tokens, 700'000);
+}
+
 TEST_F(SummariesTest, AFailedChunkKeepsTheChunksAlreadyFolded) {
   add(40, 50);
   summarizer_.budget = 300;  // about 5 messages a call

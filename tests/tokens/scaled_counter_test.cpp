@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "internal/common/message.h"
+
 namespace autonous::tokens {
 namespace {
 
@@ -47,7 +49,9 @@ TEST(ScaledCounterTest, TheScaleIsBoundedAndACountSaturatesInsteadOfOverflowing)
   const FixedCounter huge(std::numeric_limits<int64_t>::max() / 2);
   ScaledCounter h(huge);
   h.set_scale(ScaledCounter::kMaxScale);
-  EXPECT_EQ(h.count_text("x"), std::numeric_limits<int64_t>::max());  // not negative
+  const int64_t saturated = h.count_text("x");
+  EXPECT_EQ(saturated, std::numeric_limits<int64_t>::max() / 4);  // not negative
+  EXPECT_GT(h.count_message(common::Message(common::Role::kUser, "x", 0)), saturated);  // no wrap
 }
 
 }  // namespace

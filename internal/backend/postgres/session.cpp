@@ -57,7 +57,26 @@ class PgFeed final : public EventFeed {
     }
   }
 
+  // A call that throws (a lost connection: the follow connects again and calls once more) leaves
+  // the feed where it was, so the events of the batch it read are read again, none skipped.
   std::vector<events::StoredEvent> next(bool& more) override {
+    const events::EventFilter filter = filter_;
+    const std::optional<events::EventFilter> filtered = filtered_;
+    const int64_t settled_upto = settled_upto_;
+    const Clock::time_point gap_since = gap_since_;
+    try {
+      return read(more);
+    } catch (...) {
+      filter_ = filter;
+      filtered_ = filtered;
+      settled_upto_ = settled_upto;
+      gap_since_ = gap_since;
+      throw;
+    }
+  }
+
+ private:
+  std::vector<events::StoredEvent> read(bool& more) {
     more = false;
     if (filtered_) {
       std::vector<events::StoredEvent> out = events::query(c_, *filtered_);
