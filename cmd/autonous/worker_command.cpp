@@ -52,9 +52,20 @@ ops::LoopStatus loop_status(const worker::Worker& w) {
 
 // Indexes what is queued for recall's search (a whole history after an upgrade, an import made
 // while no worker ran) before the slots serve; closes the start-up connection.
+// A database that refuses writes for now (a standby, a failover not yet promoted) does not stop
+// the start: the slots wait it out and index the backlog while idle.
 void catch_up_search(std::unique_ptr<backend::Session> db) {
   const auto started = std::chrono::steady_clock::now();
-  const int64_t n = db->index_search();
+  int64_t n = 0;
+  try {
+    n = db->index_search();
+  } catch (const std::exception& e) {
+    if (!db->transient(e)) throw;
+    spdlog::warn("search index catch-up skipped: the database refused for now ({}); the slots "
+                 "wait for it and index while idle",
+                 e.what());
+    return;
+  }
   if (n > 0)
     spdlog::info("search index caught up rows={} ms={}", n,
                  std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -11,6 +11,7 @@
 // Not thread-safe: one session per thread.
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -104,6 +105,15 @@ class Session {
   // True when the connection is gone (a server restart, a failover, a terminated session) and
   // reconnect() may bring it back. A SQLite file is never lost: false.
   virtual bool lost() const noexcept = 0;
+
+  // True when `error`, thrown by a call on this session, is one to wait out rather than stop
+  // for: the connection lost; a server that refuses writes for now (a standby, a failover not
+  // yet promoted: 25006), a statement cancelled (pg_cancel_backend, statement_timeout: 57014),
+  // a server starting, shutting down or out of resources (57P0x, 53xxx, 08xxx), a lock or
+  // serialization conflict (55P03, 40001, 40P01); on SQLite a lock held past the busy timeout or
+  // a full disk. The worker backs off and tries again, and such an error never counts as one
+  // of a task's attempts.
+  virtual bool transient(const std::exception& error) const noexcept = 0;
 
   // Connects again; then the queue re-measures the server's clock and gives back a task claimed in
   // a transaction whose outcome was lost (its lease would hold up its chat). Returns that task's

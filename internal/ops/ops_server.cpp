@@ -13,6 +13,7 @@ namespace autonous::ops {
 namespace {
 
 constexpr const char* kHtml = "text/html; charset=utf-8";
+constexpr std::chrono::milliseconds kProbeReuse{250};
 // No script may run on a page, whatever a message contains; styles are inline.
 constexpr const char* kPolicy =
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; "
@@ -121,8 +122,11 @@ OpsServer::OpsServer(OpsOptions options) : options_(std::move(options)) {
       } catch (const DeadlinePassed&) {
         (*db)->end_request();
         return unavailable(request, "the page took longer than its deadline; try again later");
-      } catch (...) {
+      } catch (const std::exception& e) {
         db->reset();  // a connection that failed is not kept
+        // A probe reads JSON and a status: a server that went down mid-request is a 503 too.
+        if (request.path == "/healthz")
+          return unavailable(request, std::string("database error: ") + e.what());
         throw;
       }
     };
@@ -134,14 +138,15 @@ OpsServer::~OpsServer() = default;
 
 int OpsServer::port() const noexcept { return http_->port(); }
 
-// One probe a second at most, shared by every caller: a flood of /healthz requests (they need
-// no token) cannot keep taking the worker's write lock.
+// One probe every kProbeReuse at most, shared by every caller: a flood of /healthz requests
+// (they need no token) cannot keep taking the worker's write lock, and a database that went
+// down shows within a quarter second.
 std::string OpsServer::database_problem(PageDb& db) const {
   const std::lock_guard lock(probe_mu_);
   if (std::chrono::steady_clock::now() < probe_fresh_until_) return probe_result_;
   const bool starting = options_.loop && options_.loop().starting;  // catch-up holds the lock
   probe_result_ = db.probe(options_.need_write && !starting);
-  probe_fresh_until_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  probe_fresh_until_ = std::chrono::steady_clock::now() + kProbeReuse;
   return probe_result_;
 }
 

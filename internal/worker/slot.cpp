@@ -1,5 +1,6 @@
 #include "internal/worker/slot.h"
 
+#include <stdexcept>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -39,7 +40,8 @@ Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
       engine_(session_->engine_storage(), engine, counter_, &summarizer_),
       turn_(TurnParts{config, engine_, client_, summarizer_, counter_,
                       config.token_calibration && deps.counter->name() == "estimate",
-                      *deps.clock}) {
+                      *deps.clock,
+                      [this](const std::exception& e) { return session_->transient(e); }}) {
   if (!config.embedding_model.empty()) {
     embedder_ =
         std::make_unique<LlmEmbedder>(client_, config.embedding_model, config.embedding_timeout);
@@ -118,17 +120,61 @@ bool Slot::reconnect(const std::function<bool()>& give_up) {
   return false;
 }
 
+void Slot::set_offline() noexcept {
+  if (index_ >= 0 && index_ < stats_.slots && stats_.offline_since[index_].load() == 0)
+    stats_.offline_since[index_] = WorkerStats::now_ms();
+}
+
+void Slot::set_online() noexcept {
+  backoff_ = milliseconds(500);
+  if (index_ >= 0 && index_ < stats_.slots) stats_.offline_since[index_] = 0;
+}
+
+bool Slot::pause(const std::function<bool()>& give_up) {
+  set_offline();
+  for (auto waited = milliseconds(0); waited < backoff_ && !give_up(); waited += kStep) {
+    std::this_thread::sleep_for(kStep);
+    beat();  // alive, waiting for the database (whose health /healthz reports)
+  }
+  backoff_ = std::min(backoff_ * 2, kRefusalBackoffMax);
+  if (give_up()) return false;
+  if (backoff_ >= kRefusalReconnect) {
+    // Refused for seconds: a new session sees a promoted server (a session keeps the read-only
+    // default it started with; with several hosts and target_session_attrs=read-write in
+    // DATABASE_URL, libpq picks the writable one). A SQLite file has no session to renew.
+    try {
+      reconnect_and_report();
+    } catch (const std::logic_error&) {
+    } catch (const std::exception& e) {
+      spdlog::warn("slot {}: connecting again failed ({})", index_, e.what());
+    }
+  }
+  return true;
+}
+
 template <typename Write>
 auto Slot::durably(const queue::Task& task, Write&& write) {
-  try {
-    return write();
-  } catch (const std::exception& e) {
-    if (!session_->lost()) throw;
-    spdlog::warn("slot {}: the database connection was lost storing task_id={} ({}); reconnecting",
-                 index_, task.id, e.what());
-    // Until the grace period of a shutdown is over: the turn's result is worth the wait.
-    if (!reconnect([this] { return run_.hard_stop.load(); })) throw;
-    return write();
+  // Until the grace period of a shutdown is over: the turn's result is worth the wait.
+  const auto give_up = [this] { return run_.hard_stop.load(); };
+  for (;;) {
+    try {
+      auto result = write();
+      set_online();
+      return result;
+    } catch (const std::exception& e) {
+      if (session_->lost()) {
+        spdlog::warn(
+            "slot {}: the database connection was lost storing task_id={} ({}); reconnecting",
+            index_, task.id, e.what());
+        if (!reconnect(give_up)) throw;
+        continue;
+      }
+      if (!session_->transient(e)) throw;
+      spdlog::warn("slot {}: the database refused storing task_id={} for now ({}); trying again "
+                   "in {} ms",
+                   index_, task.id, e.what(), backoff_.count());
+      if (!pause(give_up)) throw;
+    }
   }
 }
 
@@ -139,14 +185,23 @@ void Slot::loop(bool drain) {
   while (!stop.stop_requested()) {
     try {
       task = pass(std::move(task), drain, stop);
+      if (backoff_ != milliseconds(500)) set_online();
     } catch (const std::exception& e) {
-      if (!session_->lost()) throw;
-      // A task claimed in the broken connection's last transaction is not known here:
-      // Session::reconnect gives it back (else its lease would expire first).
-      spdlog::warn("slot {}: the database connection was lost ({}); reconnecting", index_,
-                   e.what());
       task.reset();
-      reconnect([&stop] { return stop.stop_requested(); });
+      if (session_->lost()) {
+        // A task claimed in the broken connection's last transaction is not known here:
+        // Session::reconnect gives it back (else its lease would expire first).
+        spdlog::warn("slot {}: the database connection was lost ({}); reconnecting", index_,
+                     e.what());
+        reconnect([&stop] { return stop.stop_requested(); });
+        continue;
+      }
+      if (!session_->transient(e)) throw;
+      // A server that refuses writes for now (a standby, a failover not yet promoted), a
+      // cancelled statement, a lock conflict: wait it out, /healthz saying so.
+      spdlog::warn("slot {}: the database refused for now ({}); trying again in {} ms", index_,
+                   e.what(), backoff_.count());
+      pause([&stop] { return stop.stop_requested(); });
     }
   }
   // Stopping with a task claimed but not started: give it back at once.
@@ -201,6 +256,14 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
       try {
         return durably(task, [&] { return complete(task, o, trail); });
       } catch (const std::exception& e) {
+        if (session_->transient(e)) {
+          // Only a hard stop ends the wait for the database: the task's lease expires and
+          // another claim answers it (this attempt given back: a database error is not the
+          // task's fault).
+          spdlog::error("stopping before the database took the reply task_id={} error={:?}",
+                        task.id, e.what());
+          return std::nullopt;
+        }
         // The reply arrived but could not be stored: nothing of it is committed, and the event
         // trail says so (no turn.completed); the task is retried like any internal error.
         spdlog::error("could not store the reply task_id={} error={:?}", task.id, e.what());
@@ -238,7 +301,12 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
         ++stats_.released;
         committed(trail);
       }
-      spdlog::warn("shutdown: lease released task_id={}", task.id);
+      if (o.failure) {  // the database failed the turn (Turn::run): given back, not counted
+        spdlog::warn("database error: lease released task_id={} error={:?}", task.id,
+                     o.failure->error);
+      } else {
+        spdlog::warn("shutdown: lease released task_id={}", task.id);
+      }
       return std::nullopt;
     case Kind::kLeaseLost:
       spdlog::warn("lease lost during the call; nothing committed task_id={}", task.id);
@@ -291,7 +359,13 @@ std::function<bool()> Slot::keep_going_for(const queue::Task& task) {
     try {
       renewed = queue_.renew_lease(task, now(), config_.task_lease);
     } catch (const std::exception& e) {
-      if (!session_->lost()) throw;
+      if (!session_->lost()) {
+        if (!session_->transient(e)) throw;
+        // A read-only or cancelled statement: this renewal is missed (the lease lasts three).
+        spdlog::warn("slot {}: renewing task_id={} failed for now ({}); the call goes on",
+                     index_, task.id, e.what());
+        return true;
+      }
       // One try to connect again; else this renewal is missed (the lease lasts three) and the
       // next one tries again.
       spdlog::warn("slot {}: the database connection was lost renewing task_id={} ({})", index_,

@@ -58,6 +58,10 @@ struct RunState {
 inline constexpr std::chrono::milliseconds kIdleIndexBudget{50};
 // The step of a reconnect's back-off wait (a stop is seen within it).
 inline constexpr std::chrono::milliseconds kStep{100};
+// A database that refuses for now (Session::transient) is tried again at most this far apart,
+// and from kRefusalReconnect on through a new session.
+inline constexpr std::chrono::milliseconds kRefusalBackoffMax{5000};
+inline constexpr std::chrono::milliseconds kRefusalReconnect{2000};
 
 class Slot {
  public:
@@ -82,8 +86,9 @@ class Slot {
   // Waits up to POLL_INTERVAL_MS for work, or until the run stops, or until the backend's
   // listener (where it has one) wakes it: a task became claimable.
   void wait_for_work(const std::stop_token& stop);
-  // Runs one pass of loop(); a lost connection (Session::lost) is connected again (with
-  // back-off) instead of stopping the worker. Returns the task to run next.
+  // Runs one pass of loop(); a lost connection (Session::lost) is connected again and a
+  // database error that passes (Session::transient) waited out, both with back-off, instead of
+  // stopping the worker. Returns the task to run next.
   std::optional<queue::Task> pass(std::optional<queue::Task> task, bool drain,
                                   const std::stop_token& stop);
   // The session's connection is lost: reconnects, waiting `backoff_` before each try (doubling
@@ -91,13 +96,20 @@ class Slot {
   bool reconnect(const std::function<bool()>& give_up);
   // Session::reconnect, and a word about a task it gave back.
   void reconnect_and_report();
-  // Runs `write` (a queue write of the turn's outcome); when the session's connection was lost
-  // under it, connects again and runs it once more. The lease token, not the session, fences
-  // the write: one the server did commit before the connection broke is refused the second
-  // time (nothing is stored twice).
+  // Runs `write` (a queue write of the turn's outcome) until it succeeds or a hard stop: when the
+  // session's connection was lost under it, connects again; when the database refused it for
+  // now (Session::transient: read-only, a cancelled statement), waits with back-off. The lease
+  // token, not the session, fences the write: one the server did commit before the connection
+  // broke is refused the second time (nothing is stored twice).
   template <typename Write>
   auto durably(const queue::Task& task, Write&& write);
-  void beat() noexcept;  // WorkerStats::beats
+  // Waits `backoff_` (doubling it up to kRefusalBackoffMax), the slot counted offline for
+  // /healthz, then, after refusals of a few seconds, connects again; false when `give_up` said
+  // so first.
+  bool pause(const std::function<bool()>& give_up);
+  void set_offline() noexcept;  // WorkerStats::offline_since, from the first refusal on
+  void set_online() noexcept;   // the database answers again: back-off and offline reset
+  void beat() noexcept;         // WorkerStats::beats
   // Hands a committed trail to WorkerDeps::on_trail.
   void committed(const std::vector<events::Event>& trail) noexcept;
 

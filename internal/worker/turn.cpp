@@ -111,6 +111,17 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
   } catch (const engine::SummaryAborted& e) {
     classify(o, openai::aborted_error(e.what()), since(call_started), lease_lost());
   } catch (const std::exception& e) {
+    if (parts_.db_transient && parts_.db_transient(e)) {
+      // The database refused for now (lost, read-only, a cancelled statement): the task is
+      // given back as it was, its attempt not counted; the slot waits the database out.
+      spdlog::warn("database error building task_id={}: giving it back error={:?}", task.id,
+                   e.what());
+      o.kind = Kind::kRelease;
+      o.finished_at = parts_.clock.now();
+      o.failure = TurnFailure{"database_unavailable", e.what(), std::nullopt, milliseconds(0),
+                              std::nullopt, o.finished_at};
+      return o;
+    }
     // A storage or internal error: the task is not at fault, so it is retried like a
     // transient LLM failure. Never a crash.
     spdlog::error("task error task_id={} error={:?}", task.id, e.what());

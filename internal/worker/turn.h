@@ -43,6 +43,10 @@ struct TurnParts {
   tokens::ScaledCounter& counter;  // the engine's counter; scaled when calibrating
   bool calibrate = false;
   const common::Clock& clock;
+  // True for a database error that passes by itself (backend::Session::transient): the turn
+  // gives the task back (kRelease, reason "database_unavailable") instead of counting an
+  // attempt. Unset: every storage error counts.
+  std::function<bool(const std::exception&)> db_transient = {};
 };
 
 // After an overflow answer the turn rebuilds at most this many times.

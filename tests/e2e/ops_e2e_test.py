@@ -225,7 +225,7 @@ class Health(unittest.TestCase):
             else:  # another writer holds the lock
                 lock = sqlite3.connect(e.db, timeout=5, isolation_level=None)
                 lock.execute("BEGIN IMMEDIATE")
-            time.sleep(1.2)  # the probe's result is reused for a second
+            time.sleep(0.4)  # the probe's result is reused for a quarter second
             status, body, _ = get(e.base + "/healthz")
             lock.rollback() if PG else lock.execute("ROLLBACK")
             lock.close()
@@ -233,7 +233,7 @@ class Health(unittest.TestCase):
             h = json.loads(body)
             self.assertEqual(h["status"], "unhealthy")
             self.assertIn("database refuses writes", h["reason"])
-            time.sleep(1.2)
+            time.sleep(0.4)
             self.assertEqual(get(e.base + "/healthz")[0], 200)
             self.assertIsNone(e.proc.poll(), "the worker must keep running")
         finally:
@@ -612,6 +612,98 @@ class Roles(unittest.TestCase):
             e.stop()
             pg_admin(f"DROP ROLE IF EXISTS {reader}")
             pg_admin(f"DROP ROLE IF EXISTS {app}")
+
+
+class Failover(unittest.TestCase):
+    """A PostgreSQL server that refuses for a while (a standby, a failover not yet promoted: read-only;
+    a DBA's pg_cancel_backend) is waited out: the worker keeps running, /healthz says so, no task's
+    attempt is counted and no answer is thrown away (#27)."""
+
+    def read_write(self, e):
+        """A connection that may write whatever the database's default says."""
+        return psycopg2.connect(e.pg_url, options="-c default_transaction_read_only=off")
+
+    def end_sessions(self, e):
+        pg_admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
+                 f"'{e.pg_name}' AND application_name = 'autonous'")
+
+    def test_a_read_only_server_is_waited_out_at_start_and_while_running(self):
+        if not PG:
+            self.skipTest("a PostgreSQL server's read-only mode")
+        e = Env(extra={"WORKER_CONCURRENCY": "2"})
+        try:
+            for i in range(3):
+                e.enqueue(f"ro{i}", "before the server turned read-only")
+            pg_admin(f"ALTER DATABASE {e.pg_name} SET default_transaction_read_only = on")
+            e.start()  # a worker (re)started against a read-only server must not exit
+            time.sleep(3)
+            self.assertIsNone(e.proc.poll(), "the worker must wait: " + e.tail())
+            status, body, _ = get(e.base + "/healthz")
+            self.assertEqual(status, 503, body)
+            self.assertIn("read-only", json.loads(body)["reason"])
+            self.assertEqual(e.sql("SELECT count(*) FROM tasks WHERE status = 'queued'")[0][0], 3)
+            pg_admin(f"ALTER DATABASE {e.pg_name} RESET default_transaction_read_only")
+            e.wait_idle(60)  # the slots connect again on their own
+            status, body, _ = get(e.base + "/healthz")
+            self.assertEqual(status, 200, body)
+            # Read-only again while running: the slots' new sessions are refused.
+            pg_admin(f"ALTER DATABASE {e.pg_name} SET default_transaction_read_only = on")
+            self.end_sessions(e)
+            time.sleep(1)
+            con = self.read_write(e)
+            con.cursor().execute("INSERT INTO tasks(chat_id, text) VALUES ('ro9', 'during'), "
+                                 "('ro8', 'during')")
+            con.commit()
+            con.close()
+            time.sleep(3)
+            self.assertIsNone(e.proc.poll(), "the worker must wait: " + e.tail())
+            self.assertEqual(e.sql("SELECT count(*) FROM tasks WHERE status = 'queued'")[0][0], 2)
+            pg_admin(f"ALTER DATABASE {e.pg_name} RESET default_transaction_read_only")
+            e.wait_idle(60)
+            self.assertEqual(e.sql("SELECT count(*), max(attempts) FROM tasks WHERE status = 'done'")[0],
+                             (5, 1))
+            self.assertEqual(len(e.events("turn.completed")), 5)
+            self.assertIsNone(e.proc.poll())
+            self.assertIn("refused for now", e.tail())
+        finally:
+            pg_admin(f"ALTER DATABASE {e.pg_name} RESET default_transaction_read_only")
+            e.stop()
+
+    def test_a_cancelled_save_is_tried_again_and_not_counted(self):
+        if not PG:
+            self.skipTest("pg_cancel_backend is PostgreSQL's")
+        e = Env()
+        lock = None
+        try:
+            e.run("migrate")
+            lock = psycopg2.connect(e.pg_url)  # the reply's INSERT waits for this lock
+            lock.cursor().execute("LOCK TABLE history IN EXCLUSIVE MODE")
+            e.start()
+            e.enqueue("c", "an answer worth keeping")
+            waiting = f"""SELECT pid FROM pg_stat_activity WHERE datname = '{e.pg_name}'
+                          AND application_name = 'autonous' AND wait_event_type = 'Lock'"""
+            for _ in range(2):  # cancelled, waited out, cancelled again
+                deadline = time.time() + 20
+                pids = []
+                while not pids and time.time() < deadline:
+                    pids = e.sql(waiting)
+                    time.sleep(0.05)
+                self.assertTrue(pids, "no save waited for the lock: " + e.tail())
+                pg_admin(f"SELECT pg_cancel_backend({pids[0][0]})")
+                time.sleep(0.3)
+            lock.rollback()
+            lock.close()
+            lock = None
+            e.wait_idle(60)
+            self.assertEqual(e.sql("SELECT status, attempts FROM tasks")[0], ("done", 1))
+            self.assertEqual(len(e.events("llm.request")), 1, "the answer was thrown away")
+            self.assertEqual(e.events("llm.retry"), [])
+            self.assertIn("canceling statement", e.tail())
+            self.assertIsNone(e.proc.poll())
+        finally:
+            if lock is not None:
+                lock.close()
+            e.stop()
 
 
 if __name__ == "__main__":

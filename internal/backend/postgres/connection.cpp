@@ -140,6 +140,14 @@ void Connection::reconnect() {
 
 Connection::~Connection() { PQfinish(c_); }
 
+bool PgError::transient() const noexcept {
+  const std::string& s = sqlstate_;
+  if (s.size() != 5) return false;
+  const std::string cls = s.substr(0, 2);
+  return s == "25006" || s == "57014" || s.rfind("57P0", 0) == 0 || cls == "53" || cls == "08" ||
+         s == "55P03" || s == "40001" || s == "40P01";
+}
+
 void Connection::fail(const std::string& what, pg_result* r) const {
   std::string state;
   std::string message = trimmed(PQerrorMessage(c_));

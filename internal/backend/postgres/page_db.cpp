@@ -42,7 +42,13 @@ class PgPageDb final : public PageDb {
 
   std::string probe(bool need_write) override {
     try {
-      return healing([&]() -> std::string {
+      if (read_only_seen_) {
+        // A session keeps the read-only default it started with: after a read-only answer
+        // the probe asks through a new one, which sees a promoted server (as the slots do).
+        read_only_seen_ = false;
+        reconnect();
+      }
+      const std::string problem = healing([&]() -> std::string {
         db::pg::Transaction tx(*c_);  // rolled back: the probe leaves nothing behind
         c_->exec("SET LOCAL lock_timeout = '1s'");
         if (!need_write) {
@@ -56,6 +62,8 @@ class PgPageDb final : public PageDb {
           return "database refuses writes: the server's transactions are read-only";
         return {};
       });
+      read_only_seen_ = !problem.empty();
+      return problem;
     } catch (const std::exception& e) {
       return std::string(need_write ? "database refuses writes: " : "database cannot be read: ") +
              e.what();
@@ -110,6 +118,7 @@ class PgPageDb final : public PageDb {
   }
 
   std::unique_ptr<db::pg::Connection> c_;
+  bool read_only_seen_ = false;  // the last probe found the session read-only
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   int64_t timeout_ms_ = -1;
 };

@@ -143,6 +143,11 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
     return store::make_pg_storage(*c_);
   }
   bool lost() const noexcept override { return c_->broken(); }
+  bool transient(const std::exception& error) const noexcept override {
+    if (c_->broken()) return true;
+    const auto* pg = dynamic_cast<const db::pg::PgError*>(&error);
+    return pg != nullptr && pg->transient();
+  }
   int64_t reconnect() override {
     c_->reconnect();
     return queue_.after_reconnect();

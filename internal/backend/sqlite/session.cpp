@@ -53,6 +53,12 @@ class SqliteSession final : public Session, public EventLog, public ChatAdmin {
     return store::make_sqlite_storage(*db_);
   }
   bool lost() const noexcept override { return false; }
+  bool transient(const std::exception& error) const noexcept override {
+    const auto* e = dynamic_cast<const SQLite::Exception*>(&error);
+    if (e == nullptr) return false;
+    const int code = e->getErrorCode() & 0xff;  // the primary code of an extended one
+    return code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_FULL;
+  }
   int64_t reconnect() override {
     throw std::logic_error("a SQLite session has no connection to lose");
   }
