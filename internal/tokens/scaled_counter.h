@@ -5,6 +5,9 @@
 // count saturates at INT64_MAX / 4 (framing and sums added to it cannot overflow). The rule that
 // raises the stored scale is engine/calibration_store.h.
 
+#include <functional>
+#include <utility>
+
 #include "internal/tokens/token_counter.h"
 
 namespace autonous::tokens {
@@ -21,6 +24,10 @@ class ScaledCounter final : public TokenCounter {
     scale_ = !(scale >= 1.0) ? 1.0 : scale > kMaxScale ? kMaxScale : scale;  // NaN: 1.0
   }
   double scale() const noexcept { return scale_; }
+  // Called before and after each count while set (empty: none): a worker renews its task's
+  // lease there while a build of a huge message or history counts for seconds. It may throw;
+  // the exception reaches the count's caller.
+  void set_checkpoint(std::function<void()> checkpoint) { checkpoint_ = std::move(checkpoint); }
   int64_t count_text(std::string_view text) const override;
   int64_t per_message() const noexcept override { return inner_.per_message(); }
   int64_t per_request() const noexcept override { return inner_.per_request(); }
@@ -29,6 +36,7 @@ class ScaledCounter final : public TokenCounter {
  private:
   const TokenCounter& inner_;
   double scale_ = 1.0;
+  std::function<void()> checkpoint_;
 };
 
 }  // namespace autonous::tokens

@@ -84,7 +84,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
         true;  // stored with the reply (Slot::complete): a failed turn moves nothing
     options.budget_cap =
         parts_.engine.learned_budget(parts_.config.openai_base_url, parts_.client.model());
-    o.contexts.push_back(build(task, options));
+    o.contexts.push_back(build(task, options, keep_going));
     // A slow build (a huge history, summaries) must not cost the lease: renew now if due.
     if (!keep_going()) throw openai::aborted_error("aborted before the call");
     for (int rebuilds = 0;; ++rebuilds) {
@@ -101,7 +101,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
         o.overflows.push_back(TurnFailure{e.reason(), e.what(), e.status(), since(call_started),
                                           std::nullopt, parts_.clock.now()});
         options.min_level = engine::next_level(o.contexts.back().built.figures.level);
-        o.contexts.push_back(build(task, options));
+        o.contexts.push_back(build(task, options, keep_going));
         o.contexts.back().after_overflow = true;
       }
     }
@@ -140,8 +140,18 @@ openai::CallOptions Turn::call_options(const std::string& chat_id) const {
   return call;
 }
 
-ContextStep Turn::build(const queue::Task& task, const engine::BuildOptions& options) {
+ContextStep Turn::build(const queue::Task& task, const engine::BuildOptions& options,
+                         const std::function<bool()>& keep_going) {
   ContextStep step;
+  // A build of a huge message or history counts for seconds: between counts the lease is
+  // renewed when due (keep_going), and a hard stop or a lost lease ends the build.
+  parts_.counter.set_checkpoint([&keep_going] {
+    if (!keep_going()) throw openai::aborted_error("aborted while the context was built");
+  });
+  struct Unset {
+    tokens::ScaledCounter& counter;
+    ~Unset() { counter.set_checkpoint({}); }
+  } unset{parts_.counter};
   step.built = parts_.engine.build(task.chat_id, task.text, options);
   step.calibration_scale = parts_.counter.scale();
   step.at = parts_.clock.now();

@@ -79,7 +79,8 @@ class Turn {
   void commit_failed(TurnOutcome& outcome, const std::exception& error);
 
  private:
-  ContextStep build(const queue::Task& task, const engine::BuildOptions& options);
+  ContextStep build(const queue::Task& task, const engine::BuildOptions& options,
+                    const std::function<bool()>& keep_going);
   // The chat call's options: PROMPT_CACHE_KEY's per-chat key where it applies.
   openai::CallOptions call_options(const std::string& chat_id) const;
   // The answer arrived: warns of a silent truncation, calibrates, completes.

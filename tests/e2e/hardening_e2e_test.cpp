@@ -172,6 +172,33 @@ TEST_F(HardeningE2eTest, ALeaseOutlivesASlowSummaryCallInsideTheContextBuild) {
   EXPECT_EQ(count_flagged("agent.started", "reclaimed"), 0);
 }
 
+TEST_F(HardeningE2eTest, ALeaseOutlivesTheBuildOfAHugeHistory) {
+  // Counting a history of four 4 MiB messages takes longer than the whole lease (1 s): the
+  // lease is renewed between the build's counts, so the idle second slot never takes the task
+  // over (#27: a 12 MiB message failed with "leases expired" while its builds still ran).
+  StubServer stub(dir_.path().string());
+  std::string huge;
+  uint32_t seed = 7;
+  while (huge.size() < 4u << 20) {
+    seed = seed * 1103515245u + 12345u;
+    huge += std::string(1 + (seed >> 16) % 9, static_cast<char>('a' + (seed >> 8) % 26)) + " ";
+  }
+  autonous(dir_, {"migrate"}, db_env());
+  insert_many("INSERT INTO history(chat_id, role, text) VALUES ($1, $2, $3)",
+              {{"huge", "user", huge},
+               {"huge", "assistant", huge},
+               {"huge", "user", huge},
+               {"huge", "assistant", huge}});
+  enqueue("huge", "and now a short question");
+  const auto r = drain(
+      stub, {{"TASK_LEASE_SECONDS", "1"}, {"WORKER_CONCURRENCY", "2"}, {"POLL_INTERVAL_MS", "20"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(str("SELECT status FROM tasks"), "done");
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE lease_expiries > 0 OR attempts > 1"), 0);
+  EXPECT_EQ(count_flagged("agent.started", "reclaimed"), 0);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.request'"), 1);
+}
+
 TEST_F(HardeningE2eTest, WithoutARetryBudgetTheSameOutageFailsItsTasks) {
   StubServer stub(dir_.path().string());
   for (int i = 0; i < 3; ++i) enqueue("c" + std::to_string(i), "[[stub:down:3]] hello");

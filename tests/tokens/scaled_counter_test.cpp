@@ -1,6 +1,7 @@
 #include "internal/tokens/scaled_counter.h"
 
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,20 @@ TEST(ScaledCounterTest, TheScaleIsBoundedAndACountSaturatesInsteadOfOverflowing)
   const int64_t saturated = h.count_text("x");
   EXPECT_EQ(saturated, std::numeric_limits<int64_t>::max() / 4);  // not negative
   EXPECT_GT(h.count_message(common::Message(common::Role::kUser, "x", 0)), saturated);  // no wrap
+}
+
+TEST(ScaledCounterTest, ACheckpointRunsAroundEachCountAndItsExceptionReachesTheCaller) {
+  const FixedCounter inner(100);
+  ScaledCounter c(inner);
+  int calls = 0;
+  c.set_checkpoint([&calls] { ++calls; });
+  EXPECT_EQ(c.count_text("a"), 100);
+  EXPECT_EQ(c.count_text("b"), 100);
+  EXPECT_EQ(calls, 4);  // before and after each: a long count renews the lease when it ends
+  c.set_checkpoint([] { throw std::runtime_error("stop"); });
+  EXPECT_THROW(c.count_text("c"), std::runtime_error);
+  c.set_checkpoint({});
+  EXPECT_EQ(c.count_text("d"), 100);
 }
 
 }  // namespace
