@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "internal/common/utf8.h"
@@ -38,15 +39,48 @@ std::string row_table(const std::string& id, const Rows& row,
     if (std::find(hidden.begin(), hidden.end(), name) != hidden.end()) continue;
     rows.push_back({html::escape(name), row.is_null(0, i)
                                             ? "<span class='muted'>null</span>"
-                                            : "<pre>" + html::escape(row.text(0, i)) + "</pre>"});
+                                            : bounded_pre("", row.text(0, i))});
   }
   return html::table(id, {"field", "value"}, rows);
 }
 
+namespace {
+
+// The first `max_chars` code points of `text` (any bytes), cleaned to UTF-8; `cut` says whether
+// anything was left out. A code point is at most 4 bytes (an invalid byte becomes one U+FFFD):
+// only the head of a huge text is cleaned and counted.
+std::string head_of(const std::string& text, size_t max_chars, bool& cut) {
+  const size_t head = max_chars > (SIZE_MAX - 8) / 4 ? text.size() : max_chars * 4 + 4;
+  const std::string clean = common::sanitize_utf8(std::string_view(text).substr(0, head));
+  const size_t keep = common::prefix_bytes(clean, max_chars);
+  cut = keep < clean.size() || text.size() > head;
+  return cut ? clean.substr(0, keep) : clean;
+}
+
+// Code points of `text` (any bytes), without copying it: the bytes that do not continue one.
+size_t code_points_of(const std::string& text) {
+  size_t n = 0;
+  for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+}  // namespace
+
 std::string snippet(const std::string& text, size_t max_chars) {
-  const std::string clean = common::sanitize_utf8(text);
-  if (common::count_code_points(clean) <= max_chars) return clean;
-  return clean.substr(0, common::prefix_bytes(clean, max_chars)) + "…";
+  bool cut = false;
+  std::string out = head_of(text, max_chars, cut);
+  return cut ? out + "…" : out;
+}
+
+std::string bounded_pre(const std::string& id, const std::string& text, size_t max_chars) {
+  bool cut = false;
+  const std::string shown = head_of(text, max_chars, cut);
+  std::string out = (id.empty() ? std::string("<pre>") : "<pre id='" + html::escape(id) + "'>") +
+                    html::escape(shown) + (cut ? "…" : "") + "</pre>";
+  if (cut)
+    out += "<p class='muted'>The first " + std::to_string(max_chars) + " of " +
+           std::to_string(code_points_of(text)) + " characters are shown.</p>";
+  return out;
 }
 
 }  // namespace autonous::ops::detail

@@ -27,4 +27,14 @@ std::string row_table(const std::string& id, const Rows& rows,
 // Cut to `max_chars` code points with "…".
 std::string snippet(const std::string& text, size_t max_chars);
 
+// A page shows at most this many characters of one text (a message, a reply, an error, a
+// summary, an event's payload), and says how long the whole is: a 50 MB message makes a page
+// of kShownChars, not of 200 MB, and a client that never reads holds a thread for no longer
+// than the write deadline of a page that fits the socket's buffer.
+inline constexpr size_t kShownChars = 20000;
+// `text` (any bytes) escaped in <pre id='id'> (no id when empty), at most `max_chars` of it,
+// followed by "first N of M characters shown" when cut.
+std::string bounded_pre(const std::string& id, const std::string& text,
+                        size_t max_chars = kShownChars);
+
 }  // namespace autonous::ops::detail

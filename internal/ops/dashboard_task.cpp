@@ -51,11 +51,10 @@ std::string event_trail(PageDb& db, int64_t task_id, json& compressed, json& res
     if (type == "context.compressed") compressed = p;
     if (type == "llm.response") response = p;
     rows.push_back({html::escape(r.text(i, 0)), html::escape(r.text(i, 1)), html::escape(type),
-                    "<pre>" +
-                        html::escape(p.is_discarded()
-                                         ? r.text(i, 3)
-                                         : p.dump(1, ' ', false, json::error_handler_t::replace)) +
-                        "</pre>"});
+                    detail::bounded_pre(
+                        "", p.is_discarded()
+                                ? r.text(i, 3)
+                                : p.dump(1, ' ', false, json::error_handler_t::replace))});
   }
   return html::table("events", {"id", "at", "type", "payload"}, rows);
 }
@@ -71,12 +70,11 @@ std::optional<std::string> task_page(PageDb& db, int64_t task_id) {
                      " · status <b id='status'>" + html::escape(row.text(0, field("status"))) +
                      "</b></p>";
   if (!row.is_null(0, field("reply")))
-    body += "<h2>Reply</h2><pre id='reply'>" + html::escape(row.text(0, field("reply"))) + "</pre>";
+    body += "<h2>Reply</h2>" + detail::bounded_pre("reply", row.text(0, field("reply")));
   if (!row.is_null(0, field("error")))
-    body += "<h2>Error</h2><pre id='error' class='bad'>" +
-            html::escape(row.text(0, field("error"))) + "</pre>";
-  body +=
-      "<h2>User message</h2><pre id='text'>" + html::escape(row.text(0, field("text"))) + "</pre>";
+    body += "<h2>Error</h2><div class='bad'>" +
+            detail::bounded_pre("error", row.text(0, field("error"))) + "</div>";
+  body += "<h2>User message</h2>" + detail::bounded_pre("text", row.text(0, field("text")));
   body +=
       "<h2>Task</h2>" + detail::row_table("task", row, {"text", "reply", "error", "lease_token"});
   json compressed;

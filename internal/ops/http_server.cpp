@@ -60,18 +60,22 @@ int bound_port(int fd) {
   return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
 }
 
-// Writes all of `data` before `deadline`; false when the peer is gone or too slow.
-bool write_all(int fd, const std::string& data, SteadyClock::time_point deadline) {
+// Writes all of `data` before `deadline`, giving up too when the peer took no byte for
+// `stall`; false when the peer is gone or too slow.
+bool write_all(int fd, const std::string& data, SteadyClock::time_point deadline,
+               std::chrono::milliseconds stall) {
   size_t sent = 0;
+  SteadyClock::time_point moved = SteadyClock::now();
   while (sent < data.size()) {
     const ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
     if (n > 0) {
       sent += static_cast<size_t>(n);
+      moved = SteadyClock::now();
       continue;
     }
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;
     pollfd p{fd, POLLOUT, 0};
-    const int wait = remaining_ms(deadline);
+    const int wait = remaining_ms(std::min(deadline, moved + stall));
     if (wait == 0 || poll(&p, 1, wait) <= 0) return false;
   }
   return true;
@@ -283,7 +287,7 @@ void HttpServer::serve(int fd, const std::string& head, const HttpHandler& handl
     }
   }
   write_all(fd, serialize(response, request.method == "HEAD"),
-            SteadyClock::now() + limits_.write_deadline);
+            SteadyClock::now() + limits_.write_deadline, limits_.write_stall);
   shutdown(fd, SHUT_WR);
 }
 

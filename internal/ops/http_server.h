@@ -47,6 +47,9 @@ struct HttpLimits {
   size_t max_request_bytes = 8192;  // request line and headers
   std::chrono::milliseconds read_deadline{5000};
   std::chrono::milliseconds write_deadline{5000};
+  // A client that takes no byte of its answer for this long is dropped: one that never reads
+  // holds a serving thread no longer than this.
+  std::chrono::milliseconds write_stall{1000};
   int threads = 2;
   // Requests for this path have a thread of their own (a health probe is never stuck behind
   // slow pages); empty: none.

@@ -457,6 +457,47 @@ class Security(unittest.TestCase):
         finally:
             e.stop()
 
+    def test_a_huge_message_is_a_bounded_page_and_clients_that_never_read_hold_no_thread(self):
+        e = Env()
+        try:
+            self.assertEqual(e.run("migrate").returncode, 0)
+            huge = "&<" * 10_000_000  # 20 MB that escape to 90 MB
+            if PG:
+                con = psycopg2.connect(e.pg_url)
+                cur = con.cursor()
+                cur.execute("INSERT INTO tasks(chat_id, text) VALUES ('h', %s) RETURNING id", (huge,))
+            else:
+                con = sqlite3.connect(e.db)
+                cur = con.execute("INSERT INTO tasks(chat_id, text) VALUES ('h', ?) RETURNING id", (huge,))
+            task = cur.fetchone()[0]
+            con.commit()
+            con.close()
+            e.start("dashboard")
+            status, body, _ = get(e.base + f"/task?id={task}")
+            self.assertEqual(status, 200)
+            self.assertLess(len(body), 400_000)  # was 90 MB
+            self.assertIn("The first 20000 of 20000000 characters are shown.", body)
+            self.assertIn("&amp;&lt;&amp;&lt;", body)
+            # Four clients ask for the page and never read: the page threads stay free.
+            idle = []
+            for _ in range(4):
+                s = socket.socket()
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.connect(("127.0.0.1", e.port))
+                s.sendall(f"GET /task?id={task} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+                idle.append(s)
+            time.sleep(0.3)
+            started = time.time()
+            self.assertEqual(get(e.base + "/", timeout=10)[0], 200)
+            self.assertLess(time.time() - started, 2.5, "a client that never reads held a thread")
+            for s in idle:
+                s.close()
+            with open(f"/proc/{e.proc.pid}/status") as f:
+                peak_kb = int(next(l for l in f if l.startswith("VmHWM:")).split()[1])
+            self.assertLess(peak_kb, 400_000, "five requests for a 20 MB message")  # was > 1 GB
+        finally:
+            e.stop()
+
     def test_garbage_and_slow_clients_do_not_disturb_the_worker(self):
         e = Env(latency_ms=20)
         try:
