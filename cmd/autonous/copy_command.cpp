@@ -33,10 +33,16 @@ int run_copy(const config::Config& config, const CopyOptions& options) {
     copied.tables = e.tables();
     verified = false;
   }
-  for (const backend::CopiedTable& t : copied.tables)
+  for (const backend::CopiedTable& t : copied.tables) {
     std::cout << fmt::format("{:<18} {:>9} in SQLite {:>9} written {:>9} in PostgreSQL{}\n",
                              t.table, t.source_rows, t.inserted, t.target_rows,
                              t.target_rows == t.source_rows ? "" : "  DIFFERS");
+    if (t.normalised > 0)
+      std::cout << fmt::format(
+          "{:<18} {:>9} row(s) normalised: a number stored as text read as the worker reads it, "
+          "a priority outside 32 bits at its bound\n",
+          "", t.normalised);
+  }
   if (!verified) {
     std::cerr << "autonous: copy not verified, nothing written: the target holds other rows than "
                  "the source (is it in use already, or were rows deleted from the source since "

@@ -34,6 +34,7 @@ struct CopiedTable {
   int64_t source_rows = 0;  // in the source
   int64_t inserted = 0;     // rows written (inserted, or updated to the source's values)
   int64_t target_rows = 0;  // in the target afterwards
+  int64_t normalised = 0;   // rows read as the SQLite worker reads them (CopySource::normalised)
 };
 
 // The tables copied, in the order they are copied (referenced tables first).
@@ -81,6 +82,10 @@ class CopySource {
   // The columns of `table` as the target has them. Throws when the source has no such table.
   virtual std::vector<Column> columns(const std::string& table) = 0;
   virtual int64_t count(const std::string& table) = 0;
+  // Rows of `table` with a value the target's column cannot hold as stored, copied as the
+  // SQLite worker reads it: a task's text or real number as CAST AS INTEGER gives it, a
+  // priority outside 32 bits at the bound.
+  virtual int64_t normalised(const std::string& table) = 0;
   // Each row of `table` (`columns` in that order), in key order where the first column is `id`
   // or the key; a reference to a row the source no longer has reads as NULL.
   virtual void rows(const std::string& table, const std::vector<Column>& columns,

@@ -143,7 +143,9 @@ engine::SummaryCall LlmSummarizer::summarize(const std::string& previous,
   check(result, call);
   engine::SummaryCall out;
   out.text = result.content;
-  out.model = result.model.empty() ? options_.model : result.model;
+  // The model asked for, as a chat call's llm.request names it (a server may answer "gpt-4o" as
+  // "gpt-4o-2024-08-06"): the metrics' label and context_summaries.model.
+  out.model = options_.model;
   out.latency = result.latency;
   out.usage = result.usage;
   return out;

@@ -109,5 +109,32 @@ TEST_F(RecallE2eTest, CopyOfFiftyThousandChatsWithQueuedTasksFitsTheServersLockT
   EXPECT_EQ(target.scalar("SELECT count(*) FROM tasks WHERE status = 'queued'"), 50000);
 }
 
+TEST_F(RecallE2eTest, CopyTakesTaskNumbersAsTheSqliteWorkerReadsThemAndSaysSo) {
+  // SQLite keeps whatever a front end wrote: a text run_after, a priority past 32 bits. The
+  // worker reads them (CAST AS INTEGER); the copy used to stop at the first such row.
+  if (pg_) GTEST_SKIP() << "copy starts from a SQLite file";
+  PG_TEST_OR_SKIP();
+  autonous(dir_, {"migrate"}, db_env());
+  // A numeric text becomes an integer as SQLite stores it (INTEGER affinity); "soon" stays text.
+  exec_sql("INSERT INTO tasks(chat_id, text, run_after) VALUES ('a', 'text time', '1700000000000')");
+  exec_sql("INSERT INTO tasks(chat_id, text, run_after) VALUES ('b', 'junk time', 'soon')");
+  exec_sql("INSERT INTO tasks(chat_id, text, priority) VALUES ('c', 'high', 5000000000)");
+  exec_sql("INSERT INTO tasks(chat_id, text, priority) VALUES ('d', 'low', -5000000000)");
+  exec_sql("INSERT INTO tasks(chat_id, text, priority) VALUES ('e', 'plain', 3)");
+  PgTestDb target;
+  const auto r = autonous(dir_, {"copy", "--from", db_, "--to", target.url()}, {});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("3 row(s) normalised"), std::string::npos) << r.out;
+  const auto at = [&](const std::string& chat, const std::string& col) {
+    return target.scalar("SELECT " + col + " FROM tasks WHERE chat_id = '" + chat + "'");
+  };
+  EXPECT_EQ(at("a", "run_after"), 1700000000000);
+  EXPECT_EQ(at("b", "run_after"), 0);
+  EXPECT_EQ(at("c", "priority"), 2147483647);
+  EXPECT_EQ(at("d", "priority"), -2147483648LL);
+  EXPECT_EQ(at("e", "priority"), 3);
+  EXPECT_EQ(target.scalar("SELECT count(*) FROM chat_heads"), 5);
+}
+
 }  // namespace
 }  // namespace autonous::testing

@@ -130,6 +130,15 @@ TEST_F(LlmSummarizerTest, ASummaryIsJudgedByTheApisCountNotOurs) {
   EXPECT_THROW(summarizer().summarize("", {{Role::kUser, "hi", 1}}), engine::SummaryFailure);
 }
 
+TEST_F(LlmSummarizerTest, ASummaryIsRecordedUnderTheModelAskedNotTheOneTheServerNamed) {
+  // A server answers "gpt-4o" as "gpt-4o-2024-08-06": the summary's model (its metrics' label,
+  // context_summaries.model) is the one asked for, as a chat call's llm.request says.
+  json body = json::parse(answer("ok", 5).body);
+  body["model"] = "m-2024-08-06";
+  transport_.push({200, {}, body.dump()});
+  EXPECT_EQ(summarizer().summarize("", {{Role::kUser, "hi", 1}}).model, "m");
+}
+
 TEST_F(LlmSummarizerTest, FailuresAndAbortsAreTold) {
   transport_.push({400, {}, R"({"error":{"message":"bad","type":"invalid_request_error"}})"});
   EXPECT_THROW(summarizer().summarize("", {{Role::kUser, "hi", 1}}), engine::SummaryFailure);

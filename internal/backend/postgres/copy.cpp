@@ -166,6 +166,7 @@ std::vector<CopiedTable> copy_into(CopySource& from, pg::Connection& to) {
       CopiedTable t;
       t.table = table;
       t.source_rows = from.count(table);
+      t.normalised = from.normalised(table);
       t.inserted = copy_table(from, to, table);
       t.target_rows = to.query("SELECT count(*) FROM " + table).int64(0, 0);
       out.push_back(t);

@@ -20,7 +20,23 @@ bool fts(const std::string& table) { return table == "history_terms" || table ==
 // What is read for a column: a reference to a row the source no longer has (deleted from the
 // sqlite3 shell, where foreign keys are off) is read as NULL, as ON DELETE SET NULL would have
 // left it; the target's foreign keys would refuse it.
+// A task's number that is not an integer as stored (a front end's text run_after, say) is read as
+// the SQLite worker reads it (CAST AS INTEGER); a priority outside PostgreSQL's 32 bits is
+// brought to its bound (the order among such priorities is lost; `copy` reports how many rows).
+const char* const kTaskNumbers[] = {"attempts", "run_after", "lease_expires_at",
+                                    "first_claimed_at", "lease_expiries"};
+constexpr const char* kPriority =
+    "CASE WHEN CAST(priority AS INTEGER) > 2147483647 THEN 2147483647 "
+    "WHEN CAST(priority AS INTEGER) < -2147483648 THEN -2147483648 "
+    "ELSE CAST(priority AS INTEGER) END";
+
 std::string select_expression(const std::string& table, const std::string& column) {
+  if (table == "tasks" && column == "priority") return kPriority;
+  if (table == "tasks")
+    for (const char* n : kTaskNumbers)
+      if (column == n)
+        return "CASE WHEN typeof(" + column + ") IN ('integer', 'null') THEN " + column +
+               " ELSE CAST(" + column + " AS INTEGER) END";
   if (table == "history" && column == "task_id")
     return "(SELECT id FROM tasks t WHERE t.id = history.task_id)";
   if (table == "events" && column == "parent_id")
@@ -65,6 +81,15 @@ class SqliteCopySource final : public CopySource {
 
   int64_t count(const std::string& table) override {
     return db_->execAndGet("SELECT count(*) FROM " + table).getInt64();
+  }
+
+  int64_t normalised(const std::string& table) override {
+    if (table != "tasks") return 0;
+    std::string where = "typeof(priority) <> 'integer' OR priority > 2147483647 OR "
+                        "priority < -2147483648";
+    for (const char* n : kTaskNumbers)
+      where += std::string(" OR typeof(") + n + ") NOT IN ('integer', 'null')";
+    return db_->execAndGet("SELECT count(*) FROM tasks WHERE " + where).getInt64();
   }
 
   void rows(const std::string& table, const std::vector<Column>& cols, const Row& each) override {
