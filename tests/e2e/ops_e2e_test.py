@@ -710,6 +710,32 @@ class Failover(unittest.TestCase):
             pg_admin(f"ALTER DATABASE {e.pg_name} RESET default_transaction_read_only")
             e.stop()
 
+    def test_healthz_answers_503_json_at_once_while_the_server_cannot_be_reached(self):
+        if not PG:
+            self.skipTest("a PostgreSQL server's sessions")
+        e = Env(extra={"WORKER_CONCURRENCY": "2"})
+        try:
+            e.start()
+            self.assertEqual(get(e.base + "/healthz")[0], 200)
+            pg_admin(f"ALTER DATABASE {e.pg_name} WITH ALLOW_CONNECTIONS false")
+            self.end_sessions(e)  # as a server that went down: nothing can connect
+            time.sleep(0.3)  # past the probe's reuse (250 ms)
+            for _ in range(12):
+                status, body, headers = get(e.base + "/healthz")
+                self.assertEqual(status, 503, body)  # was 500 text in about 1 of 3 probes
+                self.assertEqual(headers.get("Content-Type"), "application/json")
+                self.assertEqual(json.loads(body)["status"], "unhealthy")
+                time.sleep(0.1)
+            pg_admin(f"ALTER DATABASE {e.pg_name} WITH ALLOW_CONNECTIONS true")
+            deadline = time.time() + 60
+            while get(e.base + "/healthz")[0] != 200 and time.time() < deadline:
+                time.sleep(0.2)
+            self.assertEqual(get(e.base + "/healthz")[0], 200, e.tail())
+            self.assertIsNone(e.proc.poll())
+        finally:
+            pg_admin(f"ALTER DATABASE {e.pg_name} WITH ALLOW_CONNECTIONS true")
+            e.stop()
+
     def test_a_cancelled_save_is_tried_again_and_not_counted(self):
         if not PG:
             self.skipTest("pg_cancel_backend is PostgreSQL's")
