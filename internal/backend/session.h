@@ -108,7 +108,8 @@ class Session {
 
   // True when `error`, thrown by a call on this session, is one to wait out rather than stop
   // for: the connection lost; a server that refuses writes for now (a standby, a failover not
-  // yet promoted: 25006), a statement cancelled (pg_cancel_backend, statement_timeout: 57014),
+  // yet promoted: 25006), a statement cancelled by pg_cancel_backend (57014; a statement_timeout's
+  // 57014 would recur and is not),
   // a server starting, shutting down or out of resources (57P0x, 53xxx, 08xxx), a lock or
   // serialization conflict (55P03, 40001, 40P01); on SQLite a lock held past the busy timeout or
   // a full disk. The worker backs off and tries again, and such an error never counts as one

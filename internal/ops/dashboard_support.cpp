@@ -57,9 +57,10 @@ std::string head_of(const std::string& text, size_t max_chars, bool& cut) {
   return cut ? clean.substr(0, keep) : clean;
 }
 
-// Code points of `text` (any bytes), without copying it: the bytes that do not continue one.
+// Code points of `text` as shown (an invalid byte is one U+FFFD); copies only invalid text.
 size_t code_points_of(const std::string& text) {
-  size_t n = 0;
+  if (!common::is_valid_utf8(text)) return common::count_code_points(common::sanitize_utf8(text));
+  size_t n = 0;  // the bytes that do not continue a code point
   for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
   return n;
 }

@@ -1,7 +1,8 @@
 #pragma once
 // ScaledCounter: another TokenCounter's text counts times a scale (rounded up), framing
 // unscaled. The estimator's calibration (TOKEN_CALIBRATION=on) applies its per-model scale with
-// it; the scale stays within [1.0, kMaxScale] (a scale outside it is brought back in) and a
+// it; the scale stays within [1.0, kMaxScale] (set_scale clamps; engine/calibration_store.h
+// applies a stored scale outside it as 1.0) and a
 // count saturates at INT64_MAX / 4 (framing and sums added to it cannot overflow). The rule that
 // raises the stored scale is engine/calibration_store.h.
 

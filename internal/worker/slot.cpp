@@ -154,8 +154,12 @@ bool Slot::pause(const std::function<bool()>& give_up) {
 
 template <typename Write>
 auto Slot::durably(const queue::Task& task, Write&& write) {
-  // Until the grace period of a shutdown is over: the turn's result is worth the wait.
+  // Until the grace period of a shutdown is over: the turn's result is worth the wait. A
+  // database that refuses (rather than one that cannot be reached) is waited for at most a
+  // lease: past it, the task is another claim's (a lock never released, a statement that always
+  // times out would otherwise hold the slot for good).
   const auto give_up = [this] { return run_.hard_stop.load(); };
+  const auto refused_until = std::chrono::steady_clock::now() + config_.task_lease;
   for (;;) {
     try {
       auto result = write();
@@ -169,7 +173,7 @@ auto Slot::durably(const queue::Task& task, Write&& write) {
         if (!reconnect(give_up)) throw;
         continue;
       }
-      if (!session_->transient(e)) throw;
+      if (!session_->transient(e) || std::chrono::steady_clock::now() >= refused_until) throw;
       spdlog::warn("slot {}: the database refused storing task_id={} for now ({}); trying again "
                    "in {} ms",
                    index_, task.id, e.what(), backoff_.count());
@@ -213,6 +217,7 @@ std::optional<queue::Task> Slot::pass(std::optional<queue::Task> task, bool drai
   beat();
   session_->check_still_there();
   if (!task) task = queue_.claim(worker_id_, now(), config_.task_lease);
+  if (backoff_ != milliseconds(500)) set_online();  // the database answered
   if (task) {
     ++stats_.claimed;
     ++run_.busy;
@@ -244,7 +249,17 @@ std::optional<queue::Task> Slot::process(const queue::Task& task) {
                task.chat_id, task.attempts, task.reclaimed);
   const std::function<bool()> keep_going = keep_going_for(task);
   if (embedder_) embedder_->set_keep_going(keep_going);
-  const TurnOutcome outcome = turn_.run(task, keep_going, [this] { return lease_lost_; });
+  TurnOutcome outcome = turn_.run(task, keep_going, [this] { return lease_lost_; });
+  if (outcome.kind == Kind::kRelease && outcome.failure) {
+    // The database failed the build: given back uncounted a few times, then counted (a
+    // statement that always fails must not cycle for ever).
+    db_releases_ = db_released_task_ == task.id ? db_releases_ + 1 : 1;
+    db_released_task_ = task.id;
+    if (db_releases_ > kDatabaseReleases) {
+      turn_.count_database_failure(outcome);
+      db_releases_ = 0;
+    }
+  }
   return apply(task, outcome);
 }
 
@@ -257,11 +272,12 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
         return durably(task, [&] { return complete(task, o, trail); });
       } catch (const std::exception& e) {
         if (session_->transient(e)) {
-          // Only a hard stop ends the wait for the database: the task's lease expires and
-          // another claim answers it (this attempt given back: a database error is not the
-          // task's fault).
-          spdlog::error("stopping before the database took the reply task_id={} error={:?}",
-                        task.id, e.what());
+          // A hard stop, or a lease's length of refusals, ended the wait for the database: the
+          // task's lease expires and another claim answers it.
+          spdlog::error(
+              "the database did not take the reply task_id={} error={:?}; the task is answered "
+              "again once its lease expires",
+              task.id, e.what());
           return std::nullopt;
         }
         // The reply arrived but could not be stored: nothing of it is committed, and the event
@@ -304,6 +320,7 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
       if (o.failure) {  // the database failed the turn (Turn::run): given back, not counted
         spdlog::warn("database error: lease released task_id={} error={:?}", task.id,
                      o.failure->error);
+        pause([this] { return run_.stop.stop_requested(); });  // no claim of it again at once
       } else {
         spdlog::warn("shutdown: lease released task_id={}", task.id);
       }
@@ -351,7 +368,7 @@ std::function<bool()> Slot::keep_going_for(const queue::Task& task) {
   lease_lost_ = false;
   return [this, &task, renew_every, last_renew = std::chrono::steady_clock::now()]() mutable {
     beat();
-    if (run_.hard_stop.load()) return false;
+    if (run_.hard_stop.load() || lease_lost_) return false;
     const auto t = std::chrono::steady_clock::now();
     if (t - last_renew < renew_every) return true;
     last_renew = t;

@@ -62,6 +62,9 @@ inline constexpr std::chrono::milliseconds kStep{100};
 // and from kRefusalReconnect on through a new session.
 inline constexpr std::chrono::milliseconds kRefusalBackoffMax{5000};
 inline constexpr std::chrono::milliseconds kRefusalReconnect{2000};
+// A task whose build the database fails is given back uncounted this many times in a row; the
+// next failure counts as an attempt (TASK_MAX_ATTEMPTS ends a statement that always fails).
+inline constexpr int kDatabaseReleases = 3;
 
 class Slot {
  public:
@@ -131,6 +134,9 @@ class Slot {
   engine::Engine engine_;
   Turn turn_;
   bool lease_lost_ = false;
+  // The same task given back for a database error this many times in a row (process()).
+  int64_t db_released_task_ = 0;
+  int db_releases_ = 0;
   std::chrono::milliseconds backoff_{500};  // before the next reconnect
 };
 

@@ -175,8 +175,13 @@ int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e) {
                   said.prompt ? said.prompt : said.requested};
   l.budget_tokens = fitted_budget(sent.figures.estimated_tokens, sent.figures.budget_tokens,
                                   sent.chat.policy.thresholds.target, said);
-  l.budget_tokens =
-      parts_.engine.learn_budget(l.endpoint, l.model, l.budget_tokens, said.limit, e.what());
+  try {
+    l.budget_tokens =
+        parts_.engine.learn_budget(l.endpoint, l.model, l.budget_tokens, said.limit, e.what());
+  } catch (const std::exception& error) {
+    // Not stored for later turns; this turn still compacts into what it learned.
+    spdlog::warn("storing the learned budget failed; this turn uses it: {}", error.what());
+  }
   o.learned.push_back(l);
   return l.budget_tokens;
 }
@@ -196,10 +201,16 @@ void Turn::answered(TurnOutcome& o) {
                   " prompt tokens for a prompt estimated at " + std::to_string(estimated) +
                   ": it may have cut the prompt silently (Ollama's num_ctx, a proxy's limit); "
                   "set MAX_CONTEXT_TOKENS or CONTEXT_WINDOW to the server's window";
-  if (parts_.calibrate && r.usage)
-    o.calibration_after = parts_.engine.raise_calibration(
-        parts_.client.model(), parts_.counter.scale(),
-        o.contexts.back().built.figures.estimated_tokens, r.usage->prompt_tokens);
+  if (parts_.calibrate && r.usage) {
+    // Best effort: a database that refuses now must not cost the answer that arrived.
+    try {
+      o.calibration_after = parts_.engine.raise_calibration(
+          parts_.client.model(), parts_.counter.scale(),
+          o.contexts.back().built.figures.estimated_tokens, r.usage->prompt_tokens);
+    } catch (const std::exception& e) {
+      spdlog::warn("storing the calibration failed; the answer is kept: {}", e.what());
+    }
+  }
   o.kind = Kind::kDone;
   o.finished_at = parts_.clock.now();
 }
@@ -228,6 +239,13 @@ void Turn::classify(TurnOutcome& o, const openai::Error& e, milliseconds latency
     o.failure = std::move(f);
     return;
   }
+  retry_or_fail(o, std::move(f));
+}
+
+void Turn::count_database_failure(TurnOutcome& o) {
+  TurnFailure f = *o.failure;
+  f.reason = "internal";
+  f.error = "the database kept failing the turn: " + f.error;
   retry_or_fail(o, std::move(f));
 }
 

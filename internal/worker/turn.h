@@ -74,6 +74,10 @@ class Turn {
   TurnOutcome run(const queue::Task& task, const std::function<bool()>& keep_going,
                   const std::function<bool()>& lease_lost);
 
+  // Turns a database_unavailable release (the database failed the build) into a counted retry
+  // or a failure: the slot does so when the same task keeps being given back.
+  void count_database_failure(TurnOutcome& outcome);
+
   // Turns a done outcome whose completion transaction threw into a retry (or a failure once
   // the attempts are spent): the reply was received, the turn did not complete.
   void commit_failed(TurnOutcome& outcome, const std::exception& error);

@@ -141,6 +141,14 @@ TYPED_TEST(EngineStorageTest, CalibrationOnlyRisesAndLearnedLimitsFollowTheirRul
   EXPECT_DOUBLE_EQ(s.calibration_scale("m"), raised);
   EXPECT_DOUBLE_EQ(s.raise_calibration("m", 1.0, 100, 101), raised);  // never lowered
   EXPECT_DOUBLE_EQ(s.calibration_scale("other"), 1.0);
+  // A scale an older binary stored from a poisoned reply applies as none, and the next reply
+  // replaces it (greatest() would have kept it for good).
+  this->b_->exec("INSERT INTO token_calibration(model, scale, raised) VALUES ('poisoned', "
+                 "2.9e17, 1)");
+  EXPECT_DOUBLE_EQ(s.calibration_scale("poisoned"), 1.0);
+  const double repaired = s.raise_calibration("poisoned", 1.0, 100, 125);
+  EXPECT_GE(repaired, 1.25);
+  EXPECT_LE(repaired, 8.0);
   EXPECT_FALSE(s.learned_limit("http://e", "m"));
   LearnedLimit guessed{5000, std::nullopt, "too long", ""};
   EXPECT_EQ(s.learn_limit("http://e", "m", guessed), 5000);

@@ -714,26 +714,108 @@ class Failover(unittest.TestCase):
         if not PG:
             self.skipTest("a PostgreSQL server's sessions")
         e = Env(extra={"WORKER_CONCURRENCY": "2"})
+        def hz():
+            try:
+                return get(e.base + "/healthz")
+            except OSError as err:
+                self.fail(f"{err}: {e.tail()}")
+
         try:
             e.start()
-            self.assertEqual(get(e.base + "/healthz")[0], 200)
+            deadline = time.time() + 30  # the slots run (not "starting": they connect then)
+            while json.loads(hz()[1]).get("status") != "ok" and time.time() < deadline:
+                time.sleep(0.05)
+            e.enqueue("a", "connected")
+            e.wait_idle()
             pg_admin(f"ALTER DATABASE {e.pg_name} WITH ALLOW_CONNECTIONS false")
             self.end_sessions(e)  # as a server that went down: nothing can connect
             time.sleep(0.3)  # past the probe's reuse (250 ms)
             for _ in range(12):
-                status, body, headers = get(e.base + "/healthz")
+                status, body, headers = hz()
                 self.assertEqual(status, 503, body)  # was 500 text in about 1 of 3 probes
                 self.assertEqual(headers.get("Content-Type"), "application/json")
                 self.assertEqual(json.loads(body)["status"], "unhealthy")
                 time.sleep(0.1)
             pg_admin(f"ALTER DATABASE {e.pg_name} WITH ALLOW_CONNECTIONS true")
             deadline = time.time() + 60
-            while get(e.base + "/healthz")[0] != 200 and time.time() < deadline:
+            while hz()[0] != 200 and time.time() < deadline:
                 time.sleep(0.2)
-            self.assertEqual(get(e.base + "/healthz")[0], 200, e.tail())
+            self.assertEqual(hz()[0], 200, e.tail())
             self.assertIsNone(e.proc.poll())
         finally:
             pg_admin(f"ALTER DATABASE {e.pg_name} WITH ALLOW_CONNECTIONS true")
+            e.stop()
+
+    def test_a_build_the_database_cancels_gives_the_task_back_uncounted(self):
+        if not PG:
+            self.skipTest("pg_cancel_backend is PostgreSQL's")
+        e = Env(extra={"WORKER_CONCURRENCY": "1"})
+        lock = None
+        try:
+            e.start()
+            e.enqueue("b", "first")
+            e.wait_idle()
+            lock = psycopg2.connect(e.pg_url)  # the build's read of the history waits for it
+            lock.cursor().execute("LOCK TABLE history IN ACCESS EXCLUSIVE MODE")
+            task = e.enqueue("b", "second")
+            waiting = f"""SELECT pid FROM pg_stat_activity WHERE datname = '{e.pg_name}'
+                          AND application_name = 'autonous' AND wait_event_type = 'Lock'"""
+            released = lambda: e.sql("SELECT count(*) FROM events WHERE type = 'agent.released' "
+                                     f"AND task_id = {task}")[0][0]
+            deadline = time.time() + 30
+            while released() == 0 and time.time() < deadline:
+                for (pid,) in e.sql(waiting):
+                    pg_admin(f"SELECT pg_cancel_backend({pid})")
+                time.sleep(0.2)
+            lock.rollback()
+            lock.close()
+            lock = None
+            e.wait_idle(60)
+            self.assertEqual(e.sql("SELECT status, attempts FROM tasks WHERE id = ?", task)[0],
+                             ("done", 1))
+            reasons = [p["reason"] for p in e.events("agent.released", task=task)]
+            self.assertTrue(reasons and set(reasons) == {"database_unavailable"}, reasons)
+            self.assertEqual(e.events("llm.retry"), [])
+            self.assertIsNone(e.proc.poll())
+        finally:
+            if lock is not None:
+                lock.close()
+            e.stop()
+
+    def test_a_build_the_database_keeps_cancelling_is_counted_after_three_give_backs(self):
+        if not PG:
+            self.skipTest("pg_cancel_backend is PostgreSQL's")
+        e = Env(extra={"WORKER_CONCURRENCY": "1"})
+        lock = None
+        try:
+            e.start()
+            e.enqueue("k", "first")
+            e.wait_idle()
+            lock = psycopg2.connect(e.pg_url)
+            lock.cursor().execute("LOCK TABLE history IN ACCESS EXCLUSIVE MODE")
+            task = e.enqueue("k", "second")
+            waiting = f"""SELECT pid FROM pg_stat_activity WHERE datname = '{e.pg_name}'
+                          AND application_name = 'autonous' AND wait_event_type = 'Lock'"""
+            retried = lambda: e.sql("SELECT count(*) FROM events WHERE type = 'llm.retry' "
+                                    f"AND task_id = {task}")[0][0]
+            deadline = time.time() + 60
+            while retried() == 0 and time.time() < deadline:
+                for (pid,) in e.sql(waiting):
+                    pg_admin(f"SELECT pg_cancel_backend({pid})")
+                time.sleep(0.2)
+            lock.rollback()
+            lock.close()
+            lock = None
+            e.wait_idle(60)
+            self.assertEqual(e.sql("SELECT status, attempts FROM tasks WHERE id = ?", task)[0],
+                             ("done", 2))
+            self.assertEqual(len(e.events("agent.released", task=task)), 3)
+            retry = e.events("llm.retry", task=task)[0]
+            self.assertEqual(retry["reason"], "internal")
+            self.assertIn("the database kept failing the turn", retry["error"])
+        finally:
+            if lock is not None:
+                lock.close()
             e.stop()
 
     def test_a_cancelled_save_is_tried_again_and_not_counted(self):

@@ -1,6 +1,7 @@
 #include "internal/worker/worker.h"
 
 #include <mutex>
+#include <thread>
 
 #include <SQLiteCpp/Statement.h>
 #include <curl/curl.h>
@@ -281,14 +282,28 @@ TEST_F(WorkerTest, AReplyThatCannotBeStoredIsRetriedAndNeverClaimsTheTurnComplet
 
 TEST_F(WorkerTest, ASlotErrorOutsideATaskStopsTheWorkerAndIsRethrown) {
   q_.enqueue("c", "ping");
-  // Another connection holds the write lock longer than the busy timeout: the claim fails.
+  // An error that waiting cannot cure (a schema someone broke): the claim fails, the worker
+  // stops and says why.
+  t_.db().exec("DROP TABLE chat_heads");
+  EXPECT_THROW(run(config()), SQLite::Exception);
+  EXPECT_EQ(col("SELECT status FROM tasks"), "queued");  // untouched, ready for a restart
+}
+
+TEST_F(WorkerTest, ALockHeldPastTheBusyTimeoutIsWaitedOutNotAReasonToStop) {
+  q_.enqueue("c", "ping");
+  shared_.script().push({200, {}, kOk});
+  // Another connection holds the write lock for longer than the busy timeout: the claim is
+  // refused for now (Session::transient), the slot backs off and claims once it is free.
   auto holder = t_.open_connection();
   holder->exec("BEGIN IMMEDIATE");
   auto c = config();
   c.sqlite_busy_timeout = std::chrono::milliseconds(200);
-  EXPECT_THROW(run(c), SQLite::Exception);
+  std::thread worker([&] { run(c); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   holder->exec("ROLLBACK");
-  EXPECT_EQ(col("SELECT status FROM tasks"), "queued");  // untouched, ready for a restart
+  worker.join();
+  EXPECT_EQ(col("SELECT status FROM tasks"), "done");
+  EXPECT_EQ(num("SELECT attempts FROM tasks"), 1);
 }
 
 }  // namespace

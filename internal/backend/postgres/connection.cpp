@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <string_view>
 #include <cstdlib>
 
 #include <libpq-fe.h>
@@ -144,7 +145,11 @@ bool PgError::transient() const noexcept {
   const std::string& s = sqlstate_;
   if (s.size() != 5) return false;
   const std::string cls = s.substr(0, 2);
-  return s == "25006" || s == "57014" || s.rfind("57P0", 0) == 0 || cls == "53" || cls == "08" ||
+  // 57014 is also a statement_timeout, which would recur: only a cancel (pg_cancel_backend)
+  // passes.
+  const bool cancelled =
+      s == "57014" && std::string_view(what()).find("due to user request") != std::string_view::npos;
+  return s == "25006" || cancelled || s.rfind("57P0", 0) == 0 || cls == "53" || cls == "08" ||
          s == "55P03" || s == "40001" || s == "40P01";
 }
 

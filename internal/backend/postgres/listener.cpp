@@ -23,10 +23,18 @@ using std::chrono::milliseconds;
 
 class PgListener final : public Listener {
  public:
-  // Connects and LISTENs before returning; throws db::pg::PgError when it cannot.
+  // Connects and LISTENs before returning; throws db::pg::PgError when it cannot connect. A
+  // server that refuses LISTEN for now (a hot standby, a failover not yet promoted: 25006) is
+  // asked again from the loop, with back-off; the slots poll meanwhile.
   PgListener(const std::string& url, Wake wake, int slots)
       : c_(db::pg::Connection::open(url)), wake_(std::move(wake)), slots_(slots) {
-    c_->listen(queue::kTasksChannel);
+    try {
+      c_->listen(queue::kTasksChannel);
+      listening_ = true;
+    } catch (const db::pg::PgError& e) {
+      if (!e.transient()) throw;
+      spdlog::warn("task listener: {}; listening later (slots poll meanwhile)", e.what());
+    }
     thread_ = std::jthread([this](const std::stop_token& stop) { loop(stop); });
   }
   ~PgListener() override {
@@ -42,14 +50,21 @@ class PgListener final : public Listener {
     while (!stop.stop_requested()) {
       try {
         if (c_->broken()) {
-          c_->reconnect();
+          c_->reconnect();  // LISTENs again where it listened before
           spdlog::info("task listener reconnected to the database");
           backoff = milliseconds(500);
           wake_(slots_);  // what was notified while it was away
         }
+        if (!listening_) {  // refused at start, or by the session a reconnect opened
+          c_->listen(queue::kTasksChannel);
+          listening_ = true;
+          backoff = milliseconds(500);
+          wake_(slots_);
+        }
         // Short steps: a stop is seen within 100 ms.
         if (const int n = c_->wait(milliseconds(100)); n > 0) wake_(n);
       } catch (const std::exception& e) {
+        listening_ = false;  // LISTEN again (it is idempotent) once the server takes it
         spdlog::warn("task listener: {}; reconnecting in {} ms (slots poll meanwhile)", e.what(),
                      backoff.count());
         std::unique_lock lock(mu_);
@@ -62,6 +77,7 @@ class PgListener final : public Listener {
   std::unique_ptr<db::pg::Connection> c_;
   const Wake wake_;
   const int slots_;
+  bool listening_ = false;  // the loop thread's, after the constructor
   std::mutex mu_;  // the back-off wait's, which a stop ends
   std::condition_variable_any cv_;
   std::jthread thread_;  // last: started once the members above exist, joined first

@@ -206,11 +206,14 @@ class PgStorage final : public engine::EngineStorage {
                            int64_t actual) override {
     const std::optional<double> wanted = engine::calibration_wanted(scale_used, estimated, actual);
     if (!wanted) return calibration_scale(model);
-    // greatest(): another worker may have raised it further meanwhile; it never goes down.
+    // greatest(): another worker may have raised it further meanwhile; it never goes down. A
+    // stored scale outside [1, 8] (NaN, or 2.9e17 from an older binary's poisoned reply) is
+    // replaced.
     c_.query(
         "INSERT INTO token_calibration(model, scale, raised) VALUES ($1, $2::double precision, "
-        "1) ON CONFLICT (model) DO UPDATE SET scale = greatest(token_calibration.scale, "
-        "excluded.scale), raised = token_calibration.raised + CASE WHEN excluded.scale > "
+        "1) ON CONFLICT (model) DO UPDATE SET scale = CASE WHEN token_calibration.scale >= 1 AND "
+        "token_calibration.scale <= 8 THEN greatest(token_calibration.scale, excluded.scale) "
+        "ELSE excluded.scale END, raised = token_calibration.raised + CASE WHEN excluded.scale > "
         "token_calibration.scale THEN 1 ELSE 0 END, updated_at = autonous_now()",
         {param(model), fmt::format("{}", *wanted)});
     return calibration_scale(model);

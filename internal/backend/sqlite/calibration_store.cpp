@@ -23,10 +23,12 @@ double raise_calibration(SQLite::Database& db, const std::string& model, double 
   if (!want) return calibration_scale(db, model);
   const double wanted = *want;
   db::WriteTransaction tx(db);
-  // max(): another worker may have raised it further meanwhile; it never goes down.
+  // max(): another worker may have raised it further meanwhile; it never goes down. A stored
+  // scale outside [1, 8] (2.9e17 from an older binary's poisoned reply; NULL) is replaced.
   SQLite::Statement up(db,
                        "INSERT INTO token_calibration(model, scale, raised) VALUES (?, ?, 1) "
-                       "ON CONFLICT(model) DO UPDATE SET scale = max(scale, excluded.scale), "
+                       "ON CONFLICT(model) DO UPDATE SET scale = CASE WHEN scale BETWEEN 1 AND 8 "
+                       "THEN max(scale, excluded.scale) ELSE excluded.scale END, "
                        "raised = raised + (excluded.scale > scale), "
                        "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
   up.bind(1, model);
