@@ -818,6 +818,36 @@ class Failover(unittest.TestCase):
                 lock.close()
             e.stop()
 
+    def test_a_save_refused_for_a_whole_lease_is_left_to_the_next_claim(self):
+        if not PG:
+            self.skipTest("pg_cancel_backend is PostgreSQL's")
+        e = Env(extra={"WORKER_CONCURRENCY": "1", "TASK_LEASE_SECONDS": "2"})
+        lock = None
+        try:
+            e.start()
+            lock = psycopg2.connect(e.pg_url)  # the reply's INSERT waits for this lock
+            lock.cursor().execute("LOCK TABLE history IN EXCLUSIVE MODE")
+            task = e.enqueue("s", "refused for longer than a lease")
+            waiting = f"""SELECT pid FROM pg_stat_activity WHERE datname = '{e.pg_name}'
+                          AND application_name = 'autonous' AND wait_event_type = 'Lock'"""
+            deadline = time.time() + 30
+            while "did not take the reply" not in e.tail() and time.time() < deadline:
+                for (pid,) in e.sql(waiting):
+                    pg_admin(f"SELECT pg_cancel_backend({pid})")
+                time.sleep(0.2)
+            self.assertIn("did not take the reply", e.tail())  # the wait ends after a lease
+            lock.rollback()
+            lock.close()
+            lock = None
+            e.wait_idle(60)
+            self.assertEqual(e.sql("SELECT status FROM tasks WHERE id = ?", task)[0][0], "done")
+            self.assertEqual(e.sql("SELECT count(*) FROM history WHERE role = 'assistant'")[0][0], 1)
+            self.assertIsNone(e.proc.poll())
+        finally:
+            if lock is not None:
+                lock.close()
+            e.stop()
+
     def test_a_cancelled_save_is_tried_again_and_not_counted(self):
         if not PG:
             self.skipTest("pg_cancel_backend is PostgreSQL's")
