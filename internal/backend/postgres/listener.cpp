@@ -86,7 +86,14 @@ class PgListener final : public Listener {
 }  // namespace
 
 std::unique_ptr<Listener> open_pg_listener(const std::string& url, Wake wake, int slots) {
-  return std::make_unique<PgListener>(url, std::move(wake), slots);
+  for (int tries = 1;; ++tries) {  // as open_pg_session: a session ended at once is opened again
+    try {
+      return std::make_unique<PgListener>(url, wake, slots);
+    } catch (const db::pg::PgError& e) {
+      if (tries >= 3 || !(e.sqlstate().empty() || e.transient())) throw;
+      std::this_thread::sleep_for(milliseconds(250));
+    }
+  }
 }
 
 }  // namespace autonous::backend

@@ -215,8 +215,19 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
 
 }  // namespace
 
+// A session whose first statements fail because the server ended it at once (a restart, a
+// terminated session, a failover) is opened again, up to three tries: a worker (re)started in
+// that instant starts instead of exiting. A server that cannot be reached still fails (after
+// about half a second).
 std::unique_ptr<Session> open_pg_session(const std::string& url, const OpenOptions& options) {
-  return std::make_unique<PgSession>(url, options.migrate);
+  for (int tries = 1;; ++tries) {
+    try {
+      return std::make_unique<PgSession>(url, options.migrate);
+    } catch (const db::pg::PgError& e) {
+      if (tries >= 3 || !(e.sqlstate().empty() || e.transient())) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+  }
 }
 
 std::unique_ptr<ops::PageDb> open_pg_page_db(const std::string& url) {
