@@ -61,9 +61,10 @@ void catch_up_search(std::unique_ptr<backend::Session> db) {
     n = db->index_search();
   } catch (const std::exception& e) {
     if (!db->transient(e)) throw;
-    spdlog::warn("search index catch-up skipped: the database refused for now ({}); the slots "
-                 "wait for it and index while idle",
-                 e.what());
+    spdlog::warn(
+        "search index catch-up skipped: the database refused for now ({}); the slots "
+        "wait for it and index while idle",
+        e.what());
     return;
   }
   if (n > 0)

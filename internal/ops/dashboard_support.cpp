@@ -37,9 +37,8 @@ std::string row_table(const std::string& id, const Rows& row,
   for (int i = 0; i < static_cast<int>(row.columns().size()); ++i) {
     const std::string& name = row.columns()[static_cast<size_t>(i)];
     if (std::find(hidden.begin(), hidden.end(), name) != hidden.end()) continue;
-    rows.push_back({html::escape(name), row.is_null(0, i)
-                                            ? "<span class='muted'>null</span>"
-                                            : bounded_pre("", row.text(0, i))});
+    rows.push_back({html::escape(name), row.is_null(0, i) ? "<span class='muted'>null</span>"
+                                                          : bounded_pre("", row.text(0, i))});
   }
   return html::table(id, {"field", "value"}, rows);
 }

@@ -50,11 +50,11 @@ std::string event_trail(PageDb& db, int64_t task_id, json& compressed, json& res
     const json p = json::parse(r.text(i, 3), nullptr, false);
     if (type == "context.compressed") compressed = p;
     if (type == "llm.response") response = p;
-    rows.push_back({html::escape(r.text(i, 0)), html::escape(r.text(i, 1)), html::escape(type),
-                    detail::bounded_pre(
-                        "", p.is_discarded()
-                                ? r.text(i, 3)
-                                : p.dump(1, ' ', false, json::error_handler_t::replace))});
+    rows.push_back(
+        {html::escape(r.text(i, 0)), html::escape(r.text(i, 1)), html::escape(type),
+         detail::bounded_pre("", p.is_discarded()
+                                     ? r.text(i, 3)
+                                     : p.dump(1, ' ', false, json::error_handler_t::replace))});
   }
   return html::table("events", {"id", "at", "type", "payload"}, rows);
 }

@@ -39,8 +39,7 @@ Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
                             engine.summary_window_budget, config.retry_base}),
       engine_(session_->engine_storage(), engine, counter_, &summarizer_),
       turn_(TurnParts{config, engine_, client_, summarizer_, counter_,
-                      config.token_calibration && deps.counter->name() == "estimate",
-                      *deps.clock,
+                      config.token_calibration && deps.counter->name() == "estimate", *deps.clock,
                       [this](const std::exception& e) { return session_->transient(e); }}) {
   if (!config.embedding_model.empty()) {
     embedder_ =
@@ -174,9 +173,10 @@ auto Slot::durably(const queue::Task& task, Write&& write) {
         continue;
       }
       if (!session_->transient(e) || std::chrono::steady_clock::now() >= refused_until) throw;
-      spdlog::warn("slot {}: the database refused storing task_id={} for now ({}); trying again "
-                   "in {} ms",
-                   index_, task.id, e.what(), backoff_.count());
+      spdlog::warn(
+          "slot {}: the database refused storing task_id={} for now ({}); trying again "
+          "in {} ms",
+          index_, task.id, e.what(), backoff_.count());
       if (!pause(give_up)) throw;
     }
   }
@@ -379,8 +379,8 @@ std::function<bool()> Slot::keep_going_for(const queue::Task& task) {
       if (!session_->lost()) {
         if (!session_->transient(e)) throw;
         // A read-only or cancelled statement: this renewal is missed (the lease lasts three).
-        spdlog::warn("slot {}: renewing task_id={} failed for now ({}); the call goes on",
-                     index_, task.id, e.what());
+        spdlog::warn("slot {}: renewing task_id={} failed for now ({}); the call goes on", index_,
+                     task.id, e.what());
         return true;
       }
       // One try to connect again; else this renewal is missed (the lease lasts three) and the

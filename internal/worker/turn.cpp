@@ -118,8 +118,8 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
                    e.what());
       o.kind = Kind::kRelease;
       o.finished_at = parts_.clock.now();
-      o.failure = TurnFailure{"database_unavailable", e.what(), std::nullopt, milliseconds(0),
-                              std::nullopt, o.finished_at};
+      o.failure = TurnFailure{"database_unavailable", e.what(),     std::nullopt,
+                              milliseconds(0),        std::nullopt, o.finished_at};
       return o;
     }
     // A storage or internal error: the task is not at fault, so it is retried like a
@@ -141,7 +141,7 @@ openai::CallOptions Turn::call_options(const std::string& chat_id) const {
 }
 
 ContextStep Turn::build(const queue::Task& task, const engine::BuildOptions& options,
-                         const std::function<bool()>& keep_going) {
+                        const std::function<bool()>& keep_going) {
   ContextStep step;
   // A build of a huge message or history counts for seconds: between counts the lease is
   // renewed when due (keep_going), and a hard stop or a lost lease ends the build.

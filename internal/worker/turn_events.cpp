@@ -131,9 +131,10 @@ void add_ending(Trail& trail, const TurnOutcome& o) {
       break;
     case Kind::kRelease:
       if (o.failure)  // the database failed the turn: given back, the attempt not counted
-        trail.add(events::kAgentReleased,
-                  {{"reason", o.failure->reason}, {"attempt", o.attempt}, {"error", o.failure->error}},
-                  o.finished_at);
+        trail.add(
+            events::kAgentReleased,
+            {{"reason", o.failure->reason}, {"attempt", o.attempt}, {"error", o.failure->error}},
+            o.finished_at);
       else
         trail.add(events::kAgentReleased, {{"reason", "shutdown"}, {"attempt", o.attempt}},
                   o.finished_at);

@@ -143,8 +143,9 @@ TYPED_TEST(EngineStorageTest, CalibrationOnlyRisesAndLearnedLimitsFollowTheirRul
   EXPECT_DOUBLE_EQ(s.calibration_scale("other"), 1.0);
   // A scale an older binary stored from a poisoned reply applies as none, and the next reply
   // replaces it (greatest() would have kept it for good).
-  this->b_->exec("INSERT INTO token_calibration(model, scale, raised) VALUES ('poisoned', "
-                 "2.9e17, 1)");
+  this->b_->exec(
+      "INSERT INTO token_calibration(model, scale, raised) VALUES ('poisoned', "
+      "2.9e17, 1)");
   EXPECT_DOUBLE_EQ(s.calibration_scale("poisoned"), 1.0);
   const double repaired = s.raise_calibration("poisoned", 1.0, 100, 125);
   EXPECT_GE(repaired, 1.25);

@@ -116,7 +116,8 @@ TEST_F(RecallE2eTest, CopyTakesTaskNumbersAsTheSqliteWorkerReadsThemAndSaysSo) {
   PG_TEST_OR_SKIP();
   autonous(dir_, {"migrate"}, db_env());
   // A numeric text becomes an integer as SQLite stores it (INTEGER affinity); "soon" stays text.
-  exec_sql("INSERT INTO tasks(chat_id, text, run_after) VALUES ('a', 'text time', '1700000000000')");
+  exec_sql(
+      "INSERT INTO tasks(chat_id, text, run_after) VALUES ('a', 'text time', '1700000000000')");
   exec_sql("INSERT INTO tasks(chat_id, text, run_after) VALUES ('b', 'junk time', 'soon')");
   exec_sql("INSERT INTO tasks(chat_id, text, priority) VALUES ('c', 'high', 5000000000)");
   exec_sql("INSERT INTO tasks(chat_id, text, priority) VALUES ('d', 'low', -5000000000)");

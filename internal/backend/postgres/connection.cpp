@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <string_view>
 #include <cstdlib>
+#include <string_view>
 
 #include <libpq-fe.h>
 #include <poll.h>
@@ -147,8 +147,8 @@ bool PgError::transient() const noexcept {
   const std::string cls = s.substr(0, 2);
   // 57014 is also a statement_timeout, which would recur: only a cancel (pg_cancel_backend)
   // passes.
-  const bool cancelled =
-      s == "57014" && std::string_view(what()).find("due to user request") != std::string_view::npos;
+  const bool cancelled = s == "57014" && std::string_view(what()).find("due to user request") !=
+                                             std::string_view::npos;
   return s == "25006" || cancelled || s.rfind("57P0", 0) == 0 || cls == "53" || cls == "08" ||
          s == "55P03" || s == "40001" || s == "40P01";
 }

@@ -28,9 +28,9 @@ class PgError : public std::runtime_error {
   // (the connection was lost, say).
   const std::string& sqlstate() const noexcept { return sqlstate_; }
   // A condition that passes by itself, worth waiting out: read-only for now (25006), cancelled
-  // by pg_cancel_backend (57014 "due to user request"; not a statement_timeout's 57014), the server starting or shutting down (57P01-57P05), out of resources (53xxx), a
-  // connection exception (08xxx), a lock not available (55P03), a serialization failure or
-  // deadlock (40001, 40P01).
+  // by pg_cancel_backend (57014 "due to user request"; not a statement_timeout's 57014), the server
+  // starting or shutting down (57P01-57P05), out of resources (53xxx), a connection exception
+  // (08xxx), a lock not available (55P03), a serialization failure or deadlock (40001, 40P01).
   bool transient() const noexcept;
 
  private:

@@ -78,7 +78,7 @@ class PgListener final : public Listener {
   const Wake wake_;
   const int slots_;
   bool listening_ = false;  // the loop thread's, after the constructor
-  std::mutex mu_;  // the back-off wait's, which a stop ends
+  std::mutex mu_;           // the back-off wait's, which a stop ends
   std::condition_variable_any cv_;
   std::jthread thread_;  // last: started once the members above exist, joined first
 };

@@ -23,8 +23,8 @@ bool fts(const std::string& table) { return table == "history_terms" || table ==
 // A task's number that is not an integer as stored (a front end's text run_after, say) is read as
 // the SQLite worker reads it (CAST AS INTEGER); a priority outside PostgreSQL's 32 bits is
 // brought to its bound (the order among such priorities is lost; `copy` reports how many rows).
-const char* const kTaskNumbers[] = {"attempts", "run_after", "lease_expires_at",
-                                    "first_claimed_at", "lease_expiries"};
+const char* const kTaskNumbers[] = {"attempts", "run_after", "lease_expires_at", "first_claimed_at",
+                                    "lease_expiries"};
 constexpr const char* kPriority =
     "CASE WHEN CAST(priority AS INTEGER) > 2147483647 THEN 2147483647 "
     "WHEN CAST(priority AS INTEGER) < -2147483648 THEN -2147483648 "
@@ -85,8 +85,9 @@ class SqliteCopySource final : public CopySource {
 
   int64_t normalised(const std::string& table) override {
     if (table != "tasks") return 0;
-    std::string where = "typeof(priority) <> 'integer' OR priority > 2147483647 OR "
-                        "priority < -2147483648";
+    std::string where =
+        "typeof(priority) <> 'integer' OR priority > 2147483647 OR "
+        "priority < -2147483648";
     for (const char* n : kTaskNumbers)
       where += std::string(" OR typeof(") + n + ") NOT IN ('integer', 'null')";
     return db_->execAndGet("SELECT count(*) FROM tasks WHERE " + where).getInt64();
