@@ -23,6 +23,8 @@ std::optional<std::string> canned_response(const Fault& fault) {
   if (k == "overflow")
     return response(400, openai_error("This model's maximum context length is 8192 tokens.",
                                       "invalid_request_error", "context_length_exceeded"));
+  if (k == "vagueoverflow")  // an overflow in a wording no table knows (a plain 400)
+    return response(400, "Input is too long for requested model.", {}, "text/plain");
   if (k == "llama400")
     return response(400, openai_error("llama says no", "invalid_request_error", 400));
   if (k == "html502")

@@ -7,6 +7,7 @@
 //   429[:S] (Retry-After seconds) · 429ms:MS (retry-after-ms) · 429date:S (Retry-After as a date)
 //   400 401 403 404 408 409 500 502 503 (OpenAI-shaped error) · llama400 (numeric code)
 //   html502 · empty500 · overflow (400 context_length_exceeded) · malformed (bad JSON, 200)
+//   vagueoverflow (400 text/plain "Input is too long for requested model.")
 //   truncated (Content-Length larger than the body, then close) · drop (close, no response)
 //   hang[:S] (no answer for S seconds, default forever) · slow:MS · null (content null)
 //   length (finish_reason length) · nousage · usage:N (usage.prompt_tokens N, hostile ones too)

@@ -150,21 +150,21 @@ std::string authority_problem(const std::string& authority) {
 }
 
 // scheme://host[:port][/path], http or https, no user info, query, fragment or whitespace.
-void check_base_url(const std::string& url) {
+void check_base_url(const std::string& url, const char* name = "OPENAI_BASE_URL") {
   const std::string l = lower(url);
   const size_t scheme = l.rfind("https://", 0) == 0 ? 8 : l.rfind("http://", 0) == 0 ? 7 : 0;
   const auto refuse = [&](const std::string& why) {
-    throw ConfigError("OPENAI_BASE_URL",
-                      "'" + url + "' " + why + "; expected e.g. https://api.openai.com/v1");
+    throw ConfigError(name, "'" + url + "' " + why + "; expected e.g. https://api.openai.com/v1");
   };
   if (scheme == 0) refuse("is not an http:// or https:// URL");
-  refuse_control_characters("OPENAI_BASE_URL", url);
+  refuse_control_characters(name, url);
   if (url.find_first_of(" \t") != std::string::npos) refuse("holds whitespace");
   if (url.find_first_of("?#") != std::string::npos) refuse("has a query or fragment");
   const size_t host_end = std::min(url.find('/', scheme), url.size());
   const std::string authority = url.substr(scheme, host_end - scheme);
   if (authority.find('@') != std::string::npos)
-    refuse("carries user info (put the key in OPENAI_API_KEY)");
+    refuse(std::string("carries user info (put the key in ") +
+           (std::string(name) == "OPENAI_BASE_URL" ? "OPENAI_API_KEY" : "EMBEDDING_API_KEY") + ")");
   if (url.find('\\') != std::string::npos) refuse("holds a backslash");
   if (const std::string why = authority_problem(authority); !why.empty()) refuse(why);
 }
@@ -276,6 +276,20 @@ void read_recall(const EnvLookup& env, Config& c) {
   c.recall_timeout_ms =
       static_cast<int>(read_int(env, "RECALL_TIMEOUT_MS", c.recall_timeout_ms, 1, 60000));
   c.embedding_model = trim(read_string(env, "EMBEDDING_MODEL", ""));
+  // Embeddings from another endpoint (a chat provider without /v1/embeddings): its own key,
+  // never OPENAI_API_KEY, which is not sent to another host.
+  c.embedding_base_url = trim(read_string(env, "EMBEDDING_BASE_URL", ""));
+  if (!c.embedding_base_url.empty()) {
+    check_base_url(c.embedding_base_url, "EMBEDDING_BASE_URL");
+    while (!c.embedding_base_url.empty() && c.embedding_base_url.back() == '/')
+      c.embedding_base_url.pop_back();
+  }
+  c.embedding_api_key = trim(read_string(env, "EMBEDDING_API_KEY", ""));
+  refuse_control_characters("EMBEDDING_API_KEY", c.embedding_api_key);
+  if (!c.embedding_api_key.empty() && c.embedding_base_url.empty())
+    throw ConfigError("EMBEDDING_API_KEY",
+                      "is set without EMBEDDING_BASE_URL: the embeddings go to OPENAI_BASE_URL "
+                      "with OPENAI_API_KEY; set EMBEDDING_BASE_URL for another endpoint");
   c.embedding_min_similarity =
       read_share(env, "EMBEDDING_MIN_SIMILARITY", c.embedding_min_similarity);
   c.embedding_timeout = std::chrono::milliseconds(

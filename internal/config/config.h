@@ -98,7 +98,9 @@ struct Config {
   double recall_recency_days = 30;     // RECALL_RECENCY_DAYS
   int recall_timeout_ms = 250;         // RECALL_TIMEOUT_MS
   // Optional vector search (worker/llm_embedder.h): off while the model is empty.
-  std::string embedding_model;                        // EMBEDDING_MODEL
+  std::string embedding_model;     // EMBEDDING_MODEL
+  std::string embedding_base_url;  // EMBEDDING_BASE_URL (empty: OPENAI_BASE_URL's)
+  std::string embedding_api_key;   // EMBEDDING_API_KEY (with EMBEDDING_BASE_URL); never logged
   double embedding_min_similarity = 0.4;              // EMBEDDING_MIN_SIMILARITY
   std::chrono::milliseconds embedding_timeout{5000};  // EMBEDDING_TIMEOUT_MS
   // The operator surface (internal/ops): off while HTTP_LISTEN is unset.

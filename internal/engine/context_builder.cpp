@@ -90,8 +90,10 @@ ContextBuilder::Ends ContextBuilder::fit_ends(const std::string& user_text,
   if (!e.user.content.empty()) {
     e.user_tokens = counter_.count_message(e.user);
     if (e.user_tokens > user_room) {
-      e.user.content = tokens::cut_to_tokens(e.user.content, user_room - counter_.per_message(),
-                                             e.user_tokens - counter_.per_message(), counter_);
+      // Head and tail kept: a long paste followed by its question keeps the question (#28).
+      e.user.content =
+          tokens::cut_middle_to_tokens(e.user.content, user_room - counter_.per_message(),
+                                       e.user_tokens - counter_.per_message(), counter_);
       e.user_truncated = true;
       e.user_tokens = e.user.content.empty() ? 0 : counter_.count_message(e.user);
     }

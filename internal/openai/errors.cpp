@@ -65,7 +65,8 @@ bool ApiError::retryable() const noexcept {
 }
 
 std::string ApiError::reason() const {
-  if (context_overflow()) return "context_length_exceeded";
+  if (context_overflow())
+    return overflow_->probable ? "probable_context_overflow" : "context_length_exceeded";
   return "http_" + std::to_string(status_);
 }
 

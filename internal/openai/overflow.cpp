@@ -50,6 +50,10 @@ constexpr std::string_view kOverflowSigns[] = {
     "`inputs` must have less than",                  // TGI
 };
 
+// Words of an answer that may be an overflow in a wording not listed above (a 400 or 413 only).
+constexpr std::string_view kProbableSigns[] = {"context",  "length",    "token",
+                                               "too long", "too large", "too many"};
+
 // Phrases of rate limits, which also speak of tokens and of "too large" requests (OpenAI's 429
 // "Request too large ... tokens per min (TPM)", Groq's 413): never an overflow.
 constexpr std::string_view kRateLimitSigns[] = {"rate limit", "rate_limit", "tokens per min",
@@ -241,12 +245,17 @@ std::optional<Overflow> read_overflow(long status, std::string_view body, std::s
 
   const bool marked =
       the_code == "context_length_exceeded" || the_type == "exceed_context_size_error";
+  bool probable = false;
   if (!marked) {
     if (status != 400 && status != 413 && status != 422) return std::nullopt;
     if (the_code == "rate_limit_exceeded" || mentions(text, kRateLimitSigns)) return std::nullopt;
-    if (!mentions(text, kOverflowSigns)) return std::nullopt;
+    if (!mentions(text, kOverflowSigns)) {
+      if ((status != 400 && status != 413) || !mentions(text, kProbableSigns)) return std::nullopt;
+      probable = true;
+    }
   }
   Overflow o = read_numbers(text);
+  o.probable = probable;
   if (said.n_ctx) o.limit = said.n_ctx;
   if (said.n_prompt_tokens) o.requested = said.n_prompt_tokens;
   return o;

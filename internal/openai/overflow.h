@@ -20,13 +20,18 @@ struct Overflow {
   std::optional<int64_t> requested;
   // The prompt part of `requested`, when stated separately (vLLM's "X in the messages").
   std::optional<int64_t> prompt;
+  // No known wording: a 400 or 413 whose text speaks of context, length or tokens ("Input is too
+  // long for requested model."). The worker retries once at a smaller budget and keeps that
+  // budget only when the retry is answered.
+  bool probable = false;
 };
 
 // Whether an error answer (HTTP status, the raw body, and the already-extracted error
-// type/code/message) is a context-length overflow, and the numbers it states. nullopt: not an
-// overflow. Only 400, 413 and 422 qualify, unless the server marks the overflow itself (code
-// "context_length_exceeded", or llama.cpp's type "exceed_context_size_error", which can arrive
-// inside a 200 stream); numbers that do not fit an int64 are left unset.
+// type/code/message) is a context-length overflow (or a probable one: Overflow::probable), and
+// the numbers it states. nullopt: not an overflow. Only 400, 413 and 422 qualify, unless the server
+// marks the overflow itself (code "context_length_exceeded", or llama.cpp's type
+// "exceed_context_size_error", which can arrive inside a 200 stream); numbers that do not fit an
+// int64 are left unset.
 std::optional<Overflow> read_overflow(long status, std::string_view body, std::string_view type,
                                       std::string_view code, std::string_view message);
 

@@ -42,8 +42,13 @@ Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
                       config.token_calibration && deps.counter->name() == "estimate", *deps.clock,
                       [this](const std::exception& e) { return session_->transient(e); }}) {
   if (!config.embedding_model.empty()) {
-    embedder_ =
-        std::make_unique<LlmEmbedder>(client_, config.embedding_model, config.embedding_timeout);
+    if (!config.embedding_base_url.empty())  // another endpoint, with its own key
+      embedding_client_ = std::make_unique<openai::Client>(
+          *transport_, openai::ClientOptions{config.embedding_base_url, config.embedding_api_key,
+                                             config.embedding_model, config.llm_timeout,
+                                             static_cast<size_t>(config.max_response_bytes)});
+    embedder_ = std::make_unique<LlmEmbedder>(embedding_client_ ? *embedding_client_ : client_,
+                                              config.embedding_model, config.embedding_timeout);
     engine_.enable_embeddings(*embedder_);
   }
 }

@@ -130,7 +130,8 @@ class Slot {
   std::unique_ptr<openai::HttpTransport> transport_;
   openai::Client client_;
   LlmSummarizer summarizer_;
-  std::unique_ptr<LlmEmbedder> embedder_;  // EMBEDDING_MODEL set
+  std::unique_ptr<openai::Client> embedding_client_;  // EMBEDDING_BASE_URL set
+  std::unique_ptr<LlmEmbedder> embedder_;             // EMBEDDING_MODEL set
   engine::Engine engine_;
   Turn turn_;
   bool lease_lost_ = false;

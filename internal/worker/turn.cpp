@@ -87,6 +87,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     o.contexts.push_back(build(task, options, keep_going));
     // A slow build (a huge history, summaries) must not cost the lease: renew now if due.
     if (!keep_going()) throw openai::aborted_error("aborted before the call");
+    std::optional<LearnedBudget> unconfirmed;  // from a probable overflow: kept once answered
     for (int rebuilds = 0;; ++rebuilds) {
       try {
         o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going,
@@ -94,9 +95,18 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
         break;
       } catch (const openai::ApiError& e) {
         if (!e.context_overflow()) throw;
+        const bool probable = e.overflow()->probable;
+        // An answer in a wording we do not know gets one smaller try; a second fails the task as
+        // any 400 does.
+        if (probable && (unconfirmed || rebuilds >= kMaxRebuilds)) throw;
         // The server's window is smaller than we thought: learn the budget it allows (kept
-        // for later turns, also when this turn gives up), then compact into it and try again.
-        options.budget_cap = learn(o, e);
+        // for later turns, also when this turn gives up; a probable one only once answered),
+        // then compact into it and try again.
+        options.budget_cap = learn(o, e, /*store=*/!probable);
+        if (probable) {
+          unconfirmed = o.learned.back();
+          o.learned.pop_back();
+        }
         if (rebuilds >= kMaxRebuilds) throw;
         o.overflows.push_back(TurnFailure{e.reason(), e.what(), e.status(), since(call_started),
                                           std::nullopt, parts_.clock.now()});
@@ -104,6 +114,16 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
         o.contexts.push_back(build(task, options, keep_going));
         o.contexts.back().after_overflow = true;
       }
+    }
+    if (unconfirmed) {  // the smaller prompt was answered: the budget is kept for later turns
+      try {
+        unconfirmed->budget_tokens = parts_.engine.learn_budget(
+            unconfirmed->endpoint, unconfirmed->model, unconfirmed->budget_tokens, std::nullopt,
+            "answered at a smaller budget after: " + o.overflows.back().error);
+      } catch (const std::exception& error) {
+        spdlog::warn("storing the learned budget failed: {}", error.what());
+      }
+      o.learned.push_back(*unconfirmed);
     }
     answered(o);
   } catch (const openai::Error& e) {
@@ -164,7 +184,7 @@ ContextStep Turn::build(const queue::Task& task, const engine::BuildOptions& opt
   return step;
 }
 
-int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e) {
+int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e, bool store) {
   const engine::BuiltContext& sent = o.contexts.back().built;
   const openai::Overflow& said = *e.overflow();
   LearnedBudget l{parts_.config.openai_base_url,
@@ -176,8 +196,9 @@ int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e) {
   l.budget_tokens = fitted_budget(sent.figures.estimated_tokens, sent.figures.budget_tokens,
                                   sent.chat.policy.thresholds.target, said);
   try {
-    l.budget_tokens =
-        parts_.engine.learn_budget(l.endpoint, l.model, l.budget_tokens, said.limit, e.what());
+    if (store)
+      l.budget_tokens =
+          parts_.engine.learn_budget(l.endpoint, l.model, l.budget_tokens, said.limit, e.what());
   } catch (const std::exception& error) {
     // Not stored for later turns; this turn still compacts into what it learned.
     spdlog::warn("storing the learned budget failed; this turn uses it: {}", error.what());

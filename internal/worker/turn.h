@@ -90,7 +90,7 @@ class Turn {
   // The answer arrived: warns of a silent truncation, calibrates, completes.
   void answered(TurnOutcome& o);
   // Learns (and stores) the budget an overflow answer allows; returns the budget stored.
-  int64_t learn(TurnOutcome& o, const openai::ApiError& e);
+  int64_t learn(TurnOutcome& o, const openai::ApiError& e, bool store = true);
   void classify(TurnOutcome& o, const openai::Error& e, std::chrono::milliseconds latency,
                 bool lease_lost);
   void retry_or_fail(TurnOutcome& o, TurnFailure failure);

@@ -138,6 +138,13 @@ TEST(ConfigTest, EmbeddingsAreOffByDefaultAndTheirSettingsAreChecked) {
   expect_refused("EMBEDDING_MIN_SIMILARITY", "x");
   expect_refused("EMBEDDING_TIMEOUT_MS", "50");
   expect_refused("EMBEDDING_TIMEOUT_MS", "120001");
+  expect_refused("EMBEDDING_BASE_URL", "ftp://x/v1");
+  expect_refused("EMBEDDING_BASE_URL", "https://key@x/v1");
+  expect_refused("EMBEDDING_API_KEY", "sk-alone");  // without EMBEDDING_BASE_URL: refused
+  const Config own = load_config(
+      env_of({{"EMBEDDING_BASE_URL", "https://embed.example/v1/"}, {"EMBEDDING_API_KEY", "sk-e"}}));
+  EXPECT_EQ(own.embedding_base_url, "https://embed.example/v1");
+  EXPECT_EQ(own.embedding_api_key, "sk-e");
 }
 
 TEST(ConfigTest, RefusesUnknownEnumValues) {

@@ -3,6 +3,8 @@
 // BM25 cannot match is recalled by its vector and the event says so; off by default (no
 // embeddings request at all); a failing embeddings call costs the turn only its vector search.
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -40,6 +42,30 @@ class EmbeddingsE2eTest : public E2eTest {
                            "' AND task_id = " + std::to_string(task) + " ORDER BY id LIMIT 1"));
   }
 };
+
+TEST_F(EmbeddingsE2eTest, EmbeddingsMayComeFromTheirOwnEndpointWithTheirOwnKey) {
+  // A chat provider without /v1/embeddings (Anthropic's): the embeddings go to another
+  // endpoint with its own key; the chat key never reaches that host.
+  StubServer chat_stub(dir_.path().string());
+  const std::filesystem::path embed_dir = dir_.path() / "embed";
+  std::filesystem::create_directories(embed_dir);
+  StubServer embed_stub(embed_dir.string());
+  const int64_t fact = import_chat("c");
+  const int64_t t = enqueue("c", "What is my passport number?");
+  drain(chat_stub, {{"EMBEDDING_MODEL", "stub-embed"},
+                    {"EMBEDDING_BASE_URL", embed_stub.base_url()},
+                    {"EMBEDDING_API_KEY", "sk-embeddings-only"}});
+  EXPECT_TRUE(requests(chat_stub, "/embeddings").empty());
+  const auto calls = requests(embed_stub, "/embeddings");
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0]["authorization"], "Bearer sk-embeddings-only");
+  EXPECT_TRUE(requests(embed_stub, "/chat/completions").empty());
+  const json chat = requests(chat_stub, "/chat/completions").back()["body"]["messages"];
+  EXPECT_NE(chat.back()["content"].get<std::string>().find("my pasport numbr is X7781"),
+            std::string::npos);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  (void)fact;
+}
 
 TEST_F(EmbeddingsE2eTest, AMisspeltFactBm25CannotMatchIsRecalledByItsVector) {
   StubServer stub(dir_.path().string());

@@ -183,6 +183,32 @@ TEST_F(EngineE2eTest, ContextOverflowRecompressesAndRetriesOnceThenFails) {
   EXPECT_EQ(num("SELECT count(*) FROM history WHERE chat_id = 'bad'"), 20);  // nothing lost
 }
 
+TEST_F(EngineE2eTest, AnOverflowInAnUnknownWordingGetsOneSmallerTryAndIsLearnedOnlyIfAnswered) {
+  StubServer stub(dir_.path().string());
+  add_history("vague", 20, 200);
+  add_history("never", 20, 200);
+  // "Input is too long for requested model." (a plain 400): probably an overflow.
+  const int64_t ok = enqueue("vague", "[[stub:vagueoverflow*1]] hello");
+  drain(stub, {{"TASK_MAX_ATTEMPTS", "3"}});
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(ok)), "done");
+  EXPECT_EQ(field("llm.retry", ok, "reason"), "probable_context_overflow");
+  EXPECT_EQ(compressed(ok)["after_overflow"], true);
+  // Answered at the smaller budget: learned for later turns.
+  ASSERT_EQ(payloads("context.limit_learned").size(), 1u);
+  const int64_t learned = payloads("context.limit_learned")[0]["budget_tokens"].get<int64_t>();
+  EXPECT_LE(learned, 111616 * 60 / 100);
+  // Refused again at the smaller budget: fails as any 400 does, and nothing more is learned.
+  const int64_t bad = enqueue("never", "[[stub:vagueoverflow*5]] hello");
+  drain(stub, {{"TASK_MAX_ATTEMPTS", "3"}});
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(bad)), "failed");
+  EXPECT_EQ(num("SELECT attempts FROM tasks WHERE id = " + std::to_string(bad)), 1);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.request' AND task_id = " +
+                std::to_string(bad)),
+            2);
+  EXPECT_EQ(payloads("context.limit_learned").size(), 1u);
+  EXPECT_EQ(num("SELECT count(*) FROM history WHERE chat_id = 'never'"), 20);  // nothing lost
+}
+
 TEST_F(EngineE2eTest, LevelsShowInEventsAndContextStats) {
   StubServer stub(dir_.path().string());
   add_history("big", 40, 400);  // ~100 tokens each: 4 000 tokens of history

@@ -82,13 +82,17 @@ TEST_F(ContextBuilderTest, BudgetBoundsTheWholePromptNotJustHistory) {
 
 TEST_F(ContextBuilderTest, CutsTheUserMessageWhenSystemAndUserAloneDoNotFit) {
   provider_.history = {{Role::kUser, "old", 1}};
-  const std::string user(2000, 'u');  // 500 tokens
+  // A long paste followed by its question: 500 tokens.
+  const std::string user = "BEGIN " + std::string(1960, 'u') + " what does this mean?";
   const auto b = builder(S(std::string(200, 's'), 50, 100, 4000)).build("c", user);
   EXPECT_TRUE(b.figures.user_truncated);
   EXPECT_LE(b.figures.estimated_tokens, 100);
   EXPECT_EQ(b.figures.compressed_count, 0);
   ASSERT_EQ(b.messages.size(), 2u);
-  EXPECT_NE(b.messages[1].content.find("characters cut]"), std::string::npos);
+  EXPECT_NE(b.messages[1].content.find("characters cut"), std::string::npos);
+  // Cut in the middle: the beginning and the question at the end are both kept.
+  EXPECT_EQ(b.messages[1].content.rfind("BEGIN", 0), 0u);
+  EXPECT_NE(b.messages[1].content.find("what does this mean?"), std::string::npos);
   const auto figures = nlohmann::json::parse(figures_json(b));
   EXPECT_EQ(figures["user_truncated"], true);
 }

@@ -357,10 +357,31 @@ TEST(Overflow, ServerErrorsAreNotEvenWithTheWording) {
 
 TEST(Overflow, GarbageAndEmptyBodiesAreNot) {
   EXPECT_EQ(from_body(400, "<html><body><h1>400 Bad Request</h1></body></html>"), std::nullopt);
-  EXPECT_EQ(from_body(400, "{\"error\": {\"message\": \"maximum context"), std::nullopt);
+  // A 400 whose text speaks of context is a probable overflow (one smaller try), not a sure one.
+  EXPECT_TRUE(from_body(400, "{\"error\": {\"message\": \"maximum context")->probable);
   EXPECT_EQ(from_body(400, std::string("\xff\xfe\0\x01", 4)), std::nullopt);
   EXPECT_EQ(from_body(400, ""), std::nullopt);
   EXPECT_EQ(read_overflow(413, "", "", "", ""), std::nullopt);
+}
+
+TEST(Overflow, AnUnknownWordingOfContextLengthOrTokensIsAProbableOne) {
+  // Seen from a hosted Llama: a plain 400 in no table's wording.
+  const auto vague = from_body(400, "Input is too long for requested model.");
+  ASSERT_TRUE(vague);
+  EXPECT_TRUE(vague->probable);
+  ASSERT_TRUE(from_body(413, R"({"error":{"message":"prompt has too many tokens"}})"));
+  EXPECT_TRUE(from_body(413, R"({"error":{"message":"prompt has too many tokens"}})")->probable);
+  EXPECT_TRUE(from_body(400, R"({"message":"input length exceeds what this model takes"})"));
+  // A known wording is a sure one.
+  EXPECT_FALSE(
+      from_body(400,
+                R"({"error":{"message":"This model's maximum context length is 8192 tokens."}})")
+          ->probable);
+  // Only a 400 or 413; never a rate limit; never text that names none of the words.
+  EXPECT_EQ(from_body(422, R"({"error":{"message":"context too long"}})"), std::nullopt);
+  EXPECT_EQ(from_body(429, "Input is too long for requested model."), std::nullopt);
+  EXPECT_EQ(from_body(413, "too many tokens per minute"), std::nullopt);
+  EXPECT_EQ(from_body(400, R"({"error":{"message":"invalid model ID"}})"), std::nullopt);
 }
 
 TEST(Overflow, NumbersBeyondInt64AreUnset) {
