@@ -286,6 +286,9 @@ void read_recall(const EnvLookup& env, Config& c) {
   }
   c.embedding_api_key = trim(read_string(env, "EMBEDDING_API_KEY", ""));
   refuse_control_characters("EMBEDDING_API_KEY", c.embedding_api_key);
+  if (!c.embedding_base_url.empty() && c.embedding_model.empty())
+    throw ConfigError("EMBEDDING_BASE_URL",
+                      "is set without EMBEDDING_MODEL: embeddings are off; set the model too");
   if (!c.embedding_api_key.empty() && c.embedding_base_url.empty())
     throw ConfigError("EMBEDDING_API_KEY",
                       "is set without EMBEDDING_BASE_URL: the embeddings go to OPENAI_BASE_URL "

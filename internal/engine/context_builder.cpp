@@ -91,9 +91,13 @@ ContextBuilder::Ends ContextBuilder::fit_ends(const std::string& user_text,
     e.user_tokens = counter_.count_message(e.user);
     if (e.user_tokens > user_room) {
       // Head and tail kept: a long paste followed by its question keeps the question (#28).
-      e.user.content =
-          tokens::cut_middle_to_tokens(e.user.content, user_room - counter_.per_message(),
-                                       e.user_tokens - counter_.per_message(), counter_);
+      const int64_t room = user_room - counter_.per_message();
+      std::string cut = tokens::cut_middle_to_tokens(
+          e.user.content, room, e.user_tokens - counter_.per_message(), counter_);
+      // Not even the marker fits (a budget at its floor, the estimator's count of the marker):
+      // the end of the message, its question, rather than no user message at all.
+      if (cut.empty()) cut = tokens::tail_to_tokens(e.user.content, room, counter_);
+      e.user.content = std::move(cut);
       e.user_truncated = true;
       e.user_tokens = e.user.content.empty() ? 0 : counter_.count_message(e.user);
     }

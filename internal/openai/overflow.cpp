@@ -51,8 +51,7 @@ constexpr std::string_view kOverflowSigns[] = {
 };
 
 // Words of an answer that may be an overflow in a wording not listed above (a 400 or 413 only).
-constexpr std::string_view kProbableSigns[] = {"context",  "length",    "token",
-                                               "too long", "too large", "too many"};
+constexpr std::string_view kProbableSigns[] = {"context", "length", "token", "too long"};
 
 // Phrases of rate limits, which also speak of tokens and of "too large" requests (OpenAI's 429
 // "Request too large ... tokens per min (TPM)", Groq's 413): never an overflow.
@@ -250,7 +249,14 @@ std::optional<Overflow> read_overflow(long status, std::string_view body, std::s
     if (status != 400 && status != 413 && status != 422) return std::nullopt;
     if (the_code == "rate_limit_exceeded" || mentions(text, kRateLimitSigns)) return std::nullopt;
     if (!mentions(text, kOverflowSigns)) {
-      if ((status != 400 && status != 413) || !mentions(text, kProbableSigns)) return std::nullopt;
+      // Only what the error says: its message, or a plain-text body (not a proxy's HTML page).
+      const size_t first = body.find_first_not_of(" \t\r\n");
+      const bool html = first != std::string_view::npos && body[first] == '<';
+      const std::string said_text =
+          lower_clipped(said.message) + "\n" + lower_clipped(message) + "\n" +
+          (said.message.empty() && message.empty() && !html ? lower_clipped(body) : "");
+      if ((status != 400 && status != 413) || !mentions(said_text, kProbableSigns))
+        return std::nullopt;
       probable = true;
     }
   }

@@ -20,9 +20,9 @@ struct Overflow {
   std::optional<int64_t> requested;
   // The prompt part of `requested`, when stated separately (vLLM's "X in the messages").
   std::optional<int64_t> prompt;
-  // No known wording: a 400 or 413 whose text speaks of context, length or tokens ("Input is too
-  // long for requested model."). The worker retries once at a smaller budget and keeps that
-  // budget only when the retry is answered.
+  // No known wording: a 400 or 413 whose error message (or plain-text body, not HTML) has
+  // "context", "length", "token" or "too long" ("Input is too long for requested model."). The
+  // worker retries once at a smaller budget and keeps a budget only when the retry is answered.
   bool probable = false;
 };
 

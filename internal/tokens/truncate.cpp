@@ -105,4 +105,22 @@ std::string cut_middle_to_tokens(std::string_view text, int64_t max_tokens, int6
   });
 }
 
+std::string tail_to_tokens(std::string_view text, int64_t max_tokens, const TokenCounter& counter) {
+  const size_t total = common::count_code_points(text);
+  const auto tail = [&](size_t n) { return text.substr(common::prefix_bytes(text, total - n)); };
+  size_t lo = 0;  // fits
+  size_t hi = total;
+  if (max_tokens <= 0) return {};
+  if (counter.count_text(text) <= max_tokens) return std::string(text);
+  while (lo < hi) {  // the largest n whose tail fits; the tails here are short (a small room)
+    const size_t mid = lo + (hi - lo + 1) / 2;
+    if (counter.count_text(tail(mid)) <= max_tokens) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return std::string(tail(lo));
+}
+
 }  // namespace autonous::tokens

@@ -35,4 +35,9 @@ std::string cut_to_tokens(std::string_view text, int64_t max_tokens, int64_t tex
 std::string cut_middle_to_tokens(std::string_view text, int64_t max_tokens, int64_t text_tokens,
                                  const TokenCounter& counter);
 
+// The longest tail of `text` (no marker) whose count_text is at most `max_tokens`: what is left
+// of a message when not even a cut marker fits (the question at its end). "" when nothing fits.
+// REQUIRES: `text` is valid UTF-8.
+std::string tail_to_tokens(std::string_view text, int64_t max_tokens, const TokenCounter& counter);
+
 }  // namespace autonous::tokens

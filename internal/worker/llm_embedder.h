@@ -1,6 +1,7 @@
 #pragma once
 // LlmEmbedder: recall's embeddings call (EMBEDDING_MODEL). It goes through the slot's
-// openai::Client (same endpoint, key, transport and error classification) to POST /embeddings
+// openai::Client (the chat's endpoint and key, or EMBEDDING_BASE_URL's with EMBEDDING_API_KEY;
+// the slot's transport and error classification) to POST /embeddings
 // within one time limit for the whole turn (EMBEDDING_TIMEOUT_MS, from the turn's first
 // begin_step(): every call gets what is left of it), without retries: a failed call costs the
 // turn only its vector search. A 400, 413 or 422 answer is a refusal of the input

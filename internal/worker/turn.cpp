@@ -87,7 +87,10 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     o.contexts.push_back(build(task, options, keep_going));
     // A slow build (a huge history, summaries) must not cost the lease: renew now if due.
     if (!keep_going()) throw openai::aborted_error("aborted before the call");
-    std::optional<LearnedBudget> unconfirmed;  // from a probable overflow: kept once answered
+    // A probable overflow (an unknown wording): its budget, kept once the smaller prompt is
+    // answered (and no sure overflow taught a better one meanwhile), with the answer's text.
+    std::optional<LearnedBudget> unconfirmed;
+    std::string unconfirmed_error;
     for (int rebuilds = 0;; ++rebuilds) {
       try {
         o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going,
@@ -99,6 +102,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
         // An answer in a wording we do not know gets one smaller try; a second fails the task as
         // any 400 does.
         if (probable && (unconfirmed || rebuilds >= kMaxRebuilds)) throw;
+        const int64_t refused = o.contexts.back().built.figures.estimated_tokens;
         // The server's window is smaller than we thought: learn the budget it allows (kept
         // for later turns, also when this turn gives up; a probable one only once answered),
         // then compact into it and try again.
@@ -106,6 +110,14 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
         if (probable) {
           unconfirmed = o.learned.back();
           o.learned.pop_back();
+          unconfirmed_error = e.what();
+          // At most half the budget in force per probable answer: a 400 that was no overflow
+          // (answered once the rebuild dropped something else) costs later turns little.
+          unconfirmed->budget_tokens =
+              std::max(unconfirmed->budget_tokens,
+                       o.contexts.back().built.figures.budget_tokens / kProbableLearnShare);
+        } else {
+          unconfirmed.reset();  // a sure answer teaches more than the guess before it
         }
         if (rebuilds >= kMaxRebuilds) throw;
         o.overflows.push_back(TurnFailure{e.reason(), e.what(), e.status(), since(call_started),
@@ -113,16 +125,27 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
         options.min_level = engine::next_level(o.contexts.back().built.figures.level);
         o.contexts.push_back(build(task, options, keep_going));
         o.contexts.back().after_overflow = true;
+        // A rebuild that is not materially smaller would be refused the same (or the 400 was no
+        // overflow at all): no second call for a guess.
+        if (probable && static_cast<double>(o.contexts.back().built.figures.estimated_tokens) >
+                            kProbableSmaller * static_cast<double>(refused)) {
+          o.contexts.pop_back();  // never sent: the trail shows the one refusal
+          o.overflows.pop_back();
+          throw;
+        }
       }
     }
     if (unconfirmed) {  // the smaller prompt was answered: the budget is kept for later turns
       try {
         unconfirmed->budget_tokens = parts_.engine.learn_budget(
             unconfirmed->endpoint, unconfirmed->model, unconfirmed->budget_tokens, std::nullopt,
-            "answered at a smaller budget after: " + o.overflows.back().error);
+            "probable overflow (unknown wording), answered at a smaller budget: " +
+                unconfirmed_error);
       } catch (const std::exception& error) {
         spdlog::warn("storing the learned budget failed: {}", error.what());
       }
+      unconfirmed->overflow.reset();  // stored now, after the answer
+      unconfirmed->at = parts_.clock.now();
       o.learned.push_back(*unconfirmed);
     }
     answered(o);
@@ -191,8 +214,10 @@ int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e, bool store) {
                   parts_.client.model(),
                   0,
                   sent.figures.estimated_tokens,
-                  said.limit,
-                  said.prompt ? said.prompt : said.requested};
+                  said.probable ? std::nullopt : said.limit,
+                  said.prompt ? said.prompt : said.requested,
+                  o.overflows.size(),  // the overflow answer's index once it is recorded
+                  parts_.clock.now()};
   l.budget_tokens = fitted_budget(sent.figures.estimated_tokens, sent.figures.budget_tokens,
                                   sent.chat.policy.thresholds.target, said);
   try {

@@ -51,6 +51,11 @@ struct TurnParts {
 
 // After an overflow answer the turn rebuilds at most this many times.
 inline constexpr int kMaxRebuilds = 2;
+// A probable overflow (an unknown wording, openai::Overflow::probable) is tried again only when
+// the rebuild costs at most kProbableSmaller of the refused prompt, and what it teaches is never
+// below 1/kProbableLearnShare of the budget it refused.
+inline constexpr double kProbableSmaller = 0.9;
+inline constexpr int64_t kProbableLearnShare = 2;
 // A prompt of at least kTruncationFloor tokens that the server counted at under this share of
 // our count was probably cut by the server (Ollama's num_ctx): a warning event says so. With
 // the estimator (which may count English up to twice too high) the share is smaller.

@@ -165,12 +165,17 @@ std::vector<events::Event> turn_events(const queue::Task& task, const TurnOutcom
       const TurnFailure& f = o.overflows[i];
       json retry = retry_payload(o, f, std::chrono::milliseconds(0));
       retry["recompress"] = true;
-      if (i < o.learned.size()) add_learned(trail, o.learned[i], f.at);
+      for (const LearnedBudget& l : o.learned)
+        if (l.overflow == i) add_learned(trail, l, f.at);
       trail.add(events::kLlmRetry, retry, f.at);
     }
   }
-  // An overflow the turn gave up on still taught a budget (later turns start within it).
-  if (o.learned.size() > o.overflows.size()) add_learned(trail, o.learned.back(), o.finished_at);
+  for (const LearnedBudget& l : o.learned) {
+    // An overflow the turn gave up on still taught a budget (later turns start within it).
+    if (l.overflow && *l.overflow >= o.overflows.size()) add_learned(trail, l, o.finished_at);
+    // A probable overflow's, stored once the smaller prompt was answered.
+    if (!l.overflow) add_learned(trail, l, l.at);
+  }
   add_ending(trail, o);
   return trail.take();
 }

@@ -43,6 +43,10 @@ struct LearnedBudget {
   int64_t sent_tokens = 0;    // what the refused prompt cost, by the engine's counter
   std::optional<int64_t> stated_limit;
   std::optional<int64_t> server_tokens;  // what the server counted for it, when it said
+  // The overflow answer (TurnOutcome::overflows' index) that taught it; none for a probable
+  // overflow's, stored once the smaller prompt was answered (at `at`).
+  std::optional<size_t> overflow;
+  common::TimePoint at;
 };
 
 struct TurnOutcome {

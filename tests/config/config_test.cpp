@@ -141,8 +141,10 @@ TEST(ConfigTest, EmbeddingsAreOffByDefaultAndTheirSettingsAreChecked) {
   expect_refused("EMBEDDING_BASE_URL", "ftp://x/v1");
   expect_refused("EMBEDDING_BASE_URL", "https://key@x/v1");
   expect_refused("EMBEDDING_API_KEY", "sk-alone");  // without EMBEDDING_BASE_URL: refused
-  const Config own = load_config(
-      env_of({{"EMBEDDING_BASE_URL", "https://embed.example/v1/"}, {"EMBEDDING_API_KEY", "sk-e"}}));
+  expect_refused("EMBEDDING_BASE_URL", "https://embed.example/v1");  // without EMBEDDING_MODEL
+  const Config own = load_config(env_of({{"EMBEDDING_MODEL", "m"},
+                                         {"EMBEDDING_BASE_URL", "https://embed.example/v1/"},
+                                         {"EMBEDDING_API_KEY", "sk-e"}}));
   EXPECT_EQ(own.embedding_base_url, "https://embed.example/v1");
   EXPECT_EQ(own.embedding_api_key, "sk-e");
 }

@@ -1,6 +1,7 @@
 // Hardening: the real worker against the stub's hostile replies (cmd/autonous-stub/hostile.h),
 // hostile front-end values and its own logs.
 
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -190,8 +191,13 @@ TEST_F(HardeningE2eTest, ALeaseOutlivesTheBuildOfAHugeHistory) {
                {"huge", "user", huge},
                {"huge", "assistant", huge}});
   enqueue("huge", "and now a short question");
+  // The lease is renewed between counts, so it must outlast the longest single count: a 4 MiB
+  // message takes about 0.4 s here, several times that in the sanitizer pass (whose build still
+  // takes several leases).
+  const char* lease = std::getenv("AUTONOUS_TEST_BIN") != nullptr ? "4" : "1";
   const auto r = drain(
-      stub, {{"TASK_LEASE_SECONDS", "1"}, {"WORKER_CONCURRENCY", "2"}, {"POLL_INTERVAL_MS", "20"}});
+      stub,
+      {{"TASK_LEASE_SECONDS", lease}, {"WORKER_CONCURRENCY", "2"}, {"POLL_INTERVAL_MS", "20"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(str("SELECT status FROM tasks"), "done");
   EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE lease_expiries > 0 OR attempts > 1"), 0);

@@ -382,6 +382,10 @@ TEST(Overflow, AnUnknownWordingOfContextLengthOrTokensIsAProbableOne) {
   EXPECT_EQ(from_body(429, "Input is too long for requested model."), std::nullopt);
   EXPECT_EQ(from_body(413, "too many tokens per minute"), std::nullopt);
   EXPECT_EQ(from_body(400, R"({"error":{"message":"invalid model ID"}})"), std::nullopt);
+  // A proxy's HTML page is no error message; "too large" alone names no length.
+  EXPECT_EQ(from_body(400, "<html><h1>400 Request Header Or Cookie Too Large</h1></html>"),
+            std::nullopt);
+  EXPECT_EQ(from_body(400, R"({"error":{"message":"request too large"}})"), std::nullopt);
 }
 
 TEST(Overflow, NumbersBeyondInt64AreUnset) {

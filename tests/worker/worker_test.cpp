@@ -280,6 +280,83 @@ TEST_F(WorkerTest, AReplyThatCannotBeStoredIsRetriedAndNeverClaimsTheTurnComplet
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.failed'"), 1);
 }
 
+// An overflow in a wording no table knows (a hosted Llama's plain 400).
+const openai::HttpResponse kVague{400, {}, "Input is too long for requested model."};
+const openai::HttpResponse kSure{
+    400,
+    {},
+    R"({"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}})"};
+
+class ProbableOverflowTest : public WorkerTest {
+ protected:
+  // 20 rows of 200 characters: a prompt of about 1 000 tokens that a rebuild can cut.
+  void add_history() {
+    for (int i = 0; i < 20; ++i)
+      t_.db().exec("INSERT INTO history(chat_id, role, text) VALUES ('c', '" +
+                   std::string(i % 2 ? "assistant" : "user") + "', '" + std::string(200, 'h') +
+                   "')");
+  }
+  int64_t learned_count() { return num("SELECT count(*) FROM learned_limits"); }
+};
+
+TEST_F(ProbableOverflowTest, NothingToCutMeansNoSecondCallAndNothingLearned) {
+  q_.enqueue("c", "ping");
+  shared_.script().push(kVague);
+  run(config());
+  EXPECT_EQ(col("SELECT status FROM tasks"), "failed");
+  EXPECT_EQ(shared_.script().requests.size(), 1u);  // the rebuild was no smaller: not sent
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.retry'"), 0);
+  EXPECT_EQ(col("SELECT json_extract(payload, '$.reason') FROM events WHERE type = "
+                "'turn.failed'"),
+            "probable_context_overflow");
+  EXPECT_EQ(learned_count(), 0);
+}
+
+TEST_F(ProbableOverflowTest, AnsweredSmallerItIsLearnedAsAGuessAfterTheAnswerAtMostHalving) {
+  add_history();
+  q_.enqueue("c", "ping");
+  shared_.script().push(kVague);
+  shared_.script().push({200, {}, kOk});
+  run(config());
+  EXPECT_EQ(col("SELECT status FROM tasks"), "done");
+  ASSERT_EQ(learned_count(), 1);
+  EXPECT_EQ(num("SELECT stated_limit IS NULL FROM learned_limits"), 1);
+  EXPECT_EQ(col("SELECT substr(message, 1, 17) FROM learned_limits"), "probable overflow");
+  const int64_t budget = num("SELECT budget_tokens FROM learned_limits");
+  const int64_t refused =
+      num("SELECT json_extract(payload, '$.budget_tokens') FROM events WHERE type = "
+          "'context.compressed' ORDER BY id LIMIT 1");
+  EXPECT_GE(budget, refused / 2);  // one guess halves the budget at most
+  // Stored after the answer: its event follows the retry and the rebuilt context (not paired
+  // with the refusal, as a sure overflow's is), stamped no earlier than the retry.
+  EXPECT_GT(num("SELECT id FROM events WHERE type = 'context.limit_learned'"),
+            num("SELECT max(id) FROM events WHERE type = 'context.compressed'"));
+  EXPECT_GE(col("SELECT created_at FROM events WHERE type = 'context.limit_learned'"),
+            col("SELECT created_at FROM events WHERE type = 'llm.retry'"));
+}
+
+TEST_F(ProbableOverflowTest, ASureOverflowAfterAProbableOneIsWhatIsLearned) {
+  add_history();
+  q_.enqueue("c", "ping");
+  shared_.script().push(kVague);
+  shared_.script().push(kSure);
+  shared_.script().push({200, {}, kOk});
+  run(config());
+  EXPECT_EQ(col("SELECT status FROM tasks"), "done");
+  ASSERT_EQ(learned_count(), 1);
+  EXPECT_EQ(num("SELECT stated_limit FROM learned_limits"), 8192);
+  ASSERT_EQ(num("SELECT count(*) FROM events WHERE type = 'context.limit_learned'"), 1);
+  EXPECT_EQ(num("SELECT json_extract(payload, '$.stated_limit') FROM events WHERE type = "
+                "'context.limit_learned'"),
+            8192);
+  // Paired with the sure answer's retry (the second), not the probable one's.
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.retry'"), 2);
+  EXPECT_LT(num("SELECT id FROM events WHERE type = 'context.limit_learned'"),
+            num("SELECT max(id) FROM events WHERE type = 'llm.retry'"));
+  EXPECT_GT(num("SELECT id FROM events WHERE type = 'context.limit_learned'"),
+            num("SELECT min(id) FROM events WHERE type = 'llm.retry'"));
+}
+
 TEST_F(WorkerTest, ASlotErrorOutsideATaskStopsTheWorkerAndIsRethrown) {
   q_.enqueue("c", "ping");
   // An error that waiting cannot cure (a schema someone broke): the claim fails, the worker
