@@ -670,6 +670,19 @@ class Failover(unittest.TestCase):
         pg_admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
                  f"'{e.pg_name}' AND application_name = 'autonous'")
 
+    def waiting(self, e):
+        """The worker statements that wait for a lock (the test's)."""
+        return e.sql(f"""SELECT pid FROM pg_stat_activity WHERE datname = '{e.pg_name}'
+                         AND application_name = 'autonous' AND wait_event_type = 'Lock'""")
+
+    def cancel_until(self, e, done, timeout):
+        """pg_cancel_backend of every worker statement that waits for a lock, until done()."""
+        deadline = time.time() + timeout
+        while not done() and time.time() < deadline:
+            for (pid,) in self.waiting(e):
+                pg_admin(f"SELECT pg_cancel_backend({pid})")
+            time.sleep(0.2)
+
     def test_a_read_only_server_is_waited_out_at_start_and_while_running(self):
         if not PG:
             self.skipTest("a PostgreSQL server's read-only mode")
@@ -760,15 +773,9 @@ class Failover(unittest.TestCase):
             lock = psycopg2.connect(e.pg_url)  # the build's read of the history waits for it
             lock.cursor().execute("LOCK TABLE history IN ACCESS EXCLUSIVE MODE")
             task = e.enqueue("b", "second")
-            waiting = f"""SELECT pid FROM pg_stat_activity WHERE datname = '{e.pg_name}'
-                          AND application_name = 'autonous' AND wait_event_type = 'Lock'"""
             released = lambda: e.sql("SELECT count(*) FROM events WHERE type = 'agent.released' "
                                      f"AND task_id = {task}")[0][0]
-            deadline = time.time() + 30
-            while released() == 0 and time.time() < deadline:
-                for (pid,) in e.sql(waiting):
-                    pg_admin(f"SELECT pg_cancel_backend({pid})")
-                time.sleep(0.2)
+            self.cancel_until(e, lambda: released() > 0, 30)
             lock.rollback()
             lock.close()
             lock = None
@@ -796,15 +803,9 @@ class Failover(unittest.TestCase):
             lock = psycopg2.connect(e.pg_url)
             lock.cursor().execute("LOCK TABLE history IN ACCESS EXCLUSIVE MODE")
             task = e.enqueue("k", "second")
-            waiting = f"""SELECT pid FROM pg_stat_activity WHERE datname = '{e.pg_name}'
-                          AND application_name = 'autonous' AND wait_event_type = 'Lock'"""
             retried = lambda: e.sql("SELECT count(*) FROM events WHERE type = 'llm.retry' "
                                     f"AND task_id = {task}")[0][0]
-            deadline = time.time() + 60
-            while retried() == 0 and time.time() < deadline:
-                for (pid,) in e.sql(waiting):
-                    pg_admin(f"SELECT pg_cancel_backend({pid})")
-                time.sleep(0.2)
+            self.cancel_until(e, lambda: retried() > 0, 60)
             lock.rollback()
             lock.close()
             lock = None
@@ -830,13 +831,7 @@ class Failover(unittest.TestCase):
             lock = psycopg2.connect(e.pg_url)  # the reply's INSERT waits for this lock
             lock.cursor().execute("LOCK TABLE history IN EXCLUSIVE MODE")
             task = e.enqueue("s", "refused for longer than a lease")
-            waiting = f"""SELECT pid FROM pg_stat_activity WHERE datname = '{e.pg_name}'
-                          AND application_name = 'autonous' AND wait_event_type = 'Lock'"""
-            deadline = time.time() + 30
-            while "did not take the reply" not in e.tail() and time.time() < deadline:
-                for (pid,) in e.sql(waiting):
-                    pg_admin(f"SELECT pg_cancel_backend({pid})")
-                time.sleep(0.2)
+            self.cancel_until(e, lambda: "did not take the reply" in e.tail(), 30)
             self.assertIn("did not take the reply", e.tail())  # the wait ends after a lease
             lock.rollback()
             lock.close()
@@ -861,13 +856,11 @@ class Failover(unittest.TestCase):
             lock.cursor().execute("LOCK TABLE history IN EXCLUSIVE MODE")
             e.start()
             e.enqueue("c", "an answer worth keeping")
-            waiting = f"""SELECT pid FROM pg_stat_activity WHERE datname = '{e.pg_name}'
-                          AND application_name = 'autonous' AND wait_event_type = 'Lock'"""
             for _ in range(2):  # cancelled, waited out, cancelled again
                 deadline = time.time() + 20
                 pids = []
                 while not pids and time.time() < deadline:
-                    pids = e.sql(waiting)
+                    pids = self.waiting(e)
                     time.sleep(0.05)
                 self.assertTrue(pids, "no save waited for the lock: " + e.tail())
                 pg_admin(f"SELECT pg_cancel_backend({pids[0][0]})")
