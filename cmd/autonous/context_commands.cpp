@@ -156,9 +156,12 @@ void add_tokens_command(CLI::App& app, Action& action) {
       "tokens", "Count the tokens of a text: prints {\"encoding\", \"tokens\", \"bytes\"}");
   auto* enc_opt =
       tokens
-          ->add_option("--encoding", *encoding,
-                       "auto, cl100k_base, o200k_base, estimate or chars4 (default: TOKEN_COUNTER)")
-          ->check(CLI::IsMember({"auto", "cl100k_base", "o200k_base", "estimate", "chars4"}));
+          ->add_option(
+              "--encoding", *encoding,
+              "auto, cl100k_base, o200k_base, llama3, qwen3, deepseek_v3, estimate or chars4 "
+              "(default: TOKEN_COUNTER)")
+          ->check(CLI::IsMember({"auto", "cl100k_base", "o200k_base", "llama3", "qwen3",
+                                 "deepseek_v3", "estimate", "chars4"}));
   tokens->add_option("FILE", tok->file, "file to count, or - for stdin (default)");
   tokens->callback([&action, tok, encoding, enc_opt] {
     if (enc_opt->count() > 0) tok->encoding = *encoding;

@@ -234,7 +234,8 @@ void read_logging_and_storage(const EnvLookup& env, Config& c) {
 
 void read_tokens(const EnvLookup& env, Config& c) {
   c.token_counter = read_choice(env, "TOKEN_COUNTER", c.token_counter,
-                                {"auto", "cl100k_base", "o200k_base", "estimate", "chars4"});
+                                {"auto", "cl100k_base", "o200k_base", "llama3", "qwen3",
+                                 "deepseek_v3", "estimate", "chars4"});
   c.tokenizer_data_dir = read_string(env, "TOKENIZER_DATA_DIR", c.tokenizer_data_dir);
   c.token_calibration = read_choice(env, "TOKEN_CALIBRATION", "off", {"on", "off"}) == "on";
 }

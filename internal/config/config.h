@@ -62,7 +62,8 @@ struct Config {
   std::chrono::milliseconds retry_max{60000};
   std::chrono::seconds shutdown_grace{30};
   std::string worker_id;  // empty: hostname:pid, chosen by the worker
-  // Token counting: auto | cl100k_base | o200k_base | estimate | chars4.
+  // Token counting: auto | cl100k_base | o200k_base | llama3 | qwen3 | deepseek_v3 | estimate |
+  // chars4.
   std::string token_counter = "auto";
   std::string tokenizer_data_dir = "/usr/local/share/autonous/tokenizer";
   bool token_calibration = false;  // TOKEN_CALIBRATION=on: per-model estimator scale

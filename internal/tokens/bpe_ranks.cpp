@@ -126,16 +126,57 @@ uint64_t pair_hash(uint64_t key) noexcept {
 
 }  // namespace
 
-void BpeRanks::build_pairs() {
+void BpeRanks::build_byte_tokens() {
   byte_rank_.assign(256, kNoRank);
   for (int b = 0; b < 256; ++b) {
     const char c = static_cast<char>(b);
     byte_rank_[static_cast<size_t>(b)] = rank(std::string_view(&c, 1));
     if (byte_rank_[static_cast<size_t>(b)] == kNoRank)
-      throw std::runtime_error("rank file lacks the single byte " + std::to_string(b));
+      throw std::runtime_error("the vocabulary lacks the single byte " + std::to_string(b));
   }
+}
+
+BpeRanks BpeRanks::from_merges(const std::vector<std::pair<std::string, uint32_t>>& tokens,
+                               const std::vector<Merge>& merges, bool whole_pieces) {
+  BpeRanks r;
+  r.whole_pieces_ = whole_pieces;
+  size_t capacity = 1;
+  while (capacity < tokens.size() * 2) capacity <<= 1;
+  r.slots_.assign(capacity, Slot{});
+  r.mask_ = capacity - 1;
+  uint32_t max_id = 0;
+  for (const auto& [b, id] : tokens) {
+    if (!b.empty()) r.insert(b, id);
+    max_id = std::max(max_id, id);
+  }
+  r.build_byte_tokens();
+  // The bytes of each id, to find what a merge makes.
+  std::vector<std::string_view> bytes(static_cast<size_t>(max_id) + 1);
+  const std::string_view arena(r.arena_);
+  for (const Slot& s : r.slots_)
+    if (s.length != 0) bytes[s.rank] = arena.substr(s.offset, s.length);
+  std::vector<std::pair<uint64_t, Joined>> found;
+  found.reserve(merges.size());
+  std::string joined;
+  for (size_t i = 0; i < merges.size(); ++i) {
+    const Merge& m = merges[i];
+    if (m.left > max_id || m.right > max_id || bytes[m.left].empty() || bytes[m.right].empty())
+      throw std::runtime_error("merge " + std::to_string(i) + " joins an unknown token");
+    joined.assign(bytes[m.left]);
+    joined.append(bytes[m.right]);
+    const uint32_t token = r.rank(joined);
+    if (token == kNoRank)
+      throw std::runtime_error("merge " + std::to_string(i) + " makes no token of the vocabulary");
+    found.emplace_back(uint64_t{m.left} << 32 | m.right, Joined{static_cast<uint32_t>(i), token});
+  }
+  r.index_pairs(found);
+  return r;
+}
+
+void BpeRanks::build_pairs() {
+  build_byte_tokens();
   // Every way of writing each token as two tokens: (left, right) -> token.
-  std::vector<std::pair<uint64_t, uint32_t>> found;
+  std::vector<std::pair<uint64_t, Joined>> found;
   const std::string_view arena(arena_);
   for (const Slot& s : slots_) {
     if (s.length < 2) continue;
@@ -145,34 +186,44 @@ void BpeRanks::build_pairs() {
       if (left == kNoRank) continue;
       const uint32_t right = rank(token.substr(k));
       if (right == kNoRank) continue;
-      found.emplace_back(uint64_t{left} << 32 | right, s.rank);
+      found.emplace_back(uint64_t{left} << 32 | right, Joined{s.rank, s.rank});
     }
   }
+  index_pairs(found);
+}
+
+void BpeRanks::index_pairs(const std::vector<std::pair<uint64_t, Joined>>& found) {
   size_t capacity = 1;
   while (capacity < found.size() * 2) capacity <<= 1;
   pairs_.assign(capacity, PairSlot{});
   pair_mask_ = capacity - 1;
-  for (const auto& [key, token] : found) {
+  for (const auto& [key, joined] : found) {
     size_t i = pair_hash(key) & pair_mask_;
     while (pairs_[i].key != UINT64_MAX && pairs_[i].key != key) i = (i + 1) & pair_mask_;
-    pairs_[i] = PairSlot{key, token};
+    // A pair listed twice keeps its first (lowest) rank, as Hugging Face's merges map does.
+    if (pairs_[i].key == key) continue;
+    pairs_[i] = PairSlot{key, joined};
   }
 }
 
-uint32_t BpeRanks::pair_rank(uint32_t left, uint32_t right) const noexcept {
-  if (left == kNoRank || right == kNoRank) return kNoRank;
+BpeRanks::Joined BpeRanks::join(uint32_t left, uint32_t right) const noexcept {
+  if (left == kNoRank || right == kNoRank) return {};
   const uint64_t key = uint64_t{left} << 32 | right;
   size_t i = pair_hash(key) & pair_mask_;
   while (pairs_[i].key != UINT64_MAX) {
-    if (pairs_[i].key == key) return pairs_[i].rank;
+    if (pairs_[i].key == key) return pairs_[i].joined;
     i = (i + 1) & pair_mask_;
   }
-  return kNoRank;
+  return {};
+}
+
+uint32_t BpeRanks::pair_rank(uint32_t left, uint32_t right) const noexcept {
+  return join(left, right).rank;
 }
 
 int64_t BpeRanks::count_piece(std::string_view piece) const {
   if (piece.empty()) return 0;
-  if (rank(piece) != kNoRank) return 1;
+  if (whole_pieces_ && rank(piece) != kNoRank) return 1;
   return piece.size() < kHeapThreshold ? count_scan(piece) : count_heap(piece);
 }
 
@@ -198,7 +249,7 @@ int64_t BpeRanks::count_scan(std::string_view piece) const {
       }
     }
     if (best == kNoRank) break;
-    tok[at] = best;
+    tok[at] = join(tok[at], tok[at + 1]).token;
     tok.erase(tok.begin() + static_cast<ptrdiff_t>(at) + 1);
     ranks.erase(ranks.begin() + static_cast<ptrdiff_t>(at) + 1);
     --parts;
@@ -226,6 +277,7 @@ int64_t BpeRanks::count_heap(std::string_view piece) const {
   }
   struct Candidate {
     uint32_t rank;
+    uint32_t token;
     uint32_t left;
     uint32_t end;  // end of the right part when pushed
     bool operator>(const Candidate& o) const {
@@ -238,8 +290,8 @@ int64_t BpeRanks::count_heap(std::string_view piece) const {
     const uint32_t mid = next[left];
     if (mid >= n) return;
     const uint32_t end = next[mid];
-    const uint32_t r = pair_rank(tok[left], tok[mid]);
-    if (r != kNoRank) heap.push({r, left, end});
+    const Joined j = join(tok[left], tok[mid]);
+    if (j.rank != kNoRank) heap.push({j.rank, j.token, left, end});
   };
   for (uint32_t i = 0; i + 1 < n; ++i) push(i);
   int64_t parts = n;
@@ -250,7 +302,7 @@ int64_t BpeRanks::count_heap(std::string_view piece) const {
     const uint32_t mid = next[c.left];
     if (mid >= n || next[mid] != c.end) continue;  // stale
     alive[mid] = false;
-    tok[c.left] = c.rank;
+    tok[c.left] = c.token;
     next[c.left] = c.end;
     if (c.end < n) prev[c.end] = c.left;
     --parts;

@@ -1,7 +1,10 @@
 #pragma once
-// BpeRanks: a tiktoken rank file in memory (token bytes → merge rank), and byte-pair counting
-// of one pre-tokenized piece exactly as tiktoken merges it: repeatedly join the adjacent pair of
-// lowest rank, leftmost first. Short pieces use a simple scan; long ones a heap over a linked
+// BpeRanks: a byte-level BPE vocabulary in memory (token bytes → id, and which pairs of tokens
+// merge, in what order) and byte-pair counting of one pre-tokenized piece exactly as tiktoken
+// or Hugging Face's BPE model merges it: repeatedly join the adjacent pair of lowest merge rank,
+// leftmost first. From a tiktoken rank file every way of writing a token as two tokens merges,
+// ranked by the token; from a Hugging Face merges list only the listed pairs, ranked by their
+// place in the list. Short pieces use a simple scan; long ones a heap over a linked
 // list, so a 1 MiB run of one letter stays O(n log n). Immutable after load; thread-safe.
 
 #include <cstdint>
@@ -16,6 +19,16 @@ class BpeRanks {
   // Reads a .tiktoken file (lines "BASE64 RANK"). Throws std::runtime_error when the file
   // cannot be read or a line is malformed (the message names the file and line).
   static BpeRanks load(const std::string& path);
+  // A Hugging Face BPE model: `tokens` (bytes, id) and `merges` (left id, right id, in the
+  // order of the merges list). `whole_pieces` is the model's ignore_merges: a piece that is a
+  // token is that one token. Throws std::runtime_error when a single byte has no token or a
+  // merge's result is not a token.
+  struct Merge {
+    uint32_t left;
+    uint32_t right;
+  };
+  static BpeRanks from_merges(const std::vector<std::pair<std::string, uint32_t>>& tokens,
+                              const std::vector<Merge>& merges, bool whole_pieces);
 
   // The rank of `bytes`, or kNoRank.
   uint32_t rank(std::string_view bytes) const noexcept;
@@ -40,20 +53,29 @@ class BpeRanks {
   // merge every part is a token, so this answers "rank of the joined bytes" with one integer
   // probe instead of hashing and comparing bytes.
   uint32_t pair_rank(uint32_t left, uint32_t right) const noexcept;
+  // The same lookup, also giving the joined token (the rank's own token from a rank file).
+  struct Joined {
+    uint32_t rank = kNoRank;
+    uint32_t token = kNoRank;
+  };
+  Joined join(uint32_t left, uint32_t right) const noexcept;
+  void build_byte_tokens();
   void build_pairs();
+  void index_pairs(const std::vector<std::pair<uint64_t, Joined>>& found);
   static uint64_t hash(std::string_view bytes) noexcept;
 
   std::string arena_;
   std::vector<Slot> slots_;
   struct PairSlot {
     uint64_t key = UINT64_MAX;  // left << 32 | right; UINT64_MAX: empty
-    uint32_t rank = kNoRank;
+    Joined joined;
   };
   std::vector<PairSlot> pairs_;
   size_t pair_mask_ = 0;
   std::vector<uint32_t> byte_rank_;  // the token of each single byte
   size_t mask_ = 0;
   size_t count_ = 0;
+  bool whole_pieces_ = true;
 };
 
 }  // namespace autonous::tokens

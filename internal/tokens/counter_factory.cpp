@@ -4,6 +4,7 @@
 
 #include "internal/tokens/bpe_counter.h"
 #include "internal/tokens/estimator.h"
+#include "internal/tokens/hf_counter.h"
 
 namespace autonous::tokens {
 namespace {
@@ -41,9 +42,21 @@ CounterChoice make_token_counter(const std::string& setting, const std::string& 
     out.counter = load_bpe_counter(setting, data_dir);
     return out;
   }
+  if (hf_family(setting) != nullptr) {
+    out.counter = load_hf_counter(setting, data_dir);
+    return out;
+  }
   if (setting != "auto") throw std::invalid_argument("unknown token counter '" + setting + "'");
   const std::optional<std::string> encoding = encoding_for_model(model);
-  if (!encoding) {
+  const HfFamily* family = encoding ? nullptr : hf_family_for_model(model);
+  if (family != nullptr) {
+    try {
+      out.counter = load_hf_counter(family->name, data_dir);
+      return out;
+    } catch (const std::runtime_error& e) {
+      out.warning = std::string(e.what()) + "; using the script-aware estimate";
+    }
+  } else if (!encoding) {
     out.warning =
         "no exact encoding is known for model '" + model + "'; using the script-aware estimate";
   } else {

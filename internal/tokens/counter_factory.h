@@ -1,8 +1,10 @@
 #pragma once
 // Chooses the TokenCounter from TOKEN_COUNTER and OPENAI_MODEL: `auto` maps the model to its
-// encoding (gpt-4o / 4.1 / 4.5 / 5 / o-series → o200k_base; gpt-4 / gpt-3.5 → cl100k_base) and
-// falls back to the script-aware estimate for other models or when rank files are missing,
-// saying so in `warning`. An explicit encoding whose rank files are missing is an error.
+// encoding (gpt-4o / 4.1 / 4.5 / 5 / o-series → o200k_base; gpt-4 / gpt-3.5 → cl100k_base) or
+// its open-weight family (Llama 3.x → llama3, Qwen → qwen3, DeepSeek V3/R1 → deepseek_v3;
+// hf_counter.h) and falls back to the script-aware estimate for other models or when the data
+// files are missing, saying so in `warning`. An explicit counter whose data is missing is an
+// error.
 
 #include <memory>
 #include <optional>
@@ -21,8 +23,9 @@ struct CounterChoice {
   std::string warning;  // non-empty when `auto` fell back
 };
 
-// `setting` is auto, cl100k_base, o200k_base, estimate or chars4. Throws std::invalid_argument for
-// another value, std::runtime_error when an explicitly chosen encoding cannot be loaded.
+// `setting` is auto, cl100k_base, o200k_base, llama3, qwen3, deepseek_v3, estimate or chars4.
+// Throws std::invalid_argument for another value, std::runtime_error when an explicitly chosen
+// encoding cannot be loaded.
 CounterChoice make_token_counter(const std::string& setting, const std::string& model,
                                  const std::string& data_dir);
 

@@ -29,7 +29,20 @@ std::vector<uint8_t> build_table() {
       case U_NON_SPACING_MARK:
       case U_ENCLOSING_MARK:
       case U_COMBINING_SPACING_MARK:
-        bits = kClassUpperSet | kClassLowerSet;
+        bits = kClassUpperSet | kClassLowerSet | kClassMark;
+        break;
+      case U_DASH_PUNCTUATION:
+      case U_START_PUNCTUATION:
+      case U_END_PUNCTUATION:
+      case U_CONNECTOR_PUNCTUATION:
+      case U_OTHER_PUNCTUATION:
+      case U_INITIAL_PUNCTUATION:
+      case U_FINAL_PUNCTUATION:
+      case U_MATH_SYMBOL:
+      case U_CURRENCY_SYMBOL:
+      case U_MODIFIER_SYMBOL:
+      case U_OTHER_SYMBOL:
+        bits = kClassPunctSym;
         break;
       case U_DECIMAL_DIGIT_NUMBER:
       case U_LETTER_NUMBER:

@@ -33,10 +33,15 @@ TEST_F(TokensE2eTest, TokensCommandCountsFilesAndStdin) {
   r = autonous(dir_, {"tokens"}, db_env({{"OPENAI_MODEL", "gpt-3.5-turbo"}}), "hello");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["encoding"], "cl100k_base");
+  // An open family's model: its exact counter.
+  r = autonous(dir_, {"tokens"}, db_env({{"OPENAI_MODEL", "llama3.1:8b"}}), "hello world");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["encoding"], "llama3");
+  EXPECT_EQ(nlohmann::json::parse(r.out)["tokens"], 2);
   // Unknown model: the fallback, with a warning.
-  r = autonous(dir_, {"tokens"}, db_env({{"OPENAI_MODEL", "llama3"}}), "hello");
+  r = autonous(dir_, {"tokens"}, db_env({{"OPENAI_MODEL", "claude-sonnet-4-5"}}), "hello");
   EXPECT_EQ(nlohmann::json::parse(r.out)["encoding"], "estimate");
-  EXPECT_NE(r.err.find("llama3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("claude-sonnet-4-5"), std::string::npos) << r.err;
 }
 
 TEST_F(TokensE2eTest, MissingRanksForAnExplicitEncodingIsAConfigurationError) {
@@ -46,6 +51,11 @@ TEST_F(TokensE2eTest, MissingRanksForAnExplicitEncodingIsAConfigurationError) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("TOKEN_COUNTER"), std::string::npos) << r.err;
   EXPECT_EQ(autonous(dir_, {"tokens", "--encoding", "p50k_base"}, db_env(), "x").exit_code, 2);
+  const auto q = autonous(
+      dir_, {"tokens"},
+      db_env({{"TOKEN_COUNTER", "qwen3"}, {"TOKENIZER_DATA_DIR", dir_.file("none")}}), "x");
+  EXPECT_EQ(q.exit_code, 2);
+  EXPECT_NE(q.err.find("qwen3.tokenizer.json is missing"), std::string::npos) << q.err;
 }
 
 TEST_F(TokensE2eTest, ChineseChatPromptFitsTheBudgetByTheExactO200kCount) {

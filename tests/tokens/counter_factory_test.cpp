@@ -30,9 +30,9 @@ TEST(CounterFactoryTest, AutoPicksTheModelsEncoding) {
 }
 
 TEST(CounterFactoryTest, AutoFallsBackWithAWarning) {
-  auto c = make_token_counter("auto", "llama3", testing::tokenizer_data_dir());
+  auto c = make_token_counter("auto", "claude-sonnet-4-5", testing::tokenizer_data_dir());
   EXPECT_EQ(c.counter->name(), "estimate");
-  EXPECT_NE(c.warning.find("llama3"), std::string::npos);
+  EXPECT_NE(c.warning.find("claude-sonnet-4-5"), std::string::npos);
   c = make_token_counter("auto", "gpt-4o", "/nonexistent");
   EXPECT_EQ(c.counter->name(), "estimate");
   EXPECT_NE(c.warning.find("missing"), std::string::npos);
