@@ -15,6 +15,7 @@
 #include "internal/common/text.h"
 #include "internal/common/utf8.h"
 #include "internal/engine/context_report.h"
+#include "internal/engine/context_state_store.h"
 #include "internal/engine/engine.h"
 #include "internal/engine/engine_storage.h"
 #include "internal/events/event_log.h"
@@ -43,7 +44,8 @@ int run_context(const config::Config& config, const ContextOptions& options) {
   // Counted as the worker counts: with the estimator's stored calibration when it calibrates.
   tokens::ScaledCounter counter(token_counter(config));
   if (config.token_calibration && counter.name() == "estimate")
-    counter.set_scale(storage->calibration_scale(config.openai_model));
+    counter.set_scale(storage->calibration_scale(engine::endpoint_key(config.openai_base_url),
+                                                 config.openai_model));
   // The worker's own wiring, without a summarizer: shows the summary in use, calls nothing.
   const engine::Engine engine(std::move(storage), settings, counter);
   engine::BuildOptions build;

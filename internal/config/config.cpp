@@ -237,7 +237,7 @@ void read_tokens(const EnvLookup& env, Config& c) {
                                 {"auto", "cl100k_base", "o200k_base", "llama3", "qwen3",
                                  "deepseek_v3", "estimate", "chars4"});
   c.tokenizer_data_dir = read_string(env, "TOKENIZER_DATA_DIR", c.tokenizer_data_dir);
-  c.token_calibration = read_choice(env, "TOKEN_CALIBRATION", "off", {"on", "off"}) == "on";
+  c.token_calibration = read_choice(env, "TOKEN_CALIBRATION", "on", {"on", "off"}) == "on";
 }
 
 void read_context(const EnvLookup& env, Config& c) {

@@ -66,7 +66,7 @@ struct Config {
   // chars4.
   std::string token_counter = "auto";
   std::string tokenizer_data_dir = "/usr/local/share/autonous/tokenizer";
-  bool token_calibration = false;  // TOKEN_CALIBRATION=on: per-model estimator scale
+  bool token_calibration = true;  // TOKEN_CALIBRATION: the estimator's scale per endpoint, model
   // The context engine (its validation of the whole policy is engine::validate, at start).
   std::string context_strategy = "token_budget";  // sliding_window | token_budget | summarize
   std::string context_compressor = "levels";      // levels | simple (no levels, only the fit)

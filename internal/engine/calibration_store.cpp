@@ -1,25 +1,30 @@
 #include "internal/engine/calibration_store.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "internal/tokens/scaled_counter.h"
 
 namespace autonous::engine {
 
-std::optional<double> calibration_wanted(double scale_used, int64_t estimated, int64_t actual) {
-  if (estimated <= 0 || actual <= estimated) return std::nullopt;
-  const double wanted =
-      std::max(1.0, scale_used) * static_cast<double>(actual) / static_cast<double>(estimated);
-  if (!(wanted <= tokens::ScaledCounter::kMaxScale)) return std::nullopt;  // implausible usage
-  // One reply raises the scale at most twofold: a usage that is wrong but under the bound cannot
-  // take it to the bound at once.
-  return std::min(wanted, 2.0 * std::max(1.0, scale_used));
+std::optional<double> calibration_next(double scale_used, int64_t estimated, int64_t actual) {
+  if (estimated <= 0 || actual <= 0) return std::nullopt;
+  const double used = calibration_applied(scale_used);
+  const double aim = used * static_cast<double>(actual) / static_cast<double>(estimated) *
+                     (1.0 + kCalibrationMargin);
+  if (!(aim >= tokens::ScaledCounter::kMinScale && aim <= tokens::ScaledCounter::kMaxScale))
+    return std::nullopt;  // implausible usage
+  // Up at once, at most twofold: a usage that is wrong but under the bound cannot take it to the
+  // bound in one reply. Down part of the way: one short prompt's ratio does not decide.
+  const double next =
+      aim > used ? std::min(aim, 2.0 * used) : used - (used - aim) * kCalibrationLowerShare;
+  if (std::abs(next - used) < kCalibrationStep) return std::nullopt;
+  return std::clamp(next, tokens::ScaledCounter::kMinScale, tokens::ScaledCounter::kMaxScale);
 }
 
 double calibration_applied(double stored) {
-  // Below 1, NaN, or past the bound (no rule of ours writes that: an older binary's poisoned
-  // row, or one written by hand): the estimate as it is.
-  if (!(stored >= 1.0 && stored <= tokens::ScaledCounter::kMaxScale)) return 1.0;
+  if (!(stored >= tokens::ScaledCounter::kMinScale && stored <= tokens::ScaledCounter::kMaxScale))
+    return 1.0;
   return stored;
 }
 

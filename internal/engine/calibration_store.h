@@ -1,25 +1,33 @@
 #pragma once
-// The estimator's calibration (TOKEN_CALIBRATION=on), persisted in token_calibration: a
-// per-model scale that multiplies the estimate (tokens::ScaledCounter applies it). It never goes
-// below 1.0 and only rises, when the API reports more prompt tokens than were estimated, at most
-// twofold a reply, never above tokens::ScaledCounter::kMaxScale: a reply whose usage would need
-// more (a usage figure near INT64_MAX, say) is implausible and ignored. The rule is here; each
-// backend stores the scale (EngineStorage::raise_calibration).
+// The estimator's calibration (TOKEN_CALIBRATION, on by default), persisted in
+// token_calibration per endpoint and model: a scale that multiplies the estimate
+// (tokens::ScaledCounter applies it) so that it lands just above what the server counts. After
+// each answer with a usage figure the scale moves toward the one that would have made the
+// estimate kCalibrationMargin above the server's count: up at once (at most twofold a reply),
+// down by kCalibrationLowerShare of the way (an over-count is safe, an under-count is not). It
+// stays within [tokens::ScaledCounter::kMinScale, kMaxScale]: a reply whose usage would need a
+// scale outside them (a usage figure near INT64_MAX, or 1) is implausible and ignored. The rule
+// is here; each backend stores the scale (EngineStorage::calibrate).
 
 #include <cstdint>
 #include <optional>
 
 namespace autonous::engine {
 
-// The scale that would have made `estimated` tokens (counted with `scale_used`) cover `actual`;
-// nullopt when they did (actual <= estimated), when nothing was estimated, and when that scale
-// would exceed tokens::ScaledCounter::kMaxScale (implausible usage, ignored). At most twice
-// `scale_used` (one reply cannot take it to the bound at once).
-std::optional<double> calibration_wanted(double scale_used, int64_t estimated, int64_t actual);
+// The estimate is aimed this much above the server's count.
+inline constexpr double kCalibrationMargin = 0.05;
+// A lowering moves this share of the way to its aim each reply.
+inline constexpr double kCalibrationLowerShare = 2.0 / 3.0;
+// Moves smaller than this are not written.
+inline constexpr double kCalibrationStep = 0.005;
 
-// A stored scale as it applies: itself within [1.0, tokens::ScaledCounter::kMaxScale]; 1.0
-// otherwise (a row an older binary raised past the bound on a poisoned usage, or one written by
-// hand: NaN, below 1).
+// The scale after the API counted `actual` prompt tokens for a prompt estimated at `estimated`
+// with `scale_used`; nullopt when it stays (nothing estimated or counted, a move below
+// kCalibrationStep, an implausible usage).
+std::optional<double> calibration_next(double scale_used, int64_t estimated, int64_t actual);
+
+// A stored scale as it applies: itself within [kMinScale, kMaxScale]; 1.0 otherwise (a row
+// written by hand or an older binary's poisoned one: NaN, 0, 2.9e17).
 double calibration_applied(double stored);
 
 }  // namespace autonous::engine

@@ -148,8 +148,8 @@ void Engine::write_state(const std::string& chat_id, const BuiltContext& built) 
     parts_->storage->write_blocks(chat_id, built.delta.records);
 }
 
-double Engine::calibration_scale(const std::string& model) const {
-  return parts_->storage->calibration_scale(model);
+double Engine::calibration_scale(const std::string& endpoint, const std::string& model) const {
+  return parts_->storage->calibration_scale(endpoint_key(endpoint), model);
 }
 
 std::optional<int64_t> Engine::learned_budget(const std::string& endpoint,
@@ -170,9 +170,9 @@ int64_t Engine::learn_budget(const std::string& endpoint, const std::string& mod
                                       {budget, stated_limit, message, {}});
 }
 
-double Engine::raise_calibration(const std::string& model, double scale_used, int64_t estimated,
-                                 int64_t actual) const {
-  return parts_->storage->raise_calibration(model, scale_used, estimated, actual);
+double Engine::calibrate(const std::string& endpoint, const std::string& model, double scale_used,
+                         int64_t estimated, int64_t actual) const {
+  return parts_->storage->calibrate(endpoint_key(endpoint), model, scale_used, estimated, actual);
 }
 
 }  // namespace autonous::engine

@@ -80,11 +80,12 @@ class Engine {
   // nothing in a dry run. Throws the backend's exception.
   void write_state(const std::string& chat_id, const BuiltContext& built) const;
 
-  // The estimator's stored calibration scale for `model` (calibration_store.h), and raising it
-  // after the API counted `actual` prompt tokens for `estimated`. Throw the backend's exception.
-  double calibration_scale(const std::string& model) const;
-  double raise_calibration(const std::string& model, double scale_used, int64_t estimated,
-                           int64_t actual) const;
+  // The estimator's stored calibration scale for `endpoint` (a base URL) and `model`
+  // (calibration_store.h), and moving it after the API counted `actual` prompt tokens for
+  // `estimated`: the scale now stored. Throw the backend's exception.
+  double calibration_scale(const std::string& endpoint, const std::string& model) const;
+  double calibrate(const std::string& endpoint, const std::string& model, double scale_used,
+                   int64_t estimated, int64_t actual) const;
 
   // The prompt budget learned for `endpoint` and `model` from overflow answers
   // (context_state_store.h), and recording one; learning keeps the smaller budget and returns

@@ -33,9 +33,11 @@ class EngineStorage {
   virtual void write_context_state(const std::string& chat_id, const ContextState& s) = 0;
   virtual void write_blocks(const std::string& chat_id, const std::vector<BlockRecord>& blocks) = 0;
   // calibration_store.h and context_state_store.h, each in its own transaction.
-  virtual double calibration_scale(const std::string& model) = 0;
-  virtual double raise_calibration(const std::string& model, double scale_used, int64_t estimated,
-                                   int64_t actual) = 0;
+  // The scale of (endpoint, model), else of ('', model) (a row from before migration 0012),
+  // else 1.0; and storing calibration_next's move. `endpoint` is endpoint_key()'s.
+  virtual double calibration_scale(const std::string& endpoint, const std::string& model) = 0;
+  virtual double calibrate(const std::string& endpoint, const std::string& model, double scale_used,
+                           int64_t estimated, int64_t actual) = 0;
   virtual std::optional<LearnedLimit> learned_limit(const std::string& endpoint,
                                                     const std::string& model) = 0;
   virtual int64_t learn_limit(const std::string& endpoint, const std::string& model,

@@ -1,10 +1,10 @@
 #pragma once
 // ScaledCounter: another TokenCounter's text counts times a scale (rounded up), framing
-// unscaled. The estimator's calibration (TOKEN_CALIBRATION=on) applies its per-model scale with
-// it; the scale stays within [1.0, kMaxScale] (set_scale clamps; engine/calibration_store.h
-// applies a stored scale outside it as 1.0) and a
-// count saturates at INT64_MAX / 4 (framing and sums added to it cannot overflow). The rule that
-// raises the stored scale is engine/calibration_store.h.
+// unscaled. The estimator's calibration (TOKEN_CALIBRATION, on by default) applies its
+// per-endpoint-and-model scale with it; the scale stays within [kMinScale, kMaxScale] (set_scale
+// clamps; engine/calibration_store.h applies a stored scale outside it as 1.0) and a count
+// saturates at INT64_MAX / 4 (framing and sums added to it cannot overflow). The rule that moves
+// the stored scale is engine/calibration_store.h.
 
 #include <functional>
 #include <utility>
@@ -17,12 +17,18 @@ namespace autonous::tokens {
 class ScaledCounter final : public TokenCounter {
  public:
   // No estimator is this far off a real tokenizer: a scale beyond it came from a usage figure
-  // that was not the prompt's (calibration_wanted ignores such replies).
+  // that was not the prompt's (calibration_next ignores such replies).
   static constexpr double kMaxScale = 8.0;
+  // Nor this far above it: the estimate is at most about 2.6x a real tokenizer's count of
+  // English (Llama 3, Claude), and 0.25 leaves room for prose that over-counts more.
+  static constexpr double kMinScale = 0.25;
   // `inner` must outlive this counter.
   explicit ScaledCounter(const TokenCounter& inner) : inner_(inner) {}
   void set_scale(double scale) noexcept {
-    scale_ = !(scale >= 1.0) ? 1.0 : scale > kMaxScale ? kMaxScale : scale;  // NaN: 1.0
+    scale_ = scale != scale      ? 1.0
+             : scale < kMinScale ? kMinScale
+             : scale > kMaxScale ? kMaxScale
+                                 : scale;
   }
   double scale() const noexcept { return scale_; }
   // Called before and after each count while set (empty: none): a worker renews its task's

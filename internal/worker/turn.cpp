@@ -77,7 +77,8 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
   const auto call_started = std::chrono::steady_clock::now();
   try {
     if (parts_.calibrate)
-      parts_.counter.set_scale(parts_.engine.calibration_scale(parts_.client.model()));
+      parts_.counter.set_scale(
+          parts_.engine.calibration_scale(parts_.config.openai_base_url, parts_.client.model()));
     parts_.summarizer.set_keep_going(keep_going);
     engine::BuildOptions options;
     options.defer_commit =
@@ -250,9 +251,16 @@ void Turn::answered(TurnOutcome& o) {
   if (parts_.calibrate && r.usage) {
     // Best effort: a database that refuses now must not cost the answer that arrived.
     try {
-      o.calibration_after = parts_.engine.raise_calibration(
-          parts_.client.model(), parts_.counter.scale(),
-          o.contexts.back().built.figures.estimated_tokens, r.usage->prompt_tokens);
+      // The scale applies to the messages' text alone: the framing (the same on both sides,
+      // counted by the family's template) is left out of the ratio.
+      const engine::BuiltContext& sent = o.contexts.back().built;
+      const int64_t framing =
+          parts_.counter.per_request() +
+          parts_.counter.per_message() * static_cast<int64_t>(sent.messages.size());
+      if (estimated > framing && r.usage->prompt_tokens > framing)
+        o.calibration_after = parts_.engine.calibrate(
+            parts_.config.openai_base_url, parts_.client.model(), parts_.counter.scale(),
+            estimated - framing, r.usage->prompt_tokens - framing);
     } catch (const std::exception& e) {
       spdlog::warn("storing the calibration failed; the answer is kept: {}", e.what());
     }

@@ -132,24 +132,31 @@ TYPED_TEST(EngineStorageTest, SummariesChainPerClearPointNewestFirst) {
   EXPECT_EQ(sum.count_between("other", 0, 100), 0);
 }
 
-TYPED_TEST(EngineStorageTest, CalibrationOnlyRisesAndLearnedLimitsFollowTheirRules) {
+TYPED_TEST(EngineStorageTest, CalibrationMovesBothWaysAndLearnedLimitsFollowTheirRules) {
   auto& s = this->s();
-  EXPECT_DOUBLE_EQ(s.calibration_scale("m"), 1.0);
-  EXPECT_DOUBLE_EQ(s.raise_calibration("m", 1.0, 100, 90), 1.0);  // covered: no change
-  const double raised = s.raise_calibration("m", 1.0, 100, 125);
-  EXPECT_GE(raised, 1.25);  // covers what the API counted (with calibration_wanted's margin)
-  EXPECT_DOUBLE_EQ(s.calibration_scale("m"), raised);
-  EXPECT_DOUBLE_EQ(s.raise_calibration("m", 1.0, 100, 101), raised);  // never lowered
-  EXPECT_DOUBLE_EQ(s.calibration_scale("other"), 1.0);
+  EXPECT_DOUBLE_EQ(s.calibration_scale("e", "m"), 1.0);
+  EXPECT_DOUBLE_EQ(s.calibrate("e", "m", 1.05, 105, 100), 1.0);  // on its aim: no change
+  const double raised = s.calibrate("e", "m", 1.0, 100, 125);
+  EXPECT_GE(raised, 1.25);  // covers what the API counted, with the margin
+  EXPECT_DOUBLE_EQ(s.calibration_scale("e", "m"), raised);
+  const double lowered = s.calibrate("e", "m", raised, 125, 50);
+  EXPECT_LT(lowered, raised);  // an over-count is lowered toward the server's count
+  EXPECT_GT(lowered, 0.42);    // part of the way
+  EXPECT_DOUBLE_EQ(s.calibration_scale("e", "m"), lowered);
+  EXPECT_DOUBLE_EQ(s.calibration_scale("other", "m"), 1.0);  // per endpoint
+  EXPECT_DOUBLE_EQ(s.calibration_scale("e", "other"), 1.0);  // per model
   // A scale an older binary stored from a poisoned reply applies as none, and the next reply
-  // replaces it (greatest() would have kept it for good).
+  // replaces it.
   this->b_->exec(
-      "INSERT INTO token_calibration(model, scale, raised) VALUES ('poisoned', "
+      "INSERT INTO token_calibration(endpoint, model, scale, raised) VALUES ('e', 'poisoned', "
       "2.9e17, 1)");
-  EXPECT_DOUBLE_EQ(s.calibration_scale("poisoned"), 1.0);
-  const double repaired = s.raise_calibration("poisoned", 1.0, 100, 125);
+  EXPECT_DOUBLE_EQ(s.calibration_scale("e", "poisoned"), 1.0);
+  const double repaired = s.calibrate("e", "poisoned", 1.0, 100, 125);
   EXPECT_GE(repaired, 1.25);
   EXPECT_LE(repaired, 8.0);
+  // A row from before migration 0012 (no endpoint) applies to every endpoint without its own.
+  this->b_->exec("INSERT INTO token_calibration(model, scale) VALUES ('old', 1.5)");
+  EXPECT_DOUBLE_EQ(s.calibration_scale("e", "old"), 1.5);
   EXPECT_FALSE(s.learned_limit("http://e", "m"));
   LearnedLimit guessed{5000, std::nullopt, "too long", ""};
   EXPECT_EQ(s.learn_limit("http://e", "m", guessed), 5000);

@@ -164,7 +164,7 @@ TEST(ConfigTest, TokenCounterChoicesAndDataDir) {
   expect_refused("TOKEN_COUNTER", "p50k_base");
   expect_refused("TOKEN_COUNTER", "exact");
   EXPECT_EQ(load_config(env_of({{"TOKENIZER_DATA_DIR", "/opt/t"}})).tokenizer_data_dir, "/opt/t");
-  EXPECT_FALSE(load_config(env_of({})).token_calibration);
+  EXPECT_TRUE(load_config(env_of({})).token_calibration);  // on by default (#28)
   EXPECT_TRUE(load_config(env_of({{"TOKEN_CALIBRATION", "on"}})).token_calibration);
   EXPECT_FALSE(load_config(env_of({{"TOKEN_CALIBRATION", "OFF"}})).token_calibration);
   expect_refused("TOKEN_CALIBRATION", "yes");

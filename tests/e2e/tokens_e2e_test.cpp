@@ -138,12 +138,12 @@ TEST_F(TokensE2eTest, ContextStatsReportsEstimateErrorPerModelAndCounter) {
   EXPECT_EQ(autonous(dir_, {"context"}, env).exit_code, 2);  // --chat still required without stats
 }
 
-TEST_F(TokensE2eTest, CalibrationRaisesTheEstimatorScaleWhenTheApiCountsMore) {
+TEST_F(TokensE2eTest, CalibrationFollowsTheServersCountBothWaysPerEndpoint) {
   StubServer stub(dir_.path().string(), 0, {"--usage-scale", "5"});  // the API counts 5x more
+  // TOKEN_CALIBRATION is on by default.
   const Env env = db_env({{"OPENAI_BASE_URL", stub.base_url()},
-                          {"OPENAI_MODEL", "local-llama"},
+                          {"OPENAI_MODEL", "local-llama-2"},
                           {"TOKEN_COUNTER", "estimate"},
-                          {"TOKEN_CALIBRATION", "on"},
                           {"POLL_INTERVAL_MS", "20"},
                           {"SQLITE_SYNCHRONOUS", "NORMAL"}});
   for (int i = 0; i < 3; ++i)
@@ -152,22 +152,53 @@ TEST_F(TokensE2eTest, CalibrationRaisesTheEstimatorScaleWhenTheApiCountsMore) {
         0);
   drain(env);
   const double scale =
-      std::stod(str("SELECT scale FROM token_calibration WHERE model = 'local-llama'"));
+      std::stod(str("SELECT scale FROM token_calibration WHERE model = 'local-llama-2'"));
   EXPECT_GT(scale, 1.0);
   // The first turn ran at scale 1; later turns used the raised scale (the same process).
   const auto requests = payloads("llm.request");
   ASSERT_FALSE(requests.empty());
   EXPECT_EQ(requests.front()["calibration_scale"].get<double>(), 1.0);
   EXPECT_GT(requests.back()["calibration_scale"].get<double>(), 1.0);
-  // An API that counts less never lowers it, and a new process starts from the stored scale.
-  StubServer low(dir_.path().string(), 0, {"--usage-scale", "0.1"});
+  // Another endpoint that counts less (the stub's own count, chars / 4, is about 0.4 of the
+  // estimate for English) has its own scale, lowered; the first one's stays.
+  StubServer low(dir_.path().string());
   Env env2 = env;
   env2["OPENAI_BASE_URL"] = low.base_url();
-  ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "c", "And rye?"}, env2).exit_code, 0);
+  ASSERT_EQ(
+      autonous(dir_, {"enqueue", "--chat", "d", "And rye? Tell me about rye."}, env2).exit_code, 0);
   ASSERT_EQ(autonous(dir_, {"worker", "--drain"}, env2).exit_code, 0);
-  EXPECT_DOUBLE_EQ(std::stod(str("SELECT scale FROM token_calibration")), scale);
-  // The payload holds the double; the table read gives SQL text of 15 significant digits.
-  EXPECT_NEAR(payloads("llm.request").back()["calibration_scale"].get<double>(), scale, 1e-9);
+  EXPECT_EQ(num("SELECT count(*) FROM token_calibration"), 2);
+  EXPECT_LT(std::stod(str("SELECT min(scale) FROM token_calibration")), 1.0);
+  EXPECT_DOUBLE_EQ(std::stod(str("SELECT max(scale) FROM token_calibration")), scale);
+}
+
+TEST_F(TokensE2eTest, CalibratedEstimateLandsJustAboveTheServersCountWithinAFewTurns) {
+  // A server that counts less than the estimate, as Claude's and Mistral's do for English: the
+  // stub counts chars / 4, about 0.4 of the estimate.
+  StubServer stub(dir_.path().string());
+  const Env env = db_env({{"OPENAI_BASE_URL", stub.base_url()},
+                          {"OPENAI_MODEL", "claude-sonnet-4-5"},
+                          {"POLL_INTERVAL_MS", "20"},
+                          {"SQLITE_SYNCHRONOUS", "NORMAL"}});
+  for (int i = 0; i < 6; ++i)
+    ASSERT_EQ(autonous(dir_,
+                       {"enqueue", "--chat", "c",
+                        "Turn " + std::to_string(i) +
+                            ": tell me about sourdough bread, its starter and its crust."},
+                       env)
+                  .exit_code,
+              0);
+  drain(env);
+  const auto responses = payloads("llm.response");
+  ASSERT_EQ(responses.size(), 6u);
+  // The first answer: the raw estimate, well above the server's count.
+  EXPECT_LT(responses.front()["prompt_tokens_per_estimated"].get<double>(), 0.8);
+  // From the fourth on: at most ~15 % above, never below.
+  for (size_t i = 3; i < responses.size(); ++i) {
+    const double per = responses[i]["prompt_tokens_per_estimated"].get<double>();
+    EXPECT_LE(per, 1.0) << responses[i].dump();
+    EXPECT_GE(per, 1.0 / 1.15) << responses[i].dump();
+  }
 }
 
 TEST_F(TokensE2eTest, AnImplausibleUsageLeavesTheCalibrationAndLaterPromptsWhole) {

@@ -77,22 +77,23 @@ TEST_F(EngineTest, BadCombinationsAreRefusedNamingTheVariable) {
 }
 
 TEST(CalibrationTest, ImplausibleUsageIsIgnoredAndAStoredScaleIsBounded) {
-  EXPECT_FALSE(calibration_wanted(1.0, 100, 90));  // covered
-  EXPECT_FALSE(calibration_wanted(1.0, 0, 90));    // nothing estimated
-  EXPECT_FALSE(calibration_wanted(1.0, 100, -5));  // a negative usage covers nothing
-  EXPECT_DOUBLE_EQ(*calibration_wanted(1.0, 100, 150), 1.5);
-  EXPECT_DOUBLE_EQ(*calibration_wanted(2.0, 100, 150), 3.0);  // the estimate was at scale 2
+  EXPECT_FALSE(calibration_next(1.0, 100, 95));  // within half a percent of the aim
+  EXPECT_FALSE(calibration_next(1.0, 0, 90));    // nothing estimated
+  EXPECT_FALSE(calibration_next(1.0, 100, -5));  // a negative usage says nothing
+  EXPECT_DOUBLE_EQ(*calibration_next(1.0, 100, 150), 1.5 * 1.05);
+  EXPECT_DOUBLE_EQ(*calibration_next(2.0, 100, 150), 3.0 * 1.05);  // the estimate was at scale 2
   // At most twofold a reply: a wrong usage under the bound cannot take it to the bound at once.
-  EXPECT_DOUBLE_EQ(*calibration_wanted(1.0, 100, 250), 2.0);
-  EXPECT_DOUBLE_EQ(*calibration_wanted(1.0, 100, 800), 2.0);
-  // A usage near INT64_MAX (or anything past kMaxScale) says nothing about the prompt.
-  EXPECT_FALSE(calibration_wanted(1.0, 1000, std::numeric_limits<int64_t>::max()));
-  EXPECT_FALSE(calibration_wanted(1.0, 100, 801));
-  EXPECT_FALSE(calibration_wanted(4.0, 100, 201));  // 8.04
-  // A stored scale outside [1, kMaxScale] (an older binary's poisoned row, a row written by
+  EXPECT_DOUBLE_EQ(*calibration_next(1.0, 100, 250), 2.0);
+  EXPECT_DOUBLE_EQ(*calibration_next(1.0, 100, 700), 2.0);
+  // A usage near INT64_MAX (or anything needing more than kMaxScale) says nothing.
+  EXPECT_FALSE(calibration_next(1.0, 1000, std::numeric_limits<int64_t>::max()));
+  EXPECT_FALSE(calibration_next(1.0, 100, 800));  // 8.4 with the margin
+  EXPECT_FALSE(calibration_next(4.0, 100, 201));  // 8.44
+  // A stored scale outside [kMinScale, kMaxScale] (an older binary's poisoned row, a row written by
   // hand) applies as no scale at all.
   EXPECT_DOUBLE_EQ(calibration_applied(2.9e17), 1.0);
   EXPECT_DOUBLE_EQ(calibration_applied(0.2), 1.0);
+  EXPECT_DOUBLE_EQ(calibration_applied(0.3), 0.3);
   EXPECT_DOUBLE_EQ(calibration_applied(std::numeric_limits<double>::quiet_NaN()), 1.0);
   EXPECT_DOUBLE_EQ(calibration_applied(std::numeric_limits<double>::infinity()), 1.0);
   EXPECT_DOUBLE_EQ(calibration_applied(3.5), 3.5);

@@ -12,7 +12,7 @@
 namespace autonous::tokens {
 namespace {
 
-TEST(ScaledCounterTest, ScaledCounterMultipliesTextNotFramingAndNeverGoesBelowOne) {
+TEST(ScaledCounterTest, ScaledCounterMultipliesTextNotFramingWithinItsBounds) {
   const CharsOver4Counter inner(3, 3);
   ScaledCounter c(inner);
   EXPECT_EQ(c.count_text(std::string(40, 'a')), 10);
@@ -20,6 +20,11 @@ TEST(ScaledCounterTest, ScaledCounterMultipliesTextNotFramingAndNeverGoesBelowOn
   EXPECT_EQ(c.count_text(std::string(40, 'a')), 13);  // ceil(12.5)
   EXPECT_EQ(c.per_message(), 3);
   c.set_scale(0.5);
+  EXPECT_EQ(c.scale(), 0.5);
+  EXPECT_EQ(c.count_text(std::string(40, 'a')), 5);
+  c.set_scale(0.01);
+  EXPECT_EQ(c.scale(), ScaledCounter::kMinScale);
+  c.set_scale(std::numeric_limits<double>::quiet_NaN());
   EXPECT_EQ(c.scale(), 1.0);
   EXPECT_EQ(c.name(), "chars4");
 }

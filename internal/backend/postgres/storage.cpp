@@ -197,26 +197,28 @@ class PgStorage final : public engine::EngineStorage {
           "$3, $4, $5)",
           {param(chat_id), param(b.name), param(b.sha256), param(b.tokens), param(b.through)});
   }
-  double calibration_scale(const std::string& model) override {
-    const db::pg::Result r =
-        c_.query("SELECT scale FROM token_calibration WHERE model = $1", {param(model)});
+  double calibration_scale(const std::string& endpoint, const std::string& model) override {
+    const db::pg::Result r = c_.query(
+        "SELECT scale FROM token_calibration WHERE model = $1 AND endpoint IN ($2, '') ORDER BY "
+        "endpoint DESC LIMIT 1",
+        {param(model), param(endpoint)});
     return r.rows() > 0 ? engine::calibration_applied(r.real(0, 0)) : 1.0;
   }
-  double raise_calibration(const std::string& model, double scale_used, int64_t estimated,
-                           int64_t actual) override {
-    const std::optional<double> wanted = engine::calibration_wanted(scale_used, estimated, actual);
-    if (!wanted) return calibration_scale(model);
-    // greatest(): another worker may have raised it further meanwhile; it never goes down. A
-    // stored scale outside [1, 8] (NaN, or 2.9e17 from an older binary's poisoned reply) is
-    // replaced.
+  double calibrate(const std::string& endpoint, const std::string& model, double scale_used,
+                   int64_t estimated, int64_t actual) override {
+    const std::optional<double> next = engine::calibration_next(scale_used, estimated, actual);
+    if (!next) return calibration_scale(endpoint, model);
+    // The last answer's move wins (migrations/sqlite/0012, calibration_store.cpp).
     c_.query(
-        "INSERT INTO token_calibration(model, scale, raised) VALUES ($1, $2::double precision, "
-        "1) ON CONFLICT (model) DO UPDATE SET scale = CASE WHEN token_calibration.scale >= 1 AND "
-        "token_calibration.scale <= 8 THEN greatest(token_calibration.scale, excluded.scale) "
-        "ELSE excluded.scale END, raised = token_calibration.raised + CASE WHEN excluded.scale > "
-        "token_calibration.scale THEN 1 ELSE 0 END, updated_at = autonous_now()",
-        {param(model), fmt::format("{}", *wanted)});
-    return calibration_scale(model);
+        "INSERT INTO token_calibration(endpoint, model, scale, raised, lowered) VALUES ($1, $2, "
+        "$3::double precision, $4::bigint, $5::bigint) ON CONFLICT (endpoint, model) DO UPDATE "
+        "SET scale = excluded.scale, raised = token_calibration.raised + CASE WHEN "
+        "excluded.scale > token_calibration.scale THEN 1 ELSE 0 END, lowered = "
+        "token_calibration.lowered + CASE WHEN excluded.scale < token_calibration.scale THEN 1 "
+        "ELSE 0 END, updated_at = autonous_now()",
+        {param(endpoint), param(model), fmt::format("{}", *next),
+         param(int64_t{*next > scale_used ? 1 : 0}), param(int64_t{*next < scale_used ? 1 : 0})});
+    return *next;
   }
   std::optional<engine::LearnedLimit> learned_limit(const std::string& endpoint,
                                                     const std::string& model) override {

@@ -1,8 +1,6 @@
 // The calibration scale on SQLite (engine/calibration_store.h says the rule).
 #include "internal/engine/calibration_store.h"
 
-#include <algorithm>
-
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
@@ -11,31 +9,37 @@
 
 namespace autonous::store {
 
-double calibration_scale(SQLite::Database& db, const std::string& model) {
-  SQLite::Statement q(db, "SELECT scale FROM token_calibration WHERE model = ?");
+double calibration_scale(SQLite::Database& db, const std::string& endpoint,
+                         const std::string& model) {
+  SQLite::Statement q(db,
+                      "SELECT scale FROM token_calibration WHERE model = ? AND endpoint IN (?, '') "
+                      "ORDER BY endpoint DESC LIMIT 1");
   q.bind(1, model);
+  q.bind(2, endpoint);
   return q.executeStep() ? engine::calibration_applied(q.getColumn(0).getDouble()) : 1.0;
 }
 
-double raise_calibration(SQLite::Database& db, const std::string& model, double scale_used,
-                         int64_t estimated, int64_t actual) {
-  const std::optional<double> want = engine::calibration_wanted(scale_used, estimated, actual);
-  if (!want) return calibration_scale(db, model);
-  const double wanted = *want;
+double calibrate(SQLite::Database& db, const std::string& endpoint, const std::string& model,
+                 double scale_used, int64_t estimated, int64_t actual) {
+  const std::optional<double> next = engine::calibration_next(scale_used, estimated, actual);
+  if (!next) return calibration_scale(db, endpoint, model);
   db::WriteTransaction tx(db);
-  // max(): another worker may have raised it further meanwhile; it never goes down. A stored
-  // scale outside [1, 8] (2.9e17 from an older binary's poisoned reply; NULL) is replaced.
+  // The last answer's move wins: a scale another slot moved meanwhile was computed from an
+  // older prompt.
   SQLite::Statement up(db,
-                       "INSERT INTO token_calibration(model, scale, raised) VALUES (?, ?, 1) "
-                       "ON CONFLICT(model) DO UPDATE SET scale = CASE WHEN scale BETWEEN 1 AND 8 "
-                       "THEN max(scale, excluded.scale) ELSE excluded.scale END, "
-                       "raised = raised + (excluded.scale > scale), "
+                       "INSERT INTO token_calibration(endpoint, model, scale, raised, lowered) "
+                       "VALUES (?, ?, ?, ?, ?) ON CONFLICT(endpoint, model) DO UPDATE SET "
+                       "scale = excluded.scale, raised = raised + (excluded.scale > scale), "
+                       "lowered = lowered + (excluded.scale < scale), "
                        "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
-  up.bind(1, model);
-  up.bind(2, wanted);
+  up.bind(1, endpoint);
+  up.bind(2, model);
+  up.bind(3, *next);
+  up.bind(4, *next > scale_used ? 1 : 0);
+  up.bind(5, *next < scale_used ? 1 : 0);
   up.exec();
   tx.commit();
-  return calibration_scale(db, model);
+  return *next;
 }
 
 }  // namespace autonous::store

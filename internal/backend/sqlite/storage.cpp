@@ -33,12 +33,12 @@ class SqliteStorage final : public engine::EngineStorage {
                     const std::vector<engine::BlockRecord>& blocks) override {
     store::write_blocks(db_, chat_id, blocks);
   }
-  double calibration_scale(const std::string& model) override {
-    return store::calibration_scale(db_, model);
+  double calibration_scale(const std::string& endpoint, const std::string& model) override {
+    return store::calibration_scale(db_, endpoint, model);
   }
-  double raise_calibration(const std::string& model, double scale_used, int64_t estimated,
-                           int64_t actual) override {
-    return store::raise_calibration(db_, model, scale_used, estimated, actual);
+  double calibrate(const std::string& endpoint, const std::string& model, double scale_used,
+                   int64_t estimated, int64_t actual) override {
+    return store::calibrate(db_, endpoint, model, scale_used, estimated, actual);
   }
   std::optional<engine::LearnedLimit> learned_limit(const std::string& endpoint,
                                                     const std::string& model) override {

@@ -85,12 +85,12 @@ int64_t forget_limits(SQLite::Database& db);
 
 // --- calibration (token_calibration) ---
 
-// The stored scale of `model`, 1.0 when there is none.
-double calibration_scale(SQLite::Database& db, const std::string& model);
-// Raises the scale of `model` so that `estimated` tokens (made with `scale_used`) would have
-// covered `actual` (engine::calibration_wanted). No-op when actual <= estimated. Returns the
-// scale now stored.
-double raise_calibration(SQLite::Database& db, const std::string& model, double scale_used,
-                         int64_t estimated, int64_t actual);
+// The stored scale of (endpoint, model), else of ('', model), else 1.0.
+double calibration_scale(SQLite::Database& db, const std::string& endpoint,
+                         const std::string& model);
+// Moves the scale of (endpoint, model) as engine::calibration_next says after `estimated`
+// tokens (made with `scale_used`) were counted as `actual`. Returns the scale now stored.
+double calibrate(SQLite::Database& db, const std::string& endpoint, const std::string& model,
+                 double scale_used, int64_t estimated, int64_t actual);
 
 }  // namespace autonous::store
