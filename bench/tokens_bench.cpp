@@ -1,9 +1,12 @@
 // Exact counter throughput on the sample files bench/tokens prepares (AUTONOUS_TOKEN_SAMPLES
 // names their folder), and the pathological case: 1 MiB of one letter, a single pre-token piece.
-// Reports bytes/s; bench/tokens compares them with the tiktoken npm package on the same files.
+// Reports bytes/s and tokens; bench/tokens compares them with the reference implementations on
+// the same files (the tiktoken npm package; @lenml/tokenizers for the open families) and the
+// estimate's count with each exact one.
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -12,6 +15,8 @@
 
 #include "internal/common/utf8.h"
 #include "internal/tokens/bpe_counter.h"
+#include "internal/tokens/estimator.h"
+#include "internal/tokens/hf_counter.h"
 
 namespace {
 
@@ -22,12 +27,19 @@ std::string env_or(const char* name, const char* fallback) {
   return v != nullptr ? v : fallback;
 }
 
-const tokens::BpeCounter& counter(const std::string& encoding) {
-  static const auto cl100k = tokens::load_bpe_counter(
-      "cl100k_base", env_or("TOKENIZER_DATA_DIR", tokens::kDefaultTokenizerDataDir));
-  static const auto o200k = tokens::load_bpe_counter(
-      "o200k_base", env_or("TOKENIZER_DATA_DIR", tokens::kDefaultTokenizerDataDir));
-  return encoding == "cl100k_base" ? *cl100k : *o200k;
+const tokens::TokenCounter& counter(const std::string& encoding) {
+  static std::map<std::string, std::unique_ptr<tokens::TokenCounter>> loaded;
+  auto& c = loaded[encoding];
+  if (!c) {
+    const std::string dir = env_or("TOKENIZER_DATA_DIR", tokens::kDefaultTokenizerDataDir);
+    if (encoding == "estimate")
+      c = std::make_unique<tokens::EstimateCounter>();
+    else if (tokens::hf_family(encoding) != nullptr)
+      c = tokens::load_hf_counter(encoding, dir);
+    else
+      c = tokens::load_bpe_counter(encoding, dir);
+  }
+  return *c;
 }
 
 std::string sample(const std::string& name) {
@@ -62,8 +74,9 @@ void BM_OneMebibyteRun(benchmark::State& state, const std::string& encoding) {
 
 int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
-  for (const char* encoding : {"cl100k_base", "o200k_base"}) {
-    for (const char* file : {"english.txt", "chinese.txt", "code.txt", "json.txt"}) {
+  for (const char* encoding :
+       {"cl100k_base", "o200k_base", "llama3", "qwen3", "deepseek_v3", "estimate"}) {
+    for (const char* file : {"english.txt", "chat.txt", "chinese.txt", "code.txt", "json.txt"}) {
       benchmark::RegisterBenchmark(
           (std::string("BM_Count/") + encoding + "/" + file).c_str(),
           [encoding, file](benchmark::State& s) { count_file(s, encoding, file); })

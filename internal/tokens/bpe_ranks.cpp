@@ -227,37 +227,37 @@ int64_t BpeRanks::count_piece(std::string_view piece) const {
   return piece.size() < kHeapThreshold ? count_scan(piece) : count_heap(piece);
 }
 
-// tiktoken's merge loop over the parts' tokens: tok[i] is part i's token, ranks[i] the rank of
+// tiktoken's merge loop over the parts' tokens: tok[i] is part i's token, pairs[i] the merge of
 // joining parts i and i + 1. Join the lowest (leftmost on ties) until no pair has a rank.
 int64_t BpeRanks::count_scan(std::string_view piece) const {
   thread_local std::vector<uint32_t> tok;
-  thread_local std::vector<uint32_t> ranks;
+  thread_local std::vector<Joined> pairs;  // pairs[i]: joining parts i and i + 1
   const size_t n = piece.size();
   tok.resize(n);
   for (size_t i = 0; i < n; ++i) tok[i] = byte_rank_[static_cast<unsigned char>(piece[i])];
-  ranks.resize(n);
-  for (size_t i = 0; i + 1 < n; ++i) ranks[i] = pair_rank(tok[i], tok[i + 1]);
-  ranks[n - 1] = kNoRank;
+  pairs.resize(n);
+  for (size_t i = 0; i + 1 < n; ++i) pairs[i] = join(tok[i], tok[i + 1]);
+  pairs[n - 1] = Joined{};
   size_t parts = n;
   for (;;) {
     uint32_t best = kNoRank;
     size_t at = 0;
     for (size_t i = 0; i + 1 < parts; ++i) {
-      if (ranks[i] < best) {
-        best = ranks[i];
+      if (pairs[i].rank < best) {
+        best = pairs[i].rank;
         at = i;
       }
     }
     if (best == kNoRank) break;
-    tok[at] = join(tok[at], tok[at + 1]).token;
+    tok[at] = pairs[at].token;
     tok.erase(tok.begin() + static_cast<ptrdiff_t>(at) + 1);
-    ranks.erase(ranks.begin() + static_cast<ptrdiff_t>(at) + 1);
+    pairs.erase(pairs.begin() + static_cast<ptrdiff_t>(at) + 1);
     --parts;
-    ranks[at] = at + 1 < parts ? pair_rank(tok[at], tok[at + 1]) : kNoRank;
-    if (at > 0) ranks[at - 1] = pair_rank(tok[at - 1], tok[at]);
+    pairs[at] = at + 1 < parts ? join(tok[at], tok[at + 1]) : Joined{};
+    if (at > 0) pairs[at - 1] = join(tok[at - 1], tok[at]);
   }
   tok.resize(n);
-  ranks.resize(n);
+  pairs.resize(n);
   return static_cast<int64_t>(parts);
 }
 
