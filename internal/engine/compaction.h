@@ -5,7 +5,8 @@
 // usage at or over the warn threshold, or a provider's overflow answer — and then moves the
 // start down in one step: to the low mark in messages and the target share in tokens, never into
 // the newest KEEP_RECENT_MESSAGES (the floor; only the last resort, when the budget cannot hold
-// even those, drops them) and always onto a user message. A token compaction that the floor
+// even those, drops them) and always onto a user message (for a token compaction, the one that
+// lands nearest the target while under the soft threshold). A token compaction that the floor
 // would leave over warn is not made (it would repeat every turn); the prompt then grows until
 // the compressor's last resort. Pure: no I/O.
 

@@ -31,7 +31,7 @@ class TokenCounter {
 };
 
 // The seed estimate: (code points + 3) / 4 per message, plus the framing it is given (the
-// production wiring uses OpenAI's 3 per message and 3 per request). Conservative for English,
+// production wiring uses OpenAI's 4 per message and 3 per request). Conservative for English,
 // known to under-count CJK, emoji and JSON (docs/tokens.md).
 class CharsOver4Counter final : public TokenCounter {
  public:
@@ -48,8 +48,10 @@ class CharsOver4Counter final : public TokenCounter {
   int64_t per_request_ = 0;
 };
 
-// OpenAI's chat framing: tokens each message and each request add on the wire.
-inline constexpr int64_t kFramingPerMessage = 3;
+// OpenAI's chat framing: tokens each message and each request add on the wire. A message costs
+// 3 tokens of framing plus its role, one token for every role OpenAI's encodings know (system,
+// developer, user, assistant, tool): 4 (OpenAI's own count, tiktoken's num_tokens_from_messages).
+inline constexpr int64_t kFramingPerMessage = 4;
 inline constexpr int64_t kFramingPerRequest = 3;
 
 // EstimateTokens from the context issue: the chars/4 estimate of one message.

@@ -164,8 +164,10 @@ TEST_F(TokensE2eTest, CalibrationFollowsTheServersCountBothWaysPerEndpoint) {
   StubServer low(dir_.path().string());
   Env env2 = env;
   env2["OPENAI_BASE_URL"] = low.base_url();
-  ASSERT_EQ(
-      autonous(dir_, {"enqueue", "--chat", "d", "And rye? Tell me about rye."}, env2).exit_code, 0);
+  // (Long enough that the stub, which counts no framing, counts more than the framing.)
+  std::string rye = "And rye? Tell me about rye bread: its flour, its starter and its crumb.";
+  for (int i = 0; i < 3; ++i) rye += " " + rye;
+  ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "d", rye}, env2).exit_code, 0);
   ASSERT_EQ(autonous(dir_, {"worker", "--drain"}, env2).exit_code, 0);
   EXPECT_EQ(num("SELECT count(*) FROM token_calibration"), 2);
   EXPECT_LT(std::stod(str("SELECT min(scale) FROM token_calibration")), 1.0);

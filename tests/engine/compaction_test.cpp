@@ -94,6 +94,35 @@ TEST(CompactionTest, OverWarnTheStartMovesToTheTargetButNeverIntoTheFloor) {
   EXPECT_EQ(cut.first, 0u);
 }
 
+TEST(CompactionTest, ATokenCompactionLandsOnTheUserMessageNearestItsGoal) {
+  // Exchanges of a short question (30) and a long answer (700): stepping forward to the first
+  // user message under the goal (6 000) would keep 8 exchanges, 5 840 tokens... and one exchange
+  // less when the goal falls just past a question.
+  Chat c;
+  for (int i = 0; i < 14; ++i) {
+    c.messages.push_back({Role::kUser, "q", static_cast<int64_t>(c.messages.size()) + 1});
+    c.cost.push_back(30);
+    c.messages.push_back({Role::kAssistant, "a", static_cast<int64_t>(c.messages.size()) + 1});
+    c.cost.push_back(700);
+  }
+  auto kept = [&](const Cut& cut) {
+    int64_t k = 0;
+    for (size_t i = cut.first; i < c.cost.size(); ++i) k += c.cost[i];
+    return k;
+  };
+  // Goal 5 860: 8 exchanges (5 840) are just under it.
+  Cut cut = plan_cut(c.input(count_marks(settings(100), ContextPolicy{}), 10'000, 5'860));
+  EXPECT_EQ(cut.reason, CompactionReason::kThreshold);
+  EXPECT_EQ(kept(cut), 5'840);
+  // Goal 6 300: 8 exchanges are 460 under it, 9 (6 570) only 270 over: the nearer, under soft.
+  cut = plan_cut(c.input(count_marks(settings(100), ContextPolicy{}), 10'000, 6'300));
+  EXPECT_EQ(kept(cut), 6'570);
+  EXPECT_EQ(c.messages[cut.first].role, Role::kUser);
+  // The same under a budget where 9 exchanges would pass the soft threshold: 8.
+  cut = plan_cut(c.input(count_marks(settings(100), ContextPolicy{}), 9'200, 6'300));
+  EXPECT_EQ(kept(cut), 5'840);
+}
+
 TEST(CompactionTest, AnOverflowCompactsWhateverTheUsage) {
   Chat c;
   c.add(10, 10);

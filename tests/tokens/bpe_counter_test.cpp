@@ -64,11 +64,16 @@ TEST(BpeCounterTest, HeapAndScanMergesAgreeOnRandomPieces) {
   }
 }
 
-TEST(BpeCounterTest, ChatFramingIsThreePerMessageAndThreePerRequest) {
+TEST(BpeCounterTest, ChatFramingIsThreeAndTheRolePerMessageAndThreePerRequest) {
+  // OpenAI's own count (tiktoken's num_tokens_from_messages): 3 per message, plus the role's
+  // tokens, plus 3 for the reply primer.
   const auto& c = counter("o200k_base");
+  for (const char* role : {"system", "developer", "user", "assistant", "tool"})
+    EXPECT_EQ(c.count_text(role), 1) << role;
   const std::vector<common::Message> m = {{common::Role::kSystem, "Be brief.", 0},
                                           {common::Role::kUser, "hello", 0}};
-  EXPECT_EQ(c.count_prompt(m), 3 + (c.count_text("Be brief.") + 3) + (c.count_text("hello") + 3));
+  EXPECT_EQ(c.count_prompt(m), 3 + (c.count_text("Be brief.") + 3 + c.count_text("system")) +
+                                   (c.count_text("hello") + 3 + c.count_text("user")));
   EXPECT_EQ(c.name(), "o200k_base");
 }
 

@@ -44,11 +44,11 @@ TEST(CounterFactoryTest, ExplicitChoicesAndErrors) {
       "cl100k_base");
   const auto chars4 = make_token_counter("chars4", "gpt-4o", testing::tokenizer_data_dir());
   EXPECT_EQ(chars4.counter->name(), "chars4");
-  EXPECT_EQ(chars4.counter->per_message(), 3);  // chat framing in every counter
+  EXPECT_EQ(chars4.counter->per_message(), 4);  // chat framing (and the role) in every counter
   EXPECT_EQ(chars4.counter->per_request(), 3);
   const auto estimate = make_token_counter("estimate", "gpt-4o", "/nonexistent");
   EXPECT_EQ(estimate.counter->name(), "estimate");  // needs no rank files
-  EXPECT_EQ(estimate.counter->per_message(), 3);
+  EXPECT_EQ(estimate.counter->per_message(), 4);
   EXPECT_THROW(make_token_counter("o200k_base", "gpt-4o", "/nonexistent"), std::runtime_error);
   EXPECT_THROW(make_token_counter("bogus", "gpt-4o", testing::tokenizer_data_dir()),
                std::invalid_argument);

@@ -53,7 +53,7 @@ TEST(EstimateCounterTest, IsFarCloserThanCharsOver4OnChinese) {
 TEST(EstimateCounterTest, EmptyTextIsFreeAndFramingIsOpenAIs) {
   const EstimateCounter est;
   EXPECT_EQ(est.count_text(""), 0);
-  EXPECT_EQ(est.per_message(), 3);
+  EXPECT_EQ(est.per_message(), 4);
   EXPECT_EQ(est.per_request(), 3);
   EXPECT_EQ(est.name(), "estimate");
 }
