@@ -5,7 +5,9 @@ Starts a small loopback OpenAI-compatible server (replies of ~100 words), queues
 (user messages of 25-110 words), runs `autonous worker --drain` with nothing configured but the database
 and the URL, once per strategy, and prints for each: the share of each turn's prompt that repeats the
 previous turn's prompt as an exact prefix (what a provider's prompt cache can serve), and the number of
-extra calls (summaries) per 100 turns. Usage: bench/defaults_smoke.py BINARY [TURNS]
+extra calls (summaries) per 100 turns. The prefix share leaves each prompt's last message out (the
+question, where evidence goes); "whole requests" is the share of each prompt that is the whole previous
+request as an exact prefix, over every turn. Usage: bench/defaults_smoke.py BINARY [TURNS]
 """
 import json, os, random, re, sqlite3, subprocess, sys, tempfile, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -89,14 +91,21 @@ def run(strategy):
         if first is None and n < len(a): first = i
         if first is not None and i > first: shares.append(n / max(1, len(b)))
     share = sum(shares) / len(shares) if shares else 1.0
-    return len(main), share, 100.0 * extra / max(1, len(main)), ev
+    # The same over whole requests: the share of each prompt that is the whole previous request
+    # as an exact prefix (what a provider caches), the previous question and its evidence included.
+    whole = lambda ms: "".join(f"\0{x.get('role')}\1{x.get('content')}" for x in ms)
+    wshares = [len(os.path.commonprefix([whole(main[i - 1]), whole(main[i])])) / max(1, len(whole(main[i])))
+               for i in range(1, len(main))]
+    wshare = sum(wshares) / len(wshares) if wshares else 1.0
+    return len(main), share, 100.0 * extra / max(1, len(main)), ev, wshare
 
 
 print(f"Defaults smoke ({turns} turns of one chat, realistic sizes, nothing configured):", flush=True)
 for s in ("default", "sliding_window", "summarize"):
     try:
-        n, share, extra, ev = run(s)
-        print(f"  {s:15s} turns answered {n:4d}   cacheable prefix share {share:4.2f}   extra calls/100 turns {extra:5.1f}"
+        n, share, extra, ev, wshare = run(s)
+        print(f"  {s:15s} turns answered {n:4d}   cacheable prefix share {share:4.2f} (whole requests {wshare:4.2f})"
+              f"   extra calls/100 turns {extra:5.1f}"
               f"   evidence {100.0 * ev[0] / max(1, ev[1]):4.1f}% of prompt tokens, in {ev[3]}/{ev[4]} prompts"
               f"   mean fill {ev[2] or 0:4.2f}", flush=True)
     except Exception as e:  # noqa: BLE001 - a smoke test reports, it does not stop

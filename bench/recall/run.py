@@ -4,12 +4,14 @@
 Long chats (420 turns, users 10-150 words, replies 50-400, in English, Chinese, Russian and
 Japanese) are written by plain SQL, as a front end would. Facts are stated in the first turns,
 some are updated at turn 250, near-duplicates (other codes, other relatives) sit beside them,
-and questions come at the end: exact-word, paraphrased, and with no answer. Each question is
+and questions come at the end: exact-word, paraphrased, and with no answer; the English chat
+also has small talk every sixth turn ("haha nice", "good morning!"), and small talk comes at
+the end too (what it recalls is noise). Each question is
 scored on the dry run's prompt (`autonous context`), under the defaults except
 MAX_CONTEXT_TOKENS (2000 / 4000 / 16000), with recall on (the default) and off.
 
   hit  = the fact's value is somewhere in the prompt (an updated fact: its new value)
-  cost = evidence tokens of questions that have no answer in the chat
+  cost = evidence tokens of questions that have no answer in the chat, and of small talk
 
 Usage: bench/recall/run.py BINARY [--turns N] [--latency] [--rows 1000,10000,100000,1000000]
 --latency: gather + select time (the recall and documents gatherers' own clocks in the
@@ -45,6 +47,13 @@ FILLER = {
            "楽しい 疲れた 忙しい 速い 遅い たぶん 本当に 雨 晴れ 曇り").split(),
 }
 JOIN = {"en": " ", "ru": " ", "zh": "", "ja": ""}
+# Small talk in the English chat's history (every sixth user turn) and at its end.
+SMALL_TALK = ["haha nice", "good morning!", "see you tomorrow", "thanks, that helps a lot",
+              "ok cool", "lol that's funny", "good night!", "sounds good to me",
+              "awesome, thank you!", "hello again"]
+SMALL_TALK_REPLIES = ["Glad you liked it!", "Good morning! How can I help today?",
+                      "See you tomorrow, take care!", "You're welcome, happy to help.",
+                      "Great!", "Haha, glad it made you laugh.", "Good night, sleep well!"]
 
 # (turn, statement) facts; questions: (kind, text, value that must be in the prompt)
 FACTS = {
@@ -62,7 +71,10 @@ FACTS = {
                       ("paraphrase", "Which number opens my gym locker?", "4471"),
                       ("paraphrase", "In which city does Mirela work?", "Porto"),
                       ("paraphrase", "Which antibiotic must I avoid?", "penicillin"),
-                      ("none", "What is the name of my dog?", None)]},
+                      ("none", "What is the name of my dog?", None),
+                      ("smalltalk", "haha nice", None), ("smalltalk", "good morning!", None),
+                      ("smalltalk", "see you tomorrow", None),
+                      ("smalltalk", "ok cool, thanks!", None)]},
     "zh": {
         "facts": [(2, "对了，我在健身房的储物柜密码是4471。"),
                   (3, "办公室的无线网密码是8812，家里的报警器密码是3390。"),
@@ -116,6 +128,8 @@ def build_db(path, binary, turns):
             at = f"2026-0{1 + t // 140}-{1 + (t % 140) // 5:02d}T{8 + t % 12:02d}:{t % 60:02d}:00.000Z"
             user = facts.get(t) or filler(lang, rng, 10, 150 if lang in ("en", "ru") else 60)
             reply = filler(lang, rng, 50, 400 if lang in ("en", "ru") else 160)
+            if lang == "en" and t not in facts and t % 6 == 1:
+                user, reply = rng.choice(SMALL_TALK), rng.choice(SMALL_TALK_REPLIES)
             rows += [(lang, "user", user, at), (lang, "assistant", reply, at)]
         db.executemany("INSERT INTO history(chat_id, role, text, created_at) VALUES (?,?,?,?)", rows)
     db.commit()
@@ -137,11 +151,11 @@ def recall_table(binary, turns):
         path = os.path.join(d, "recall.db")
         build_db(path, binary, turns)
         print(f"planted facts, {turns}-turn chats in 4 languages, dry run under the defaults; hit = value in the prompt")
-        print(f"{'budget':>7} {'recall':>6} {'exact':>9} {'updated':>9} {'paraphrase':>11} {'stale only':>10} {'no-answer evidence tokens (mean)':>33}")
+        print(f"{'budget':>7} {'recall':>6} {'exact':>9} {'updated':>9} {'paraphrase':>11} {'stale only':>10} {'no-answer evidence tokens (mean)':>33} {'small talk evidence (mean, max)':>32}")
         for budget in (2000, 4000, 16000):
             for on in (True, False):
                 score = {"exact": [], "updated": [], "paraphrase": []}
-                stale, cost = 0, []
+                stale, cost, chat_cost = 0, [], []
                 for lang, spec in FACTS.items():
                     for kind, q, value in spec["questions"]:
                         j = dry_run(binary, path, lang, q, budget, on)
@@ -149,13 +163,17 @@ def recall_table(binary, turns):
                         if kind == "none":
                             cost.append(j.get("evidence_tokens", 0))
                             continue
+                        if kind == "smalltalk":
+                            chat_cost.append(j.get("evidence_tokens", 0))
+                            continue
                         score[kind].append(value in prompt)
                         if kind == "updated" and value not in prompt:
                             old = {"en": "12 Oak", "zh": "朝阳路12号", "ru": "Дубовая", "ja": "桜町12"}[lang]
                             stale += old in prompt
                 fmt = lambda xs: f"{sum(xs)}/{len(xs)} {sum(xs) / len(xs):.2f}"
                 print(f"{budget:>7} {'on' if on else 'off':>6} {fmt(score['exact']):>9} {fmt(score['updated']):>9} "
-                      f"{fmt(score['paraphrase']):>11} {stale:>10} {statistics.mean(cost):>33.0f}")
+                      f"{fmt(score['paraphrase']):>11} {stale:>10} {statistics.mean(cost):>33.0f} "
+                      f"{statistics.mean(chat_cost):>25.0f}, {max(chat_cost):>5}")
 
 
 def zipf_vocabulary(rng, n=20000):

@@ -94,7 +94,7 @@ struct Config {
   double recall_share = 0.45;          // RECALL_SHARE
   int64_t recall_max_tokens = 3000;    // RECALL_MAX_TOKENS
   int recall_max_hits = 8;             // RECALL_MAX_HITS
-  double recall_min_relevance = 0.15;  // RECALL_MIN_RELEVANCE
+  double recall_min_relevance = 0.25;  // RECALL_MIN_RELEVANCE
   double recall_recency_weight = 0.3;  // RECALL_RECENCY_WEIGHT
   double recall_recency_days = 30;     // RECALL_RECENCY_DAYS
   int recall_timeout_ms = 250;         // RECALL_TIMEOUT_MS

@@ -67,6 +67,39 @@ TermSet term_set(const Candidate& c) {
   return out;
 }
 
+// Which of the query's terms a candidate holds, one bit each (the query has at most 64).
+uint64_t matched_mask(const TermSet& terms, const std::vector<std::string>& query) {
+  uint64_t mask = 0;
+  for (size_t i = 0; i < query.size() && i < 64; ++i)
+    if (contains(terms, query[i])) mask |= uint64_t{1} << i;
+  return mask;
+}
+
+// The relevance gate: a full-text match becomes evidence only when what it shares with the
+// question is rare enough to be about the same thing. At least one matched term is uncommon (in
+// at most kUncommonShare of the searched rows), and the matched terms together are specific: in
+// at most kSpecificShare of them, by the larger of two counts, the rows expected to hold them all
+// were they independent, and the candidates that do hold them all (`together`; words of small
+// talk come together: "haha nice" in every "haha nice"). Small talk shares only such words with
+// earlier small talk and recalls nothing; a question naming its subject (a locker code, an order
+// number, a sister's name) does.
+bool speaks(uint64_t mask, int64_t together, const SearchResult& r) {
+  if (r.terms.empty() || r.term_rows.size() != r.terms.size()) return true;  // no counts: no gate
+  const double searched = std::max(r.searched_rows, 1.0);
+  const double uncommon = std::max(kMinUncommonRows, kUncommonShare * searched);
+  const double specific = std::max(kMinSpecificRows, kSpecificShare * searched);
+  bool any_uncommon = false;
+  double joint = searched;
+  for (size_t i = 0; i < r.terms.size() && i < 64; ++i) {
+    if ((mask & (uint64_t{1} << i)) == 0) continue;
+    const double rows = std::max<double>(static_cast<double>(r.term_rows[i]), 1.0);
+    any_uncommon = any_uncommon || rows <= uncommon;
+    joint *= rows / searched;
+  }
+  joint = std::max(joint, static_cast<double>(together));
+  return mask != 0 && any_uncommon && joint <= specific;
+}
+
 bool newer(const Scored& a, const Scored& b) {
   return a.candidate.message.history_id > b.candidate.message.history_id;
 }
@@ -153,12 +186,26 @@ std::vector<Scored> select_candidates(const SearchResult& result, std::optional<
     for (const Candidate& c : result.candidates)
       if (const std::optional<double> at = parse_time(c.message.at))
         reference = reference ? std::max(*reference, *at) : *at;
+  // Each candidate's matched query terms, and how many candidates hold each one's all.
+  std::vector<TermSet> own_terms;
+  std::vector<uint64_t> masks;
   for (const Candidate& c : result.candidates) {
+    own_terms.push_back(term_set(c));
+    masks.push_back(matched_mask(own_terms.back(), result.terms));
+  }
+  for (size_t k = 0; k < result.candidates.size(); ++k) {
+    const Candidate& c = result.candidates[k];
     Scored s{c, 0, 1, 0};
     s.relevance = c.fused                ? *c.fused
                   : result.query_idf > 0 ? std::min(1.0, c.bm25 / result.query_idf)
                                          : 0;
     if (!c.fused && s.relevance < settings.min_relevance) continue;
+    // A vector hit speaks for itself; a full-text one must pass the gate.
+    if (c.semantic_rank == 0) {
+      const int64_t together = std::count_if(
+          masks.begin(), masks.end(), [&](uint64_t m) { return (m & masks[k]) == masks[k]; });
+      if (!speaks(masks[k], together, result)) continue;
+    }
     // A time that cannot be read counts as neither old nor new; documents do not age.
     const std::optional<double> at = parse_time(c.message.at);
     if (c.document)
@@ -169,8 +216,8 @@ std::vector<Scored> select_candidates(const SearchResult& result, std::optional<
       s.recency = std::exp(-std::max(0.0, *reference - *at) / tau);
     s.score = weight * s.relevance + (1 - weight) * s.recency;
     scored.push_back(std::move(s));
+    terms.push_back(std::move(own_terms[k]));
   }
-  for (const Scored& s : scored) terms.push_back(term_set(s.candidate));
   favour_updates(scored, terms, result.terms);
   // Only the best few are worth the diversity step.
   const auto pool = static_cast<size_t>(std::max(3 * settings.max_hits, 12));

@@ -1,5 +1,7 @@
 #pragma once
 // Recall's selection: which of the full-text search's candidates become evidence. Pure.
+//   gate       = a full-text match whose matched terms are not rare enough to be about the same
+//                thing (kUncommonShare, kSpecificShare) is out: small talk recalls nothing;
 //   relevance  = BM25 / the query's total IDF (what a one-occurrence match of every query term
 //                in an average-length message scores), capped at 1; under min_relevance: out;
 //   recency    = e^(−Δt/τ), Δt = the candidate's age relative to the newest message considered;
@@ -24,6 +26,14 @@
 namespace autonous::recall {
 
 inline constexpr double kMmrLambda = 0.7;
+// The relevance gate (select_candidates): a full-text match needs a matched term in at most
+// kUncommonShare of the searched rows (at least kMinUncommonRows), and its matched terms
+// together in at most kSpecificShare of them (at least kMinSpecificRows): the rows expected to
+// hold them all, were they independent, or the candidates that do, whichever is more.
+inline constexpr double kUncommonShare = 0.01;
+inline constexpr double kMinUncommonRows = 3;
+inline constexpr double kSpecificShare = 0.005;
+inline constexpr double kMinSpecificRows = 3;
 inline constexpr double kRrfK = 60;
 
 struct RecallSettings {
@@ -33,7 +43,7 @@ struct RecallSettings {
   int64_t max_tokens = 3000;      // RECALL_MAX_TOKENS: evidence at most (recalled + documents)
   int64_t message_tokens = 400;   // one recalled message or document at most (cut with a marker)
   double share = 0.45;            // RECALL_SHARE: of the flexible budget, reserved for evidence
-  double min_relevance = 0.15;    // RECALL_MIN_RELEVANCE
+  double min_relevance = 0.25;    // RECALL_MIN_RELEVANCE
   double relevance_weight = 0.7;  // 1 − RECALL_RECENCY_WEIGHT
   double recency_days = 30.0;     // RECALL_RECENCY_DAYS: τ
   int timeout_ms = 250;           // RECALL_TIMEOUT_MS: per gatherer
@@ -62,6 +72,10 @@ struct SearchResult {
   std::vector<Candidate> candidates;
   std::vector<std::string> terms;  // the query terms used
   double query_idf = 0;            // Σ IDF of `terms`
+  // Each term's rows in the searched part, and that part's rows: what the relevance gate
+  // judges a match by. Empty (a result built by hand): no gate.
+  std::vector<int64_t> term_rows;
+  double searched_rows = 0;
 };
 
 struct Scored {

@@ -25,6 +25,7 @@ QueryPlan plan_query(const std::vector<std::string>& terms, double total, const 
       unique.push_back(t);
   // Commonness is judged among the rows searched: the chat's (documents: all of them).
   const auto searched = static_cast<double>(rows_with(chat, ""));
+  out.searched = searched;
   // A term in more than kCommonShare of them (at most kMaxTermRows) tells nothing apart.
   const auto common_rows =
       static_cast<int64_t>(std::min(kCommonShare * searched, static_cast<double>(kMaxTermRows)));
@@ -52,6 +53,7 @@ QueryPlan plan_query(const std::vector<std::string>& terms, double total, const 
     postings += doc;
     out.foreign += doc - here;
     out.terms.push_back(term);
+    out.rows.push_back(here);
     out.idf += idf(total, static_cast<double>(doc));
   }
   // Every term is common, yet a row holding several of them may be rare (as far as the two
@@ -64,6 +66,7 @@ QueryPlan plan_query(const std::vector<std::string>& terms, double total, const 
     out.all = true;
     for (size_t i = 0; i < 2; ++i) {
       out.terms.push_back(known[i].term);
+      out.rows.push_back(known[i].here);
       out.foreign += known[i].global - known[i].here;
       out.idf += idf(total, static_cast<double>(known[i].global));
     }

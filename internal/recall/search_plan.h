@@ -92,6 +92,8 @@ int64_t index_all(const IndexQueued& index_queued);
 
 struct QueryPlan {
   std::vector<std::string> terms;  // rarest first
+  std::vector<int64_t> rows;       // each term's rows in the searched part (the relevance gate)
+  double searched = 0;             // rows of the searched part
   bool all = false;                // true: rows holding every term; false: any term
   double idf = 0;                  // Σ IDF of `terms`
   int64_t foreign = 0;             // rows of other chats the terms match, at most

@@ -134,6 +134,28 @@ TEST_F(RecallE2eTest, TheDryRunShowsTheBlocksAndRecallsFromAnImportedChat) {
   (void)fact;
 }
 
+TEST_F(RecallE2eTest, SmallTalkRecallsNothingWhileAQuestionNamingItsSubjectDoes) {
+  // Small talk every 40 messages of an 800-message chat, the fact at 6 (#28: "haha nice" pulled
+  // in 900-3 000 tokens of old messages before the relevance gate).
+  std::map<int, std::string> special{{6, "Remember: my locker code at the gym is 4471."}};
+  for (int i = 20; i < 700; i += 40) special[i] = "haha nice";
+  for (int i = 40; i < 700; i += 40) special[i + 2] = "good morning! see you tomorrow";
+  E2eTest::import_chat("talk", special);
+  StubServer stub(dir_.path().string());
+  for (const std::string text : {"haha nice", "good morning!", "see you tomorrow"}) {
+    const auto r = autonous(dir_, {"context", "--chat", "talk", "--text", text}, defaults(stub));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["evidence_tokens"], 0) << text << ": " << j["recall"].dump();
+  }
+  const auto r =
+      autonous(dir_, {"context", "--chat", "talk", "--text", "What is my locker code at the gym?"},
+               defaults(stub));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(json::parse(r.out)["messages"].back()["content"].get<std::string>().find("4471"),
+            std::string::npos);
+}
+
 TEST_F(RecallE2eTest, TheDeltaBuilderSeesTheLastAnsweredPromptAndTheCacheKeyIsPerChat) {
   StubServer stub(dir_.path().string());
   enqueue("a", "first question about gardens");

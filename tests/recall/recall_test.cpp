@@ -38,6 +38,44 @@ TEST(RecallSelect, RelevanceIsBm25OverTheQueryWeightAndTheMinimumFilters) {
   EXPECT_DOUBLE_EQ(chosen[0].score, 0.7 * 1.0 + 0.3 * 0.5);
 }
 
+TEST(RecallSelect, TheGateKeepsSmallTalkOutAndLetsASpecificFactIn) {
+  // An 840-row chat: "haha" and "nice" are each in 7 rows (under 1 %, uncommon), but always
+  // together, so the 7 candidates holding both are no specific match.
+  SearchResult talk;
+  talk.terms = {"haha", "nice"};
+  talk.term_rows = {7, 7};
+  talk.searched_rows = 840;
+  talk.query_idf = 10;
+  for (int i = 1; i <= 7; ++i) talk.candidates.push_back(cand(i, "haha nice", 9));
+  EXPECT_TRUE(select_candidates(talk, std::nullopt, RecallSettings{}).empty());
+  // Were they in two rows only, those two would be specific: recalled.
+  talk.candidates.resize(2);
+  talk.term_rows = {2, 2};
+  EXPECT_EQ(select_candidates(talk, std::nullopt, RecallSettings{}).size(), 2u);
+
+  // "locker" in 1 row, "code" in 40 (common-ish): the fact holding both speaks; the other codes
+  // share only "code", in 40 rows: not specific.
+  SearchResult fact;
+  fact.terms = {"locker", "code"};
+  fact.term_rows = {1, 40};
+  fact.searched_rows = 840;
+  fact.query_idf = 8;
+  fact.candidates = {cand(5, "my locker code is 4471", 8), cand(6, "the wifi code is 8812", 3),
+                     cand(7, "the alarm code is 3390", 3)};
+  const auto chosen = select_candidates(fact, std::nullopt, RecallSettings{});
+  ASSERT_EQ(chosen.size(), 1u);
+  EXPECT_EQ(chosen[0].candidate.message.history_id, 5);
+
+  // A vector hit is not gated; a result without term counts (built by hand) is not either.
+  fact.candidates[1].semantic_rank = 1;
+  fact.candidates[1].fused = 0.5;
+  EXPECT_EQ(select_candidates(fact, std::nullopt, RecallSettings{}).size(), 2u);
+  fact.term_rows.clear();
+  fact.candidates[1].semantic_rank = 0;
+  fact.candidates[1].fused.reset();
+  EXPECT_EQ(select_candidates(fact, std::nullopt, RecallSettings{}).size(), 3u);
+}
+
 TEST(RecallSelect, RecencyDecaysWithAgeAndBreaksTies) {
   SearchResult r;
   r.terms = {"dentist"};

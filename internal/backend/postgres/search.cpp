@@ -116,6 +116,8 @@ recall::SearchResult PgSearchIndex::search_history(const std::string& chat_id,
   const std::string token = recall::chat_token(chat_id);
   const Planned p = planned("history", token, terms);
   out.terms = p.plan.terms;
+  out.term_rows = p.plan.rows;
+  out.searched_rows = p.plan.searched;
   out.query_idf = p.plan.idf;
   if (p.plan.terms.empty() || limit <= 0) return out;
   const db::pg::Result matched = c_.query(
@@ -148,6 +150,8 @@ recall::SearchResult PgSearchIndex::search_documents(const std::string& chat_id,
   recall::SearchResult out;
   const Planned p = planned("document", "", terms);
   out.terms = p.plan.terms;
+  out.term_rows = p.plan.rows;
+  out.searched_rows = p.plan.searched;
   out.query_idf = p.plan.idf;
   if (p.plan.terms.empty() || limit <= 0) return out;
   const db::pg::Result matched = c_.query(

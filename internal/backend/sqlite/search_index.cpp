@@ -83,6 +83,8 @@ SearchIndex::Query SearchIndex::query(const std::string& table, const std::strin
       [&](const std::string& c, const std::string& t) { return rows_with(source, c, t); });
   Query out;
   out.terms = plan.terms;
+  out.rows = plan.rows;
+  out.searched = plan.searched;
   out.idf = plan.idf;
   out.foreign = plan.foreign;
   // AND walks the rarer list and seeks in the other.
@@ -101,6 +103,8 @@ recall::SearchResult SearchIndex::search_history(const std::string& chat_id,
   const std::string token = recall::chat_token(chat_id);
   const Query qy = query("history_terms", token, terms);
   out.terms = qy.terms;
+  out.term_rows = qy.rows;
+  out.searched_rows = qy.searched;
   out.query_idf = qy.idf;
   if (qy.terms.empty() || limit <= 0) return out;
   // Three ways to keep other chats' rows out, cheapest first. Few of them match: take that many
@@ -134,6 +138,8 @@ recall::SearchResult SearchIndex::search_documents(const std::string& chat_id,
   recall::SearchResult out;
   const Query qy = query("document_terms", "", terms);
   out.terms = qy.terms;
+  out.term_rows = qy.rows;
+  out.searched_rows = qy.searched;
   out.query_idf = qy.idf;
   if (qy.terms.empty() || limit <= 0) return out;
   auto q = cache_->get(

@@ -69,6 +69,8 @@ class SearchIndex final : public recall::Searcher {
   struct Query {
     std::string match;
     std::vector<std::string> terms;
+    std::vector<int64_t> rows;  // each term's rows in the searched part
+    double searched = 0;        // rows of the searched part
     double idf = 0;
     int64_t foreign = 0;  // rows of other chats the terms match, at most
   };
