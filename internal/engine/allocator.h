@@ -5,8 +5,10 @@
 // summary (under summarize, the room a new one may take) and evidence (recalled messages,
 // documents), the evidence's part at most `RECALL_MAX_TOKENS`; the recent history gets the rest.
 // Only long conversations (over kLongTermTurns turns) reserve it: a short one's history all
-// stays recent. A compaction cuts the verbatim history down to the target of the budget less
-// this reserve;
+// stays recent. A compaction plans with this reserve, asks recall what it finds below the
+// planned cut and plans again with what was found (evidence first, ContextBuilder::build): the
+// prompt lands on the target (CONTEXT_TARGET, the compaction's depth) with the evidence it
+// carries, and no room is kept for evidence that never comes;
 // between compactions the history grows into whatever the evidence leaves, until the warn
 // threshold of the whole budget starts the next compaction. Unused room flows both ways
 // without moving the cached prefix: the evidence takes whatever the prompt leaves of the whole

@@ -101,16 +101,20 @@ class ContextBuilder {
   // The system message: the system prompt, then the pinned facts that fit `max_tokens`.
   void add_pins(Ends& e, const std::vector<std::string>& pins, int64_t max_tokens,
                 BuiltContext& out) const;
-  // The budget the verbatim part plans against: `ends` less the evidence reserve (allocator.h).
-  Ends allocate(const Verbatim& v, const Ends& ends, bool will_fold, bool summarize) const;
+  // The tokens a compaction keeps for evidence before recall is asked (allocator.h).
+  int64_t allocate(const Verbatim& v, const Ends& ends, bool will_fold, bool summarize) const;
+  // What the evidence for this turn's question would cost if the verbatim part started at
+  // v.rows.messages[first]: recall run ahead of the cut, within the reserve. The reserve itself
+  // when recall cannot be asked ahead (embeddings, whose question vector is one call a turn; a
+  // failing index).
+  int64_t probe_evidence(const std::string& chat_id, const Verbatim& v, size_t first,
+                         const Ends& ends, const BuiltContext& out) const;
   // `rows` from index `first` on.
   static Prepared tail(const Prepared& rows, size_t first);
   // Orders the prompt (the summary leading the first kept user message), adds the evidence and
   // describes the blocks.
   void finish(const std::string& chat_id, const Verbatim& v, std::vector<common::Message> kept,
               int64_t history_tokens, Ends& ends, BuiltContext& out) const;
-  // `ends` with `reserve` tokens of its budget kept for evidence.
-  static Ends reserved(Ends ends, int64_t reserve);
   // The verbatim candidates; restarts the chat's state when its rows vanished.
   Verbatim read_verbatim(const std::string& chat_id, BuiltContext& out, const Ends& ends,
                          const Marks& marks) const;
@@ -119,8 +123,8 @@ class ContextBuilder {
   bool restart_if_rows_vanished(const std::string& chat_id, BuiltContext& out, int64_t after) const;
   // What the summary may take: a fold replaces it, so room for a full-size new one.
   int64_t summary_room(const Verbatim& v, bool will_fold) const;
-  // Compacts when `trigger` is crossed, down to `goal`'s target.
-  Cut plan(const Verbatim& v, const Ends& trigger, const Ends& goal, const Marks& marks,
+  // Compacts when a mark is crossed, down to the target with `evidence` tokens of evidence.
+  Cut plan(const Verbatim& v, const Ends& ends, int64_t evidence, const Marks& marks,
            const BuildOptions& options, bool will_fold, const BuiltContext& out) const;
   // Summarize: folds the messages leaving at `cut` into the summary (or backs off); updates
   // the summary in `v`, the state and the report in `out`. After a failed call, `cut` moves

@@ -80,8 +80,8 @@ int64_t ContextBuilder::summary_room(const Verbatim& v, bool will_fold) const {
                    : v.summary_tokens;
 }
 
-ContextBuilder::Ends ContextBuilder::allocate(const Verbatim& v, const Ends& ends, bool will_fold,
-                                              bool summarize) const {
+int64_t ContextBuilder::allocate(const Verbatim& v, const Ends& ends, bool will_fold,
+                                 bool summarize) const {
   AllocationInput alloc;
   alloc.budget = ends.budget_tokens;
   alloc.fixed = ends.fixed_tokens;
@@ -94,7 +94,31 @@ ContextBuilder::Ends ContextBuilder::allocate(const Verbatim& v, const Ends& end
   alloc.summary = summarize ? summary_room(v, will_fold) : 0;
   alloc.recall = settings_.recall;
   alloc.recall.enabled = settings_.recall.enabled && searcher_ != nullptr;
-  return reserved(ends, evidence_reserve(alloc));
+  return evidence_reserve(alloc);
+}
+
+int64_t ContextBuilder::probe_evidence(const std::string& chat_id, const Verbatim& v, size_t first,
+                                       const Ends& ends, const BuiltContext& out) const {
+  const int64_t reserve = out.evidence_reserve;
+  if (searcher_ == nullptr || embedder_ != nullptr || !settings_.recall.enabled ||
+      ends.query.empty() || ends.user_truncated || first >= v.rows.messages.size())
+    return searcher_ == nullptr || !settings_.recall.enabled ? 0 : reserve;
+  recall::RecallQuery q;
+  q.chat_id = chat_id;
+  q.text = ends.query;
+  q.after_id = out.chat.cleared_through;
+  q.before_id = v.rows.messages[first].history_id;
+  q.reference = recall::parse_time(v.rows.messages.back().at);
+  q.room = reserve;
+  try {
+    searcher_->catch_up(chat_id);
+    const recall::Evidence ev = recall::gather_evidence(*searcher_, q, settings_.recall, counter_);
+    for (const recall::GathererRun& run : ev.runs)
+      if (run.error) return reserve;  // unknown: the plan keeps its room
+    return ev.text.empty() ? 0 : std::min(reserve, counter_.count_text(ev.text) + 2);
+  } catch (const std::exception&) {
+    return reserve;  // add_evidence says what failed
+  }
 }
 
 Prepared ContextBuilder::tail(const Prepared& rows, size_t first) {
@@ -163,12 +187,6 @@ void ContextBuilder::add_pins(Ends& e, const std::vector<std::string>& pins, int
   e.system_tokens = counter_.count_message(e.system);
   e.pinned_tokens = e.system_tokens - before;
   e.pins = static_cast<int64_t>(kept.size());
-}
-
-ContextBuilder::Ends ContextBuilder::reserved(Ends ends, int64_t reserve) {
-  ends.budget_tokens -= reserve;
-  ends.history_budget_tokens = std::max<int64_t>(ends.history_budget_tokens - reserve, 0);
-  return ends;
 }
 
 void ContextBuilder::lay_out(Ends& e) const {
