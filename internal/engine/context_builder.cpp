@@ -217,8 +217,8 @@ Cut ContextBuilder::plan(const Verbatim& v, const Ends& ends, int64_t evidence, 
       std::floor(policy.thresholds.target * static_cast<double>(ends.budget_tokens)));
   // A fold replaces the summary: room for a full-size new one, and the tail it keeps within
   // KEEP_RECENT_TOKENS (a quarter of the budget when unset).
-  in.goal_tokens = std::max<int64_t>(
-      at_target - ends.fixed_tokens - summary_room(v, will_fold) - evidence, 0);
+  in.goal_tokens =
+      std::max<int64_t>(at_target - ends.fixed_tokens - summary_room(v, will_fold) - evidence, 0);
   if (will_fold) {
     const int64_t keep = settings_.summary.keep_recent_tokens > 0
                              ? settings_.summary.keep_recent_tokens

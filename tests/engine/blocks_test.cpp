@@ -70,6 +70,36 @@ TEST_F(BlocksTest, OnlyAConversationOfOverTwentyTurnsReservesLongTermMemory) {
   EXPECT_GT(build(Layout::kDefault).evidence_reserve, 0);
 }
 
+TEST_F(BlocksTest, ACompactionKeepsRoomOnlyForTheEvidenceRecallFinds) {
+  // 90 messages of ~45 tokens at a 2 000 budget: this turn compacts by tokens. A question
+  // recall finds nothing for keeps no reserve, and the prompt lands on the target (0.60) with
+  // its history alone.
+  provider_.history.resize(90);
+  for (Message& m : provider_.history)
+    if (m.history_id != 5) m.content += " " + std::string(150, 'x');
+  const BuiltContext none = build(Layout::kDefault, "tell me a joke about frogs");
+  EXPECT_NE(none.state.compaction, CompactionReason::kNone);
+  EXPECT_TRUE(none.evidence.items.empty());
+  EXPECT_EQ(none.evidence_reserve, 0);
+  // Near the target, not 0.6 × (2 000 − the reserve), what it was before evidence first.
+  EXPECT_GE(none.figures.estimated_tokens, 1100);
+  EXPECT_LE(none.figures.estimated_tokens, 1400);
+  // One that recall answers keeps room for what it found, and lands on the target with it
+  // (the same turn again: the first one's compaction is set aside).
+  ASSERT_NE(provider_.state.context.verbatim_after, 0);
+  provider_.state.context = ContextState{};
+  const BuiltContext found = build(Layout::kDefault);
+  EXPECT_NE(found.state.compaction, CompactionReason::kNone);
+  ASSERT_FALSE(found.evidence.items.empty());
+  EXPECT_GT(found.evidence_reserve, 0);
+  // The room kept is what it found (no more), and what it found is what the prompt carries.
+  EXPECT_LE(found.figures.compressed_count, none.figures.compressed_count);
+  EXPECT_LE(found.evidence_reserve, found.evidence.tokens + 8)
+      << found.evidence_reserve << " " << found.evidence.tokens;
+  EXPECT_GE(found.figures.estimated_tokens, 1100);
+  EXPECT_LE(found.figures.estimated_tokens, 2000);
+}
+
 TEST_F(BlocksTest, CustomBlocksComeLastAtTheLowestTierAndGiveWayFirst) {
   provider_.state.custom = {{7, "Store hours", "Open 9 to 17 on weekdays."}};
   BuiltContext b = build(Layout::kDefault);
