@@ -53,15 +53,15 @@ size_t start_on_user(std::span<const common::Message> messages, size_t first, si
 // under the soft threshold: with messages of hundreds of tokens, stepping down to the next user
 // message below the goal may leave the prompt far under the target (#28: 0.46 for a 0.60
 // target at a 1 000 budget), which wastes what the compaction was meant to keep.
-size_t nearer_the_goal(const CutInput& in, size_t start) {
+size_t nearer_the_goal(const CutInput& in, std::span<const int64_t> cost, size_t start) {
   size_t back = start;
   while (back > 0 && in.messages[back - 1].role != common::Role::kUser) --back;
   if (back == 0) return start;
   --back;  // the previous user message
   int64_t kept = 0;
-  for (size_t i = start; i < in.messages.size(); ++i) kept += in.cost[i];
+  for (size_t i = start; i < in.messages.size(); ++i) kept += cost[i];
   int64_t more = kept;
-  for (size_t i = back; i < start; ++i) more += in.cost[i];
+  for (size_t i = back; i < start; ++i) more += cost[i];
   const double budget = static_cast<double>(std::max<int64_t>(in.budget_tokens, 1));
   const bool nearer = more - in.goal_tokens < in.goal_tokens - kept;
   const bool under_soft = static_cast<double>(in.fixed_tokens + more) / budget < in.thresholds.soft;
@@ -92,12 +92,14 @@ Cut plan_cut(const CutInput& in) {
   // them when they alone exceed the budget).
   const size_t floor = std::min(n, static_cast<size_t>(std::max(in.marks.floor, 0)));
   const size_t most = n - floor;
+  // The cut is planned with what the prompt will carry (an oversized message cut to its cap).
+  const std::span<const int64_t> carried = in.carried.size() == n ? in.carried : in.cost;
   size_t first = 0;
   if (by_count || in.overflow) first = n - std::min(n, static_cast<size_t>(in.marks.low));
   int64_t kept = 0;
-  for (size_t i = first; i < n; ++i) kept += in.cost[i];
+  for (size_t i = first; i < n; ++i) kept += carried[i];
   if (by_tokens || in.overflow)
-    while (first < most && kept > in.goal_tokens) kept -= in.cost[first++];
+    while (first < most && kept > in.goal_tokens) kept -= carried[first++];
   // A token compaction the floor keeps over warn would come back on the next turn, and the next:
   // none then (the prompt grows until the last resort, over the budget, drops the floor too).
   const double after = static_cast<double>(in.fixed_tokens + kept) / budget;
@@ -106,7 +108,7 @@ Cut plan_cut(const CutInput& in) {
     return cut;
   }
   cut.first = start_on_user(in.messages, std::min(first, most), most);
-  if (by_tokens && !in.overflow) cut.first = nearer_the_goal(in, cut.first);
+  if (by_tokens && !in.overflow) cut.first = nearer_the_goal(in, carried, cut.first);
   return cut;
 }
 

@@ -11,6 +11,7 @@
 #include "internal/engine/allocator.h"
 #include "internal/engine/assembler.h"
 #include "internal/engine/compressor.h"
+#include "internal/engine/level_compressor.h"
 #include "internal/engine/provider.h"
 #include "internal/engine/summary.h"
 #include "internal/engine/token_budget.h"
@@ -206,6 +207,12 @@ Cut ContextBuilder::plan(const Verbatim& v, const Ends& ends, int64_t evidence, 
   CutInput in;
   in.messages = v.rows.messages;
   in.cost = v.rows.cost;
+  // What each message will cost in the prompt: the normal level cuts an oversized one to its cap
+  // (#28: planned with the uncut sizes, a chat with large messages kept only the floor).
+  std::vector<int64_t> carried(v.rows.cost.begin(), v.rows.cost.end());
+  const int64_t cap = oversized_tokens(ends.budget_tokens);
+  for (int64_t& c : carried) c = std::min(c, cap);
+  in.carried = carried;
   in.fixed_tokens = ends.fixed_tokens + v.summary_tokens;
   in.budget_tokens = ends.budget_tokens;
   in.thresholds = policy.thresholds;

@@ -123,6 +123,29 @@ TEST(CompactionTest, ATokenCompactionLandsOnTheUserMessageNearestItsGoal) {
   EXPECT_EQ(kept(cut), 5'840);
 }
 
+TEST(CompactionTest, TheCutIsPlannedWithTheSizesThePromptWillCarry) {
+  // 40 messages of 100 tokens but every fourth one is 2 000, which the normal level cuts to 500:
+  // planned with the uncut sizes the goal (6 000) holds 9 messages; with the carried ones, 30.
+  Chat c;
+  c.add(40, 100);
+  std::vector<int64_t> carried = c.cost;
+  for (size_t i = 0; i < c.cost.size(); i += 4) {
+    c.cost[i] = 2000;
+    carried[i] = 500;
+  }
+  CutInput in = c.input(count_marks(settings(100), ContextPolicy{}), 10'000, 6'000);
+  const Cut uncut = plan_cut(in);
+  in.carried = carried;
+  const Cut planned = plan_cut(in);
+  EXPECT_EQ(uncut.reason, CompactionReason::kThreshold);
+  EXPECT_EQ(planned.reason, CompactionReason::kThreshold);  // the trigger is the uncut size
+  EXPECT_LT(planned.first, uncut.first);
+  int64_t kept = 0;
+  for (size_t i = planned.first; i < carried.size(); ++i) kept += carried[i];
+  EXPECT_LE(kept, 6'000 + 500);  // near the goal, by the carried sizes
+  EXPECT_GE(kept, 6'000 - 600);
+}
+
 TEST(CompactionTest, AnOverflowCompactsWhateverTheUsage) {
   Chat c;
   c.add(10, 10);
