@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -16,11 +18,13 @@ namespace {
 
 const std::string kCorpus = std::string(AUTONOUS_SOURCE_DIR) + "/tests/data/tokens";
 
+// Each family loaded once per test process, and only when a test asks for it (a load parses
+// 8-11 MB of JSON: ctest runs every case in its own process).
 const HfCounter& counter(const std::string& family) {
-  static const auto llama3 = load_hf_counter("llama3", testing::tokenizer_data_dir());
-  static const auto qwen3 = load_hf_counter("qwen3", testing::tokenizer_data_dir());
-  static const auto deepseek = load_hf_counter("deepseek_v3", testing::tokenizer_data_dir());
-  return family == "llama3" ? *llama3 : family == "qwen3" ? *qwen3 : *deepseek;
+  static std::map<std::string, std::unique_ptr<HfCounter>> loaded;
+  auto& c = loaded[family];
+  if (!c) c = load_hf_counter(family, testing::tokenizer_data_dir());
+  return *c;
 }
 
 std::vector<std::string> pieces(std::string_view text, SplitPattern p) {
@@ -40,31 +44,24 @@ TEST(HfCounterTest, MatchesTheReferenceOnEveryCorpusAndHoldoutFileForEveryFamily
   }
 }
 
-TEST(HfCounterTest, CountsKnownTextsAsTheReferenceEncodesThem) {
+TEST(HfCounterTest, KnownTextsNormalisationLongRunsAndFraming) {
   // Token ids from @lenml/tokenizers 3.7.2 (tests/data/tokens/reference_hf.mjs's library).
   const std::string text = "Hello, my dog's cute 12345 <|im_start|> 你好世界 ok\n\n  x";
   EXPECT_EQ(counter("llama3").count_text(text), 21);
   EXPECT_EQ(counter("qwen3").count_text(text), 21);  // <|im_start|> is one (added) token
   EXPECT_EQ(counter("deepseek_v3").count_text(text), 22);
   EXPECT_EQ(counter("llama3").count_text(""), 0);
-}
-
-TEST(HfCounterTest, QwenNormalisesToNfcFirst) {
-  // "é" written as e + U+0301 is the same text as U+00E9 after NFC.
+  // Qwen normalises to NFC first: "é" as e + U+0301 is the same text as U+00E9.
   EXPECT_EQ(counter("qwen3").count_text("caf\u00e9 au lait"),
             counter("qwen3").count_text("cafe\u0301 au lait"));
-  // Llama 3 has no normalizer: the decomposed form costs more.
+  // Llama 3 has no normaliser: the decomposed form costs more.
   EXPECT_LT(counter("llama3").count_text("caf\u00e9 au lait"),
             counter("llama3").count_text("cafe\u0301 au lait"));
-}
-
-TEST(HfCounterTest, ALongRunOfOneLetterStaysFast) {
+  // A long run of one letter (one piece) is counted without the quadratic merge.
   const std::string run(1 << 18, 'a');
   for (const std::string family : {"llama3", "qwen3", "deepseek_v3"})
     EXPECT_GT(counter(family).count_text(run), 1000) << family;
-}
-
-TEST(HfCounterTest, FramingFollowsEachFamilysChatTemplate) {
+  // Framing from each family's chat template.
   EXPECT_EQ(counter("llama3").per_message(), 5);
   EXPECT_EQ(counter("llama3").per_request(), 5);
   EXPECT_EQ(counter("qwen3").per_message(), 5);
@@ -95,12 +92,11 @@ TEST(HfCounterTest, ModelNamesMapToTheirFamilies) {
 }
 
 TEST(HfCounterTest, AutoPicksTheFamilyAndNamedFamiliesLoad) {
-  auto c =
-      make_token_counter("auto", "meta-llama/Llama-3.1-8B-Instruct", testing::tokenizer_data_dir());
-  EXPECT_EQ(c.counter->name(), "llama3");
+  auto c = make_token_counter("auto", "deepseek-ai/DeepSeek-V3.1", testing::tokenizer_data_dir());
+  EXPECT_EQ(c.counter->name(), "deepseek_v3");
   EXPECT_TRUE(c.warning.empty()) << c.warning;
-  c = make_token_counter("qwen3", "anything", testing::tokenizer_data_dir());
-  EXPECT_EQ(c.counter->name(), "qwen3");
+  c = make_token_counter("deepseek_v3", "anything", testing::tokenizer_data_dir());
+  EXPECT_EQ(c.counter->name(), "deepseek_v3");
   // OpenAI's models keep their encodings.
   c = make_token_counter("auto", "gpt-4o", testing::tokenizer_data_dir());
   EXPECT_EQ(c.counter->name(), "o200k_base");
