@@ -20,6 +20,9 @@ inline constexpr double kCalibrationMargin = 0.05;
 inline constexpr double kCalibrationLowerShare = 2.0 / 3.0;
 // Moves smaller than this are not written.
 inline constexpr double kCalibrationStep = 0.005;
+// A prompt whose messages' text is estimated under this many tokens teaches nothing: text the
+// server adds unseen (a gateway's system prompt, a template's date lines) would be most of it.
+inline constexpr int64_t kCalibrationMinTokens = 200;
 
 // The scale after the API counted `actual` prompt tokens for a prompt estimated at `estimated`
 // with `scale_used`; nullopt when it stays (nothing estimated or counted, a move below

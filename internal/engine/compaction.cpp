@@ -73,8 +73,12 @@ size_t nearer_the_goal(const CutInput& in, std::span<const int64_t> cost, size_t
 Cut plan_cut(const CutInput& in) {
   Cut cut;
   const size_t n = in.messages.size();
+  // The prompt as it will be carried (an oversized message cut to its cap) decides both whether
+  // to compact and where: judged by the uncut sizes, a cut that kept large messages would leave
+  // the trigger crossed and compact again every turn.
+  const std::span<const int64_t> carried = in.carried.size() == n ? in.carried : in.cost;
   int64_t tokens = 0;
-  for (const int64_t c : in.cost) tokens += c;
+  for (const int64_t c : carried) tokens += c;
   const double budget = static_cast<double>(std::max<int64_t>(in.budget_tokens, 1));
   cut.level = classify(static_cast<double>(in.fixed_tokens + tokens) / budget, in.thresholds);
   const bool by_count = n > static_cast<size_t>(in.marks.high);
@@ -92,8 +96,6 @@ Cut plan_cut(const CutInput& in) {
   // them when they alone exceed the budget).
   const size_t floor = std::min(n, static_cast<size_t>(std::max(in.marks.floor, 0)));
   const size_t most = n - floor;
-  // The cut is planned with what the prompt will carry (an oversized message cut to its cap).
-  const std::span<const int64_t> carried = in.carried.size() == n ? in.carried : in.cost;
   size_t first = 0;
   if (by_count || in.overflow) first = n - std::min(n, static_cast<size_t>(in.marks.low));
   int64_t kept = 0;

@@ -48,7 +48,7 @@ struct CutInput {
   std::span<const common::Message> messages;  // the verbatim candidates, oldest first
   std::span<const int64_t> cost;              // each one's tokens (before any level's cut)
   // Each one's tokens as the prompt will carry it: an oversized message cut by the normal level
-  // (level_compressor.h). The cut is planned with these (the trigger with `cost`); empty: `cost`.
+  // (level_compressor.h). The trigger and the cut are judged with these; empty: `cost`.
   std::span<const int64_t> carried;
   int64_t fixed_tokens = 0;   // the rest of the prompt now (framing, system, user, summary)
   int64_t budget_tokens = 0;  // the whole prompt

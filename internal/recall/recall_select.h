@@ -30,10 +30,10 @@ inline constexpr double kMmrLambda = 0.7;
 // kUncommonShare of the searched rows (at least kMinUncommonRows), and its matched terms
 // together in at most kSpecificShare of them (at least kMinSpecificRows): the rows expected to
 // hold them all, were they independent, or the candidates that do, whichever is more.
-inline constexpr double kUncommonShare = 0.01;
-inline constexpr double kMinUncommonRows = 3;
+inline constexpr double kUncommonShare = 0.02;
+inline constexpr double kMinUncommonRows = 8;
 inline constexpr double kSpecificShare = 0.005;
-inline constexpr double kMinSpecificRows = 3;
+inline constexpr double kMinSpecificRows = 5;
 inline constexpr double kRrfK = 60;
 
 struct RecallSettings {

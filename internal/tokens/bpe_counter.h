@@ -1,7 +1,7 @@
 #pragma once
 // BpeCounter: exact token counts for OpenAI's cl100k_base and o200k_base, identical to
 // tiktoken's encode_ordinary (special-token text counts as ordinary text), plus OpenAI's chat
-// framing of 3 tokens per message and 3 per request. Immutable; thread-safe.
+// framing of 4 tokens per message (3 and the role) and 3 per request. Immutable; thread-safe.
 
 #include <memory>
 #include <string>

@@ -1,6 +1,7 @@
 #include "internal/tokens/hf_counter.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -95,17 +96,36 @@ const HfFamily* hf_family(std::string_view name) {
   return nullptr;
 }
 
+// `m` holds `name` followed by something other than a digit (llama-3.1, not llama-30b).
+bool names(std::string_view m, std::string_view name) {
+  for (size_t at = m.find(name); at != std::string_view::npos; at = m.find(name, at + 1)) {
+    const size_t end = at + name.size();
+    if (end == m.size() || std::isdigit(static_cast<unsigned char>(m[end])) == 0) return true;
+  }
+  return false;
+}
+
 const HfFamily* hf_family_for_model(std::string_view model) {
   std::string m(model);
   std::transform(m.begin(), m.end(), m.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  // R1's distilled models are Llama and Qwen models with their own vocabularies.
-  if (contains(m, "deepseek") && !contains(m, "distill") &&
-      (contains(m, "v3") || contains(m, "chat") || contains(m, "reasoner") || contains(m, "r1")))
+  // Ollama's deepseek-r1 tags below 671b are R1's distills: 8b and 70b of Llama 3, the others of
+  // Qwen 2.5; any "distill" names its base.
+  if (contains(m, "deepseek-r1:") && !contains(m, "671b"))
+    return hf_family(contains(m, ":8b") || contains(m, ":70b") ? "llama3" : "qwen3");
+  if (contains(m, "deepseek") && !contains(m, "distill") && !contains(m, "v2") &&
+      !contains(m, "coder") && !contains(m, "llm") &&
+      (contains(m, "v3") || contains(m, "r1") || contains(m, "deepseek-chat") ||
+       contains(m, "deepseek-reasoner")))
     return hf_family("deepseek_v3");
   for (const char* p : {"llama-3", "llama3", "llama_3", "llama-v3", "distill-llama"})
-    if (contains(m, p)) return hf_family("llama3");
-  if (contains(m, "qwen") || contains(m, "qwq")) return hf_family("qwen3");
+    if (names(m, p)) return hf_family("llama3");
+  // Qwen 1 ("qwen-7b-chat", "qwen1.5") is left out: only Qwen 2 and later are checked here.
+  const size_t dash = m.find("qwen-");
+  const bool qwen1 = contains(m, "qwen1") ||
+                     (!contains(m, "distill") && dash != std::string::npos && dash + 5 < m.size() &&
+                      std::isdigit(static_cast<unsigned char>(m[dash + 5])));
+  if ((contains(m, "qwen") || contains(m, "qwq")) && !qwen1) return hf_family("qwen3");
   return nullptr;
 }
 
@@ -218,6 +238,8 @@ std::unique_ptr<HfCounter> load_hf_counter(std::string_view family, const std::s
     std::string bytes;
     size_t other = 0;  // entries outside the byte-level alphabet: special tokens, never merged
     for (const auto& [text, id] : model.at("vocab").items()) {
+      if (!id.is_number_unsigned() || id.get<uint64_t>() >= (uint64_t{1} << 24))
+        throw bad("a vocabulary id is not a number under 2^24");
       if (decode_byte_level(text, back, bytes))
         tokens.emplace_back(bytes, id.get<uint32_t>());
       else

@@ -35,7 +35,8 @@ const std::vector<HfFamily>& hf_families();
 const HfFamily* hf_family(std::string_view name);
 // The family of a model name as providers and local servers spell it (meta-llama/Llama-3.1-8B,
 // llama3.2:3b, Qwen/Qwen2.5-7B-Instruct, qwen3-235b-a22b, deepseek-chat, deepseek-reasoner…), or
-// nullptr. Llama 4, Qwen 1 and DeepSeek V2 and older have other vocabularies: nullptr.
+// nullptr. Llama 4 and 2, Qwen 1 and DeepSeek V2, Coder and LLM have other vocabularies: nullptr.
+// Ollama's deepseek-r1 tags under 671b are distills: llama3 (8b, 70b) or qwen3.
 const HfFamily* hf_family_for_model(std::string_view model);
 
 class HfCounter final : public TokenCounter {

@@ -5,6 +5,7 @@
 #include "internal/common/clock.h"
 #include "internal/common/sha256.h"
 #include "internal/common/utf8.h"
+#include "internal/engine/calibration_store.h"
 #include "internal/engine/engine.h"
 #include "internal/openai/client.h"
 #include "internal/openai/errors.h"
@@ -233,13 +234,26 @@ int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e, bool store) {
   return l.budget_tokens;
 }
 
+bool Turn::window_known() const {
+  try {
+    const config::Config& c = parts_.config;
+    return engine::resolve_prompt_budget(
+               {c.openai_model, c.max_context_tokens, c.context_window, c.reserve_output_tokens})
+               .window > 0;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 void Turn::answered(TurnOutcome& o) {
   const openai::ChatResult& r = *o.result;
 
   const int64_t estimated = o.contexts.back().built.figures.estimated_tokens;
-  // The estimator may count English up to twice what a real tokenizer does: it needs a wider
-  // margin before calling a low count a cut.
-  const double ratio = o.contexts.back().built.figures.counter == "estimate"
+  // The raw estimate may count English up to twice what a real tokenizer does: it needs a wider
+  // margin before calling a low count a cut. A calibrated one (a scale other than 1) is aimed at
+  // the server's own count: the exact counters' margin.
+  const double ratio = o.contexts.back().built.figures.counter == "estimate" &&
+                               o.contexts.back().calibration_scale == 1.0
                            ? kTruncationShareEstimated
                            : kTruncationShare;
   if (r.usage && estimated >= kTruncationFloor &&
@@ -257,7 +271,17 @@ void Turn::answered(TurnOutcome& o) {
       const int64_t framing =
           parts_.counter.per_request() +
           parts_.counter.per_message() * static_cast<int64_t>(sent.messages.size());
-      if (estimated > framing && r.usage->prompt_tokens > framing)
+      // A lower count lowers the scale only when it can be trusted: not from a reply that looks
+      // cut (a server that truncates silently reports its window, whatever was sent, and a
+      // lowered scale would send more each turn), and only for a model whose window is known
+      // (a preset or CONTEXT_WINDOW): an unknown model is mostly a local server whose silent
+      // window the estimate's over-count keeps prompts under.
+      const bool lower = !o.truncated && window_known();
+      const bool higher = static_cast<double>(r.usage->prompt_tokens - framing) *
+                              (1.0 + engine::kCalibrationMargin) >
+                          static_cast<double>(estimated - framing);
+      if (estimated - framing >= engine::kCalibrationMinTokens &&
+          r.usage->prompt_tokens > framing && (higher || lower))
         o.calibration_after = parts_.engine.calibrate(
             parts_.config.openai_base_url, parts_.client.model(), parts_.counter.scale(),
             estimated - framing, r.usage->prompt_tokens - framing);

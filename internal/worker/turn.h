@@ -94,6 +94,9 @@ class Turn {
   openai::CallOptions call_options(const std::string& chat_id) const;
   // The answer arrived: warns of a silent truncation, calibrates, completes.
   void answered(TurnOutcome& o);
+  // Whether the model's window is known (its preset or CONTEXT_WINDOW): the calibration may
+  // then lower the estimator's scale.
+  bool window_known() const;
   // Learns (and stores) the budget an overflow answer allows; returns the budget stored.
   int64_t learn(TurnOutcome& o, const openai::ApiError& e, bool store = true);
   void classify(TurnOutcome& o, const openai::Error& e, std::chrono::milliseconds latency,

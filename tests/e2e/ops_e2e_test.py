@@ -254,7 +254,8 @@ class Metrics(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             e.enqueue("delta", "Remember this: my parcel tracking code is ZEBRA7731 for the oven.")
             for i in range(16):
-                e.enqueue("delta", f"Turn {i}: " + " ".join(["flour sugar butter eggs ribbon"] * 60))
+                # Under the oversized cap (1/16 of 2 500): compacted and summarized, not cut.
+                e.enqueue("delta", f"Turn {i}: " + " ".join(["flour sugar butter eggs ribbon"] * 28))
             e.enqueue("delta", "What was my parcel tracking code ZEBRA7731 about?")
             e.start()
             e.wait_idle()

@@ -142,17 +142,18 @@ TEST_F(TokensE2eTest, CalibrationFollowsTheServersCountBothWaysPerEndpoint) {
   StubServer stub(dir_.path().string(), 0, {"--usage-scale", "5"});  // the API counts 5x more
   // TOKEN_CALIBRATION is on by default.
   const Env env = db_env({{"OPENAI_BASE_URL", stub.base_url()},
-                          {"OPENAI_MODEL", "local-llama-2"},
+                          {"OPENAI_MODEL", "claude-3-5-haiku"},  // a known window, no exact counter
                           {"TOKEN_COUNTER", "estimate"},
                           {"POLL_INTERVAL_MS", "20"},
                           {"SQLITE_SYNCHRONOUS", "NORMAL"}});
+  // Prompts long enough to teach the calibration (kCalibrationMinTokens).
+  std::string bread = "Tell me about sourdough bread: its flour, its starter, its crust and crumb.";
+  for (int i = 0; i < 4; ++i) bread += " " + bread;
   for (int i = 0; i < 3; ++i)
-    ASSERT_EQ(
-        autonous(dir_, {"enqueue", "--chat", "c", "Tell me about sourdough bread."}, env).exit_code,
-        0);
+    ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "c", bread}, env).exit_code, 0);
   drain(env);
   const double scale =
-      std::stod(str("SELECT scale FROM token_calibration WHERE model = 'local-llama-2'"));
+      std::stod(str("SELECT scale FROM token_calibration WHERE model = 'claude-3-5-haiku'"));
   EXPECT_GT(scale, 1.0);
   // The first turn ran at scale 1; later turns used the raised scale (the same process).
   const auto requests = payloads("llm.request");
@@ -166,12 +167,35 @@ TEST_F(TokensE2eTest, CalibrationFollowsTheServersCountBothWaysPerEndpoint) {
   env2["OPENAI_BASE_URL"] = low.base_url();
   // (Long enough that the stub, which counts no framing, counts more than the framing.)
   std::string rye = "And rye? Tell me about rye bread: its flour, its starter and its crumb.";
-  for (int i = 0; i < 3; ++i) rye += " " + rye;
+  for (int i = 0; i < 4; ++i) rye += " " + rye;
   ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "d", rye}, env2).exit_code, 0);
   ASSERT_EQ(autonous(dir_, {"worker", "--drain"}, env2).exit_code, 0);
   EXPECT_EQ(num("SELECT count(*) FROM token_calibration"), 2);
   EXPECT_LT(std::stod(str("SELECT min(scale) FROM token_calibration")), 1.0);
   EXPECT_DOUBLE_EQ(std::stod(str("SELECT max(scale) FROM token_calibration")), scale);
+}
+
+TEST_F(TokensE2eTest, AModelOfUnknownWindowIsCalibratedUpOnly) {
+  // A local model with no preset: a server that counts less may be one that cuts the prompt to
+  // its silent window (Ollama's num_ctx); lowering the scale would send more each turn.
+  StubServer stub(dir_.path().string());  // counts chars / 4: about 0.4 of the estimate
+  const Env env = db_env({{"OPENAI_BASE_URL", stub.base_url()},
+                          {"OPENAI_MODEL", "my-local-model"},
+                          {"POLL_INTERVAL_MS", "20"},
+                          {"SQLITE_SYNCHRONOUS", "NORMAL"}});
+  std::string text = "Tell me about sourdough bread: its flour, its starter and its crumb.";
+  for (int i = 0; i < 4; ++i) text += " " + text;
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "c", text}, env).exit_code, 0);
+  drain(env);
+  EXPECT_EQ(num("SELECT count(*) FROM token_calibration"), 0);
+  for (const auto& p : payloads("llm.request")) EXPECT_EQ(p["calibration_scale"], 1.0) << p.dump();
+  // With its window stated, the same server's lower count lowers the scale.
+  Env known = env;
+  known["CONTEXT_WINDOW"] = "32768";
+  ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "d", text}, known).exit_code, 0);
+  drain(known);
+  EXPECT_LT(std::stod(str("SELECT coalesce(min(scale), 1) FROM token_calibration")), 1.0);
 }
 
 TEST_F(TokensE2eTest, CalibratedEstimateLandsJustAboveTheServersCountWithinAFewTurns) {
@@ -182,14 +206,13 @@ TEST_F(TokensE2eTest, CalibratedEstimateLandsJustAboveTheServersCountWithinAFewT
                           {"OPENAI_MODEL", "claude-sonnet-4-5"},
                           {"POLL_INTERVAL_MS", "20"},
                           {"SQLITE_SYNCHRONOUS", "NORMAL"}});
+  std::string bread = "tell me about sourdough bread, its starter, its crust and its crumb.";
+  for (int i = 0; i < 4; ++i) bread += " " + bread;  // over kCalibrationMinTokens
   for (int i = 0; i < 6; ++i)
-    ASSERT_EQ(autonous(dir_,
-                       {"enqueue", "--chat", "c",
-                        "Turn " + std::to_string(i) +
-                            ": tell me about sourdough bread, its starter and its crust."},
-                       env)
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        autonous(dir_, {"enqueue", "--chat", "c", "Turn " + std::to_string(i) + ": " + bread}, env)
+            .exit_code,
+        0);
   drain(env);
   const auto responses = payloads("llm.response");
   ASSERT_EQ(responses.size(), 6u);

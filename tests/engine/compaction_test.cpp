@@ -124,10 +124,11 @@ TEST(CompactionTest, ATokenCompactionLandsOnTheUserMessageNearestItsGoal) {
 }
 
 TEST(CompactionTest, TheCutIsPlannedWithTheSizesThePromptWillCarry) {
-  // 40 messages of 100 tokens but every fourth one is 2 000, which the normal level cuts to 500:
-  // planned with the uncut sizes the goal (6 000) holds 9 messages; with the carried ones, 30.
+  // 40 messages of 150 tokens but every fourth one is 2 000, which the normal level cuts to 500:
+  // planned with the uncut sizes the goal (6 000) holds a few messages; with the carried ones,
+  // most of them.
   Chat c;
-  c.add(40, 100);
+  c.add(40, 150);
   std::vector<int64_t> carried = c.cost;
   for (size_t i = 0; i < c.cost.size(); i += 4) {
     c.cost[i] = 2000;
@@ -138,12 +139,26 @@ TEST(CompactionTest, TheCutIsPlannedWithTheSizesThePromptWillCarry) {
   in.carried = carried;
   const Cut planned = plan_cut(in);
   EXPECT_EQ(uncut.reason, CompactionReason::kThreshold);
-  EXPECT_EQ(planned.reason, CompactionReason::kThreshold);  // the trigger is the uncut size
+  EXPECT_EQ(planned.reason, CompactionReason::kThreshold);
   EXPECT_LT(planned.first, uncut.first);
   int64_t kept = 0;
   for (size_t i = planned.first; i < carried.size(); ++i) kept += carried[i];
   EXPECT_LE(kept, 6'000 + 500);  // near the goal, by the carried sizes
   EXPECT_GE(kept, 6'000 - 600);
+  // The next turn (what was kept and one exchange more) does not compact again: the trigger
+  // counts the carried sizes too (by the uncut ones the kept part is still over warn).
+  Chat next;
+  std::vector<int64_t> next_carried;
+  for (size_t i = planned.first; i < c.messages.size(); ++i) {
+    next.messages.push_back(c.messages[i]);
+    next.cost.push_back(c.cost[i]);
+    next_carried.push_back(carried[i]);
+  }
+  next.add(2, 150);
+  next_carried.insert(next_carried.end(), {150, 150});
+  CutInput again = next.input(count_marks(settings(100), ContextPolicy{}), 10'000, 6'000);
+  again.carried = next_carried;
+  EXPECT_EQ(plan_cut(again).reason, CompactionReason::kNone);
 }
 
 TEST(CompactionTest, AnOverflowCompactsWhateverTheUsage) {

@@ -66,6 +66,27 @@ TEST(RecallSelect, TheGateKeepsSmallTalkOutAndLetsASpecificFactIn) {
   ASSERT_EQ(chosen.size(), 1u);
   EXPECT_EQ(chosen[0].candidate.message.history_id, 5);
 
+  // A subject that comes up often: "Lisbon" in 5 of 300 rows, "hotel" in 6, both in 2. The
+  // question naming both recalls those two; one naming "Lisbon" alone recalls its 5.
+  SearchResult trip;
+  trip.terms = {"lisbon", "hotel"};
+  trip.term_rows = {5, 6};
+  trip.searched_rows = 300;
+  trip.query_idf = 6;
+  trip.candidates = {cand(10, "we booked the hotel in lisbon near the river", 6),
+                     cand(40, "the lisbon hotel has a pool", 6)};
+  for (int i = 0; i < 3; ++i) trip.candidates.push_back(cand(60 + i, "lisbon was sunny", 3));
+  for (int i = 0; i < 4; ++i) trip.candidates.push_back(cand(80 + i, "a hotel breakfast", 3));
+  RecallSettings settings;
+  EXPECT_GE(select_candidates(trip, std::nullopt, settings).size(), 2u);
+  SearchResult alone;
+  alone.terms = {"lisbon"};
+  alone.term_rows = {5};
+  alone.searched_rows = 300;
+  alone.query_idf = 3;
+  for (int i = 0; i < 5; ++i) alone.candidates.push_back(cand(100 + i, "lisbon again", 3));
+  EXPECT_EQ(select_candidates(alone, std::nullopt, settings).size(), 5u);
+
   // A vector hit is not gated; a result without term counts (built by hand) is not either.
   fact.candidates[1].semantic_rank = 1;
   fact.candidates[1].fused = 0.5;

@@ -86,8 +86,14 @@ TEST(HfCounterTest, ModelNamesMapToTheirFamilies) {
   for (const char* m :
        {"deepseek-chat", "deepseek-reasoner", "deepseek-ai/DeepSeek-V3.1", "deepseek/deepseek-r1"})
     EXPECT_EQ(family(m), "deepseek_v3") << m;
-  for (const char* m : {"llama-4-maverick", "meta-llama/Llama-2-7b", "claude-opus-4",
-                        "mistral-large", "deepseek-coder", "gemma-3", ""})
+  // Ollama's deepseek-r1 tags under 671b are distills.
+  EXPECT_EQ(family("deepseek-r1:7b"), "qwen3");
+  EXPECT_EQ(family("deepseek-r1:70b"), "llama3");
+  EXPECT_EQ(family("deepseek-r1:671b"), "deepseek_v3");
+  for (const char* m :
+       {"llama-4-maverick", "meta-llama/Llama-2-7b", "claude-opus-4", "mistral-large",
+        "deepseek-coder", "gemma-3", "", "huggyllama/llama-30b", "deepseek-ai/DeepSeek-V2-Chat",
+        "deepseek-llm-7b-chat", "qwen-7b-chat", "Qwen/Qwen1.5-7B-Chat"})
     EXPECT_EQ(family(m), "-") << m;
 }
 
