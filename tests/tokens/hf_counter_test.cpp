@@ -33,12 +33,21 @@ std::vector<std::string> pieces(std::string_view text, SplitPattern p) {
   return out;
 }
 
+// The families the corpus is counted with. The sanitizer pass (scripts/test) checks memory
+// safety, not the counts the release pass already compared: there, DeepSeek V3 alone (the most
+// involved pre-tokenizer), which keeps the CI budget.
+#if defined(__SANITIZE_ADDRESS__)
+const std::vector<std::string> kCorpusFamilies = {"deepseek_v3"};
+#else
+const std::vector<std::string> kCorpusFamilies = {"llama3", "qwen3", "deepseek_v3"};
+#endif
+
 TEST(HfCounterTest, MatchesTheReferenceOnEveryCorpusAndHoldoutFileForEveryFamily) {
   const auto expected = nlohmann::json::parse(testing::read_file(kCorpus + "/expected_hf.json"));
   ASSERT_GE(expected["files"].size(), 40u);
   for (const auto& [file, counts] : expected["files"].items()) {
     const std::string text = common::sanitize_utf8(testing::read_file(kCorpus + "/" + file));
-    for (const std::string family : {"llama3", "qwen3", "deepseek_v3"})
+    for (const std::string& family : kCorpusFamilies)
       EXPECT_EQ(counter(family).count_text(text), counts[family].get<int64_t>())
           << file << " " << family;
   }
@@ -58,7 +67,11 @@ TEST(HfCounterTest, KnownTextsNormalisationLongRunsAndFraming) {
   EXPECT_LT(counter("llama3").count_text("caf\u00e9 au lait"),
             counter("llama3").count_text("cafe\u0301 au lait"));
   // A long run of one letter (one piece) is counted without the quadratic merge.
+#if defined(__SANITIZE_ADDRESS__)
+  const std::string run(1 << 14, 'a');
+#else
   const std::string run(1 << 18, 'a');
+#endif
   for (const std::string family : {"llama3", "qwen3", "deepseek_v3"})
     EXPECT_GT(counter(family).count_text(run), 1000) << family;
   // Framing from each family's chat template.
