@@ -100,6 +100,25 @@ bool speaks(uint64_t mask, int64_t together, const SearchResult& r) {
   return mask != 0 && any_uncommon && joint <= specific;
 }
 
+// Each candidate's terms into `own_terms`, and whether it passes the gate: a vector hit speaks
+// for itself; a full-text one must speak (counted against the candidates that hold all of its
+// matched terms).
+std::vector<char> gate(const SearchResult& result, std::vector<TermSet>& own_terms) {
+  std::vector<uint64_t> masks;
+  for (const Candidate& c : result.candidates) {
+    own_terms.push_back(term_set(c));
+    masks.push_back(matched_mask(own_terms.back(), result.terms));
+  }
+  std::vector<char> admitted(result.candidates.size(), 1);
+  for (size_t k = 0; k < result.candidates.size(); ++k) {
+    if (result.candidates[k].semantic_rank != 0) continue;
+    const int64_t together = std::count_if(masks.begin(), masks.end(),
+                                           [&](uint64_t m) { return (m & masks[k]) == masks[k]; });
+    admitted[k] = speaks(masks[k], together, result) ? 1 : 0;
+  }
+  return admitted;
+}
+
 bool newer(const Scored& a, const Scored& b) {
   return a.candidate.message.history_id > b.candidate.message.history_id;
 }
@@ -186,26 +205,15 @@ std::vector<Scored> select_candidates(const SearchResult& result, std::optional<
     for (const Candidate& c : result.candidates)
       if (const std::optional<double> at = parse_time(c.message.at))
         reference = reference ? std::max(*reference, *at) : *at;
-  // Each candidate's matched query terms, and how many candidates hold each one's all.
   std::vector<TermSet> own_terms;
-  std::vector<uint64_t> masks;
-  for (const Candidate& c : result.candidates) {
-    own_terms.push_back(term_set(c));
-    masks.push_back(matched_mask(own_terms.back(), result.terms));
-  }
+  const std::vector<char> admitted = gate(result, own_terms);
   for (size_t k = 0; k < result.candidates.size(); ++k) {
     const Candidate& c = result.candidates[k];
     Scored s{c, 0, 1, 0};
     s.relevance = c.fused                ? *c.fused
                   : result.query_idf > 0 ? std::min(1.0, c.bm25 / result.query_idf)
                                          : 0;
-    if (!c.fused && s.relevance < settings.min_relevance) continue;
-    // A vector hit speaks for itself; a full-text one must pass the gate.
-    if (c.semantic_rank == 0) {
-      const int64_t together = std::count_if(
-          masks.begin(), masks.end(), [&](uint64_t m) { return (m & masks[k]) == masks[k]; });
-      if (!speaks(masks[k], together, result)) continue;
-    }
+    if ((!c.fused && s.relevance < settings.min_relevance) || admitted[k] == 0) continue;
     // A time that cannot be read counts as neither old nor new; documents do not age.
     const std::optional<double> at = parse_time(c.message.at);
     if (c.document)

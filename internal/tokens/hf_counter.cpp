@@ -185,6 +185,82 @@ int64_t HfCounter::count_text(std::string_view text) const {
   return total;
 }
 
+namespace {
+
+// The model, pre-tokenizer and normaliser must be `f`'s. Throws std::runtime_error saying what
+// differs.
+void check_shape(const nlohmann::json& j, const HfFamily& f) {
+  const std::string name(f.name);
+  if (j.at("model").value("type", "") != "BPE") throw std::runtime_error("not a BPE model");
+  // The split patterns, then a byte-level step.
+  std::vector<std::string> splits;
+  bool byte_level = false;
+  for (const auto& step : j.at("pre_tokenizer").value("pretokenizers", nlohmann::json::array())) {
+    const std::string type = step.value("type", "");
+    if (type == "Split" && step.value("behavior", "") == "Isolated" && !step.value("invert", false))
+      splits.push_back(step.at("pattern").at("Regex").get<std::string>());
+    else if (type == "ByteLevel" && !step.value("add_prefix_space", false) &&
+             !step.value("use_regex", true))
+      byte_level = true;
+    else
+      throw std::runtime_error("pre-tokenizer step '" + type + "' is not the " + name + " one");
+  }
+  if (!byte_level || splits != expected_splits(f.pattern))
+    throw std::runtime_error("its pre-tokenizer is not the " + name + " one");
+  const auto& norm = j.at("normalizer");
+  const bool nfc = !norm.is_null() && norm.value("type", "") == "NFC";
+  const bool none = norm.is_null() || (norm.value("type", "") == "Sequence" &&
+                                       norm.value("normalizers", nlohmann::json::array()).empty());
+  if (nfc != f.nfc || (!nfc && !none))
+    throw std::runtime_error("its normalizer is not the " + name + " one");
+}
+
+// The vocabulary's byte-level entries as (bytes, id); other entries (special tokens, never
+// merged) are skipped, but may be at most 1 %.
+std::vector<std::pair<std::string, uint32_t>> read_vocabulary(const nlohmann::json& vocab) {
+  const std::vector<int> back = unicode_to_byte();
+  std::vector<std::pair<std::string, uint32_t>> tokens;
+  tokens.reserve(vocab.size());
+  std::string bytes;
+  size_t other = 0;
+  for (const auto& [text, id] : vocab.items()) {
+    if (!id.is_number_unsigned() || id.get<uint64_t>() >= (uint64_t{1} << 24))
+      throw std::runtime_error("a vocabulary id is not a number under 2^24");
+    if (decode_byte_level(text, back, bytes))
+      tokens.emplace_back(bytes, id.get<uint32_t>());
+    else
+      ++other;
+  }
+  if (other * 100 > tokens.size()) throw std::runtime_error("its vocabulary is not byte-level");
+  return tokens;
+}
+
+// The merges list ("LEFT RIGHT" strings or [LEFT, RIGHT] pairs) as vocabulary ids, in order.
+std::vector<BpeRanks::Merge> read_merges(const nlohmann::json& model) {
+  const auto& vocab = model.at("vocab");
+  auto id_of = [&](const std::string& s) {
+    const auto it = vocab.find(s);
+    if (it == vocab.end())
+      throw std::runtime_error("a merge names '" + s + "', which is not in the vocabulary");
+    return it->get<uint32_t>();
+  };
+  std::vector<BpeRanks::Merge> merges;
+  merges.reserve(model.at("merges").size());
+  for (const auto& m : model.at("merges")) {
+    if (m.is_array() && m.size() == 2) {
+      merges.push_back({id_of(m[0].get<std::string>()), id_of(m[1].get<std::string>())});
+      continue;
+    }
+    const std::string s = m.get<std::string>();
+    const auto space = s.find(' ');
+    if (space == std::string::npos) throw std::runtime_error("a merge is not 'LEFT RIGHT'");
+    merges.push_back({id_of(s.substr(0, space)), id_of(s.substr(space + 1))});
+  }
+  return merges;
+}
+
+}  // namespace
+
 std::unique_ptr<HfCounter> load_hf_counter(std::string_view family, const std::string& data_dir) {
   const HfFamily* f = hf_family(family);
   if (f == nullptr)
@@ -205,70 +281,10 @@ std::unique_ptr<HfCounter> load_hf_counter(std::string_view family, const std::s
     throw bad(std::string("not JSON: ") + e.what());
   }
   try {
+    check_shape(j, *f);
     const auto& model = j.at("model");
-    if (model.value("type", "") != "BPE") throw bad("not a BPE model");
-    // The pre-tokenizer must be the family's: the split patterns, then a byte-level step.
-    std::vector<std::string> splits;
-    bool byte_level = false;
-    const auto& pre = j.at("pre_tokenizer");
-    for (const auto& step : pre.value("pretokenizers", nlohmann::json::array())) {
-      const std::string type = step.value("type", "");
-      if (type == "Split" && step.value("behavior", "") == "Isolated" &&
-          !step.value("invert", false))
-        splits.push_back(step.at("pattern").at("Regex").get<std::string>());
-      else if (type == "ByteLevel" && !step.value("add_prefix_space", false) &&
-               !step.value("use_regex", true))
-        byte_level = true;
-      else
-        throw bad("pre-tokenizer step '" + type + "' is not the " + std::string(f->name) + " one");
-    }
-    if (!byte_level || splits != expected_splits(f->pattern))
-      throw bad("its pre-tokenizer is not the " + std::string(f->name) + " one");
-    const auto& norm = j.at("normalizer");
-    const bool nfc = !norm.is_null() && norm.value("type", "") == "NFC";
-    const bool none =
-        norm.is_null() || (norm.value("type", "") == "Sequence" &&
-                           norm.value("normalizers", nlohmann::json::array()).empty());
-    if (nfc != f->nfc || (!nfc && !none))
-      throw bad("its normalizer is not the " + std::string(f->name) + " one");
-
-    const std::vector<int> back = unicode_to_byte();
-    std::vector<std::pair<std::string, uint32_t>> tokens;
-    tokens.reserve(model.at("vocab").size());
-    std::string bytes;
-    size_t other = 0;  // entries outside the byte-level alphabet: special tokens, never merged
-    for (const auto& [text, id] : model.at("vocab").items()) {
-      if (!id.is_number_unsigned() || id.get<uint64_t>() >= (uint64_t{1} << 24))
-        throw bad("a vocabulary id is not a number under 2^24");
-      if (decode_byte_level(text, back, bytes))
-        tokens.emplace_back(bytes, id.get<uint32_t>());
-      else
-        ++other;
-    }
-    if (other * 100 > tokens.size()) throw bad("its vocabulary is not byte-level");
-    const auto& vocab = model.at("vocab");
-    std::vector<BpeRanks::Merge> merges;
-    merges.reserve(model.at("merges").size());
-    auto id_of = [&](const std::string& s) {
-      const auto it = vocab.find(s);
-      if (it == vocab.end()) throw bad("a merge names '" + s + "', which is not in the vocabulary");
-      return it->get<uint32_t>();
-    };
-    for (const auto& m : model.at("merges")) {
-      std::string left;
-      std::string right;
-      if (m.is_array() && m.size() == 2) {
-        left = m[0].get<std::string>();
-        right = m[1].get<std::string>();
-      } else {
-        const std::string s = m.get<std::string>();
-        const auto space = s.find(' ');
-        if (space == std::string::npos) throw bad("a merge is not 'LEFT RIGHT'");
-        left = s.substr(0, space);
-        right = s.substr(space + 1);
-      }
-      merges.push_back({id_of(left), id_of(right)});
-    }
+    const auto tokens = read_vocabulary(model.at("vocab"));
+    const auto merges = read_merges(model);
     std::vector<std::string> added;
     for (const auto& a : j.value("added_tokens", nlohmann::json::array()))
       added.push_back(a.at("content").get<std::string>());
@@ -277,9 +293,7 @@ std::unique_ptr<HfCounter> load_hf_counter(std::string_view family, const std::s
   } catch (const nlohmann::json::exception& e) {
     throw bad(std::string("unexpected shape: ") + e.what());
   } catch (const std::runtime_error& e) {
-    const std::string what = e.what();
-    if (what.rfind("tokenizer file ", 0) == 0) throw;
-    throw bad(what);
+    throw bad(e.what());
   }
 }
 
