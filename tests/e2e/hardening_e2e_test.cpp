@@ -229,9 +229,9 @@ TEST_F(HardeningE2eTest, StatusNeverSendsServerTextsEscapeSequencesToTheTerminal
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("boom \\x1b[2J\\x0dcleared\\u009b2J"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\xC2\x9B"), std::string::npos) << r.out;  // U+009B, a one-byte CSI
-  const auto json = autonous(dir_, {"status", "--json"}, db_env());
-  EXPECT_EQ(json.out.find("\xC2\x9B"), std::string::npos) << json.out;
-  EXPECT_TRUE(nlohmann::json::accept(json.out)) << json.out;
+  const auto as_json = autonous(dir_, {"status", "--json"}, db_env());
+  EXPECT_EQ(as_json.out.find("\xC2\x9B"), std::string::npos) << as_json.out;
+  EXPECT_TRUE(nlohmann::json::accept(as_json.out)) << as_json.out;
   const auto events = autonous(dir_, {"events"}, db_env());
   EXPECT_EQ(events.out.find("\xC2\x9B"), std::string::npos) << events.out;
   EXPECT_NE(events.out.find("c\\u009b2J"), std::string::npos) << events.out;
