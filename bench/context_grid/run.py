@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Context engine grid: the real `autonous worker --drain` on one long chat, per setting.
 
-A loopback OpenAI-compatible stub (in process) answers chat calls with 50-400 words and summary
+A loopback OpenAI-compatible stub (in process) answers chat calls with 50-400 words (--reply-words) and summary
 calls with ~150 words; one chat of TURNS user messages (10-150 words, "turn N: ..." so the stub
 can tell the turn's chat call from a summary call) is queued and drained once per setting:
 MAX_CONTEXT_TOKENS x HISTORY_WINDOW x CONTEXT_STRATEGY, plus the pure defaults (nothing set).
@@ -18,7 +18,8 @@ median / max `build_us` of `context.compressed` (in ms) for compaction turns and
 
 Usage: bench/context_grid/run.py [--bin PATH] [--turns 300] [--seed 1] [--timeout 600]
        [--only-defaults] [--budgets 4000,16000,unset] [--windows 20,50,400,unset]
-       [--strategies token_budget,sliding_window,summarize] [--json]
+       [--strategies token_budget,sliding_window,summarize] [--json] [--trace]
+       [--user-words 10,150] [--reply-words 50,400]
 "unset" leaves the variable out (budget: the gpt-4o-mini preset; window: the default, 100). --json prints one
 JSON object per run instead of the table. Not part of the test suite.
 """
@@ -41,7 +42,7 @@ WORDS = ("river stone garden window coffee letter market bridge winter summer en
          "tiny invisible electric wooden silver golden crooked gentle stubborn brilliant").split()
 TURN = re.compile(r"turn (\d+):")
 ENV_DROP = re.compile(r"(CONTEXT_|MAX_|HISTORY_|SUMMARY_|KEEP_|TOKEN_|OPENAI_|RECENT_|SYSTEM_PROMPT)")
-state = {"seed": 1, "requests": []}  # requests: (kind, messages) in arrival order
+state = {"seed": 1, "requests": [], "reply": (50, 400)}  # requests: (kind, messages) in arrival order
 lock = threading.Lock()
 
 
@@ -65,7 +66,7 @@ class Stub(BaseHTTPRequestHandler):
             state["requests"].append(("chat" if m else "summary", msgs))
             n = len(state["requests"])
         if m:  # the turn's own chat call: 50-400 words, the same for a turn in every run
-            text = words(random.Random(f"{state['seed']}/reply/{m.group(1)}"), 50, 400)
+            text = words(random.Random(f"{state['seed']}/reply/{m.group(1)}"), *state["reply"])
         else:
             text = words(random.Random(f"{state['seed']}/summary/{n}"), 140, 160)
         prompt = sum(len(x.get("content") or "") for x in msgs) // 4
@@ -120,7 +121,7 @@ def run(args, url, strategy, budget, window):
         task_turn = {}
         for k in range(1, args.turns + 1):
             cur = db.execute("INSERT INTO tasks(chat_id, text) VALUES (?, ?)",
-                             ("grid", f"turn {k}: " + words(r, 10, 150)))
+                             ("grid", f"turn {k}: " + words(r, *args.user_words)))
             task_turn[cur.lastrowid] = k
         db.commit()
         started = time.monotonic()
@@ -146,14 +147,17 @@ def run(args, url, strategy, budget, window):
         except sqlite3.Error:
             pass
         db.close()
-    chat, seen, summaries, sent = [], set(), 0, 0
+    chat, seen, summaries, sent, folds_before = [], set(), 0, 0, {}
     for kind, msgs in state["requests"]:
         sent += len(ser(msgs))
         if kind == "summary":
             summaries += 1
+            pending_folds = folds_before.setdefault("pending", 0) + 1
+            folds_before["pending"] = pending_folds
         elif (k := int(TURN.match(msgs[-1]["content"]).group(1))) not in seen:  # retries skipped
             seen.add(k)
             chat.append((k, msgs))
+            folds_before[k] = folds_before.pop("pending", 0)
     shares, first, broke, cached, chat_chars = [], None, set(), 0, 0
     for i, (k, msgs) in enumerate(chat):
         whole = ser(msgs)
@@ -168,6 +172,10 @@ def run(args, url, strategy, budget, window):
             first = i if first is None else first
         if first is not None and i > first:
             shares.append(n / max(1, len(b)))
+        if args.trace:
+            print(f"turn {k:4d} messages {len(msgs):3d} ~tokens {len(whole) // 4:6d} "
+                  f"summary calls {folds_before.get(k, 0)} {'BROKE' if n < len(a) else ''}",
+                  file=sys.stderr)
     return {"turns": answered, "prefix_share": round(sum(shares) / len(shares), 3) if shares else 1.0,
             "summary_calls_per_100": round(100.0 * summaries / max(1, len(chat)), 2),
             "prompt_chars": sent, "prompt_tokens_chars4": sent // 4,
@@ -199,8 +207,15 @@ def main():
     ap.add_argument("--windows", default="20,50,400,unset")
     ap.add_argument("--strategies", default="token_budget,sliding_window,summarize")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--user-words", default="10,150", help="user message length in words: LO,HI")
+    ap.add_argument("--reply-words", default="50,400", help="reply length in words: LO,HI")
+    ap.add_argument("--trace", action="store_true",
+                    help="print each turn's chat prompt (messages, ~tokens, summary calls before it, "
+                         "prefix broken) on stderr")
     args = ap.parse_args()
     state["seed"] = args.seed
+    args.user_words = tuple(int(x) for x in args.user_words.split(","))
+    state["reply"] = tuple(int(x) for x in args.reply_words.split(","))
     strategies = ("token_budget", "sliding_window", "summarize")
     grid = [(None, None, None)]
     if not args.only_defaults:

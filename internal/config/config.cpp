@@ -253,7 +253,7 @@ void read_context(const EnvLookup& env, Config& c) {
   c.context_window = read_optional_int(env, "CONTEXT_WINDOW", 16, 100'000'000);
   c.reserve_output_tokens = read_optional_int(env, "RESERVE_OUTPUT_TOKENS", 0, 100'000'000);
   c.summary_model = trim(read_string(env, "SUMMARY_MODEL", ""));
-  c.summary_max_tokens = read_int(env, "SUMMARY_MAX_TOKENS", c.summary_max_tokens, 64, 1'000'000);
+  c.summary_max_tokens = read_optional_int(env, "SUMMARY_MAX_TOKENS", 64, 1'000'000);
   c.keep_recent_tokens = read_optional_int(env, "KEEP_RECENT_TOKENS", 0, 100'000'000);
   c.summary_request_shape = read_choice(env, "SUMMARY_REQUEST_SHAPE", c.summary_request_shape,
                                         {"auto", "classic", "openai", "reasoning", "bare"});

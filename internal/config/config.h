@@ -79,7 +79,9 @@ struct Config {
   std::optional<int64_t> reserve_output_tokens;  // RESERVE_OUTPUT_TOKENS: overrides the preset
   // The summarize strategy.
   std::string summary_model;  // SUMMARY_MODEL; empty: OPENAI_MODEL
-  int64_t summary_max_tokens = 1024;
+  // SUMMARY_MAX_TOKENS; unset: a quarter of the prompt budget, at most 1 024
+  // (engine::default_summary_max_tokens), so summarize runs at any budget it can.
+  std::optional<int64_t> summary_max_tokens;
   std::optional<int64_t> keep_recent_tokens;  // unset: a quarter of the prompt budget
   // auto | classic | openai | reasoning | bare: how a summary call states its reply cap and
   // temperature (engine/model_presets.h: request_shape).

@@ -77,8 +77,9 @@ Cut plan_cut(const CutInput& in) {
   // to compact and where: judged by the uncut sizes, a cut that kept large messages would leave
   // the trigger crossed and compact again every turn.
   const std::span<const int64_t> carried = in.carried.size() == n ? in.carried : in.cost;
+  const std::span<const int64_t> trigger = in.trigger.size() == n ? in.trigger : carried;
   int64_t tokens = 0;
-  for (const int64_t c : carried) tokens += c;
+  for (const int64_t c : trigger) tokens += c;
   const double budget = static_cast<double>(std::max<int64_t>(in.budget_tokens, 1));
   cut.level = classify(static_cast<double>(in.fixed_tokens + tokens) / budget, in.thresholds);
   const bool by_count = n > static_cast<size_t>(in.marks.high);

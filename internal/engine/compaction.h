@@ -50,6 +50,10 @@ struct CutInput {
   // Each one's tokens as the prompt will carry it: an oversized message cut by the normal level
   // (level_compressor.h). The trigger and the cut are judged with these; empty: `cost`.
   std::span<const int64_t> carried;
+  // The sizes the trigger is judged with, when they differ from `carried` (a chat that has not
+  // compacted yet carries its oversized messages whole until its first compaction); empty:
+  // `carried`.
+  std::span<const int64_t> trigger;
   int64_t fixed_tokens = 0;   // the rest of the prompt now (framing, system, user, summary)
   int64_t budget_tokens = 0;  // the whole prompt
   int64_t goal_tokens = 0;    // what the kept messages may cost after a token compaction

@@ -213,6 +213,9 @@ Cut ContextBuilder::plan(const Verbatim& v, const Ends& ends, int64_t evidence, 
   const int64_t cap = oversized_tokens(ends.budget_tokens);
   for (int64_t& c : carried) c = std::min(c, cap);
   in.carried = carried;
+  // Until its first compaction a chat carries every message whole (compress()): the trigger is
+  // judged with what it carries now, the cut with what it will carry after.
+  if (!compacted(out)) in.trigger = v.rows.cost;
   in.fixed_tokens = ends.fixed_tokens + v.summary_tokens;
   in.budget_tokens = ends.budget_tokens;
   in.thresholds = policy.thresholds;
@@ -294,23 +297,20 @@ void ContextBuilder::fold(const std::string& chat_id, Verbatim& v, Cut& cut,
 }
 
 Compression ContextBuilder::compress(Prepared kept, const Ends& ends, int64_t summary_tokens,
-                                     BuiltContext& out) const {
+                                     bool cut_oversized, BuiltContext& out) const {
   Figures& f = out.figures;
   const ContextPolicy& policy = out.chat.policy;
   TokenBudget budget;
   budget.max_tokens = std::max<int64_t>(ends.history_budget_tokens - summary_tokens, 0);
   budget.fixed_tokens = ends.fixed_tokens + summary_tokens;
-  // The plan already compacted. From soft, every oversized message is cut (a cut depends on the
-  // message alone); soft is judged without the new user message, so the decision only grows
-  // with the history between compactions and the prefix stays. Over the budget the last resort
-  // drops.
-  int64_t history = 0;
-  for (const int64_t c : kept.cost) history += c;
-  const double usage =
-      static_cast<double>(ends.fixed_tokens - ends.user_tokens + summary_tokens + history) /
-      static_cast<double>(std::max<int64_t>(ends.budget_tokens, 1));
+  // The plan already compacted. Once a chat has compacted (this turn or before, in its chain),
+  // every oversized message in its history is cut, whatever the usage: a cut depends on the
+  // message alone, so the prompt only grows at its end between compactions (#28: cutting from
+  // soft on made a second prefix break in every cycle, when usage crossed it). Before its first
+  // compaction nothing is cut: the prompt grows whole until warn compacts it. Over the budget the
+  // last resort drops.
   budget.thresholds = Thresholds{1.0, 1.0, 1.0, policy.thresholds.target};
-  budget.min_level = usage >= policy.thresholds.soft ? Level::kNormal : Level::kNone;
+  budget.min_level = cut_oversized ? Level::kNormal : Level::kNone;
   budget.stable_cuts = true;
   Compression c = compressor_.compress_prepared(std::move(kept), budget);
   f.truncated_count = c.truncated_count;
@@ -393,7 +393,8 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
 
   // The fit uses the whole budget: the reserve steers compactions, it never drops history that a
   // compaction could not move (a failed summary keeps its messages verbatim).
-  Compression c = compress(tail(v.rows, cut.first), ends, out.summary.tokens, out);
+  Compression c = compress(tail(v.rows, cut.first), ends, out.summary.tokens,
+                           compacted(out) || cut.first > 0, out);
   // What the compressor's last resort dropped leaves the verbatim part too. Kept history starts
   // on a user message: a leading reply is left out (every turn alike, so no state changes).
   const size_t first = cut.first + static_cast<size_t>(c.dropped_count);

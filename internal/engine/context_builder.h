@@ -131,9 +131,15 @@ class ContextBuilder {
   // back to what was folded: the rest stays verbatim.
   void fold(const std::string& chat_id, Verbatim& v, Cut& cut, const BuildOptions& options,
             BuiltContext& out) const;
-  // Fits what is left with the compressor; records the figures in `out`.
-  Compression compress(Prepared kept, const Ends& ends, int64_t summary_tokens,
+  // Fits what is left with the compressor; records the figures in `out`. `cut_oversized`: the
+  // chat has compacted (every oversized message is carried cut).
+  Compression compress(Prepared kept, const Ends& ends, int64_t summary_tokens, bool cut_oversized,
                        BuiltContext& out) const;
+  // Whether the chat's verbatim part has moved since its clear point (a compaction before this
+  // turn): from then on its oversized messages are carried cut.
+  static bool compacted(const BuiltContext& out) noexcept {
+    return out.state.before.verbatim_after > out.state.before.chain_start;
+  }
   // The state after this turn; stores it when it changed (not in a dry run).
   void record_state(const std::string& chat_id, const Verbatim& v, size_t first,
                     const BuildOptions& options, BuiltContext& out) const;

@@ -33,10 +33,10 @@ PromptBudget prompt_budget(const config::Config& config) {
 // The summary model's own window, its reply room being the summary call's cap. The chat model's
 // CONTEXT_WINDOW applies to it too when it is the same model.
 int64_t summary_window_budget(const config::Config& config, const std::string& summary_model,
-                              RequestShape shape) {
+                              RequestShape shape, int64_t summary_max_tokens) {
   const bool same = config.summary_model.empty() || config.summary_model == config.openai_model;
   // A reasoning model's reply cap also holds its hidden reasoning: the window keeps room for it.
-  const int64_t reply = reply_cap(shape, config.summary_max_tokens);
+  const int64_t reply = reply_cap(shape, summary_max_tokens);
   try {
     return resolve_prompt_budget(
                {summary_model, std::nullopt, same ? config.context_window : std::nullopt, reply})
@@ -47,6 +47,10 @@ int64_t summary_window_budget(const config::Config& config, const std::string& s
 }
 
 }  // namespace
+
+int64_t default_summary_max_tokens(int64_t prompt_budget) noexcept {
+  return std::clamp<int64_t>(prompt_budget / 4, 64, kDefaultSummaryMaxTokens);
+}
 
 EngineSettings engine_settings(const config::Config& config, const tokens::TokenCounter& counter) {
   EngineSettings out;
@@ -63,7 +67,9 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
   s.policy.thresholds = {config.soft_threshold, config.warn_threshold, config.hard_threshold,
                          config.target_usage};
   s.summary.keep_recent_tokens = config.keep_recent_tokens.value_or(0);
-  s.summary.max_tokens = config.summary_max_tokens;
+  out.summary_max_tokens =
+      config.summary_max_tokens.value_or(default_summary_max_tokens(out.budget.tokens));
+  s.summary.max_tokens = out.summary_max_tokens;
   s.layout = parse_layout(config.context_layout).value_or(Layout::kDefault);
   s.recall.enabled = config.recall;
   s.recall.share = config.recall_share;
@@ -83,14 +89,15 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
     check_summary_room(s);
   } catch (const PolicyError&) {
     throw config::ConfigError("SUMMARY_MAX_TOKENS",
-                              std::to_string(config.summary_max_tokens) +
+                              std::to_string(out.summary_max_tokens) +
                                   " leaves too little of the " + std::to_string(out.budget.tokens) +
                                   "-token prompt budget: a summary may take at most half of it");
   }
   out.summary_model = config.summary_model.empty() ? config.openai_model : config.summary_model;
   out.summary_shape =
       parse_request_shape(config.summary_request_shape).value_or(request_shape(out.summary_model));
-  out.summary_window_budget = summary_window_budget(config, out.summary_model, out.summary_shape);
+  out.summary_window_budget =
+      summary_window_budget(config, out.summary_model, out.summary_shape, out.summary_max_tokens);
   out.simple_compressor = config.context_compressor == "simple";
   return out;
 }

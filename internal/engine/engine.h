@@ -35,11 +35,17 @@ struct EngineSettings {
   ContextSettings context;
   PromptBudget budget;
   std::string summary_model;          // SUMMARY_MODEL, or OPENAI_MODEL
-  int64_t summary_window_budget = 0;  // the summary model's window − SUMMARY_MAX_TOKENS
+  int64_t summary_max_tokens = 0;     // SUMMARY_MAX_TOKENS, or default_summary_max_tokens()
+  int64_t summary_window_budget = 0;  // the summary model's window − summary_max_tokens
   // SUMMARY_REQUEST_SHAPE, or the summary model's preset under auto.
   RequestShape summary_shape = RequestShape::kClassic;
   bool simple_compressor = false;  // CONTEXT_COMPRESSOR=simple: no levels, only the fit
 };
+
+// SUMMARY_MAX_TOKENS when unset: a quarter of the prompt budget, at most kDefaultSummaryMaxTokens
+// and at least 64 (#28: 1 024 refused to start summarize at a 2 000-token budget).
+inline constexpr int64_t kDefaultSummaryMaxTokens = 1024;
+int64_t default_summary_max_tokens(int64_t prompt_budget) noexcept;
 
 // Throws config::ConfigError naming the variable: thresholds out of order, a reserve that
 // leaves no window, a budget too small for the system prompt and a minimal user message, a

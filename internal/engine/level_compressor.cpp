@@ -12,9 +12,18 @@
 namespace autonous::engine {
 namespace {
 
-// The level usage calls for, at least budget.min_level; emergency when history cannot fit.
-Level start_level(int64_t history_tokens, const TokenBudget& budget) {
+// The level usage calls for, at least budget.min_level; emergency when history cannot fit. With
+// stable cuts from normal on, every oversized message is cut first, whatever else happens: the
+// history is judged as it will then be carried (#28: judged whole, a history that the cuts fit
+// into was taken for an emergency and dropped to the target every turn).
+Level start_level(const Prepared& prepared, const TokenBudget& budget) {
   const int64_t prompt = std::max<int64_t>(budget.prompt_tokens(), 1);
+  int64_t history_tokens = prepared.tokens;
+  if (budget.stable_cuts && budget.min_level >= Level::kNormal) {
+    const int64_t cap = oversized_tokens(prompt);
+    history_tokens = 0;
+    for (const int64_t c : prepared.cost) history_tokens += std::min(c, cap);
+  }
   const double usage =
       static_cast<double>(budget.fixed_tokens + history_tokens) / static_cast<double>(prompt);
   Level level = std::max(classify(usage, budget.thresholds), budget.min_level);
@@ -145,7 +154,7 @@ Compression LevelCompressor::compress(std::vector<common::Message> messages,
 }
 
 Compression LevelCompressor::compress_prepared(Prepared prepared, const TokenBudget& budget) const {
-  const Level level = start_level(prepared.tokens, budget);
+  const Level level = start_level(prepared, budget);
   // No level applies (usage under soft, so everything fits): the simple fit is the answer.
   if (level == Level::kNone) return keep_newest(std::move(prepared), budget.max_tokens);
   Pass pass(std::move(prepared), budget, counter_);

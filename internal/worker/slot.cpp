@@ -35,7 +35,7 @@ Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
                                                  static_cast<size_t>(config.max_response_bytes)}),
       summarizer_(
           client_, counter_,
-          SummarizerOptions{engine.summary_model, config.summary_max_tokens, engine.summary_shape,
+          SummarizerOptions{engine.summary_model, engine.summary_max_tokens, engine.summary_shape,
                             engine.summary_window_budget, config.retry_base}),
       engine_(session_->engine_storage(), engine, counter_, &summarizer_),
       turn_(TurnParts{config, engine_, client_, summarizer_, counter_,

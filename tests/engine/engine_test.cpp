@@ -76,6 +76,27 @@ TEST_F(EngineTest, BadCombinationsAreRefusedNamingTheVariable) {
   EXPECT_EQ(variable_refused(c), "CONTEXT_TARGET");
 }
 
+// #28: unset, SUMMARY_MAX_TOKENS follows the budget (a quarter, at most 1 024), so summarize
+// starts at the small budgets local models have; a value that is set is held as before.
+TEST_F(EngineTest, SummaryMaxTokensUnsetFollowsTheBudget) {
+  Config c;
+  c.context_strategy = "summarize";
+  c.max_context_tokens = 2000;
+  EngineSettings s = engine_settings(c, counter_);
+  EXPECT_EQ(s.summary_max_tokens, 500);
+  EXPECT_EQ(s.context.summary.max_tokens, 500);
+  c.max_context_tokens = 1000;
+  EXPECT_EQ(engine_settings(c, counter_).summary_max_tokens, 250);
+  c.max_context_tokens = 100'000;
+  EXPECT_EQ(engine_settings(c, counter_).summary_max_tokens, 1024);
+  c.max_context_tokens = 2000;
+  c.summary_max_tokens = 1024;  // set: refused at this budget, naming the variable
+  EXPECT_EQ(variable_refused(c), "SUMMARY_MAX_TOKENS");
+  c.summary_max_tokens = 700;
+  EXPECT_EQ(engine_settings(c, counter_).summary_max_tokens, 700);
+  EXPECT_EQ(default_summary_max_tokens(100), 64);
+}
+
 TEST(CalibrationTest, ImplausibleUsageIsIgnoredAndAStoredScaleIsBounded) {
   EXPECT_FALSE(calibration_next(1.0, 100, 95));  // within half a percent of the aim
   EXPECT_FALSE(calibration_next(1.0, 0, 90));    // nothing estimated

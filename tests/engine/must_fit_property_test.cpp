@@ -151,6 +151,13 @@ void check_must_fit(const tokens::TokenCounter& counter, uint32_t seed, int roun
     }
     provider.state = {};
     if (g.between(0, 4) == 0 && n > 0) provider.state.cleared_through = g.between(0, n);
+    if (g.between(0, 3) == 0 && n > provider.state.cleared_through) {
+      // A chat that compacted before: the normal level cuts its oversized messages.
+      provider.state.context.chain_start = provider.state.cleared_through;
+      provider.state.context.verbatim_after = g.between(provider.state.cleared_through + 1, n);
+    }
+    const int64_t read_after =
+        std::max(provider.state.cleared_through, provider.state.context.verbatim_after);
 
     ContextSettings s;
     s.system_prompt = g.text(g.between(0, 3) == 0 ? 0 : static_cast<size_t>(g.between(1, 3000)));
@@ -185,7 +192,7 @@ void check_must_fit(const tokens::TokenCounter& counter, uint32_t seed, int roun
     // Kept history: the newest contiguous run of what was read.
     std::vector<Message> read;
     for (const auto& m : provider.history)
-      if (m.history_id > provider.state.cleared_through) read.push_back(m);
+      if (m.history_id > read_after) read.push_back(m);
     const int limit = s.history_window > 0 ? read_limit(count_marks(s, b.chat.policy)) : 0;
     if (b.figures.user_truncated) read.clear();
     if (static_cast<int>(read.size()) > limit) read.erase(read.begin(), read.end() - limit);
