@@ -200,6 +200,12 @@ ContextBuilder::Verbatim ContextBuilder::read_from(const std::string& chat_id,
   return v;
 }
 
+int64_t ContextBuilder::cut_limit(int64_t cut_through, CompactionReason last_reason) noexcept {
+  const bool budget_bound =
+      last_reason == CompactionReason::kThreshold || last_reason == CompactionReason::kOverflow;
+  return budget_bound ? std::numeric_limits<int64_t>::max() : cut_through;
+}
+
 Cut ContextBuilder::plan(const Verbatim& v, const Ends& ends, int64_t evidence, const Marks& marks,
                          const BuildOptions& options, bool will_fold,
                          const BuiltContext& out) const {
@@ -213,9 +219,13 @@ Cut ContextBuilder::plan(const Verbatim& v, const Ends& ends, int64_t evidence, 
   const int64_t cap = oversized_tokens(ends.budget_tokens);
   for (int64_t& c : carried) c = std::min(c, cap);
   in.carried = carried;
-  // Until its first compaction a chat carries every message whole (compress()): the trigger is
-  // judged with what it carries now, the cut with what it will carry after.
-  if (!compacted(out)) in.trigger = v.rows.cost;
+  // The trigger is judged with what the prompt carries now (cut_limit()); the cut with what it
+  // will carry after this compaction (every oversized message cut).
+  const int64_t limit = cut_limit(out.state.before.cut_through, out.state.before.last_reason);
+  std::vector<int64_t> now(v.rows.cost.begin(), v.rows.cost.end());
+  for (size_t i = 0; i < now.size(); ++i)
+    if (v.rows.messages[i].history_id <= limit) now[i] = carried[i];
+  in.trigger = now;
   in.fixed_tokens = ends.fixed_tokens + v.summary_tokens;
   in.budget_tokens = ends.budget_tokens;
   in.thresholds = policy.thresholds;
@@ -297,25 +307,26 @@ void ContextBuilder::fold(const std::string& chat_id, Verbatim& v, Cut& cut,
 }
 
 Compression ContextBuilder::compress(Prepared kept, const Ends& ends, int64_t summary_tokens,
-                                     bool cut_oversized, BuiltContext& out) const {
+                                     int64_t cut_through, BuiltContext& out) const {
   Figures& f = out.figures;
   const ContextPolicy& policy = out.chat.policy;
   TokenBudget budget;
   budget.max_tokens = std::max<int64_t>(ends.history_budget_tokens - summary_tokens, 0);
   budget.fixed_tokens = ends.fixed_tokens + summary_tokens;
-  // The plan already compacted. Once a chat has compacted (this turn or before, in its chain),
-  // every oversized message in its history is cut, whatever the usage: a cut depends on the
-  // message alone, so the prompt only grows at its end between compactions (#28: cutting from
-  // soft on made a second prefix break in every cycle, when usage crossed it). Before its first
-  // compaction nothing is cut: the prompt grows whole until warn compacts it. Over the budget the
-  // last resort drops.
+  // The plan already compacted. The oversized messages a compaction kept (up to `cut_through`)
+  // are carried cut, whatever the usage; newer ones whole until the next compaction: what is cut
+  // changes only at a compaction, so the prompt only grows at its end between them (#28: cutting
+  // from soft on cut messages already sent, a second prefix break in every cycle). Over the
+  // budget the last resort cuts every oversized message and drops.
   budget.thresholds = Thresholds{1.0, 1.0, 1.0, policy.thresholds.target};
-  budget.min_level = cut_oversized ? Level::kNormal : Level::kNone;
+  budget.min_level = cut_through > 0 ? Level::kNormal : Level::kNone;
   budget.stable_cuts = true;
+  budget.cut_through = cut_through;
   Compression c = compressor_.compress_prepared(std::move(kept), budget);
   f.truncated_count = c.truncated_count;
   f.cut_messages = c.cut_count;
-  f.level = std::max(f.level, c.level);
+  // Normal is reported when it cut something (it applies on every turn after a compaction).
+  if (c.cut_count > 0 || c.level > Level::kNormal) f.level = std::max(f.level, c.level);
   f.rounds = std::max(f.rounds, c.rounds);
   f.hard_truncated = c.hard_truncated;
   if (f.user_truncated) {  // the last resort ran
@@ -329,9 +340,12 @@ void ContextBuilder::record_state(const std::string& chat_id, const Verbatim& v,
                                   const BuildOptions& options, BuiltContext& out) const {
   ContextState& after = out.state.after;
   const std::vector<common::Message>& rows = v.rows.messages;
-  if (first > 0) {
-    after.verbatim_after =
-        first < rows.size() ? rows[first].history_id - 1 : rows.back().history_id;
+  // A compaction moves the start of the verbatim part, the cut mark or both (the prefix breaks
+  // either way).
+  if (first > 0 || after.cut_through != out.state.before.cut_through) {
+    if (first > 0)
+      after.verbatim_after =
+          first < rows.size() ? rows[first].history_id - 1 : rows.back().history_id;
     after.verbatim_after = std::max(after.verbatim_after, out.state.before.verbatim_after);
     if (out.state.compaction == CompactionReason::kNone)
       out.state.compaction = CompactionReason::kThreshold;
@@ -393,8 +407,17 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
 
   // The fit uses the whole budget: the reserve steers compactions, it never drops history that a
   // compaction could not move (a failed summary keeps its messages verbatim).
+  // A compaction (or a trigger the carried sizes already meet) moves the cut mark to the newest
+  // message; so does the last resort, which cut every oversized message.
+  const int64_t newest = v.rows.messages.empty() ? 0 : v.rows.messages.back().history_id;
+  int64_t cut_through = out.state.before.cut_through;
+  if (cut.reason != CompactionReason::kNone) cut_through = std::max(cut_through, newest);
+  const CompactionReason reason =
+      cut.reason != CompactionReason::kNone ? cut.reason : out.state.before.last_reason;
   Compression c = compress(tail(v.rows, cut.first), ends, out.summary.tokens,
-                           compacted(out) || cut.first > 0, out);
+                           cut_limit(cut_through, reason), out);
+  if (c.level > Level::kNormal) cut_through = std::max(cut_through, newest);
+  out.state.after.cut_through = cut_through;
   // What the compressor's last resort dropped leaves the verbatim part too. Kept history starts
   // on a user message: a leading reply is left out (every turn alike, so no state changes).
   const size_t first = cut.first + static_cast<size_t>(c.dropped_count);

@@ -131,15 +131,16 @@ class ContextBuilder {
   // back to what was folded: the rest stays verbatim.
   void fold(const std::string& chat_id, Verbatim& v, Cut& cut, const BuildOptions& options,
             BuiltContext& out) const;
-  // Fits what is left with the compressor; records the figures in `out`. `cut_oversized`: the
-  // chat has compacted (every oversized message is carried cut).
-  Compression compress(Prepared kept, const Ends& ends, int64_t summary_tokens, bool cut_oversized,
+  // Up to which history id the prompt carries its oversized messages cut, between compactions:
+  // what the last compaction kept (`cut_through`); every one when that compaction was for
+  // tokens (threshold, overflow: the chat is bound by its budget, and a long message cut as it
+  // enters keeps the next compaction away); newer ones whole when it was for the message window
+  // (there is room). Both change only at a compaction, so the prompt only grows at its end.
+  static int64_t cut_limit(int64_t cut_through, CompactionReason last_reason) noexcept;
+  // Fits what is left with the compressor; records the figures in `out`. The oversized messages
+  // up to `cut_through` (a history id, cut_limit()) are carried cut.
+  Compression compress(Prepared kept, const Ends& ends, int64_t summary_tokens, int64_t cut_through,
                        BuiltContext& out) const;
-  // Whether the chat's verbatim part has moved since its clear point (a compaction before this
-  // turn): from then on its oversized messages are carried cut.
-  static bool compacted(const BuiltContext& out) noexcept {
-    return out.state.before.verbatim_after > out.state.before.chain_start;
-  }
   // The state after this turn; stores it when it changed (not in a dry run).
   void record_state(const std::string& chat_id, const Verbatim& v, size_t first,
                     const BuildOptions& options, BuiltContext& out) const;

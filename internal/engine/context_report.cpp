@@ -105,6 +105,7 @@ ordered_json figures(const BuiltContext& b) {
                              ? ordered_json(nullptr)
                              : ordered_json(to_string(b.state.compaction))},
           {"verbatim_after", b.state.after.verbatim_after},
+          {"cut_through", b.state.after.cut_through},
           {"compactions", b.state.after.compactions},
           {"summary_failures", b.state.after.summary_failures},
           {"summary_backoff", b.state.after.summary_skips},
@@ -129,12 +130,13 @@ std::string level_sentence(const BuiltContext& b) {
   const Thresholds& t = b.chat.policy.thresholds;
   switch (f.level) {
     case Level::kNone:
-      return fmt::format("none: usage {:.2f} of {} tokens is under soft {:.2f}; sent as is", before,
-                         f.budget_tokens, t.soft);
+      return fmt::format("none: usage {:.2f} of {} tokens is under warn {:.2f}; nothing cut",
+                         before, f.budget_tokens, t.warn);
     case Level::kNormal:
       return fmt::format(
-          "normal: usage {:.2f} >= soft {:.2f}; cut {} oversized message(s), head and tail kept",
-          before, t.soft, f.cut_messages);
+          "normal: cut {} oversized message(s) the last compaction kept (up to history id {}), "
+          "head and tail kept; usage {:.2f}",
+          f.cut_messages, b.state.after.cut_through, before);
     case Level::kAggressive:
       return fmt::format(
           "aggressive: usage {:.2f} >= warn {:.2f}; cut {} oversized message(s), dropped the {} "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "internal/common/utf8.h"
 #include "internal/engine/built_context.h"
@@ -22,7 +23,10 @@ Level start_level(const Prepared& prepared, const TokenBudget& budget) {
   if (budget.stable_cuts && budget.min_level >= Level::kNormal) {
     const int64_t cap = oversized_tokens(prompt);
     history_tokens = 0;
-    for (const int64_t c : prepared.cost) history_tokens += std::min(c, cap);
+    for (size_t i = 0; i < prepared.cost.size(); ++i)
+      history_tokens += prepared.messages[i].history_id <= budget.cut_through
+                            ? std::min(prepared.cost[i], cap)
+                            : prepared.cost[i];
   }
   const double usage =
       static_cast<double>(budget.fixed_tokens + history_tokens) / static_cast<double>(prompt);
@@ -66,7 +70,11 @@ class Pass {
       out.rounds = round;
       out.level = level;
       if (level >= Level::kAggressive) drop_hopeless(target_);
-      cut_oversized(budget_.stable_cuts ? 0 : target_, cap_);
+      // Stable cuts: at normal only what the last compaction kept, every message above it.
+      const int64_t through = budget_.stable_cuts && level == Level::kNormal
+                                  ? budget_.cut_through
+                                  : std::numeric_limits<int64_t>::max();
+      cut_oversized(budget_.stable_cuts ? 0 : target_, cap_, through);
       if (level >= Level::kAggressive) drop_oldest(target_);
       if (tokens_ <= limit_) {
         out.hard_truncated = level == Level::kEmergency && first_ > 0;
@@ -90,11 +98,12 @@ class Pass {
   }
 
  private:
-  // Cut messages over `cap`, oldest first, while the history is above `goal`.
-  void cut_oversized(int64_t goal, int64_t cap) {
+  // Cut messages over `cap` with a history id up to `through`, oldest first, while the history is
+  // above `goal`.
+  void cut_oversized(int64_t goal, int64_t cap, int64_t through) {
     const int64_t content_cap = cap - counter_.per_message();
     for (size_t i = first_; i < n_ && tokens_ > goal; ++i) {
-      if (cost_[i] <= cap) continue;
+      if (cost_[i] <= cap || messages_[i].history_id > through) continue;
       common::Message& m = messages_[i];
       m.content = tokens::cut_middle_to_tokens(m.content, content_cap,
                                                cost_[i] - counter_.per_message(), counter_);

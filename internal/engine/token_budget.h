@@ -5,6 +5,7 @@
 // share the compression levels look at, is (fixed + history) / (fixed + max_tokens).
 
 #include <cstdint>
+#include <limits>
 
 #include "internal/engine/policy.h"
 
@@ -21,6 +22,9 @@ struct TokenBudget {
   // Normal cuts every oversized message, not only until the target: what is sent of a message
   // then depends on the message alone, so the prompt's prefix stays between compactions.
   bool stable_cuts = false;
+  // With stable cuts, the normal level cuts only messages up to this history id (what the chat's
+  // last compaction kept); a higher level, the last resort, cuts every oversized message.
+  int64_t cut_through = std::numeric_limits<int64_t>::max();
 
   int64_t prompt_tokens() const noexcept { return fixed_tokens + max_tokens; }
 };

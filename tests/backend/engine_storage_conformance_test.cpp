@@ -74,6 +74,7 @@ TYPED_TEST(EngineStorageTest, AChatsStoredStateReadsBackWhole) {
   state.summary_failures = 1;
   state.summary_skips = 2;
   state.summary_from = 5;
+  state.cut_through = 9;  // migration 0013
   this->s().provider().save_context_state("c", state);
   const std::vector<BlockRecord> blocks = {{"system", "abc", 10, 0}, {"history", "def", 200, 42}};
   this->s().write_blocks("c", blocks);

@@ -227,6 +227,74 @@ TEST_F(ContextBuilderTest, DecisionNamesTheLevelAndWhatWasDone) {
   EXPECT_GT(dry["tokens_before"].get<int64_t>(), 200);
 }
 
+// #28: what the prompt carries cut changes only at a compaction. A chat that never compacted
+// carries its oversized messages whole; once a token compaction kept them they are cut, and a
+// new oversized message is cut as it enters (the chat is bound by its budget); after a window
+// compaction (room to spare) a new one stays whole until the next compaction.
+TEST_F(ContextBuilderTest, WhatIsCarriedCutChangesOnlyAtACompaction) {
+  const std::string big(1200, 'b');  // 300 tokens: over 1/16 of a 2 000 budget (125)
+  for (int i = 0; i < 6; ++i)
+    provider_.history.push_back(
+        {i % 2 ? Role::kAssistant : Role::kUser, i == 1 ? big : "short", i + 1});
+  const ContextBuilder b = builder(S("sys", 100, 2000, 0));
+  const BuiltContext fresh = b.build("c", "q");
+  EXPECT_EQ(fresh.state.compaction, CompactionReason::kNone);
+  EXPECT_EQ(fresh.figures.cut_messages, 0);
+  EXPECT_EQ(fresh.figures.level, Level::kNone);
+  EXPECT_EQ(fresh.messages[2].content, big);  // whole: the chat never compacted
+
+  // A token compaction kept messages up to id 6: the big one is carried cut from then on.
+  provider_.state.context = {.chain_start = 0,
+                             .verbatim_after = 0,
+                             .compactions = 1,
+                             .last_reason = CompactionReason::kThreshold,
+                             .cut_through = 6};
+  const BuiltContext after_tokens = b.build("c", "q");
+  EXPECT_EQ(after_tokens.state.compaction, CompactionReason::kNone);
+  EXPECT_EQ(after_tokens.figures.cut_messages, 1);
+  EXPECT_EQ(after_tokens.figures.level, Level::kNormal);
+  EXPECT_NE(after_tokens.messages[2].content, big);
+  // A new oversized reply is cut as it enters, and the earlier prompt is still its prefix.
+  provider_.history.push_back({Role::kUser, "q", 7});
+  provider_.history.push_back({Role::kAssistant, big, 8});
+  const BuiltContext next = b.build("c", "q2");
+  EXPECT_EQ(next.state.compaction, CompactionReason::kNone);
+  EXPECT_EQ(next.figures.cut_messages, 2);
+  for (size_t i = 0; i + 1 < after_tokens.messages.size(); ++i)
+    EXPECT_EQ(next.messages[i].content, after_tokens.messages[i].content) << i;
+
+  // After a window compaction the messages it kept are cut, a newer one stays whole.
+  provider_.state.context.last_reason = CompactionReason::kWindow;
+  const BuiltContext after_window = b.build("c", "q2");
+  EXPECT_EQ(after_window.state.compaction, CompactionReason::kNone);
+  EXPECT_EQ(after_window.figures.cut_messages, 1);
+  EXPECT_EQ(after_window.messages.at(after_window.messages.size() - 2).content, big);
+  EXPECT_EQ(describe_decision(after_window).rfind("normal: cut 1", 0), 0u)
+      << describe_decision(after_window);
+}
+
+// #28 review: the trigger counts what a never-compacted chat carries (whole); when the cut sizes
+// already fit, the compaction only moves the cut mark: the prompt fits by cutting, nothing is
+// dropped, and the mark is stored (the next turn carries the same cuts).
+TEST_F(ContextBuilderTest, ATriggerTheCutsAloneMeetMovesTheCutMarkAndDropsNothing) {
+  const std::string big(2000, 'b');  // 500 tokens each, cut to 62 at a 1 000 budget
+  for (int i = 0; i < 4; ++i)
+    provider_.history.push_back({i % 2 ? Role::kAssistant : Role::kUser, big, i + 1});
+  const ContextBuilder b = builder(S("sys", 100, 1000, 0));
+  const BuiltContext built = b.build("c", "q");
+  EXPECT_EQ(built.state.compaction, CompactionReason::kThreshold);
+  EXPECT_EQ(built.figures.dropped_count, 0);
+  EXPECT_EQ(built.figures.compressed_count, 4);
+  EXPECT_EQ(built.figures.cut_messages, 4);
+  EXPECT_EQ(built.state.after.cut_through, 4);
+  EXPECT_EQ(built.state.after.verbatim_after, 0);
+  EXPECT_LE(built.figures.estimated_tokens, 1000);
+  EXPECT_EQ(provider_.state.context.cut_through, 4);  // stored
+  const BuiltContext again = b.build("c", "q");
+  EXPECT_EQ(again.state.compaction, CompactionReason::kNone);
+  EXPECT_EQ(again.messages, built.messages);
+}
+
 TEST_F(ContextBuilderTest, ASlidingWindowNoWiderThanTheWindowStillLeavesRoomToGrow) {
   // HISTORY_WINDOW 20 with RECENT_MESSAGE_COUNT 20: the marks must not meet, or every turn
   // would compact (the prompt's prefix would change every turn).

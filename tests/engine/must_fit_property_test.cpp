@@ -155,6 +155,7 @@ void check_must_fit(const tokens::TokenCounter& counter, uint32_t seed, int roun
       // A chat that compacted before: the normal level cuts its oversized messages.
       provider.state.context.chain_start = provider.state.cleared_through;
       provider.state.context.verbatim_after = g.between(provider.state.cleared_through + 1, n);
+      provider.state.context.cut_through = g.between(provider.state.context.verbatim_after, n + 2);
     }
     const int64_t read_after =
         std::max(provider.state.cleared_through, provider.state.context.verbatim_after);

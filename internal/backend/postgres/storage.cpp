@@ -87,24 +87,27 @@ class PgProvider final : public engine::Provider {
   void write_state(const std::string& chat_id, const engine::ContextState& s) {
     c_.query(
         "INSERT INTO context_state(chat_id, chain_start, verbatim_after, compactions, "
-        "last_reason, summary_failures, summary_skips, summary_from) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (chat_id) DO UPDATE SET "
+        "last_reason, summary_failures, summary_skips, summary_from, cut_through) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (chat_id) DO UPDATE SET "
         "chain_start = excluded.chain_start, verbatim_after = excluded.verbatim_after, "
         "compactions = excluded.compactions, last_reason = excluded.last_reason, "
         "summary_failures = excluded.summary_failures, summary_skips = excluded.summary_skips, "
-        "summary_from = excluded.summary_from, updated_at = autonous_now()",
+        "summary_from = excluded.summary_from, cut_through = excluded.cut_through, "
+        "updated_at = autonous_now()",
         {param(chat_id), param(s.chain_start), param(s.verbatim_after), param(s.compactions),
          s.last_reason == engine::CompactionReason::kNone
              ? db::pg::Param{}
              : param(std::string(engine::to_string(s.last_reason))),
-         param(s.summary_failures), param(s.summary_skips), param(s.summary_from)});
+         param(s.summary_failures), param(s.summary_skips), param(s.summary_from),
+         param(s.cut_through)});
   }
 
  private:
   engine::ContextState load_state(const std::string& chat_id) {
     const db::pg::Result r = c_.query(
         "SELECT chain_start, verbatim_after, compactions, coalesce(last_reason, ''), "
-        "summary_failures, summary_skips, summary_from FROM context_state WHERE chat_id = $1",
+        "summary_failures, summary_skips, summary_from, cut_through FROM context_state "
+        "WHERE chat_id = $1",
         {param(chat_id)});
     engine::ContextState s;
     if (r.rows() == 0) return s;
@@ -115,6 +118,7 @@ class PgProvider final : public engine::Provider {
     s.summary_failures = r.int64(0, 4);
     s.summary_skips = r.int64(0, 5);
     s.summary_from = r.int64(0, 6);
+    s.cut_through = r.int64(0, 7);
     return s;
   }
 

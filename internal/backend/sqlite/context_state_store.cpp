@@ -32,7 +32,8 @@ engine::LearnedLimit read_limit(SQLite::Statement& q, int first) {
 engine::ContextState load_context_state(db::StatementCache& cache, const std::string& chat_id) {
   auto q = cache.get(
       "SELECT chain_start, verbatim_after, compactions, coalesce(last_reason, ''), "
-      "summary_failures, summary_skips, summary_from FROM context_state WHERE chat_id = ?");
+      "summary_failures, summary_skips, summary_from, cut_through FROM context_state "
+      "WHERE chat_id = ?");
   q->bind(1, chat_id);
   engine::ContextState s;
   if (q->executeStep()) {
@@ -43,6 +44,7 @@ engine::ContextState load_context_state(db::StatementCache& cache, const std::st
     s.summary_failures = q->getColumn(4).getInt64();
     s.summary_skips = q->getColumn(5).getInt64();
     s.summary_from = q->getColumn(6).getInt64();
+    s.cut_through = q->getColumn(7).getInt64();
   }
   q->reset();
   return s;
@@ -59,8 +61,8 @@ void write_context_state(SQLite::Database& db, const std::string& chat_id,
                          const engine::ContextState& s) {
   SQLite::Statement q(db,
                       "INSERT OR REPLACE INTO context_state(chat_id, chain_start, verbatim_after, "
-                      "compactions, last_reason, summary_failures, summary_skips, summary_from) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+                      "compactions, last_reason, summary_failures, summary_skips, summary_from, "
+                      "cut_through) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
   q.bind(1, chat_id);
   q.bind(2, s.chain_start);
   q.bind(3, s.verbatim_after);
@@ -72,6 +74,7 @@ void write_context_state(SQLite::Database& db, const std::string& chat_id,
   q.bind(6, s.summary_failures);
   q.bind(7, s.summary_skips);
   q.bind(8, s.summary_from);
+  q.bind(9, s.cut_through);
   q.exec();
 }
 
