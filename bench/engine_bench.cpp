@@ -113,6 +113,9 @@ void BM_EngineTurn(benchmark::State& state) {
   const int64_t newest = db.execAndGet("SELECT coalesce(max(id), 0) FROM history").getInt64();
   engine::ContextState at_rest;
   at_rest.verbatim_after = std::max<int64_t>(newest - 50, 0);
+  // ... by tokens, so the normal level cuts its oversized messages (#28: the cut mark).
+  at_rest.last_reason = engine::CompactionReason::kThreshold;
+  at_rest.cut_through = newest;
   store::save_context_state(db, "c", at_rest);
   const engine::Engine builder(store::make_sqlite_storage(db), settings,
                                counter);  // the worker's own wiring (a dry run)

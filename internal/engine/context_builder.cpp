@@ -28,12 +28,16 @@ Level next_level(Level level) noexcept {
 
 ContextBuilder::ContextBuilder(ContextSettings settings, Provider& provider,
                                const Compressor& compressor, const Assembler& assembler,
-                               const tokens::TokenCounter& counter)
+                               const tokens::TokenCounter& counter, BuilderSeams seams)
     : settings_(std::move(settings)),
       provider_(provider),
       compressor_(compressor),
       assembler_(assembler),
-      counter_(counter) {
+      counter_(counter),
+      store_(seams.summaries),
+      summarizer_(seams.summarizer),
+      searcher_(seams.searcher),
+      embedder_(seams.embedder) {
   check_budget(settings_, counter_);
 }
 
@@ -361,6 +365,38 @@ void ContextBuilder::commit(const std::string& chat_id, const BuiltContext& buil
   if (state_changed(built)) provider_.save_context_state(chat_id, built.state.after);
 }
 
+// The cut mark moves to the newest message with a compaction that moved the start, and with one
+// for tokens that cutting alone meets (the plan counted the kept messages cut) unless every
+// oversized message is cut already; a window compaction whose fold failed and kept everything
+// changes nothing.
+Compression ContextBuilder::fit(const Verbatim& v, const Cut& cut, const Ends& ends,
+                                BuiltContext& out) const {
+  constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
+  const int64_t newest = v.rows.messages.empty() ? 0 : v.rows.messages.back().history_id;
+  const bool for_tokens =
+      cut.reason == CompactionReason::kThreshold || cut.reason == CompactionReason::kOverflow;
+  const bool moves = cut.first > 0 || for_tokens;
+  int64_t cut_through = out.state.before.cut_through;
+  if (cut.first > 0 || (for_tokens && cut_limit(cut_through, out.state.before.last_reason) != kAll))
+    cut_through = std::max(cut_through, newest);
+  int64_t limit = cut_limit(cut_through, moves ? cut.reason : out.state.before.last_reason);
+  const Figures figures = out.figures;
+  Compression c = compress(tail(v.rows, cut.first), ends, out.summary.tokens, limit, out);
+  const bool retry = c.level > Level::kNormal && limit != kAll;
+  if (retry) {
+    // Over the budget with newer messages whole: cutting every oversized one comes before the
+    // last resort's drop (#28 review: a 90k paste and a 25k reply lost all history).
+    out.figures = figures;
+    limit = kAll;
+    c = compress(tail(v.rows, cut.first), ends, out.summary.tokens, limit, out);
+  }
+  // The last resort cut every oversized message: the mark follows, so the next turns carry the
+  // same (a compaction, recorded as one).
+  if (c.level > Level::kNormal || retry) cut_through = std::max(cut_through, newest);
+  out.state.after.cut_through = cut_through;
+  return c;
+}
+
 BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string& user_text,
                                    const BuildOptions& options) const {
   const auto started = std::chrono::steady_clock::now();
@@ -407,17 +443,7 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
 
   // The fit uses the whole budget: the reserve steers compactions, it never drops history that a
   // compaction could not move (a failed summary keeps its messages verbatim).
-  // A compaction (or a trigger the carried sizes already meet) moves the cut mark to the newest
-  // message; so does the last resort, which cut every oversized message.
-  const int64_t newest = v.rows.messages.empty() ? 0 : v.rows.messages.back().history_id;
-  int64_t cut_through = out.state.before.cut_through;
-  if (cut.reason != CompactionReason::kNone) cut_through = std::max(cut_through, newest);
-  const CompactionReason reason =
-      cut.reason != CompactionReason::kNone ? cut.reason : out.state.before.last_reason;
-  Compression c = compress(tail(v.rows, cut.first), ends, out.summary.tokens,
-                           cut_limit(cut_through, reason), out);
-  if (c.level > Level::kNormal) cut_through = std::max(cut_through, newest);
-  out.state.after.cut_through = cut_through;
+  Compression c = fit(v, cut, ends, out);
   // What the compressor's last resort dropped leaves the verbatim part too. Kept history starts
   // on a user message: a leading reply is left out (every turn alike, so no state changes).
   const size_t first = cut.first + static_cast<size_t>(c.dropped_count);

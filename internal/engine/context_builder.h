@@ -30,11 +30,26 @@ class Provider;
 class Compressor;
 class Assembler;
 
+// What the builder may call besides its provider, each optional, given once at construction
+// (#28 item 8: one argument, composed once, instead of setters). Each must outlive the builder.
+struct BuilderSeams {
+  // summarize's summaries: without a store, `summarize` falls back to token_budget with a warning.
+  SummaryStore* summaries = nullptr;
+  // Writes new summaries; nullptr: only reports what a compaction would fold in (a dry run).
+  Summarizer* summarizer = nullptr;
+  // Recall (RECALL=on): finds the chat's earlier messages and the documents; without it no
+  // evidence is gathered.
+  recall::Searcher* searcher = nullptr;
+  // Vector search (EMBEDDING_MODEL): embeds the question and the chat's new messages each turn.
+  recall::Embedder* embedder = nullptr;
+};
+
 class ContextBuilder {
  public:
   // All references must outlive the builder. Throws PolicyError like check_budget().
   ContextBuilder(ContextSettings settings, Provider& provider, const Compressor& compressor,
-                 const Assembler& assembler, const tokens::TokenCounter& counter);
+                 const Assembler& assembler, const tokens::TokenCounter& counter,
+                 BuilderSeams seams = {});
 
   // The prompt for `user_text` in `chat_id`. Throws what the provider throws.
   BuiltContext build(const std::string& chat_id, const std::string& user_text,
@@ -49,20 +64,6 @@ class ContextBuilder {
   static bool state_changed(const BuiltContext& built) noexcept {
     return built.state.after != built.state.before || built.state.reset;
   }
-
-  // Enables the summarize strategy: `store` holds the chats' summaries; `summarizer` writes new
-  // ones (nullptr: only reports what a compaction would fold in). Without a store, `summarize`
-  // falls back to token_budget with a warning. Both must outlive the builder.
-  void enable_summaries(SummaryStore& store, Summarizer* summarizer) {
-    store_ = &store;
-    summarizer_ = summarizer;
-  }
-  // Enables recall (RECALL=on): `searcher` finds the chat's earlier messages and the documents.
-  // Without it no evidence is gathered. Must outlive the builder.
-  void enable_recall(recall::Searcher& searcher) { searcher_ = &searcher; }
-  // Adds vector search to recall (EMBEDDING_MODEL): `embedder` embeds the question and the
-  // chat's new messages each turn.
-  void enable_embeddings(recall::Embedder& embedder) { embedder_ = &embedder; }
 
  private:
   // The system prompt and the user message, fitted to the budget.
@@ -131,6 +132,9 @@ class ContextBuilder {
   // back to what was folded: the rest stays verbatim.
   void fold(const std::string& chat_id, Verbatim& v, Cut& cut, const BuildOptions& options,
             BuiltContext& out) const;
+  // Fits the history the plan kept (compress()) with the chat's cut mark, which it moves when
+  // this turn compacts or the last resort runs (out.state.after.cut_through).
+  Compression fit(const Verbatim& v, const Cut& cut, const Ends& ends, BuiltContext& out) const;
   // Up to which history id the prompt carries its oversized messages cut, between compactions:
   // what the last compaction kept (`cut_through`); every one when that compaction was for
   // tokens (threshold, overflow: the chat is bound by its budget, and a long message cut as it
@@ -180,10 +184,10 @@ class ContextBuilder {
   const Compressor& compressor_;
   const Assembler& assembler_;
   const tokens::TokenCounter& counter_;
-  SummaryStore* store_ = nullptr;
-  Summarizer* summarizer_ = nullptr;
-  recall::Searcher* searcher_ = nullptr;
-  recall::Embedder* embedder_ = nullptr;
+  SummaryStore* const store_;
+  Summarizer* const summarizer_;
+  recall::Searcher* const searcher_;
+  recall::Embedder* const embedder_;
 };
 
 }  // namespace autonous::engine

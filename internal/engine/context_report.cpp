@@ -130,12 +130,12 @@ std::string level_sentence(const BuiltContext& b) {
   const Thresholds& t = b.chat.policy.thresholds;
   switch (f.level) {
     case Level::kNone:
-      return fmt::format("none: usage {:.2f} of {} tokens is under warn {:.2f}; nothing cut",
-                         before, f.budget_tokens, t.warn);
+      return fmt::format("none: usage {:.2f} of {} tokens; nothing cut or dropped", before,
+                         f.budget_tokens);
     case Level::kNormal:
       return fmt::format(
-          "normal: cut {} oversized message(s) the last compaction kept (up to history id {}), "
-          "head and tail kept; usage {:.2f}",
+          "normal: cut {} oversized message(s) (up to history id {}, or every one after a "
+          "compaction for tokens), head and tail kept; usage {:.2f}",
           f.cut_messages, b.state.after.cut_through, before);
     case Level::kAggressive:
       return fmt::format(
@@ -182,11 +182,20 @@ std::string compaction_sentence(const BuiltContext& b) {
   return {};
 }
 
+// A compaction that moved the cut mark says so (one that only moved it dropped nothing).
+std::string mark_sentence(const BuiltContext& b) {
+  const StateChange& st = b.state;
+  if (st.compaction == CompactionReason::kNone || st.after.cut_through == st.before.cut_through)
+    return {};
+  return fmt::format("; oversized messages up to history id {} are carried cut from now on",
+                     st.after.cut_through);
+}
+
 }  // namespace
 
 std::string describe_decision(const BuiltContext& b) {
   const Figures& f = b.figures;
-  std::string s = level_sentence(b) + compaction_sentence(b);
+  std::string s = level_sentence(b) + compaction_sentence(b) + mark_sentence(b);
   if (b.state.budget_cap)
     s += fmt::format("; budget capped at {} tokens learned from the endpoint", *b.state.budget_cap);
   if (b.state.after.summary_skips > 0)

@@ -104,14 +104,23 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
 
 struct Engine::Parts {
   Parts(std::unique_ptr<EngineStorage> st, const EngineSettings& settings,
-        const tokens::TokenCounter& counter)
+        const tokens::TokenCounter& counter, Summarizer* summarizer, recall::Embedder* embedder)
       : storage(std::move(st)),
         floor_budget(min_budget(settings.context.system_prompt, counter)),
         levels(counter),
         simple(counter),
         builder(settings.context, storage->provider(),
                 settings.simple_compressor ? static_cast<const Compressor&>(simple) : levels,
-                assembler, counter) {}
+                assembler, counter, seams(*storage, settings, summarizer, embedder)) {}
+  // The builder's seams, composed once: recall's only when recall is on.
+  static BuilderSeams seams(EngineStorage& storage, const EngineSettings& settings,
+                            Summarizer* summarizer, recall::Embedder* embedder) {
+    const bool recall = settings.context.recall.enabled;
+    return {.summaries = &storage.summaries(),
+            .summarizer = summarizer,
+            .searcher = recall ? &storage.searcher() : nullptr,
+            .embedder = recall ? embedder : nullptr};
+  }
   std::unique_ptr<EngineStorage> storage;
   int64_t floor_budget;  // the least budget: holds the system prompt and a user message
   LevelCompressor levels;
@@ -121,22 +130,16 @@ struct Engine::Parts {
 };
 
 Engine::Engine(std::unique_ptr<EngineStorage> storage, const EngineSettings& settings,
-               const tokens::TokenCounter& counter, Summarizer* summarizer)
-    : parts_(std::make_unique<Parts>(std::move(storage), settings, counter)),
+               const tokens::TokenCounter& counter, Summarizer* summarizer,
+               recall::Embedder* embedder)
+    : parts_(std::make_unique<Parts>(std::move(storage), settings, counter, summarizer, embedder)),
       dry_run_(summarizer == nullptr),
-      recall_(settings.context.recall.enabled) {
-  parts_->builder.enable_summaries(parts_->storage->summaries(), summarizer);
-  if (recall_) parts_->builder.enable_recall(parts_->storage->searcher());
-}
+      recall_(settings.context.recall.enabled) {}
 
 Engine::~Engine() = default;
 
 int64_t Engine::index_backlog(std::chrono::milliseconds budget) const {
   return recall_ && !dry_run_ ? parts_->storage->index_backlog(budget) : 0;
-}
-
-void Engine::enable_embeddings(recall::Embedder& embedder) {
-  if (recall_) parts_->builder.enable_embeddings(embedder);
 }
 
 BuiltContext Engine::build(const std::string& chat_id, const std::string& user_text,

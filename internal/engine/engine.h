@@ -59,17 +59,15 @@ class Engine {
  public:
   // `summarizer` writes summaries under summarize; nullptr makes a dry run (the summary in use
   // and what a compaction would do are shown; nothing is called or written, the chat's state
-  // included). `counter` and `summarizer` must outlive the
-  // engine. Throws PolicyError when the settings' budget is too small.
+  // included). `embedder` adds vector search to recall (EMBEDDING_MODEL; unused when recall is
+  // off). `counter`, `summarizer` and `embedder` must outlive the engine. Throws PolicyError when
+  // the settings' budget is too small.
   Engine(std::unique_ptr<EngineStorage> storage, const EngineSettings& settings,
-         const tokens::TokenCounter& counter, Summarizer* summarizer = nullptr);
+         const tokens::TokenCounter& counter, Summarizer* summarizer = nullptr,
+         recall::Embedder* embedder = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
-
-  // Adds vector search to recall (EMBEDDING_MODEL; nothing when recall is off). `embedder` must
-  // outlive the engine.
-  void enable_embeddings(recall::Embedder& embedder);
 
   // Indexes queued search rows of any chat for up to `budget` when recall is on (an idle
   // worker slot); returns how many. Throws the backend's exception.

@@ -17,6 +17,20 @@ namespace autonous::worker {
 using std::chrono::milliseconds;
 using Kind = TurnOutcome::Kind;
 
+namespace {
+
+// The embeddings' own client when they have their own endpoint and key (EMBEDDING_BASE_URL).
+std::unique_ptr<openai::Client> embedding_client(const config::Config& config,
+                                                 openai::HttpTransport& transport) {
+  if (config.embedding_model.empty() || config.embedding_base_url.empty()) return nullptr;
+  return std::make_unique<openai::Client>(
+      transport, openai::ClientOptions{config.embedding_base_url, config.embedding_api_key,
+                                       config.embedding_model, config.llm_timeout,
+                                       static_cast<size_t>(config.max_response_bytes)});
+}
+
+}  // namespace
+
 Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
            const WorkerDeps& deps, WorkerStats& stats, RunState& run, const std::string& worker_id,
            int index)
@@ -37,21 +51,16 @@ Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
           client_, counter_,
           SummarizerOptions{engine.summary_model, engine.summary_max_tokens, engine.summary_shape,
                             engine.summary_window_budget, config.retry_base}),
-      engine_(session_->engine_storage(), engine, counter_, &summarizer_),
+      embedding_client_(embedding_client(config, *transport_)),
+      embedder_(
+          config.embedding_model.empty()
+              ? nullptr
+              : std::make_unique<LlmEmbedder>(embedding_client_ ? *embedding_client_ : client_,
+                                              config.embedding_model, config.embedding_timeout)),
+      engine_(session_->engine_storage(), engine, counter_, &summarizer_, embedder_.get()),
       turn_(TurnParts{config, engine_, client_, summarizer_, counter_,
                       config.token_calibration && deps.counter->name() == "estimate", *deps.clock,
-                      [this](const std::exception& e) { return session_->transient(e); }}) {
-  if (!config.embedding_model.empty()) {
-    if (!config.embedding_base_url.empty())  // another endpoint, with its own key
-      embedding_client_ = std::make_unique<openai::Client>(
-          *transport_, openai::ClientOptions{config.embedding_base_url, config.embedding_api_key,
-                                             config.embedding_model, config.llm_timeout,
-                                             static_cast<size_t>(config.max_response_bytes)});
-    embedder_ = std::make_unique<LlmEmbedder>(embedding_client_ ? *embedding_client_ : client_,
-                                              config.embedding_model, config.embedding_timeout);
-    engine_.enable_embeddings(*embedder_);
-  }
-}
+                      [this](const std::exception& e) { return session_->transient(e); }}) {}
 
 Slot::~Slot() = default;
 

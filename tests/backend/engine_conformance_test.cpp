@@ -48,8 +48,8 @@ TYPED_TEST(EngineTest, BuildsWhatAHandWiredBuilderBuilds) {
   const auto own = this->storage();
   const LevelCompressor compressor(this->counter_);
   const StandardAssembler assembler;
-  ContextBuilder builder(s.context, own->provider(), compressor, assembler, this->counter_);
-  builder.enable_recall(own->searcher());
+  ContextBuilder builder(s.context, own->provider(), compressor, assembler, this->counter_,
+                         {.searcher = &own->searcher()});
   const auto a = engine.build("c", "hello");
   const auto b = builder.build("c", "hello");
   ASSERT_EQ(a.messages.size(), b.messages.size());

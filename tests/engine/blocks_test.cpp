@@ -32,8 +32,7 @@ class BlocksTest : public ::testing::Test {
     s.system_prompt = "You are helpful.";
     s.policy.max_tokens = 2000;
     s.layout = layout;
-    ContextBuilder b(s, provider_, compressor_, assembler_, counter_);
-    b.enable_recall(searcher_);
+    ContextBuilder b(s, provider_, compressor_, assembler_, counter_, {.searcher = &searcher_});
     return b.build("c", text);
   }
   VectorProvider provider_;

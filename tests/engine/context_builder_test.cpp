@@ -295,6 +295,25 @@ TEST_F(ContextBuilderTest, ATriggerTheCutsAloneMeetMovesTheCutMarkAndDropsNothin
   EXPECT_EQ(again.messages, built.messages);
 }
 
+// #28 review: after a window compaction a newer oversized reply is carried whole; when a long user
+// message leaves it over the budget (and the floor keeps a compaction from helping), cutting it
+// comes before the last resort's drop, and the mark follows.
+TEST_F(ContextBuilderTest, OverTheBudgetNewerMessagesAreCutBeforeAnythingIsDropped) {
+  for (int i = 0; i < 5; ++i)
+    provider_.history.push_back({i % 2 ? Role::kAssistant : Role::kUser, "short", i + 1});
+  provider_.history.push_back({Role::kAssistant, std::string(3000, 'r'), 6});  // 750 tokens
+  provider_.state.context = {
+      .compactions = 1, .last_reason = CompactionReason::kWindow, .cut_through = 4};
+  const BuiltContext b = builder(S("sys", 100, 2000, 0)).build("c", std::string(6400, 'u'));
+  EXPECT_FALSE(b.figures.user_truncated);
+  EXPECT_EQ(b.figures.dropped_count, 0);
+  EXPECT_EQ(b.figures.compressed_count, 6);
+  EXPECT_EQ(b.figures.cut_messages, 1);
+  EXPECT_LE(b.figures.estimated_tokens, 2000);
+  EXPECT_EQ(b.state.compaction, CompactionReason::kThreshold);
+  EXPECT_EQ(b.state.after.cut_through, 6);
+}
+
 TEST_F(ContextBuilderTest, ASlidingWindowNoWiderThanTheWindowStillLeavesRoomToGrow) {
   // HISTORY_WINDOW 20 with RECENT_MESSAGE_COUNT 20: the marks must not meet, or every turn
   // would compact (the prompt's prefix would change every turn).

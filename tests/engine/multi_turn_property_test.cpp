@@ -86,10 +86,9 @@ void one_chat(std::mt19937& rng, Tally& t) {
   // Every layout: one chat in four sectioned, one in eight minimal.
   const uint32_t layout = rng() % 8;
   s.layout = layout < 2 ? Layout::kSectioned : layout == 2 ? Layout::kMinimal : Layout::kDefault;
-  ContextBuilder builder(s, provider, compressor, assembler, counter);
-  builder.enable_summaries(store, &summarizer);
   recall::MemorySearcher searcher(provider.history);  // recall on, as by default
-  builder.enable_recall(searcher);
+  ContextBuilder builder(s, provider, compressor, assembler, counter,
+                         {.summaries = &store, .summarizer = &summarizer, .searcher = &searcher});
   if (rng() % 3 == 0) provider.state.pins = {words(rng, 1, 40), words(rng, 1, 400)};
   if (rng() % 3 == 0)
     provider.state.custom = {{1, "notes", words(rng, 1, 60)}, {2, "catalogue", words(rng, 1, 800)}};

@@ -304,8 +304,8 @@ TEST(MustFitProperty, SummarizeWithRandomSummariesAndFailures) {
     s.policy = random_policy(g, min_budget(s.system_prompt, counter));
     s.policy.strategy = Strategy::kSummarize;
     s.summary.max_tokens = g.between(64, 1000);
-    ContextBuilder builder(s, provider, compressor, assembler, counter);
-    builder.enable_summaries(store, &summarizer);
+    ContextBuilder builder(s, provider, compressor, assembler, counter,
+                           {.summaries = &store, .summarizer = &summarizer});
     const BuiltContext b = builder.build("chat", g.text(g.size(false) / 2));
     ASSERT_LE(b.figures.estimated_tokens, b.figures.budget_tokens);
     ASSERT_EQ(b.figures.estimated_tokens, counter.count_prompt(b.messages));

@@ -59,8 +59,8 @@ class SummariesTest : public ::testing::Test {
     s.policy.max_tokens = max_tokens;
     s.policy.strategy = Strategy::kSummarize;
     s.summary.max_tokens = 100;
-    ContextBuilder b(s, provider_, compressor_, assembler_, counter_);
-    b.enable_summaries(store_, dry_run_ ? nullptr : &summarizer_);
+    ContextBuilder b(s, provider_, compressor_, assembler_, counter_,
+                     {.summaries = &store_, .summarizer = dry_run_ ? nullptr : &summarizer_});
     return b;
   }
   // n messages of `tokens` tokens each (chars/4, no framing), ids continuing the history.
@@ -221,6 +221,24 @@ TEST_F(SummariesTest, AFailedSummaryBacksOffAndNeverRetriesEveryTurn) {
   EXPECT_EQ(b.state.after.summary_failures, 0);
 }
 
+// #28 review: a window compaction whose fold fails keeps every message verbatim; it moves no cut
+// mark either, so the newer oversized message stays whole and the prompt keeps its prefix.
+TEST_F(SummariesTest, AWindowFoldThatFailsKeepsEverythingAndMovesNoCutMark) {
+  add(22, 5);    // over the window of 20
+  add(1, 7000);  // over 1/16 of the budget, newer than the mark
+  provider_.state.context = {
+      .compactions = 1, .last_reason = CompactionReason::kWindow, .cut_through = 4};
+  summarizer_.fail = true;
+  const auto b = builder(/*window=*/20, /*max_tokens=*/100'000).build("c", "q");
+  ASSERT_EQ(b.warnings.size(), 1u);
+  EXPECT_EQ(b.warnings[0].reason, "summary_failed");
+  EXPECT_EQ(b.figures.dropped_count, 0);
+  EXPECT_EQ(b.figures.cut_messages, 0);
+  EXPECT_EQ(b.state.compaction, CompactionReason::kNone);
+  EXPECT_EQ(b.state.after.cut_through, 4);
+  EXPECT_EQ(b.state.after.compactions, 1);
+}
+
 TEST_F(SummariesTest, AnAbortedCallEndsTheTurnAndIsNoFailure) {
   add(30, 50);
   summarizer_.abort = true;
@@ -267,8 +285,7 @@ TEST_F(SummariesTest, AnEmptyUserTextWithOnlyTheSummaryStillFits) {
     s.policy.max_tokens = budget;
     s.policy.strategy = Strategy::kSummarize;
     s.summary.max_tokens = 100;
-    ContextBuilder b(s, provider_, compressor, assembler_, framed);
-    b.enable_summaries(store_, nullptr);
+    ContextBuilder b(s, provider_, compressor, assembler_, framed, {.summaries = &store_});
     const auto built = b.build("c", "");
     EXPECT_LE(built.figures.estimated_tokens, built.figures.budget_tokens) << budget;
   }
