@@ -68,52 +68,6 @@ ResolvedChat ContextBuilder::resolve(const ChatState& state,
   return chat;
 }
 
-ContextBuilder::Ends ContextBuilder::fit_ends(const std::string& user_text,
-                                              const ResolvedChat& chat, const BuildOptions& options,
-                                              BuiltContext& out) const {
-  const ContextPolicy& policy = chat.policy;
-  Ends e;
-  const int64_t floor_budget = min_budget(settings_.system_prompt, counter_);
-  const double scale = std::clamp(options.budget_scale, 0.0, 1.0);
-  int64_t budget = static_cast<int64_t>(std::floor(static_cast<double>(policy.max_tokens) * scale));
-  if (options.budget_cap) budget = std::min(budget, *options.budget_cap);
-  e.budget_tokens = std::max(floor_budget, budget);
-  e.system = {common::Role::kSystem, common::sanitize_utf8(settings_.system_prompt), 0};
-  e.user = {common::Role::kUser, common::sanitize_utf8(user_text), 0};
-  common::defuse_block_tags(e.user.content);
-  e.query = e.user.content;
-  lay_out(e);
-  e.system_tokens = e.system.content.empty() ? 0 : counter_.count_message(e.system);
-  // Pinned facts: a share of the budget, never the user message's least room.
-  add_pins(e, chat.pins,
-           std::min(static_cast<int64_t>(kPinnedShare * static_cast<double>(e.budget_tokens)),
-                    e.budget_tokens - floor_budget),
-           out);
-
-  // What the user message may cost at most; the budget holds kMinUserTokens of it.
-  const int64_t user_room = e.budget_tokens - counter_.per_request() - e.system_tokens;
-  if (!e.user.content.empty()) {
-    e.user_tokens = counter_.count_message(e.user);
-    if (e.user_tokens > user_room) {
-      // Head and tail kept: a long paste followed by its question keeps the question (#28).
-      const int64_t room = user_room - counter_.per_message();
-      std::string cut = tokens::cut_middle_to_tokens(
-          e.user.content, room, e.user_tokens - counter_.per_message(), counter_);
-      // Not even the marker fits (a budget at its floor, the estimator's count of the marker):
-      // the end of the message, its question, rather than no user message at all.
-      if (cut.empty()) cut = tokens::tail_to_tokens(e.user.content, room, counter_);
-      e.user.content = std::move(cut);
-      e.user_truncated = true;
-      e.user_tokens = e.user.content.empty() ? 0 : counter_.count_message(e.user);
-    }
-  }
-  // A cut user message means history had no room at all (the cut is only near-longest, so a
-  // few tokens may be left over; they stay unused rather than hold a stray old message).
-  e.history_budget_tokens = e.user_truncated ? 0 : user_room - e.user_tokens;
-  e.fixed_tokens = counter_.per_request() + e.system_tokens + e.user_tokens;
-  return e;
-}
-
 void ContextBuilder::begin(const std::string& chat_id, BuiltContext& out) const {
   ChatState stored = provider_.chat_state(chat_id);
   std::optional<ContextWarning> bad_settings;
@@ -405,7 +359,14 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   f.counter = std::string(counter_.name());
   begin(chat_id, out);
   const ContextPolicy& policy = out.chat.policy;
-  Ends ends = fit_ends(user_text, out.chat, options, out);
+  Ends ends = fit_ends(settings_, out.chat, user_text, options, counter_);
+  out.pins_left_out = ends.pins_left_out;
+  if (ends.pins_left_out > 0)
+    out.warnings.push_back(
+        {"pins_left_out",
+         fmt::format("{} of {} pinned fact(s) left out: they exceed {} tokens ({} of the budget)",
+                     ends.pins_left_out, out.chat.pins.size(), ends.pins_max_tokens,
+                     kPinnedShare)});
   f.budget_tokens = ends.budget_tokens;
   f.system_tokens = ends.system_tokens;
   f.user_tokens = ends.user_tokens;

@@ -16,6 +16,7 @@
 #include "internal/engine/built_context.h"
 #include "internal/engine/compaction.h"
 #include "internal/engine/compressor.h"
+#include "internal/engine/context_ends.h"
 #include "internal/engine/context_settings.h"
 #include "internal/engine/summary_compactor.h"
 #include "internal/recall/recall.h"
@@ -66,22 +67,6 @@ class ContextBuilder {
   }
 
  private:
-  // The system prompt and the user message, fitted to the budget.
-  struct Ends {
-    common::Message system;
-    common::Message user;
-    int64_t budget_tokens = 0;
-    int64_t system_tokens = 0;
-    int64_t user_tokens = 0;
-    bool user_truncated = false;
-    int64_t history_budget_tokens = 0;  // what history (and a summary) may cost
-    int64_t fixed_tokens = 0;           // framing + system (with pins) + user
-    int64_t pinned_tokens = 0;          // what the pinned facts add to the system message
-    int64_t pins = 0;                   // pinned facts in it
-    std::string query;                  // the user's text (sanitized): what recall searches for
-    size_t pins_bytes = 0;              // the pinned facts' part of the system message
-    size_t suffix = 0;  // bytes of the last message after where evidence goes (sectioned)
-  };
   // The verbatim candidates of this turn and the summary in use.
   struct Verbatim {
     Prepared rows;
@@ -97,11 +82,6 @@ class ContextBuilder {
   ResolvedChat resolve(const ChatState& state, std::optional<ContextWarning>& warning) const;
   // The summary in use, when it fits the history budget.
   void take_summary(Verbatim& v, BuiltContext& out) const;
-  Ends fit_ends(const std::string& user_text, const ResolvedChat& chat, const BuildOptions& options,
-                BuiltContext& out) const;
-  // The system message: the system prompt, then the pinned facts that fit `max_tokens`.
-  void add_pins(Ends& e, const std::vector<std::string>& pins, int64_t max_tokens,
-                BuiltContext& out) const;
   // The tokens a compaction keeps for evidence before recall is asked (allocator.h).
   int64_t allocate(const Verbatim& v, const Ends& ends, bool will_fold, bool summarize) const;
   // What the evidence for this turn's question would cost if the verbatim part started at
@@ -170,8 +150,6 @@ class ContextBuilder {
   int64_t embed_halves(const std::vector<std::string>& texts, size_t from, size_t to,
                        std::vector<std::vector<float>>& vectors, std::vector<char>& state,
                        bool& stopped) const;
-  // The layout's wrapping of the system prompt and the user's text (before they are counted).
-  void lay_out(Ends& e) const;
   // The delta builder: this prompt's stable blocks against the last answered prompt's.
   void compute_delta(const Ends& ends, const std::vector<common::Message>& kept,
                      int64_t history_tokens, BuiltContext& out) const;
