@@ -67,18 +67,28 @@ TEST_F(ContextEndsTest, TheBudgetIsScaledCappedAndNeverUnderItsFloor) {
 }
 
 TEST_F(ContextEndsTest, PinsFillTheirShareNewestFirstInTheOrderPinned) {
-  chat_.pins = {"old fact " + std::string(800, 'o'), "the user's name is Ada", "they live in Oslo"};
+  // Three pins of about 80 tokens against a share of 200 (20 % of 1 000): two fit, and they are
+  // the two newest; the oldest is left out although it is no longer than the others.
+  chat_.pins = {"first " + std::string(310, 'a'), "second " + std::string(310, 'b'),
+                "third " + std::string(310, 'c')};
   const Ends e = fit("hi");
-  // 20 % of 1 000 tokens: the two short ones fit, the long old one does not.
   EXPECT_EQ(e.pins, 2);
   EXPECT_EQ(e.pins_left_out, 1);
   EXPECT_EQ(e.pins_max_tokens, static_cast<int64_t>(kPinnedShare * 1000));
   EXPECT_LE(e.pinned_tokens, e.pins_max_tokens);
   const std::string& s = e.system.content;
-  EXPECT_LT(s.find("Ada"), s.find("Oslo"));
-  EXPECT_EQ(s.find("old fact"), std::string::npos);
+  EXPECT_EQ(s.find("first "), std::string::npos);
+  ASSERT_NE(s.find("second "), std::string::npos);
+  EXPECT_LT(s.find("second "), s.find("third "));  // in the order they were pinned
   EXPECT_EQ(s.substr(s.size() - e.pins_bytes).find("<pinned_facts>"), 2u);
   EXPECT_EQ(e.system_tokens, counter_.count_message(e.system));
+  // A long one that does not fit is skipped; an older, shorter one still does.
+  chat_.pins = {"the user's name is Ada", "old notes " + std::string(900, 'o'),
+                "they live in Oslo"};
+  const Ends skipped = fit("hi");
+  EXPECT_EQ(skipped.pins, 2);
+  EXPECT_LT(skipped.system.content.find("Ada"), skipped.system.content.find("Oslo"));
+  EXPECT_EQ(skipped.system.content.find("old notes"), std::string::npos);
 }
 
 TEST_F(ContextEndsTest, TheSectionedLayoutWrapsBothEndsBeforeTheyAreCounted) {
