@@ -46,14 +46,7 @@ int64_t fitted_budget(int64_t sent_tokens, int64_t budget_tokens, double target,
 
 Turn::Turn(TurnParts parts) : parts_(parts), rng_(std::random_device{}()) {}
 
-TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep_going,
-                      const std::function<bool()>& lease_lost) {
-  TurnOutcome o;
-  o.attempt = task.attempts;
-  o.reclaimed = task.reclaimed;
-  o.model = parts_.client.model();
-  o.started_at = parts_.clock.now();
-  o.first_claimed_at = task.first_claimed_at;
+bool Turn::refused_before_any_call(const queue::Task& task, TurnOutcome& o) const {
   if (task.reclaimed && task.lease_expiries >= parts_.config.task_max_attempts) {
     // Its workers died or hung on this task TASK_MAX_ATTEMPTS times (a poison message):
     // whatever the retry budget says. Retries after errors do not count here.
@@ -63,7 +56,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     o.failure = TurnFailure{"lease_expired", o.error,      std::nullopt,
                             milliseconds(0), std::nullopt, o.started_at};
     o.finished_at = o.started_at;
-    return o;
+    return true;
   }
   if (!common::is_valid_utf8(task.chat_id) || task.chat_id.find('\0') != std::string::npos) {
     // A front end wrote a chat id that is not text (a BLOB such as X'00FF'): its history could
@@ -73,8 +66,86 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     o.failure = TurnFailure{"invalid_task",  o.error,      std::nullopt,
                             milliseconds(0), std::nullopt, o.started_at};
     o.finished_at = o.started_at;
-    return o;
+    return true;
   }
+  return false;
+}
+
+void Turn::call_with_rebuilds(const queue::Task& task, engine::BuildOptions options,
+                              const std::function<bool()>& keep_going,
+                              std::chrono::steady_clock::time_point call_started, TurnOutcome& o) {
+  // A probable overflow (an unknown wording): its budget, kept once the smaller prompt is
+  // answered (and no sure overflow taught a better one meanwhile), with the answer's text.
+  std::optional<LearnedBudget> unconfirmed;
+  std::string unconfirmed_error;
+  for (int rebuilds = 0;; ++rebuilds) {
+    try {
+      o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going,
+                                    call_options(task.chat_id));
+      break;
+    } catch (const openai::ApiError& e) {
+      if (!e.context_overflow()) throw;
+      const bool probable = e.overflow()->probable;
+      // An answer in a wording we do not know gets one smaller try; a second fails the task as
+      // any 400 does.
+      if (probable && (unconfirmed || rebuilds >= kMaxRebuilds)) throw;
+      const int64_t refused = o.contexts.back().built.figures.estimated_tokens;
+      // The server's window is smaller than we thought: learn the budget it allows (kept
+      // for later turns, also when this turn gives up; a probable one only once answered),
+      // then compact into it and try again.
+      options.budget_cap = learn(o, e, /*store=*/!probable);
+      if (probable) {
+        unconfirmed = o.learned.back();
+        o.learned.pop_back();
+        unconfirmed_error = e.what();
+        // At most half the budget in force per probable answer: a 400 that was no overflow
+        // (answered once the rebuild dropped something else) costs later turns little.
+        unconfirmed->budget_tokens =
+            std::max(unconfirmed->budget_tokens,
+                     o.contexts.back().built.figures.budget_tokens / kProbableLearnShare);
+      } else {
+        unconfirmed.reset();  // a sure answer teaches more than the guess before it
+      }
+      if (rebuilds >= kMaxRebuilds) throw;
+      o.overflows.push_back(TurnFailure{e.reason(), e.what(), e.status(), since(call_started),
+                                        std::nullopt, parts_.clock.now()});
+      options.min_level = engine::next_level(o.contexts.back().built.figures.level);
+      o.contexts.push_back(build(task, options, keep_going));
+      o.contexts.back().after_overflow = true;
+      // A rebuild that is not materially smaller would be refused the same (or the 400 was no
+      // overflow at all): no second call for a guess.
+      if (probable && static_cast<double>(o.contexts.back().built.figures.estimated_tokens) >
+                          kProbableSmaller * static_cast<double>(refused)) {
+        o.contexts.pop_back();  // never sent: the trail shows the one refusal
+        o.overflows.pop_back();
+        throw;
+      }
+    }
+  }
+  if (unconfirmed) {  // the smaller prompt was answered: the budget is kept for later turns
+    try {
+      unconfirmed->budget_tokens = parts_.engine.learn_budget(
+          unconfirmed->endpoint, unconfirmed->model, unconfirmed->budget_tokens, std::nullopt,
+          "probable overflow (unknown wording), answered at a smaller budget: " +
+              unconfirmed_error);
+    } catch (const std::exception& error) {
+      spdlog::warn("storing the learned budget failed: {}", error.what());
+    }
+    unconfirmed->overflow.reset();  // stored now, after the answer
+    unconfirmed->at = parts_.clock.now();
+    o.learned.push_back(*unconfirmed);
+  }
+}
+
+TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep_going,
+                      const std::function<bool()>& lease_lost) {
+  TurnOutcome o;
+  o.attempt = task.attempts;
+  o.reclaimed = task.reclaimed;
+  o.model = parts_.client.model();
+  o.started_at = parts_.clock.now();
+  o.first_claimed_at = task.first_claimed_at;
+  if (refused_before_any_call(task, o)) return o;
   const auto call_started = std::chrono::steady_clock::now();
   try {
     if (parts_.calibrate)
@@ -89,67 +160,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     o.contexts.push_back(build(task, options, keep_going));
     // A slow build (a huge history, summaries) must not cost the lease: renew now if due.
     if (!keep_going()) throw openai::aborted_error("aborted before the call");
-    // A probable overflow (an unknown wording): its budget, kept once the smaller prompt is
-    // answered (and no sure overflow taught a better one meanwhile), with the answer's text.
-    std::optional<LearnedBudget> unconfirmed;
-    std::string unconfirmed_error;
-    for (int rebuilds = 0;; ++rebuilds) {
-      try {
-        o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going,
-                                      call_options(task.chat_id));
-        break;
-      } catch (const openai::ApiError& e) {
-        if (!e.context_overflow()) throw;
-        const bool probable = e.overflow()->probable;
-        // An answer in a wording we do not know gets one smaller try; a second fails the task as
-        // any 400 does.
-        if (probable && (unconfirmed || rebuilds >= kMaxRebuilds)) throw;
-        const int64_t refused = o.contexts.back().built.figures.estimated_tokens;
-        // The server's window is smaller than we thought: learn the budget it allows (kept
-        // for later turns, also when this turn gives up; a probable one only once answered),
-        // then compact into it and try again.
-        options.budget_cap = learn(o, e, /*store=*/!probable);
-        if (probable) {
-          unconfirmed = o.learned.back();
-          o.learned.pop_back();
-          unconfirmed_error = e.what();
-          // At most half the budget in force per probable answer: a 400 that was no overflow
-          // (answered once the rebuild dropped something else) costs later turns little.
-          unconfirmed->budget_tokens =
-              std::max(unconfirmed->budget_tokens,
-                       o.contexts.back().built.figures.budget_tokens / kProbableLearnShare);
-        } else {
-          unconfirmed.reset();  // a sure answer teaches more than the guess before it
-        }
-        if (rebuilds >= kMaxRebuilds) throw;
-        o.overflows.push_back(TurnFailure{e.reason(), e.what(), e.status(), since(call_started),
-                                          std::nullopt, parts_.clock.now()});
-        options.min_level = engine::next_level(o.contexts.back().built.figures.level);
-        o.contexts.push_back(build(task, options, keep_going));
-        o.contexts.back().after_overflow = true;
-        // A rebuild that is not materially smaller would be refused the same (or the 400 was no
-        // overflow at all): no second call for a guess.
-        if (probable && static_cast<double>(o.contexts.back().built.figures.estimated_tokens) >
-                            kProbableSmaller * static_cast<double>(refused)) {
-          o.contexts.pop_back();  // never sent: the trail shows the one refusal
-          o.overflows.pop_back();
-          throw;
-        }
-      }
-    }
-    if (unconfirmed) {  // the smaller prompt was answered: the budget is kept for later turns
-      try {
-        unconfirmed->budget_tokens = parts_.engine.learn_budget(
-            unconfirmed->endpoint, unconfirmed->model, unconfirmed->budget_tokens, std::nullopt,
-            "probable overflow (unknown wording), answered at a smaller budget: " +
-                unconfirmed_error);
-      } catch (const std::exception& error) {
-        spdlog::warn("storing the learned budget failed: {}", error.what());
-      }
-      unconfirmed->overflow.reset();  // stored now, after the answer
-      unconfirmed->at = parts_.clock.now();
-      o.learned.push_back(*unconfirmed);
-    }
+    call_with_rebuilds(task, options, keep_going, call_started, o);
     answered(o);
   } catch (const openai::Error& e) {
     classify(o, e, since(call_started), lease_lost());

@@ -6,6 +6,7 @@
 // Returns a TurnOutcome; it never writes the task (the slot applies the outcome). Not
 // thread-safe: one per worker slot.
 
+#include <chrono>
 #include <functional>
 #include <random>
 
@@ -93,6 +94,15 @@ class Turn {
   // The chat call's options: PROMPT_CACHE_KEY's per-chat key where it applies.
   openai::CallOptions call_options(const std::string& chat_id) const;
   // The answer arrived: warns of a silent truncation, calibrates, completes.
+  // A task no call can answer (leases expired TASK_MAX_ATTEMPTS times, a chat id that is not
+  // text): `o` failed, true.
+  bool refused_before_any_call(const queue::Task& task, TurnOutcome& o) const;
+  // The chat call for the last built context; a context-overflow answer rebuilds smaller and
+  // tries again (at most kMaxRebuilds; a probable one once, learned only when answered). Throws
+  // what the call throws when it gives up.
+  void call_with_rebuilds(const queue::Task& task, engine::BuildOptions options,
+                          const std::function<bool()>& keep_going,
+                          std::chrono::steady_clock::time_point call_started, TurnOutcome& o);
   void answered(TurnOutcome& o);
   // Whether the model's window is known (its preset or CONTEXT_WINDOW): the calibration may
   // then lower the estimator's scale.
