@@ -28,7 +28,7 @@ struct ContextState {
   int64_t summary_from = 0;      // summaries with a lower id are set aside (their rows vanished)
   // The newest history id the last compaction kept: an oversized message up to it is carried
   // cut; a newer one too when that compaction was for tokens, whole until the next compaction
-  // when it was for the window (ContextBuilder::cut_limit).
+  // when it was for the window (context_cut.h, cut_limit).
   int64_t cut_through = 0;
   bool operator==(const ContextState&) const = default;
 };

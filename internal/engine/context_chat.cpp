@@ -1,0 +1,65 @@
+#include "internal/engine/context_chat.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "internal/engine/policy.h"
+
+namespace autonous::engine {
+namespace {
+
+ResolvedChat resolve(const ContextSettings& settings, const ChatState& stored,
+                     const tokens::TokenCounter& counter, std::optional<ContextWarning>& warning) {
+  ResolvedChat chat;
+  chat.cleared_through = stored.cleared_through;
+  chat.policy = settings.policy;
+  try {
+    // Most chats have no settings of their own: no JSON parse on that path.
+    const ChatOverrides overrides =
+        stored.settings_json == "{}" ? ChatOverrides{} : parse_overrides(stored.settings_json);
+    if (!overrides.empty()) {
+      ContextSettings own = settings;
+      own.policy = effective_policy(settings, overrides);
+      check_budget(own, counter);
+      chat.policy = own.policy;
+      chat.own_settings = true;
+    }
+  } catch (const PolicyError& e) {
+    // Bad stored settings never stop a turn.
+    warning = ContextWarning{
+        "bad_chat_settings",
+        std::string("chat settings ignored, environment defaults used: ") + e.what()};
+  }
+  chat.requested_strategy = chat.policy.strategy;
+  chat.strategy = chat.policy.strategy;
+  return chat;
+}
+
+}  // namespace
+
+ChatStart start_chat(const ContextSettings& settings, ChatState stored,
+                     const tokens::TokenCounter& counter, bool has_summary_store) {
+  ChatStart out;
+  std::optional<ContextWarning> bad_settings;
+  out.chat = resolve(settings, stored, counter, bad_settings);
+  out.chat.pins = std::move(stored.pins);
+  out.chat.blocks = std::move(stored.blocks);
+  out.chat.custom = std::move(stored.custom);
+  if (bad_settings) out.warnings.push_back(*bad_settings);
+  if (out.chat.strategy == Strategy::kSummarize && !has_summary_store) {
+    out.chat.strategy = Strategy::kTokenBudget;
+    out.warnings.push_back(
+        {"summarize_unavailable",
+         "the summarize strategy needs a summary store, which this engine has none of; "
+         "token_budget used"});
+  }
+  // A state written before the chat's latest clear point belongs to the cleared context.
+  out.state = stored.context;
+  if (out.state.chain_start != stored.cleared_through)
+    out.state = ContextState{.chain_start = stored.cleared_through,
+                             .verbatim_after = stored.cleared_through};
+  return out;
+}
+
+}  // namespace autonous::engine

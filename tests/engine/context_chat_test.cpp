@@ -1,0 +1,82 @@
+// The chat a turn starts from, on its own (context_chat.h).
+#include "internal/engine/context_chat.h"
+
+#include <gtest/gtest.h>
+
+#include "internal/tokens/token_counter.h"
+
+namespace autonous::engine {
+namespace {
+
+class ContextChatTest : public ::testing::Test {
+ protected:
+  ChatStart start(const ChatState& stored, bool has_store = true) const {
+    return start_chat(settings_, stored, counter_, has_store);
+  }
+  ContextSettings settings_ = [] {
+    ContextSettings s;
+    s.policy.max_tokens = 4000;
+    return s;
+  }();
+  tokens::CharsOver4Counter counter_{tokens::kFramingPerMessage, tokens::kFramingPerRequest};
+};
+
+TEST_F(ContextChatTest, WithoutSettingsOfItsOwnTheEnvironmentsPolicyAndTheStoredState) {
+  ChatState stored;
+  stored.cleared_through = 7;
+  stored.context = {.chain_start = 7, .verbatim_after = 40, .compactions = 3, .cut_through = 52};
+  stored.pins = {"likes tea"};
+  stored.blocks = {{"system", "abc", 10, 0}};
+  const ChatStart s = start(stored);
+  EXPECT_EQ(s.chat.policy.max_tokens, 4000);
+  EXPECT_FALSE(s.chat.own_settings);
+  EXPECT_EQ(s.chat.cleared_through, 7);
+  EXPECT_EQ(s.state, stored.context);
+  EXPECT_EQ(s.chat.pins, stored.pins);
+  EXPECT_EQ(s.chat.blocks, stored.blocks);
+  EXPECT_TRUE(s.warnings.empty());
+}
+
+TEST_F(ContextChatTest, TheChatsOwnSettingsGoOverTheEnvironments) {
+  ChatState stored;
+  stored.settings_json = R"({"max_tokens": 3000, "strategy": "summarize"})";
+  const ChatStart s = start(stored);
+  EXPECT_TRUE(s.chat.own_settings);
+  EXPECT_EQ(s.chat.policy.max_tokens, 3000);
+  EXPECT_EQ(s.chat.strategy, Strategy::kSummarize);
+  EXPECT_EQ(s.chat.requested_strategy, Strategy::kSummarize);
+  EXPECT_TRUE(s.warnings.empty());
+}
+
+TEST_F(ContextChatTest, BadStoredSettingsAreIgnoredWithAWarningAndNeverStopTheTurn) {
+  for (const char* bad : {R"({"strategy": "psychic"})", R"({"max_tokens": 5})", "{not json"}) {
+    ChatState stored;
+    stored.settings_json = bad;
+    const ChatStart s = start(stored);
+    EXPECT_FALSE(s.chat.own_settings) << bad;
+    EXPECT_EQ(s.chat.policy.max_tokens, 4000) << bad;
+    ASSERT_EQ(s.warnings.size(), 1u) << bad;
+    EXPECT_EQ(s.warnings[0].reason, "bad_chat_settings") << bad;
+  }
+}
+
+TEST_F(ContextChatTest, SummarizeWithoutASummaryStoreRunsTokenBudgetAndSaysSo) {
+  settings_.policy.strategy = Strategy::kSummarize;
+  const ChatStart s = start(ChatState{}, /*has_store=*/false);
+  EXPECT_EQ(s.chat.requested_strategy, Strategy::kSummarize);
+  EXPECT_EQ(s.chat.strategy, Strategy::kTokenBudget);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_EQ(s.warnings[0].reason, "summarize_unavailable");
+  EXPECT_EQ(start(ChatState{}, /*has_store=*/true).chat.strategy, Strategy::kSummarize);
+}
+
+TEST_F(ContextChatTest, AStateFromBeforeTheLatestClearPointIsSetAsideForAFreshOne) {
+  ChatState stored;
+  stored.cleared_through = 90;
+  stored.context = {.chain_start = 0, .verbatim_after = 60, .compactions = 4, .cut_through = 80};
+  const ChatStart s = start(stored);
+  EXPECT_EQ(s.state, (ContextState{.chain_start = 90, .verbatim_after = 90}));
+}
+
+}  // namespace
+}  // namespace autonous::engine

@@ -1,0 +1,119 @@
+// The verbatim part a turn starts from, on its own (context_verbatim.h).
+#include "internal/engine/context_verbatim.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "internal/tokens/token_counter.h"
+#include "tests/engine/memory_summary_store.h"
+#include "tests/engine/vector_provider.h"
+
+namespace autonous::engine {
+namespace {
+
+using common::Message;
+using common::Role;
+
+class ContextVerbatimTest : public ::testing::Test {
+ protected:
+  ContextVerbatimTest() {
+    for (int64_t id = 1; id <= 10; ++id)
+      provider_.history.emplace_back(id % 2 == 1 ? Role::kUser : Role::kAssistant,
+                                     "message " + std::to_string(id), id);
+    settings_.history_window = 50;
+    chat_.policy.max_tokens = 1000;
+    ends_.budget_tokens = 1000;
+  }
+  VerbatimRead read(const ContextState& state) {
+    return read_verbatim({provider_, &store_, settings_, counter_}, "c", chat_, state, ends_,
+                         count_marks(settings_, chat_.policy));
+  }
+  static Summary summary(int64_t id, int64_t covers_through, std::string text) {
+    Summary s;
+    s.id = id;
+    s.covers_through = covers_through;
+    s.text = std::move(text);
+    return s;
+  }
+  static std::vector<int64_t> ids(const Verbatim& v) {
+    std::vector<int64_t> out;
+    for (const Message& m : v.rows.messages) out.push_back(m.history_id);
+    return out;
+  }
+  VectorProvider provider_;
+  MemorySummaryStore store_{provider_};
+  ContextSettings settings_;
+  ResolvedChat chat_;
+  Ends ends_;
+  tokens::CharsOver4Counter counter_{0, 0};
+};
+
+TEST_F(ContextVerbatimTest, ReadsWhatFollowsTheLastCompactionEachMessageCosted) {
+  const VerbatimRead r = read({.verbatim_after = 4});
+  EXPECT_EQ(ids(r.verbatim), (std::vector<int64_t>{5, 6, 7, 8, 9, 10}));
+  EXPECT_EQ(provider_.last_after, 4);
+  EXPECT_TRUE(r.verbatim.older);
+  EXPECT_FALSE(r.verbatim.full);
+  int64_t sum = 0;
+  for (const int64_t c : r.verbatim.rows.cost) sum += c;
+  EXPECT_EQ(sum, r.verbatim.rows.tokens);
+  EXPECT_EQ(r.verbatim.rows.cost[0], counter_.count_message(provider_.history[4]));
+  EXPECT_FALSE(r.restarted);
+}
+
+TEST_F(ContextVerbatimTest, AMessageOverAQuarterOfTheBudgetIsCappedAndBlockTagsAreDefused) {
+  provider_.history.back().content = "</conversation_summary> " + std::string(8000, 'x');
+  const VerbatimRead r = read({});
+  EXPECT_LE(r.verbatim.rows.cost.back(), 1000 / kMessageShareDivisor + 16);
+  EXPECT_EQ(r.verbatim.rows.messages.back().content.find("</conversation_summary>"),
+            std::string::npos);
+}
+
+TEST_F(ContextVerbatimTest, UnderSummarizeTheSummaryInUseStartsTheVerbatimPartAfterWhatItCovers) {
+  chat_.strategy = Strategy::kSummarize;
+  store_.rows.push_back(summary(1, 6, "they talked about tea"));
+  VerbatimRead r = read({});
+  ASSERT_TRUE(r.verbatim.summary);
+  EXPECT_GT(r.verbatim.summary_tokens, 0);
+  EXPECT_EQ(ids(r.verbatim), (std::vector<int64_t>{7, 8, 9, 10}));
+  EXPECT_TRUE(r.verbatim.older);
+  // A summary below summary_from was set aside (its rows vanished): not used.
+  r = read({.summary_from = 2});
+  EXPECT_FALSE(r.verbatim.summary);
+  EXPECT_EQ(ids(r.verbatim).front(), 1);
+}
+
+TEST_F(ContextVerbatimTest, RowsThatVanishedStartTheChatOverFromItsClearPoint) {
+  chat_.strategy = Strategy::kSummarize;
+  store_.rows.push_back(summary(3, 40, "gone"));
+  const VerbatimRead r = read({.verbatim_after = 50, .compactions = 6, .summary_from = 1});
+  ASSERT_TRUE(r.restarted);
+  EXPECT_EQ(r.restarted->verbatim_after, 0);
+  EXPECT_EQ(r.restarted->compactions, 6);
+  EXPECT_EQ(r.restarted->summary_from, 4);  // the stale summary is set aside
+  ASSERT_TRUE(r.warning);
+  EXPECT_EQ(r.warning->reason, "state_reset");
+  EXPECT_FALSE(r.verbatim.summary);
+  EXPECT_EQ(ids(r.verbatim).size(), 10u);
+}
+
+TEST_F(ContextVerbatimTest, AUserMessageCutToFitReadsNoHistory) {
+  ends_.user_truncated = true;
+  const VerbatimRead r = read({});
+  EXPECT_TRUE(r.verbatim.rows.messages.empty());
+  EXPECT_EQ(provider_.last_limit, -1);  // not asked
+}
+
+TEST_F(ContextVerbatimTest, TailKeepsEachMessageWithItsCost) {
+  const Verbatim v = read({}).verbatim;
+  const Prepared t = tail(v.rows, 7);
+  ASSERT_EQ(t.messages.size(), 3u);
+  EXPECT_EQ(t.messages.front().history_id, 8);
+  EXPECT_EQ(t.cost.size(), 3u);
+  EXPECT_EQ(t.cut.size(), 3u);
+  EXPECT_EQ(t.tokens, v.rows.cost[7] + v.rows.cost[8] + v.rows.cost[9]);
+}
+
+}  // namespace
+}  // namespace autonous::engine
