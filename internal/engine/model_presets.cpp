@@ -49,6 +49,22 @@ constexpr std::array kPresets = {
     ModelPreset{"gemini-2.0", "Gemini", 1'048'576, 8'192},
     ModelPreset{"gemini-2.5", "Gemini", 1'048'576, 32'768},
     ModelPreset{"gemini", "Gemini", 1'048'576, 8'192},
+    // Google Gemma (open weights; Hugging Face names, as vLLM, TGI and routers serve them)
+    ModelPreset{"gemma-3-1b", "Gemma", 32'768, 4'096},
+    ModelPreset{"gemma-3", "Gemma", 131'072, 8'192},
+    ModelPreset{"gemma-2", "Gemma", 8'192, 1'024},
+    ModelPreset{"gemma-", "Gemma", 8'192, 1'024},
+    // Mistral (the API's names; the smaller windows where a generation had less)
+    ModelPreset{"mistral-large", "Mistral", 131'072, 8'192},
+    ModelPreset{"pixtral-large", "Mistral", 131'072, 8'192},
+    ModelPreset{"codestral", "Mistral", 256'000, 8'192},
+    ModelPreset{"ministral", "Mistral", 131'072, 8'192},
+    ModelPreset{"open-mistral-nemo", "Mistral", 131'072, 8'192},
+    ModelPreset{"mistral-medium", "Mistral", 32'768, 4'096},
+    ModelPreset{"mistral-small", "Mistral", 32'768, 4'096},
+    ModelPreset{"open-mistral-7b", "Mistral", 32'768, 4'096},
+    ModelPreset{"open-mixtral-8x22b", "Mistral", 65'536, 4'096},
+    ModelPreset{"open-mixtral", "Mistral", 32'768, 4'096},
     // DeepSeek
     ModelPreset{"deepseek-reasoner", "DeepSeek", 65'536, 16'384},
     ModelPreset{"deepseek", "DeepSeek", 65'536, 8'192},
