@@ -7,13 +7,18 @@ and the URL, once per strategy, and prints for each: the share of each turn's pr
 previous turn's prompt as an exact prefix (what a provider's prompt cache can serve), and the number of
 extra calls (summaries) per 100 turns. The prefix share leaves each prompt's last message out (the
 question, where evidence goes); "whole requests" is the share of each prompt that is the whole previous
-request as an exact prefix, over every turn. Usage: bench/defaults_smoke.py BINARY [TURNS]
+request as an exact prefix, over every turn. With --budgets (e.g. default,2000,4000,8000) the same runs at
+each MAX_CONTEXT_TOKENS ("default" leaves it unset). Usage: bench/defaults_smoke.py BINARY [TURNS] [--budgets B,...]
 """
 import json, os, random, re, sqlite3, subprocess, sys, tempfile, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-binary = sys.argv[1]
-turns = int(sys.argv[2]) if len(sys.argv) > 2 else 150
+argv = sys.argv[1:]
+budgets = ["default"]
+if "--budgets" in argv:
+    i = argv.index("--budgets"); budgets = argv[i + 1].split(","); del argv[i:i + 2]
+binary = argv[0]
+turns = int(argv[1]) if len(argv) > 1 else 150
 requests = []
 # A Zipf-distributed vocabulary of 6 000 made-up words: common words repeat, rare ones rarely do, as
 # in real chat. No turn refers back to an earlier one, so any recalled evidence here is noise.
@@ -54,7 +59,7 @@ threading.Thread(target=server.serve_forever, daemon=True).start()
 url = f"http://127.0.0.1:{server.server_address[1]}/v1"
 
 
-def run(strategy):
+def run(strategy, budget="default"):
     requests.clear()
     with tempfile.TemporaryDirectory() as d:
         env = {k: v for k, v in os.environ.items()
@@ -62,6 +67,8 @@ def run(strategy):
         env.update(DB_PATH=os.path.join(d, "s.db"), OPENAI_BASE_URL=url, LOG_LEVEL="error", POLL_INTERVAL_MS="10")
         if strategy != "default":
             env["CONTEXT_STRATEGY"] = strategy
+        if budget != "default":
+            env["MAX_CONTEXT_TOKENS"] = budget
         subprocess.run([binary, "migrate"], env=env, check=True, capture_output=True, timeout=30)
         r = random.Random(3)
         db = sqlite3.connect(env["DB_PATH"])
@@ -101,9 +108,11 @@ def run(strategy):
 
 
 print(f"Defaults smoke ({turns} turns of one chat, realistic sizes, nothing configured):", flush=True)
-for s in ("default", "sliding_window", "summarize"):
+for budget, s in [(b, s) for b in budgets for s in ("default", "sliding_window", "summarize")]:
+    if s == "default" and budget != "default":
+        print(f"MAX_CONTEXT_TOKENS={budget}:", flush=True)
     try:
-        n, share, extra, ev, wshare = run(s)
+        n, share, extra, ev, wshare = run(s, budget)
         print(f"  {s:15s} turns answered {n:4d}   cacheable prefix share {share:4.2f} (whole requests {wshare:4.2f})"
               f"   extra calls/100 turns {extra:5.1f}"
               f"   evidence {100.0 * ev[0] / max(1, ev[1]):4.1f}% of prompt tokens, in {ev[3]}/{ev[4]} prompts"

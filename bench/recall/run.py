@@ -8,7 +8,8 @@ and questions come at the end: exact-word, paraphrased, and with no answer; the 
 also has small talk every sixth turn ("haha nice", "good morning!"), and small talk comes at
 the end too (what it recalls is noise). Each question is
 scored on the dry run's prompt (`autonous context`), under the defaults except
-MAX_CONTEXT_TOKENS (2000 / 4000 / 16000), with recall on (the default) and off.
+MAX_CONTEXT_TOKENS (2000 / 4000 / 16000, or --budgets; "default" leaves it unset), with recall on
+(the default) and off.
 
   hit  = the fact's value is somewhere in the prompt (an updated fact: its new value)
   cost = evidence tokens of questions that have no answer in the chat, and of small talk
@@ -139,20 +140,22 @@ def build_db(path, binary, turns):
 
 def dry_run(binary, path, chat, text, budget, recall=True):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONTEXT_", "MAX_", "RECALL", "HISTORY_"))}
-    env.update(DB_PATH=path, MAX_CONTEXT_TOKENS=str(budget), RECALL="on" if recall else "off", LOG_LEVEL="error")
+    env.update(DB_PATH=path, RECALL="on" if recall else "off", LOG_LEVEL="error")
+    if budget != "default":  # "default": MAX_CONTEXT_TOKENS unset (the gpt-4o-mini preset)
+        env["MAX_CONTEXT_TOKENS"] = str(budget)
     r = subprocess.run([binary, "context", "--chat", chat, "--text", text], env=env, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(r.stderr)
     return json.loads(r.stdout)
 
 
-def recall_table(binary, turns):
+def recall_table(binary, turns, budgets):
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "recall.db")
         build_db(path, binary, turns)
         print(f"planted facts, {turns}-turn chats in 4 languages, dry run under the defaults; hit = value in the prompt")
         print(f"{'budget':>7} {'recall':>6} {'exact':>9} {'updated':>9} {'paraphrase':>11} {'stale only':>10} {'no-answer evidence tokens (mean)':>33} {'small talk evidence (mean, max)':>32}")
-        for budget in (2000, 4000, 16000):
+        for budget in budgets:
             for on in (True, False):
                 score = {"exact": [], "updated": [], "paraphrase": []}
                 stale, cost, chat_cost = 0, [], []
@@ -301,6 +304,8 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
     ap.add_argument("--turns", type=int, default=420)
+    ap.add_argument("--budgets", default="2000,4000,16000",
+                    help="comma-separated MAX_CONTEXT_TOKENS values; 'default' leaves it unset")
     ap.add_argument("--latency", action="store_true")
     ap.add_argument("--embeddings", action="store_true")
     ap.add_argument("--rows", default="1000,10000,100000,1000000")
@@ -308,4 +313,4 @@ if __name__ == "__main__":
     if a.latency:
         latency(a.binary, [int(x) for x in a.rows.split(",")], a.embeddings)
     else:
-        recall_table(a.binary, a.turns)
+        recall_table(a.binary, a.turns, [b if b == "default" else int(b) for b in a.budgets.split(",")])
