@@ -1,15 +1,20 @@
 // A loopback OpenAI-compatible server that counts each prompt the way the model's own server
-// would: the family's chat template rendered (the tokenizer_config.json's template where
-// @lenml/tokenizers' Jinja runs it, written out below where it does not: Qwen's ChatML, Gemma's
-// turns with the system prompt in the first user turn) and tokenized by the family's published
-// tokenizer (@lenml/tokenizer-*, transformers.js's tokenizers), its `usage.prompt_tokens`. Replies
-// are 80-120 words of English from the words file. Prints its port, then serves until killed.
-// Usage: node server.mjs FAMILY WORDS_FILE   (FAMILY: llama3 | qwen3 | deepseek_v3 | gemma3)
+// would: the family's chat template rendered and tokenized by the family's published tokenizer
+// (@lenml/tokenizer-*, transformers.js's tokenizers), its `usage.prompt_tokens`. The template is
+// the package's tokenizer_config.json one where @lenml/tokenizers' Jinja runs it (Llama 3.0,
+// DeepSeek V3) and written out below where it does not or where the package's is not the one
+// servers use: Qwen's ChatML; Gemma's turns (the system prompt in the first user turn, contents
+// trimmed); Llama 3.1-3.3's (the package ships 3.0's: no date lines), with the system message's
+// "Cutting Knowledge Date" and "Today Date" lines (HF's default date) and trimmed contents.
+// Replies are 80-120 words of English from the words file. Prints its port, then serves until
+// killed. Usage: node server.mjs FAMILY WORDS_FILE
+//   FAMILY: llama3 (3.0) | llama3_1 (3.1-3.3) | qwen3 | deepseek_v3 | gemma3
 import { createServer } from "node:http";
 import { readFileSync } from "node:fs";
 
 const [family, wordsFile] = process.argv.slice(2);
-const { fromPreTrained } = await import(`@lenml/tokenizer-${family}`);
+const { fromPreTrained } = await import(
+  `@lenml/tokenizer-${family === "llama3_1" ? "llama3" : family}`);
 const tokenizer = fromPreTrained();
 const words = readFileSync(wordsFile, "utf8").split(/\s+/).filter(Boolean);
 
@@ -22,14 +27,26 @@ const gemma = (msgs) => {
   for (const m of msgs) {
     if (m.role === "system") { system = m.content + "\n\n"; continue; }
     const role = m.role === "assistant" ? "model" : "user";
-    out += `<start_of_turn>${role}\n${role === "user" ? system : ""}${m.content}<end_of_turn>\n`;
+    out += `<start_of_turn>${role}\n${role === "user" ? system : ""}${m.content.trim()}<end_of_turn>\n`;
     if (role === "user") system = "";
   }
   return out + "<start_of_turn>model\n";
 };
 
+const llama31 = (msgs) => {
+  const head = (role) => `<|start_header_id|>${role}<|end_header_id|>\n\n`;
+  let system = "";
+  let rest = msgs;
+  if (msgs.length > 0 && msgs[0].role === "system") { system = msgs[0].content.trim(); rest = msgs.slice(1); }
+  let out = "<|begin_of_text|>" + head("system") +
+    "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n" + system + "<|eot_id|>";
+  for (const m of rest) out += head(m.role) + m.content.trim() + "<|eot_id|>";
+  return out + head("assistant");
+};
+
 function promptTokens(msgs) {
   const plain = msgs.map((m) => ({ role: m.role, content: String(m.content ?? "") }));
+  if (family === "llama3_1") return tokenizer.encode(llama31(plain), { add_special_tokens: false }).length;
   if (family === "qwen3") return tokenizer.encode(chatml(plain), { add_special_tokens: false }).length;
   if (family === "gemma3") return tokenizer.encode(gemma(plain), { add_special_tokens: false }).length;
   return tokenizer.apply_chat_template(plain, {

@@ -139,7 +139,8 @@ def build_db(path, binary, turns):
 
 
 def dry_run(binary, path, chat, text, budget, recall=True):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONTEXT_", "MAX_", "RECALL", "HISTORY_"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CONTEXT_", "MAX_", "RECALL", "HISTORY_", "OPENAI_MODEL", "EMBEDDING_"))}
     env.update(DB_PATH=path, RECALL="on" if recall else "off", LOG_LEVEL="error")
     if budget != "default":  # "default": MAX_CONTEXT_TOKENS unset (the gpt-4o-mini preset)
         env["MAX_CONTEXT_TOKENS"] = str(budget)

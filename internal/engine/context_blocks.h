@@ -1,8 +1,9 @@
 #pragma once
-// The finished prompt described (ContextBuilder's last step): its blocks in prompt order (what
-// each costs and holds: the event's `blocks`), and the delta builder's comparison of its stable
-// blocks (system, pinned, summary, history) with the chat's last answered prompt's, block by
-// block by hash: the leading run of reused blocks is the prefix a provider can cache. Pure.
+// The finished prompt described (the last step of ContextBuilder::build): its blocks in prompt
+// order (what each costs and holds: the event's `blocks`), and the delta builder's comparison of
+// its stable blocks (system, pinned, summary, history) with the chat's last answered prompt's,
+// block by block by hash: the leading run of reused blocks is the prefix a provider can cache.
+// Pure.
 
 #include <cstdint>
 #include <vector>

@@ -4,8 +4,10 @@
 //   start_chat (context_chat.h)      the chat's policy, pins, blocks and the state it starts from
 //   fit_ends (context_ends.h)        the system message and the user message within the budget
 //   read_verbatim (context_verbatim.h) the history since the last compaction, the summary in use
-//   plan_reserve, probe_evidence (context_evidence.h) the room a compaction keeps for evidence
-//   plan_compaction (context_cut.h)  whether this turn compacts and where the cut falls
+//   plan_reserve (context_evidence.h) the room a compaction keeps for evidence
+//   plan_compaction (context_cut.h)  whether this turn compacts and where the cut falls; on a
+//     compaction probe_evidence (context_evidence.h) asks recall what it finds below the cut,
+//     and the cut is planned again with that
 //   fold_leaving (context_fold.h)    summarize: what leaves folded into the summary
 //   fit_history (context_fit.h)      the kept history fitted (the cut mark), the last resort
 //   assemble_prompt (context_prompt.h), add_evidence, add_custom: the prompt, in order

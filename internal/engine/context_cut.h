@@ -1,5 +1,5 @@
 #pragma once
-// Whether this turn compacts and where the verbatim part is cut (ContextBuilder's third step):
+// Whether this turn compacts and where the verbatim part is cut (a step of ContextBuilder::build):
 // the planner's input (compaction.h) composed from the verbatim part, the ends and the chat's
 // state. The trigger is judged with the sizes the prompt carries now (the cut mark, cut_limit());
 // the cut with the sizes it will carry after this compaction (every oversized message cut). The

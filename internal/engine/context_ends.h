@@ -1,5 +1,5 @@
 #pragma once
-// The ends of one turn's prompt, fitted to its budget (the first step of ContextBuilder::build):
+// The ends of one turn's prompt, fitted to its budget (a step of ContextBuilder::build):
 // the system message (the system prompt in the layout's wrapping, then the chat's newest pinned
 // facts that fit their share of the budget) and the user message (cut in the middle, its
 // beginning and its end kept, when even what the system message leaves cannot hold it). Also the

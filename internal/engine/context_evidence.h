@@ -1,5 +1,5 @@
 #pragma once
-// Recall's part of a turn (ContextBuilder's evidence step). Before the cut: the reserve a
+// Recall's part of a turn (steps of ContextBuilder::build). Before the cut: the reserve a
 // compaction keeps for evidence (allocator.h) and what recall would find below a planned cut
 // (evidence first: a compaction sized to the evidence that comes). After the prompt is
 // assembled: the evidence for the user's message, gathered into the room the prompt leaves and

@@ -39,12 +39,12 @@ Fitted fit_history(const Compressor& compressor, const Verbatim& v, const Cut& c
     out.cut_through = std::max(out.cut_through, newest);
   int64_t limit = cut_limit(out.cut_through, moves ? cut.reason : before.last_reason);
   out.compression =
-      compress(compressor, tail(v.rows, cut.first), ends, summary_tokens, limit, target);
+      compress(compressor, rows_from(v.rows, cut.first), ends, summary_tokens, limit, target);
   const bool retry = out.compression.level > Level::kNormal && limit != kAll;
   if (retry)  // cutting every oversized message comes before the last resort's drop (#28 review:
               // a 90k paste and a 25k reply lost all history)
     out.compression =
-        compress(compressor, tail(v.rows, cut.first), ends, summary_tokens, kAll, target);
+        compress(compressor, rows_from(v.rows, cut.first), ends, summary_tokens, kAll, target);
   // The last resort cut every oversized message: the mark follows, so the next turns carry the
   // same (a compaction, recorded as one).
   if (out.compression.level > Level::kNormal || retry)

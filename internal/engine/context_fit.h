@@ -1,7 +1,7 @@
 #pragma once
-// The history a turn carries (ContextBuilder's fifth step): what the plan kept, fitted into what
-// the ends and the summary leave by the Compressor. The oversized messages up to the chat's cut
-// mark are carried cut, newer ones whole until the next compaction (what is cut changes only at
+// The history a turn carries (a step of ContextBuilder::build): what the plan kept, fitted into
+// what the ends and the summary leave by the Compressor. The oversized messages up to the chat's
+// cut mark are carried cut, newer ones whole until the next compaction (what is cut changes only at
 // a compaction, so the prompt only grows at its end between them). The mark moves to the newest
 // message with a compaction that moved the start, and with one for tokens that cutting alone
 // meets unless every oversized message is cut already; a window compaction whose fold failed and

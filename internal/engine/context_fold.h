@@ -1,5 +1,5 @@
 #pragma once
-// Summarize's fold (ContextBuilder's fourth step, on a compaction turn under summarize): the
+// Summarize's fold (a step of ContextBuilder::build, on a compaction turn under summarize): the
 // messages leaving at the cut are folded into the chat's summary (SummaryCompactor). A dry run
 // (or no summarizer) only counts them; during a back-off the compaction drops them with a
 // warning. After a failed call, what was not folded stays verbatim when the turn read everything

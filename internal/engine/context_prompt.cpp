@@ -10,14 +10,18 @@
 
 namespace autonous::engine {
 
-Prompt assemble_prompt(const Assembler& assembler, Ends ends, std::vector<common::Message> kept,
-                       const std::optional<Summary>& summary, const tokens::TokenCounter& counter) {
+Prompt assemble_prompt(const Assembler& assembler, const Ends& ends,
+                       std::vector<common::Message> kept, const std::optional<Summary>& summary,
+                       const tokens::TokenCounter& counter) {
   Prompt p;
-  if (summary) {
-    common::Message& lead = kept.empty() ? ends.user : kept.front();
-    lead.content.insert(0, summary_block(summary->text));
+  if (summary && kept.empty()) {  // the new message leads with it: a copy of that one only
+    common::Message user = ends.user;
+    user.content.insert(0, summary_block(summary->text));
+    p.messages = assembler.assemble(ends.system, kept, user);
+  } else {
+    if (summary) kept.front().content.insert(0, summary_block(summary->text));
+    p.messages = assembler.assemble(ends.system, kept, ends.user);
   }
-  p.messages = assembler.assemble(ends.system, kept, ends.user);
   p.history = std::move(kept);
   p.tokens = counter.count_prompt(p.messages);
   p.budget = ends.budget_tokens;

@@ -1,5 +1,5 @@
 #pragma once
-// The prompt a turn sends (ContextBuilder's last steps): the system message, the kept history
+// The prompt a turn sends (steps of ContextBuilder::build): the system message, the kept history
 // (the summary leading its first user message, or the new one: data in the user's turn, and the
 // roles still alternate as strict chat templates require) and the user message, ordered by the
 // Assembler and counted; then blocks joined into the user message before the layout's suffix
@@ -36,8 +36,9 @@ struct Prompt {
 };
 
 // Orders `ends`, `kept` and the summary in use (none: nullopt) into a prompt and counts it.
-Prompt assemble_prompt(const Assembler& assembler, Ends ends, std::vector<common::Message> kept,
-                       const std::optional<Summary>& summary, const tokens::TokenCounter& counter);
+Prompt assemble_prompt(const Assembler& assembler, const Ends& ends,
+                       std::vector<common::Message> kept, const std::optional<Summary>& summary,
+                       const tokens::TokenCounter& counter);
 
 // Joins `block` into the last (user) message before the layout's suffix (`ends.suffix` bytes),
 // after "\n\n" or the [Evidence] head, when the recounted prompt still fits: the tokens it added;

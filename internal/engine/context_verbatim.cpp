@@ -55,6 +55,7 @@ bool restart_if_rows_vanished(const VerbatimSource& src, const std::string& chat
       src.provider.get_history(chat_id, 1, chat.cleared_through);
   if (!newest.empty() && newest.back().history_id >= after) return false;
   ContextState fresh{.chain_start = chat.cleared_through, .verbatim_after = chat.cleared_through};
+  fresh.summary_from = state.summary_from;  // never lowered: a set-aside summary stays aside
   if (src.summaries != nullptr) {
     const std::optional<Summary> stale = src.summaries->latest(chat_id, chat.cleared_through);
     fresh.summary_from = stale ? stale->id + 1 : state.summary_from;
@@ -82,7 +83,7 @@ VerbatimRead read_verbatim(const VerbatimSource& source, const std::string& chat
   return out;
 }
 
-Prepared tail(const Prepared& rows, size_t first) {
+Prepared rows_from(const Prepared& rows, size_t first) {
   Prepared kept = rows;
   const auto n = static_cast<ptrdiff_t>(first);
   kept.messages.erase(kept.messages.begin(), kept.messages.begin() + n);

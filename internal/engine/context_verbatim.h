@@ -1,5 +1,5 @@
 #pragma once
-// The verbatim part a turn starts from (ContextBuilder's second step): the chat's messages after
+// The verbatim part a turn starts from (a step of ContextBuilder::build): the chat's messages after
 // where its last compaction left it (at most read_limit() of them, each prepared: defused,
 // capped at a quarter of the budget) and, under summarize, the summary in use (bounded as the
 // next fold would bound it). A chat whose rows vanished (its newest id below where the state
@@ -58,6 +58,6 @@ VerbatimRead read_verbatim(const VerbatimSource& source, const std::string& chat
                            const Marks& marks);
 
 // `rows` from index `first` on.
-Prepared tail(const Prepared& rows, size_t first);
+Prepared rows_from(const Prepared& rows, size_t first);
 
 }  // namespace autonous::engine

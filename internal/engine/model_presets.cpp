@@ -14,6 +14,7 @@ namespace {
 // room kept free: the model's usual output cap, smaller where the cap is most of the window.
 constexpr auto kOpenAI = RequestShape::kOpenAI;
 constexpr auto kReasoning = RequestShape::kReasoning;
+constexpr auto kClassic = RequestShape::kClassic;
 
 constexpr std::array kPresets = {
     // OpenAI
@@ -50,21 +51,29 @@ constexpr std::array kPresets = {
     ModelPreset{"gemini-2.5", "Gemini", 1'048'576, 32'768},
     ModelPreset{"gemini", "Gemini", 1'048'576, 8'192},
     // Google Gemma (open weights; Hugging Face names, as vLLM, TGI and routers serve them)
-    ModelPreset{"gemma-3-1b", "Gemma", 32'768, 4'096},
-    ModelPreset{"gemma-3", "Gemma", 131'072, 8'192},
-    ModelPreset{"gemma-2", "Gemma", 8'192, 1'024},
-    ModelPreset{"gemma-", "Gemma", 8'192, 1'024},
-    // Mistral (the API's names; the smaller windows where a generation had less)
-    ModelPreset{"mistral-large", "Mistral", 131'072, 8'192},
-    ModelPreset{"pixtral-large", "Mistral", 131'072, 8'192},
-    ModelPreset{"codestral", "Mistral", 256'000, 8'192},
-    ModelPreset{"ministral", "Mistral", 131'072, 8'192},
-    ModelPreset{"open-mistral-nemo", "Mistral", 131'072, 8'192},
-    ModelPreset{"mistral-medium", "Mistral", 32'768, 4'096},
-    ModelPreset{"mistral-small", "Mistral", 32'768, 4'096},
-    ModelPreset{"open-mistral-7b", "Mistral", 32'768, 4'096},
-    ModelPreset{"open-mixtral-8x22b", "Mistral", 65'536, 4'096},
-    ModelPreset{"open-mixtral", "Mistral", 32'768, 4'096},
+    ModelPreset{"gemma-3-270m", "Gemma", 32'768, 4'096, kClassic, false, true},
+    ModelPreset{"gemma-3-1b", "Gemma", 32'768, 4'096, kClassic, false, true},
+    ModelPreset{"gemma-3n", "Gemma", 32'768, 4'096, kClassic, false, true},
+    ModelPreset{"gemma-3", "Gemma", 131'072, 8'192, kClassic, false, true},
+    ModelPreset{"gemma-2", "Gemma", 8'192, 1'024, kClassic, false, true},  // and Gemma 1's gemma-2b
+    ModelPreset{"gemma-", "Gemma", 8'192, 1'024, kClassic, false, true},
+    // Mistral: the API's names and the Hugging Face repositories'. Conservative where a name
+    // spans generations: the 32K window of the oldest (mistral-small and -medium are 128K today;
+    // CONTEXT_WINDOW raises it).
+    ModelPreset{"mistral-large-2402", "Mistral", 32'768, 4'096, kClassic, false, true},
+    ModelPreset{"mistral-large", "Mistral", 131'072, 8'192, kClassic, false, true},
+    ModelPreset{"pixtral-large", "Mistral", 131'072, 8'192, kClassic, false, true},
+    ModelPreset{"codestral-latest", "Mistral", 256'000, 8'192, kClassic, false, true},
+    ModelPreset{"codestral-25", "Mistral", 256'000, 8'192, kClassic, false, true},
+    ModelPreset{"codestral", "Mistral", 32'768, 4'096, kClassic, false, true},
+    ModelPreset{"ministral", "Mistral", 131'072, 8'192, kClassic, false, true},
+    ModelPreset{"open-mistral-nemo", "Mistral", 131'072, 8'192, kClassic, false, true},
+    ModelPreset{"mistral-nemo", "Mistral", 131'072, 8'192, kClassic, false, true},
+    ModelPreset{"mistral-medium", "Mistral", 32'768, 4'096, kClassic, false, true},
+    ModelPreset{"mistral-small", "Mistral", 32'768, 4'096, kClassic, false, true},
+    ModelPreset{"open-mistral-7b", "Mistral", 32'768, 4'096, kClassic, false, true},
+    ModelPreset{"open-mixtral-8x22b", "Mistral", 65'536, 4'096, kClassic, false, true},
+    ModelPreset{"open-mixtral", "Mistral", 32'768, 4'096, kClassic, false, true},
     // DeepSeek
     ModelPreset{"deepseek-reasoner", "DeepSeek", 65'536, 16'384},
     ModelPreset{"deepseek", "DeepSeek", 65'536, 8'192},
@@ -101,9 +110,10 @@ std::optional<ModelPreset> find_preset(std::string_view model) {
   const std::string name = normalise(model);
   for (const ModelPreset& p : kPresets)
     if (p.exact && name == p.prefix) return p;
+  const bool ollama_tag = name.find(':') != std::string::npos;
   std::optional<ModelPreset> best;
   for (const ModelPreset& p : kPresets) {
-    if (p.exact || name.rfind(p.prefix, 0) != 0) continue;
+    if (p.exact || name.rfind(p.prefix, 0) != 0 || (p.api_names && ollama_tag)) continue;
     if (!best || p.prefix.size() > best->prefix.size()) best = p;
   }
   return best;

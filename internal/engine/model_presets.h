@@ -30,6 +30,10 @@ struct ModelPreset {
   int64_t reserve = 0;  // tokens kept free for the reply
   RequestShape shape = RequestShape::kClassic;
   bool exact = false;  // matches the whole name only (before any prefix is tried)
+  // Matches a provider's or Hugging Face's name only, never Ollama's `name:tag`: Ollama cuts a
+  // prompt to its num_ctx without a word, and a known window would let calibration lower the
+  // scale from the cut count (docs/tokens.md). The older presets predate this and keep matching.
+  bool api_names = false;
 };
 
 // Every preset, most specific first within a family.

@@ -78,12 +78,15 @@ bool contains(std::string_view s, std::string_view part) {
 const std::vector<HfFamily>& hf_families() {
   // Framing from each chat template (rendered with add_generation_prompt):
   //  llama3: <|start_header_id|>ROLE<|end_header_id|>\n\n … <|eot_id|> per message;
-  //          <|begin_of_text|> and the assistant header per request.
+  //          <|begin_of_text|> and the assistant header per request, and the 20 tokens of the
+  //          date lines Llama 3.1-3.3's template writes into the system message ("Cutting
+  //          Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n"): 25. Llama 3.0's
+  //          template has none, so it is counted 20 high (the safe side).
   //  qwen3:  <|im_start|>ROLE\n … <|im_end|>\n per message; <|im_start|>assistant\n per request.
   //  deepseek_v3: <｜User｜>, or an assistant's <｜Assistant｜> … <｜end▁of▁sentence｜> (2, the
   //          most a message adds); <｜begin▁of▁sentence｜> and <｜Assistant｜> per request.
   static const std::vector<HfFamily> kFamilies = {
-      {"llama3", "llama3.tokenizer.json", SplitPattern::kCl100k, false, 5, 5},
+      {"llama3", "llama3.tokenizer.json", SplitPattern::kCl100k, false, 5, 25},
       {"qwen3", "qwen3.tokenizer.json", SplitPattern::kQwen2, true, 5, 3},
       {"deepseek_v3", "deepseek_v3.tokenizer.json", SplitPattern::kDeepSeekV3, false, 2, 2},
   };

@@ -187,14 +187,15 @@ TEST_F(TokensE2eTest, AModelOfUnknownWindowIsCalibratedUpOnly) {
   for (int i = 0; i < 4; ++i) text += " " + text;
   for (int i = 0; i < 3; ++i)
     ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "c", text}, env).exit_code, 0);
-  drain(env);
+  const ProcessResult up_only = drain(env);
+  EXPECT_NE(up_only.err.find("has no known window"), std::string::npos) << up_only.err;
   EXPECT_EQ(num("SELECT count(*) FROM token_calibration"), 0);
   for (const auto& p : payloads("llm.request")) EXPECT_EQ(p["calibration_scale"], 1.0) << p.dump();
   // With its window stated, the same server's lower count lowers the scale.
   Env known = env;
   known["CONTEXT_WINDOW"] = "32768";
   ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "d", text}, known).exit_code, 0);
-  drain(known);
+  EXPECT_EQ(drain(known).err.find("has no known window"), std::string::npos);
   EXPECT_LT(std::stod(str("SELECT coalesce(min(scale), 1) FROM token_calibration")), 1.0);
 }
 

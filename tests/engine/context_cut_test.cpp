@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "internal/engine/level_compressor.h"
 #include "internal/engine/summary_compactor.h"
 #include "tests/engine/context_steps_fixture.h"
 
@@ -52,6 +53,20 @@ TEST_F(ContextCutTest, TheTriggerCountsAnOversizedMessageAsThePromptCarriesItNow
   EXPECT_EQ(cut.reason, CompactionReason::kThreshold);
   EXPECT_GT(cut.first, 0u);
   EXPECT_EQ(cut.first % 2, 0u);  // onto a user message (odd ids sit at even indexes)
+}
+
+TEST_F(ContextCutTest, TheCutIsPlannedWithTheSizesThePromptWillCarry) {
+  // Message 10 (index 9) costs about 250 as read and 62 as carried (cut). The goal (0.6 × 1 000
+  // − 300 fixed) is 300: with the carried sizes message 10 stays; planned with the read sizes,
+  // the cut would have to pass it.
+  const Cut cut = plan({.last_reason = CompactionReason::kWindow, .cut_through = 5});
+  const Verbatim v = steps::verbatim_of(20, 80, 10, 4000, counter_);
+  ASSERT_GT(v.rows.cost[9], 200);
+  EXPECT_LT(cut.first, 9u);
+  int64_t kept = 0;
+  for (size_t i = cut.first; i < v.rows.cost.size(); ++i)
+    kept += std::min(v.rows.cost[i], oversized_tokens(steps::kStepBudget));
+  EXPECT_LE(kept, 300 + 40);  // the goal, give or take the user message it lands on
 }
 
 TEST_F(ContextCutTest, EvidenceTheCompactionCarriesMovesTheCutFurther) {

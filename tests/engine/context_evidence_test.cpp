@@ -70,6 +70,33 @@ TEST_F(ContextEvidenceTest, TheProbeSaysWhatRecallWouldFindBelowAPlannedCut) {
   EXPECT_EQ(probe_evidence(seams(&searcher_), "c", 0, v_, 30, ends_, 300), 300);
 }
 
+// An embedder the probe must not call: its question vector would be one call a turn.
+class UncalledEmbedder final : public recall::Embedder {
+ public:
+  std::vector<std::vector<float>> embed(const std::vector<std::string>& /*texts*/) override {
+    ADD_FAILURE() << "the probe embedded";
+    return {};
+  }
+  const std::string& model() const override { return model_; }
+
+ private:
+  std::string model_ = "e";
+};
+
+TEST_F(ContextEvidenceTest, WhenRecallCannotBeAskedAheadTheProbeKeepsTheReserve) {
+  UncalledEmbedder embedder;
+  const EvidenceSeams with_vectors{&searcher_, &embedder, settings_, counter_};
+  EXPECT_EQ(probe_evidence(with_vectors, "c", 0, v_, 30, ends_, 300), 300);
+  EXPECT_EQ(probe_evidence(seams(&searcher_), "c", 0, v_, 60, ends_, 300), 300);  // past all
+  Ends cut_user = ends_;
+  cut_user.user_truncated = true;
+  EXPECT_EQ(probe_evidence(seams(&searcher_), "c", 0, v_, 30, cut_user, 300), 300);
+  Ends no_query = ends_;
+  no_query.query.clear();
+  EXPECT_EQ(probe_evidence(seams(&searcher_), "c", 0, v_, 30, no_query, 300), 300);
+  EXPECT_EQ(searcher_.catch_ups, 0);
+}
+
 TEST_F(ContextEvidenceTest, EvidenceIsJoinedIntoTheUserMessageAndCostsExactlyWhatItAdded) {
   StandardAssembler assembler;
   std::vector<Message> kept(history_.begin() + 40, history_.end());

@@ -1,5 +1,6 @@
 #pragma once
-// What the step tests share (context_cut_test, context_fit_test, context_fold_test): a verbatim
+// What the step tests share (context_cut_test, context_fit_test, context_fold_test,
+// context_evidence_test): a verbatim
 // part of `n` alternating messages (ids from 1, user first) of `chars` characters each, one of
 // them made `big_chars` long, prepared as a turn prepares it at a 1 000-token budget, and the ends
 // of that budget with `fixed` tokens of system, user and framing.

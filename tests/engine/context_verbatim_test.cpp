@@ -98,6 +98,17 @@ TEST_F(ContextVerbatimTest, RowsThatVanishedStartTheChatOverFromItsClearPoint) {
   EXPECT_EQ(ids(r.verbatim).size(), 10u);
 }
 
+TEST_F(ContextVerbatimTest, WithoutASummaryStoreNoSummaryAndARestartKeepsTheStatesSummaryFrom) {
+  chat_.strategy = Strategy::kSummarize;
+  const VerbatimRead r = read_verbatim({provider_, nullptr, settings_, counter_}, "c", chat_,
+                                       {.verbatim_after = 50, .summary_from = 2}, ends_,
+                                       count_marks(settings_, chat_.policy));
+  EXPECT_FALSE(r.verbatim.summary);
+  ASSERT_TRUE(r.restarted);
+  EXPECT_EQ(r.restarted->summary_from, 2);
+  EXPECT_EQ(ids(r.verbatim).size(), 10u);
+}
+
 TEST_F(ContextVerbatimTest, AUserMessageCutToFitReadsNoHistory) {
   ends_.user_truncated = true;
   const VerbatimRead r = read({});
@@ -105,9 +116,9 @@ TEST_F(ContextVerbatimTest, AUserMessageCutToFitReadsNoHistory) {
   EXPECT_EQ(provider_.last_limit, -1);  // not asked
 }
 
-TEST_F(ContextVerbatimTest, TailKeepsEachMessageWithItsCost) {
+TEST_F(ContextVerbatimTest, RowsFromKeepsEachMessageWithItsCost) {
   const Verbatim v = read({}).verbatim;
-  const Prepared t = tail(v.rows, 7);
+  const Prepared t = rows_from(v.rows, 7);
   ASSERT_EQ(t.messages.size(), 3u);
   EXPECT_EQ(t.messages.front().history_id, 8);
   EXPECT_EQ(t.cost.size(), 3u);

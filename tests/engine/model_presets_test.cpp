@@ -30,9 +30,16 @@ TEST(ModelPresetsTest, FindsMainstreamFamiliesByLongestPrefix) {
       {"google/gemma-3-27b-it", 131'072},
       {"gemma-3-1b-it", 32'768},
       {"google/gemma-2-9b-it", 8'192},
+      {"gemma-3n-e4b-it", 32'768},
+      {"google/gemma-3-270m-it", 32'768},
       {"mistral-large-latest", 131'072},
+      {"mistral-large-2402", 32'768},
+      {"mistralai/Mistral-Large-Instruct-2411", 131'072},
       {"mistral-small-latest", 32'768},
       {"codestral-2501", 256'000},
+      {"codestral-latest", 256'000},
+      {"codestral-2405", 32'768},
+      {"mistralai/Codestral-22B-v0.1", 32'768},
       {"open-mixtral-8x22b", 65'536}};
   for (const auto& [model, window] : cases) {
     SCOPED_TRACE(model);
@@ -42,10 +49,12 @@ TEST(ModelPresetsTest, FindsMainstreamFamiliesByLongestPrefix) {
     EXPECT_LT(p->reserve, p->window);
   }
   EXPECT_FALSE(find_preset("my-local-model").has_value());
-  // Ollama's local names stay unknown: its server cuts a prompt to num_ctx without a word, and
-  // a known window would let calibration lower the scale from a cut count (docs/tokens.md).
-  EXPECT_FALSE(find_preset("gemma3:27b").has_value());
-  EXPECT_FALSE(find_preset("mistral:7b").has_value());
+  // Ollama's local names (name:tag) match no Gemma or Mistral preset: its server cuts a prompt to
+  // num_ctx without a word, and a known window would let calibration lower the scale from a cut
+  // count (docs/tokens.md). Each of these would match by prefix without the rule.
+  for (const char* ollama : {"gemma-3:27b", "ministral-3:8b", "mistral-large:123b", "codestral:22b",
+                             "mistral-small:24b", "mistral-nemo:12b"})
+    EXPECT_FALSE(find_preset(ollama).has_value()) << ollama;
   EXPECT_FALSE(find_preset("").has_value());
 }
 
