@@ -77,11 +77,31 @@ void catch_up_search(std::unique_ptr<backend::Session> db) {
                      .count());
 }
 
+// An estimated model whose window is unknown is calibrated upward only (a lower count may come
+// from a server that cuts prompts silently): its prompts then use about half the budget. Said
+// once at start, with the remedy.
+void warn_if_calibrated_up_only(const config::Config& config) {
+  const std::string& model = config.openai_model;
+  const bool estimated = config.token_counter == "estimate" ||
+                         (config.token_counter == "auto" && !tokens::encoding_for_model(model) &&
+                          tokens::hf_family_for_model(model) == nullptr);
+  if (!estimated || !config.token_calibration || config.context_window ||
+      engine::find_preset(model))
+    return;
+  spdlog::warn(
+      "model {:?} has no known window: calibration only raises its token estimate "
+      "(which counts about twice what most servers do for English), so prompts use "
+      "about half the budget; set CONTEXT_WINDOW to the server's window to let it "
+      "lower the estimate too",
+      model);
+}
+
 int run_worker(const config::Config& config, bool drain) {
   config::require_llm_endpoint(config);
   const engine::EngineSettings settings = engine_settings(config);
   spdlog::info("context budget tokens={} source=\"{}\" strategy={}", settings.budget.tokens,
                settings.budget.source, engine::to_string(settings.context.policy.strategy));
+  warn_if_calibrated_up_only(config);
   // Migrate once, before anything else opens a connection. (A migration runs before the
   // operator surface is up; a signal still stops it at once: it is not blocked yet.)
   std::unique_ptr<backend::Session> migrated = open_database(config);

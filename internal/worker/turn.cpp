@@ -245,24 +245,15 @@ int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e, bool store) {
   return l.budget_tokens;
 }
 
-void Turn::learn_silent_window(TurnOutcome& o, int64_t server_tokens) {
-  const engine::BuiltContext& sent = o.contexts.back().built;
-  LearnedBudget l{parts_.config.openai_base_url,
-                  parts_.client.model(),
-                  server_tokens * 9 / 10,  // room for the reply, which a num_ctx also holds
-                  sent.figures.estimated_tokens,
-                  std::nullopt,
-                  server_tokens,
-                  std::nullopt,
-                  parts_.clock.now()};
+bool Turn::window_known() const {
   try {
-    l.budget_tokens = parts_.engine.learn_budget(l.endpoint, l.model, l.budget_tokens, std::nullopt,
-                                                 *o.truncated);
-  } catch (const std::exception& error) {
-    spdlog::warn("storing the learned budget failed; later turns may be cut again: {}",
-                 error.what());
+    const config::Config& c = parts_.config;
+    return engine::resolve_prompt_budget(
+               {c.openai_model, c.max_context_tokens, c.context_window, c.reserve_output_tokens})
+               .window > 0;
+  } catch (const std::exception&) {
+    return false;
   }
-  o.learned.push_back(l);
 }
 
 void Turn::answered(TurnOutcome& o) {
@@ -272,19 +263,16 @@ void Turn::answered(TurnOutcome& o) {
   // The raw estimate may count English up to twice what a real tokenizer does: it needs a wider
   // margin before calling a low count a cut. A calibrated one (a scale other than 1) is aimed at
   // the server's own count: the exact counters' margin.
-  const bool raw_estimate = o.contexts.back().built.figures.counter == "estimate" &&
-                            o.contexts.back().calibration_scale == 1.0;
-  const double ratio = raw_estimate ? kTruncationShareEstimated : kTruncationShare;
+  const double ratio = o.contexts.back().built.figures.counter == "estimate" &&
+                               o.contexts.back().calibration_scale == 1.0
+                           ? kTruncationShareEstimated
+                           : kTruncationShare;
   if (r.usage && estimated >= kTruncationFloor &&
       static_cast<double>(r.usage->prompt_tokens) < ratio * static_cast<double>(estimated))
     o.truncated = "the server counted " + std::to_string(r.usage->prompt_tokens) +
                   " prompt tokens for a prompt estimated at " + std::to_string(estimated) +
                   ": it may have cut the prompt silently (Ollama's num_ctx, a proxy's limit); "
                   "set MAX_CONTEXT_TOKENS or CONTEXT_WINDOW to the server's window";
-  // Judged with a count aimed at the server's own (an exact counter, a calibrated estimate),
-  // the server's count is its window: later prompts stay under it. Not from the raw estimate,
-  // which over-counts some scripts more than 1 / 0.34 (Russian up to 4.8x).
-  if (o.truncated && !raw_estimate) learn_silent_window(o, r.usage->prompt_tokens);
   if (parts_.calibrate && r.usage) {
     // Best effort: a database that refuses now must not cost the answer that arrived.
     try {
@@ -294,12 +282,12 @@ void Turn::answered(TurnOutcome& o) {
       const int64_t framing =
           parts_.counter.per_request() +
           parts_.counter.per_message() * static_cast<int64_t>(sent.messages.size());
-      // A lower count lowers the scale, for every model, unless the reply looks cut: a server
-      // that truncates silently reports its window whatever was sent, and a scale lowered from
-      // it would send more each turn. A cut seen once the estimate is calibrated is learned as
-      // the server's window (learn_silent_window), so the prompts a lowered scale allows stay
-      // under it.
-      const bool lower = !o.truncated;
+      // A lower count lowers the scale only when it can be trusted: not from a reply that looks
+      // cut (a server that truncates silently reports its window, whatever was sent, and a
+      // lowered scale would send more each turn), and only for a model whose window is known
+      // (a preset or CONTEXT_WINDOW): an unknown model is mostly a local server whose silent
+      // window the estimate's over-count keeps prompts under.
+      const bool lower = !o.truncated && window_known();
       const bool higher = static_cast<double>(r.usage->prompt_tokens - framing) *
                               (1.0 + engine::kCalibrationMargin) >
                           static_cast<double>(estimated - framing);

@@ -104,10 +104,9 @@ class Turn {
                           const std::function<bool()>& keep_going,
                           std::chrono::steady_clock::time_point call_started, TurnOutcome& o);
   void answered(TurnOutcome& o);
-  // A server that cut the prompt silently reported its window as the prompt's count: later
-  // prompts are held under it (a learned budget of 0.9 of that count), so a scale lowered from
-  // honest counts never sends them past it.
-  void learn_silent_window(TurnOutcome& o, int64_t server_tokens);
+  // Whether the model's window is known (its preset or CONTEXT_WINDOW): the calibration may
+  // then lower the estimator's scale.
+  bool window_known() const;
   // Learns (and stores) the budget an overflow answer allows; returns the budget stored.
   int64_t learn(TurnOutcome& o, const openai::ApiError& e, bool store = true);
   void classify(TurnOutcome& o, const openai::Error& e, std::chrono::milliseconds latency,
