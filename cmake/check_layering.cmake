@@ -13,7 +13,7 @@ cmake_minimum_required(VERSION 3.25)
 # Run by ctest as `layering` (and proved by `layering_selftest`); fails naming each file and line.
 # Usage: cmake -DSRC_DIR=<repo> -P cmake/check_layering.cmake
 
-set(layers common config tokens recall engine events queue openai ops backend backend/sqlite
+set(layers common config tokens recall engine events queue openai tools ops backend backend/sqlite
            backend/postgres worker cmd/autonous cmd/autonous-stub)
 # Where a backend may be named: its driver, the seam's openers (backend/session.cpp and
 # drivers.h, in internal/backend), and config, which reads the variables that choose one.
@@ -31,6 +31,8 @@ set(allowed_engine "common;tokens;recall;config")
 set(allowed_events "common")
 set(allowed_queue "common;events")
 set(allowed_openai "common")
+# Declared HTTP tools and MCP clients: below the worker, which runs them.
+set(allowed_tools "common")
 # The operator surface reads the database through ops::PageDb; it knows nothing of the worker.
 set(allowed_ops "common;config;engine;events")
 # The seam (backend/*.h, session.cpp): what a session offers, and the one place that chooses a
@@ -40,8 +42,8 @@ set(allowed_backend "common;config;recall;engine;events;queue;ops")
 set(allowed_backend/sqlite "common;config;tokens;recall;engine;events;queue;ops;backend")
 set(allowed_backend/postgres "common;config;tokens;recall;engine;events;queue;ops;backend")
 # The worker and the commands reach the database only through the seam.
-set(allowed_worker "common;config;backend;tokens;recall;engine;events;queue;openai")
-set(allowed_cmd/autonous "common;config;backend;tokens;recall;engine;events;queue;openai;worker;ops")
+set(allowed_worker "common;config;backend;tokens;recall;engine;events;queue;openai;tools")
+set(allowed_cmd/autonous "common;config;backend;tokens;recall;engine;events;queue;openai;tools;worker;ops")
 set(allowed_cmd/autonous-stub "common")
 
 # Third-party headers by what they are (matched anywhere in the include's path).

@@ -1,0 +1,136 @@
+// The operator's tool declarations (TOOLS_FILE): what parses, and every refusal naming its entry
+// and field.
+#include "internal/tools/tools_file.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
+
+namespace autonous::tools {
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_tools_file(text, "tools.json");
+  } catch (const ToolsFileError& e) {
+    return e.what();
+  }
+  return "(parsed)";
+}
+
+TEST(ToolsFileTest, AFullFileParsesWithItsDefaults) {
+  const ToolsFile f = parse_tools_file(R"({
+    "tools": [
+      {"name": "lookup_order", "description": "Find an order by its number.",
+       "parameters": {"type": "object", "properties": {"number": {"type": "string"}},
+                      "required": ["number"]},
+       "url": "https://orders.example/lookup", "headers": {"Authorization": "Bearer s3cret"},
+       "timeout_ms": 2500},
+      {"name": "ping", "url": "http://127.0.0.1:9/ping"}],
+    "mcp_servers": [
+      {"name": "everything", "url": "http://127.0.0.1:3001/mcp", "headers": {"X-Key": "k"}},
+      {"name": "files", "command": ["npx", "server-filesystem", "/srv"], "env": {"HOME": "/tmp"}}]
+  })",
+                                       "tools.json");
+  ASSERT_EQ(f.tools.size(), 2u);
+  EXPECT_EQ(f.tools[0].name, "lookup_order");
+  EXPECT_EQ(f.tools[0].timeout, std::chrono::milliseconds(2500));
+  EXPECT_EQ(f.tools[0].headers, (Headers{{"Authorization", "Bearer s3cret"}}));
+  EXPECT_NE(f.tools[0].parameters.find(R"("required":["number"])"), std::string::npos);
+  EXPECT_EQ(f.tools[1].description, "");
+  EXPECT_EQ(f.tools[1].parameters, R"({"type":"object","properties":{}})");
+  EXPECT_EQ(f.tools[1].timeout, kDefaultToolTimeout);
+  ASSERT_EQ(f.mcp_servers.size(), 2u);
+  EXPECT_FALSE(f.mcp_servers[0].stdio());
+  EXPECT_EQ(f.mcp_servers[0].url, "http://127.0.0.1:3001/mcp");
+  EXPECT_TRUE(f.mcp_servers[1].stdio());
+  EXPECT_EQ(f.mcp_servers[1].command,
+            (std::vector<std::string>{"npx", "server-filesystem", "/srv"}));
+  EXPECT_EQ(f.mcp_servers[1].env, (Headers{{"HOME", "/tmp"}}));
+}
+
+TEST(ToolsFileTest, EachRefusalNamesTheFileTheEntryAndTheField) {
+  const struct {
+    const char* text;
+    const char* expected;
+  } cases[] = {
+      {"{", "tools.json: not valid JSON"},
+      {"[]", "must be a JSON object"},
+      {R"({"tool": []})", "unknown field \"tool\""},
+      {R"({"tools": []})", "declares no tools and no MCP servers"},
+      {R"({"tools": {}})", "\"tools\" must be an array"},
+      {R"({"tools": [{"name": "look up", "url": "http://h/x"}]})",
+       "tools[0] \"look up\": \"name\" \"look up\" must be 1 to 64"},
+      {R"({"tools": [{"url": "http://h/x"}]})", "tools[0]: \"name\" is missing"},
+      {R"({"tools": [{"name": "a", "url": "ftp://h/x"}]})", "must be an http:// or https:// URL"},
+      {R"({"tools": [{"name": "a", "url": "http://"}]})", "must be an http:// or https:// URL"},
+      {R"({"tools": [{"name": "a"}]})", "tools[0] \"a\": \"url\" is missing"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x", "urll": 1}]})", "unknown field \"urll\""},
+      {R"({"tools": [{"name": "a", "url": "http://h/x", "timeout_ms": 5}]})",
+       "\"timeout_ms\" must be an integer from 100 to 600000"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x", "timeout_ms": "5000"}]})",
+       "\"timeout_ms\" must be an integer"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x", "parameters": []}]})",
+       "\"parameters\" must be a JSON Schema object"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x", "parameters": {"type": "string"}}]})",
+       "must describe an object"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x", "headers": {"X": "a\r\nEvil: 1"}}]})",
+       "the value of \"X\" holds control characters"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x", "headers": {"Bad Name": "v"}}]})",
+       "\"Bad Name\" is not a valid name"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x", "headers": {"X": 1}}]})",
+       "\"X\" must be a string"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x"}], "mcp_servers": [{"name": "a", "url": "http://h/m"}]})",
+       "mcp_servers[0] \"a\": the name \"a\" is used twice"},
+      {R"({"mcp_servers": [{"name": "m", "url": "http://h/m", "command": ["x"]}]})",
+       "either \"url\" (Streamable HTTP) or \"command\" (stdio)"},
+      {R"({"mcp_servers": [{"name": "m"}]})", "either \"url\""},
+      {R"({"mcp_servers": [{"name": "m", "command": []}]})", "non-empty array of strings"},
+      {R"({"mcp_servers": [{"name": "m", "command": ["x", 2]}]})", "non-empty array of strings"},
+      {R"({"mcp_servers": [{"name": "m", "command": [""]}]})", "\"command\"[0] is empty"},
+      {R"({"mcp_servers": [{"name": "m", "command": ["x"], "env": {"A=B": "c"}}]})",
+       "\"env\": \"A=B\" is not a valid name"},
+      {R"({"mcp_servers": [{"name": "m", "command": ["x"], "headers": {"A": "b"}}]})",
+       "unknown field \"headers\""},
+      {R"({"mcp_servers": [{"name": "m", "url": "http://h/m", "env": {"A": "b"}}]})",
+       "unknown field \"env\""},
+  };
+  for (const auto& c : cases) {
+    const std::string error = error_of(c.text);
+    EXPECT_NE(error.find(c.expected), std::string::npos) << c.text << "\n  got: " << error;
+    EXPECT_EQ(error.rfind("tools.json: ", 0), 0u) << error;
+  }
+}
+
+TEST(ToolsFileTest, TheWireRuleForNames) {
+  EXPECT_TRUE(valid_tool_name("get-sum_2"));
+  EXPECT_TRUE(valid_tool_name(std::string(64, 'a')));
+  EXPECT_FALSE(valid_tool_name(std::string(65, 'a')));
+  EXPECT_FALSE(valid_tool_name(""));
+  EXPECT_FALSE(valid_tool_name("a.b"));
+  EXPECT_FALSE(valid_tool_name("naïve"));
+}
+
+TEST(ToolsFileTest, LoadingSaysWhichFileCannotBeReadOrIsTooLarge) {
+  testing::TempDir dir;
+  const std::string missing = (dir.path() / "none.json").string();
+  try {
+    load_tools_file(missing);
+    FAIL() << "a missing file loaded";
+  } catch (const ToolsFileError& e) {
+    EXPECT_EQ(std::string(e.what()), missing + ": cannot be read");
+  }
+  const std::string big = (dir.path() / "big.json").string();
+  std::ofstream(big) << std::string(kMaxToolsFileBytes + 1, ' ');
+  EXPECT_THROW(load_tools_file(big), ToolsFileError);
+  const std::string good = (dir.path() / "good.json").string();
+  std::ofstream(good) << R"({"tools": [{"name": "ping", "url": "http://127.0.0.1:9/ping"}]})";
+  EXPECT_EQ(load_tools_file(good).tools.at(0).name, "ping");
+}
+
+}  // namespace
+}  // namespace autonous::tools
