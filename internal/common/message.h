@@ -27,6 +27,11 @@ struct Message {
   std::string content;
   int64_t history_id = 0;
   std::string at;  // when it was stored (history.created_at, UTC ISO 8601); empty otherwise
+  // An assistant message that called tools: the calls as the wire writes them (a JSON array of
+  // {"id", "type": "function", "function": {"name", "arguments"}}); empty otherwise.
+  std::string tool_calls;
+  // A tool message: the id of the call it answers; empty otherwise.
+  std::string tool_call_id;
 
   bool operator==(const Message&) const = default;
 };

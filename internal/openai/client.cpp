@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -151,7 +152,41 @@ std::optional<Usage> read_usage(const json& body) {
   return usage;
 }
 
-ChatResult parse_success(const HttpResponse& r, const std::string& api_key) {
+// A reply's tool calls (message.tool_calls), each {id, function: {name, arguments}}. Servers
+// differ: an id may be missing (llama.cpp's older builds), `arguments` an object instead of the
+// JSON text OpenAI sends. A call without a function name is malformed.
+void read_tool_calls(const json& message, const std::string& api_key, ChatResult& out) {
+  const auto calls = message.find("tool_calls");
+  if (calls == message.end() || !calls->is_array() || calls->empty()) return;
+  json wire = json::array();
+  for (size_t i = 0; i < calls->size(); ++i) {
+    const json& c = (*calls)[i];
+    const auto fn = c.is_object() ? c.find("function") : c.end();
+    if (!c.is_object() || fn == c.end() || !fn->is_object())
+      throw ResponseError("malformed response: tool_calls[" + std::to_string(i) +
+                          "] has no function");
+    ToolCall call;
+    call.id = redacted(string_or_empty(c, "id"), api_key);
+    if (call.id.empty()) call.id = "call_" + std::to_string(i);
+    call.name = redacted(string_or_empty(*fn, "name"), api_key);
+    if (call.name.empty())
+      throw ResponseError("malformed response: tool_calls[" + std::to_string(i) +
+                          "] has no function name");
+    const auto args = fn->find("arguments");
+    if (args == fn->end() || args->is_null())
+      call.arguments = "{}";
+    else
+      call.arguments =
+          redacted(args->is_string() ? args->get<std::string>() : args->dump(), api_key);
+    wire.push_back({{"id", call.id},
+                    {"type", "function"},
+                    {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+    out.tool_calls.push_back(std::move(call));
+  }
+  out.tool_calls_json = wire.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+ChatResult parse_success(const HttpResponse& r, const std::string& api_key, bool tools_offered) {
   if (nesting_depth(r.body, kMaxJsonDepth) > kMaxJsonDepth)
     throw ResponseError("malformed response: JSON nested deeper than " +
                         std::to_string(kMaxJsonDepth) + " levels (" +
@@ -177,7 +212,8 @@ ChatResult parse_success(const HttpResponse& r, const std::string& api_key) {
   // Any server text may echo the key (some gateways do): redacted before it is stored.
   out.content = redacted(content_text(*message), api_key);
   out.finish_reason = redacted(string_or_empty(choice, "finish_reason"), api_key);
-  if (out.content.empty())
+  if (tools_offered) read_tool_calls(*message, api_key, out);
+  if (out.content.empty() && out.tool_calls.empty())
     throw ResponseError("the reply has no text (finish_reason '" + out.finish_reason +
                             "'; tool calls and empty replies are not answers)",
                         "empty_reply");
@@ -240,9 +276,25 @@ EmbeddingResult parse_embeddings(const HttpResponse& r, size_t inputs, const std
 std::string request_body(const std::string& model, const std::vector<common::Message>& messages,
                          const CallOptions& call) {
   json msgs = json::array();
-  for (const auto& m : messages)
-    msgs.push_back({{"role", common::to_string(m.role)}, {"content", m.content}});
+  for (const auto& m : messages) {
+    json wire = {{"role", common::to_string(m.role)}, {"content", m.content}};
+    if (m.role == common::Role::kAssistant && !m.tool_calls.empty()) {
+      json calls = json::parse(m.tool_calls, nullptr, /*allow_exceptions=*/false);
+      if (!calls.is_discarded() && calls.is_array() && !calls.empty()) {
+        if (m.content.empty()) wire["content"] = nullptr;  // as OpenAI writes a calls-only turn
+        wire["tool_calls"] = std::move(calls);
+      }
+    }
+    if (m.role == common::Role::kTool) wire["tool_call_id"] = m.tool_call_id;
+    msgs.push_back(std::move(wire));
+  }
   json body = {{"model", call.model.empty() ? model : call.model}, {"messages", std::move(msgs)}};
+  if (!call.tools.empty()) {
+    json tools = json::parse(call.tools, nullptr, /*allow_exceptions=*/false);
+    if (tools.is_discarded() || !tools.is_array())
+      throw std::invalid_argument("CallOptions::tools is not a JSON array");
+    if (!tools.empty()) body["tools"] = std::move(tools);
+  }
   if (call.temperature) body["temperature"] = *call.temperature;
   if (call.max_tokens) body["max_tokens"] = *call.max_tokens;
   if (call.max_completion_tokens) body["max_completion_tokens"] = *call.max_completion_tokens;
@@ -278,7 +330,8 @@ ChatResult Client::chat(const std::vector<common::Message>& messages,
   const auto started = std::chrono::steady_clock::now();
   const HttpResponse r =
       post(url_, request_body(options_.model, messages, call), options_.timeout, keep_going);
-  ChatResult out = parse_success(r, options_.api_key);
+  const bool offered = !call.tools.empty() && call.tools.find('{') != std::string::npos;
+  ChatResult out = parse_success(r, options_.api_key, offered);
   out.latency = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
   return out;

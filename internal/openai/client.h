@@ -35,6 +35,9 @@ struct CallOptions {
   std::optional<int64_t> max_completion_tokens;  // OpenAI's name for the cap (reasoning included)
   // OpenAI's prompt-cache routing hint: requests with the same key share a cache.
   std::optional<std::string> prompt_cache_key;
+  // The tools offered, as the wire's "tools" array (JSON text); empty: none. A reply that only
+  // calls tools is an answer only when some were offered (otherwise an empty reply, as before).
+  std::string tools;
 };
 
 class Client {
@@ -44,6 +47,8 @@ class Client {
 
   // Sends `messages` and returns the first choice. Throws TransportError, ApiError or
   // ResponseError (all openai::Error). `keep_going` is polled during the call; false aborts.
+  // An assistant message with tool_calls is sent with them (its content null when empty), a
+  // tool message with its tool_call_id.
   ChatResult chat(const std::vector<common::Message>& messages,
                   const std::function<bool()>& keep_going = {}, const CallOptions& call = {});
 

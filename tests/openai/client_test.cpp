@@ -288,3 +288,96 @@ TEST_F(ClientTest, InvalidUtf8InContentStillMakesValidJson) {
 
 }  // namespace
 }  // namespace autonous::openai
+
+namespace autonous::openai {
+namespace {
+
+// #29's wire: tools offered, calls parsed, calls and results replayed.
+const std::string kCalls = R"({"model":"m","choices":[{"index":0,"finish_reason":"tool_calls",
+  "message":{"role":"assistant","content":null,"tool_calls":[
+    {"id":"call_a","type":"function","function":{"name":"get_sum","arguments":"{\"a\":1,\"b\":2}"}},
+    {"type":"function","function":{"name":"echo","arguments":{"text":"hi"}}}]}}]})";
+const std::string kTools =
+    R"([{"type":"function","function":{"name":"get_sum","parameters":{"type":"object"}}}])";
+
+class ClientToolsTest : public ::testing::Test {
+ protected:
+  Client client() {
+    return Client(transport_,
+                  {"http://127.0.0.1:1/v1", "sk-secret", "m1", std::chrono::seconds(5)});
+  }
+  const std::vector<common::Message> messages_ = {{common::Role::kUser, "add 1 and 2", 0}};
+  testing::ScriptedTransport transport_;
+};
+
+TEST_F(ClientToolsTest, OfferedToolsAreSentAndACallsOnlyReplyIsAnAnswer) {
+  transport_.push({200, {}, kCalls});
+  CallOptions call;
+  call.tools = kTools;
+  const ChatResult r = client().chat(messages_, {}, call);
+  const auto body = nlohmann::json::parse(transport_.requests.at(0).body);
+  EXPECT_EQ(body["tools"], nlohmann::json::parse(kTools));
+  EXPECT_EQ(r.content, "");
+  EXPECT_EQ(r.finish_reason, "tool_calls");
+  ASSERT_EQ(r.tool_calls.size(), 2u);
+  EXPECT_EQ(r.tool_calls[0].id, "call_a");
+  EXPECT_EQ(r.tool_calls[0].name, "get_sum");
+  EXPECT_EQ(r.tool_calls[0].arguments, R"({"a":1,"b":2})");
+  // A server that gives no id and an object for arguments: an id made up, the object as text.
+  EXPECT_EQ(r.tool_calls[1].id, "call_1");
+  EXPECT_EQ(r.tool_calls[1].arguments, R"({"text":"hi"})");
+  const auto wire = nlohmann::json::parse(r.tool_calls_json);
+  ASSERT_EQ(wire.size(), 2u);
+  EXPECT_EQ(wire[1]["id"], "call_1");
+  EXPECT_EQ(wire[1]["type"], "function");
+  EXPECT_EQ(wire[1]["function"]["arguments"], R"({"text":"hi"})");
+}
+
+TEST_F(ClientToolsTest, WithoutToolsOfferedACallsOnlyReplyIsStillAnEmptyReply) {
+  transport_.push({200, {}, kCalls});
+  try {
+    client().chat(messages_);
+    FAIL() << "a calls-only reply to a request without tools was taken as an answer";
+  } catch (const ResponseError& e) {
+    EXPECT_EQ(e.reason(), "empty_reply");
+  }
+  EXPECT_FALSE(nlohmann::json::parse(transport_.requests.at(0).body).contains("tools"));
+}
+
+TEST_F(ClientToolsTest, ACallWithoutAFunctionNameIsMalformed) {
+  transport_.push({200, {}, R"({"choices":[{"message":{"content":null,"tool_calls":[
+    {"id":"x","type":"function","function":{"arguments":"{}"}}]}}]})"});
+  CallOptions call;
+  call.tools = kTools;
+  EXPECT_THROW(client().chat(messages_, {}, call), ResponseError);
+}
+
+TEST_F(ClientToolsTest, CallsAndResultsAreReplayedAsTheWireWantsThem) {
+  common::Message asked(common::Role::kAssistant, "", 2);
+  asked.tool_calls =
+      R"([{"id":"call_a","type":"function","function":{"name":"get_sum","arguments":"{}"}}])";
+  common::Message result(common::Role::kTool, "3", 3);
+  result.tool_call_id = "call_a";
+  const auto body = nlohmann::json::parse(
+      request_body("m", {{common::Role::kUser, "add", 1}, asked, result}, {}));
+  const auto& m = body["messages"];
+  EXPECT_TRUE(m[1]["content"].is_null());
+  EXPECT_EQ(m[1]["tool_calls"][0]["id"], "call_a");
+  EXPECT_EQ(m[2]["role"], "tool");
+  EXPECT_EQ(m[2]["tool_call_id"], "call_a");
+  EXPECT_EQ(m[2]["content"], "3");
+  EXPECT_FALSE(m[0].contains("tool_calls"));
+  EXPECT_FALSE(m[0].contains("tool_call_id"));
+  // Calls that are not a JSON array are not sent as calls: the message goes as text.
+  asked.tool_calls = "not json";
+  asked.content = "thinking";
+  const auto plain = nlohmann::json::parse(request_body("m", {asked}, {}));
+  EXPECT_FALSE(plain["messages"][0].contains("tool_calls"));
+  EXPECT_EQ(plain["messages"][0]["content"], "thinking");
+  CallOptions bad;
+  bad.tools = "{}";
+  EXPECT_THROW(request_body("m", {asked}, bad), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace autonous::openai
