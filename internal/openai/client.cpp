@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
+#include <set>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -71,6 +73,19 @@ std::string string_or_empty(const json& j, const char* key) {
   return it->dump();
 }
 
+// `s` with NUL bytes as U+FFFD: SQLite's text functions see all of it.
+std::string without_nul(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    if (c == '\0')
+      out += "\xEF\xBF\xBD";
+    else
+      out += c;
+  }
+  return out;
+}
+
 // The reply's text. `content` is a string, or (some servers) an array of parts whose "text"
 // parts are joined; NUL bytes become U+FFFD so SQLite's text functions see all of it.
 std::string content_text(const json& message) {
@@ -83,15 +98,7 @@ std::string content_text(const json& message) {
     out = string_or_empty(message, "content");
   }
   if (out.empty()) out = string_or_empty(message, "refusal");
-  std::string clean;
-  clean.reserve(out.size());
-  for (const char c : out) {
-    if (c == '\0')
-      clean += "\xEF\xBF\xBD";
-    else
-      clean += c;
-  }
-  return clean;
+  return without_nul(out);
 }
 
 // `text` with every occurrence of `secret` replaced: some gateways echo the key in errors.
@@ -152,38 +159,61 @@ std::optional<Usage> read_usage(const json& body) {
   return usage;
 }
 
+// An id for a call the server gave none (or one another call of the reply already has): 9
+// random letters and digits, the strictest rule a server holds ids to (Mistral's).
+std::string made_up_call_id() {
+  static constexpr std::string_view kAlphabet =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  std::uniform_int_distribution<size_t> pick(0, kAlphabet.size() - 1);
+  std::string id;
+  for (int i = 0; i < 9; ++i) id += kAlphabet[pick(random)];
+  return id;
+}
+
 // A reply's tool calls (message.tool_calls), each {id, function: {name, arguments}}. Servers
-// differ: an id may be missing (llama.cpp's older builds), `arguments` an object instead of the
-// JSON text OpenAI sends. A call without a function name is malformed.
+// differ: an id may be missing (llama.cpp's older builds) or repeated, `arguments` an object
+// instead of the JSON text OpenAI sends, or "" for none. Each call is kept whole for its replay
+// (a server may require its own fields back: Gemini's thought signatures), with the id filled
+// in and the arguments as text; the key is redacted from all of it. A call without a function or
+// a function name makes the whole reply malformed (retryable, as any malformed reply).
 void read_tool_calls(const json& message, const std::string& api_key, ChatResult& out) {
   const auto calls = message.find("tool_calls");
   if (calls == message.end() || !calls->is_array() || calls->empty()) return;
   json wire = json::array();
+  std::set<std::string> ids;
   for (size_t i = 0; i < calls->size(); ++i) {
-    const json& c = (*calls)[i];
+    json c = (*calls)[i];
     const auto fn = c.is_object() ? c.find("function") : c.end();
     if (!c.is_object() || fn == c.end() || !fn->is_object())
       throw ResponseError("malformed response: tool_calls[" + std::to_string(i) +
                           "] has no function");
     ToolCall call;
-    call.id = redacted(string_or_empty(c, "id"), api_key);
-    if (call.id.empty()) call.id = "call_" + std::to_string(i);
-    call.name = redacted(string_or_empty(*fn, "name"), api_key);
+    call.id = without_nul(redacted(string_or_empty(c, "id"), api_key));
+    if (call.id.empty() || !ids.insert(call.id).second) {
+      call.id = made_up_call_id();
+      ids.insert(call.id);
+    }
+    call.name = without_nul(redacted(string_or_empty(*fn, "name"), api_key));
     if (call.name.empty())
       throw ResponseError("malformed response: tool_calls[" + std::to_string(i) +
                           "] has no function name");
     const auto args = fn->find("arguments");
-    if (args == fn->end() || args->is_null())
+    if (args == fn->end() || args->is_null() ||
+        (args->is_string() && args->get_ref<const std::string&>().empty()))
       call.arguments = "{}";
     else
-      call.arguments =
-          redacted(args->is_string() ? args->get<std::string>() : args->dump(), api_key);
-    wire.push_back({{"id", call.id},
-                    {"type", "function"},
-                    {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+      call.arguments = without_nul(
+          redacted(args->is_string() ? args->get<std::string>() : args->dump(), api_key));
+    c["id"] = call.id;
+    c["type"] = "function";
+    (*fn)["name"] = call.name;
+    (*fn)["arguments"] = call.arguments;
+    wire.push_back(std::move(c));
     out.tool_calls.push_back(std::move(call));
   }
-  out.tool_calls_json = wire.dump(-1, ' ', false, json::error_handler_t::replace);
+  out.tool_calls_json =
+      redacted(wire.dump(-1, ' ', false, json::error_handler_t::replace), api_key);
 }
 
 ChatResult parse_success(const HttpResponse& r, const std::string& api_key, bool tools_offered) {
@@ -273,6 +303,14 @@ EmbeddingResult parse_embeddings(const HttpResponse& r, size_t inputs, const std
 
 }  // namespace
 
+bool offers_tools(const CallOptions& call) {
+  if (call.tools.empty()) return false;
+  const json tools = json::parse(call.tools, nullptr, /*allow_exceptions=*/false);
+  if (tools.is_discarded() || !tools.is_array())
+    throw std::invalid_argument("CallOptions::tools is not a JSON array");
+  return !tools.empty();
+}
+
 std::string request_body(const std::string& model, const std::vector<common::Message>& messages,
                          const CallOptions& call) {
   json msgs = json::array();
@@ -280,21 +318,22 @@ std::string request_body(const std::string& model, const std::vector<common::Mes
     json wire = {{"role", common::to_string(m.role)}, {"content", m.content}};
     if (m.role == common::Role::kAssistant && !m.tool_calls.empty()) {
       json calls = json::parse(m.tool_calls, nullptr, /*allow_exceptions=*/false);
-      if (!calls.is_discarded() && calls.is_array() && !calls.empty()) {
-        if (m.content.empty()) wire["content"] = nullptr;  // as OpenAI writes a calls-only turn
-        wire["tool_calls"] = std::move(calls);
-      }
+      // Sent as text, the calls' results after it would be orphans the server refuses far from
+      // the cause: a bug here, said here.
+      if (calls.is_discarded() || !calls.is_array() || calls.empty())
+        throw std::invalid_argument("an assistant message's tool_calls are not a JSON array");
+      if (m.content.empty()) wire["content"] = nullptr;  // as OpenAI writes a calls-only turn
+      wire["tool_calls"] = std::move(calls);
     }
-    if (m.role == common::Role::kTool) wire["tool_call_id"] = m.tool_call_id;
+    if (m.role == common::Role::kTool) {
+      if (m.tool_call_id.empty())
+        throw std::invalid_argument("a tool message without the tool_call_id it answers");
+      wire["tool_call_id"] = m.tool_call_id;
+    }
     msgs.push_back(std::move(wire));
   }
   json body = {{"model", call.model.empty() ? model : call.model}, {"messages", std::move(msgs)}};
-  if (!call.tools.empty()) {
-    json tools = json::parse(call.tools, nullptr, /*allow_exceptions=*/false);
-    if (tools.is_discarded() || !tools.is_array())
-      throw std::invalid_argument("CallOptions::tools is not a JSON array");
-    if (!tools.empty()) body["tools"] = std::move(tools);
-  }
+  if (offers_tools(call)) body["tools"] = json::parse(call.tools);
   if (call.temperature) body["temperature"] = *call.temperature;
   if (call.max_tokens) body["max_tokens"] = *call.max_tokens;
   if (call.max_completion_tokens) body["max_completion_tokens"] = *call.max_completion_tokens;
@@ -330,8 +369,7 @@ ChatResult Client::chat(const std::vector<common::Message>& messages,
   const auto started = std::chrono::steady_clock::now();
   const HttpResponse r =
       post(url_, request_body(options_.model, messages, call), options_.timeout, keep_going);
-  const bool offered = !call.tools.empty() && call.tools.find('{') != std::string::npos;
-  ChatResult out = parse_success(r, options_.api_key, offered);
+  ChatResult out = parse_success(r, options_.api_key, offers_tools(call));
   out.latency = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
   return out;

@@ -48,7 +48,7 @@ class Client {
   // Sends `messages` and returns the first choice. Throws TransportError, ApiError or
   // ResponseError (all openai::Error). `keep_going` is polled during the call; false aborts.
   // An assistant message with tool_calls is sent with them (its content null when empty), a
-  // tool message with its tool_call_id.
+  // tool message with its tool_call_id; a message malformed so is std::invalid_argument.
   ChatResult chat(const std::vector<common::Message>& messages,
                   const std::function<bool()>& keep_going = {}, const CallOptions& call = {});
 
@@ -70,8 +70,15 @@ class Client {
   std::string url_;
 };
 
-// The request body for `messages` (exposed for tests and the stub).
+// The request body for `messages` (exposed for tests and the stub). Throws
+// std::invalid_argument for what only a bug makes: `call.tools` not a JSON array, an assistant
+// message whose tool_calls are not a non-empty JSON array, a tool message without its
+// tool_call_id (chat() throws the same, before sending anything).
 std::string request_body(const std::string& model, const std::vector<common::Message>& messages,
                          const CallOptions& call = {});
+
+// Whether `call` offers tools: a non-empty "tools" array. Throws std::invalid_argument when it is
+// not a JSON array.
+bool offers_tools(const CallOptions& call);
 
 }  // namespace autonous::openai

@@ -5,8 +5,11 @@
 //   {"tools": [{"name", "description"?, "parameters"?, "url", "headers"?, "timeout_ms"?}],
 //    "mcp_servers": [{"name", "url", "headers"?} | {"name", "command": [argv…], "env"?}]}
 // Names follow the wire's function-name rule (1 to 64 of A-Z a-z 0-9 _ -) and are unique across
-// the file; URLs are http or https; header names and values carry no control characters;
-// `parameters` is a JSON Schema object (default: an object with no properties). Tool URLs and
+// the file; URLs are http or https with a host, no user or password and no fragment; header names
+// are HTTP tokens, each once, not one the worker sets itself (Host, Content-Length, …), and
+// values carry no control characters; `parameters` is a JSON Schema object ("type": "object"
+// and "properties" written out when left out). A key given twice in one object, JSON nested over
+// 64 levels and invalid JSON (with its line and column) are refused. Tool URLs and
 // servers come only from here (a tool result is data, never a source of new tools). Pure: the
 // file is read by load_tools_file, parsed by parse_tools_file.
 
@@ -37,7 +40,8 @@ struct HttpTool {
 };
 
 // A Model Context Protocol server: Streamable HTTP (`url`, `headers`) or a child process over
-// stdio (`command`, `env`: the whole environment it gets).
+// stdio (`command`, `env`: the whole environment it gets: without PATH in it, `command`[0] must
+// be a path, and npx or uvx need HOME).
 struct McpServer {
   std::string name;
   std::string url;                   // empty for stdio

@@ -1,5 +1,7 @@
 #include "internal/openai/client.h"
 
+#include <cctype>
+
 #include <curl/curl.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -294,11 +296,20 @@ namespace {
 
 // #29's wire: tools offered, calls parsed, calls and results replayed.
 const std::string kCalls = R"({"model":"m","choices":[{"index":0,"finish_reason":"tool_calls",
-  "message":{"role":"assistant","content":null,"tool_calls":[
-    {"id":"call_a","type":"function","function":{"name":"get_sum","arguments":"{\"a\":1,\"b\":2}"}},
-    {"type":"function","function":{"name":"echo","arguments":{"text":"hi"}}}]}}]})";
+  "message":{"role":"assistant","content":"Let me add.","tool_calls":[
+    {"id":"call_a","type":"function","function":{"name":"get_sum","arguments":"{\"a\":1,\"b\":2}"},
+     "extra_content":{"google":{"thought_signature":"sig"}}},
+    {"type":"function","function":{"name":"echo","arguments":{"text":"key sk-secret"}}},
+    {"id":"call_a","type":"function","function":{"name":"noop","arguments":""}}]}}]})";
 const std::string kTools =
     R"([{"type":"function","function":{"name":"get_sum","parameters":{"type":"object"}}}])";
+
+bool nine_letters_and_digits(const std::string& id) {
+  if (id.size() != 9) return false;
+  for (const char c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c))) return false;
+  return true;
+}
 
 class ClientToolsTest : public ::testing::Test {
  protected:
@@ -306,50 +317,70 @@ class ClientToolsTest : public ::testing::Test {
     return Client(transport_,
                   {"http://127.0.0.1:1/v1", "sk-secret", "m1", std::chrono::seconds(5)});
   }
+  CallOptions offered() const {
+    CallOptions call;
+    call.tools = kTools;
+    return call;
+  }
   const std::vector<common::Message> messages_ = {{common::Role::kUser, "add 1 and 2", 0}};
   testing::ScriptedTransport transport_;
 };
 
-TEST_F(ClientToolsTest, OfferedToolsAreSentAndACallsOnlyReplyIsAnAnswer) {
+TEST_F(ClientToolsTest, OfferedToolsAreSentAndTheCallsReadAsTheServerWroteThem) {
   transport_.push({200, {}, kCalls});
-  CallOptions call;
-  call.tools = kTools;
-  const ChatResult r = client().chat(messages_, {}, call);
+  const ChatResult r = client().chat(messages_, {}, offered());
   const auto body = nlohmann::json::parse(transport_.requests.at(0).body);
   EXPECT_EQ(body["tools"], nlohmann::json::parse(kTools));
-  EXPECT_EQ(r.content, "");
+  EXPECT_EQ(r.content, "Let me add.");  // text and calls together: both kept
   EXPECT_EQ(r.finish_reason, "tool_calls");
-  ASSERT_EQ(r.tool_calls.size(), 2u);
+  ASSERT_EQ(r.tool_calls.size(), 3u);
   EXPECT_EQ(r.tool_calls[0].id, "call_a");
   EXPECT_EQ(r.tool_calls[0].name, "get_sum");
   EXPECT_EQ(r.tool_calls[0].arguments, R"({"a":1,"b":2})");
-  // A server that gives no id and an object for arguments: an id made up, the object as text.
-  EXPECT_EQ(r.tool_calls[1].id, "call_1");
-  EXPECT_EQ(r.tool_calls[1].arguments, R"({"text":"hi"})");
+  // No id: one made up, of the strictest shape servers accept (Mistral's: 9 letters and digits).
+  EXPECT_TRUE(nine_letters_and_digits(r.tool_calls[1].id)) << r.tool_calls[1].id;
+  // Arguments as an object: its JSON text, the key redacted.
+  EXPECT_EQ(r.tool_calls[1].arguments, R"({"text":"key [redacted]"})");
+  // A repeated id is replaced (results are matched by id); "" arguments are none.
+  EXPECT_TRUE(nine_letters_and_digits(r.tool_calls[2].id)) << r.tool_calls[2].id;
+  EXPECT_EQ(r.tool_calls[2].arguments, "{}");
   const auto wire = nlohmann::json::parse(r.tool_calls_json);
-  ASSERT_EQ(wire.size(), 2u);
-  EXPECT_EQ(wire[1]["id"], "call_1");
+  ASSERT_EQ(wire.size(), 3u);
+  // Replayed whole: a server's own fields (Gemini's thought signature) go back with the call.
+  EXPECT_EQ(wire[0]["extra_content"]["google"]["thought_signature"], "sig");
+  EXPECT_EQ(wire[1]["id"], r.tool_calls[1].id);
   EXPECT_EQ(wire[1]["type"], "function");
-  EXPECT_EQ(wire[1]["function"]["arguments"], R"({"text":"hi"})");
+  EXPECT_EQ(wire[1]["function"]["arguments"], R"({"text":"key [redacted]"})");
+  EXPECT_EQ(r.tool_calls_json.find("sk-secret"), std::string::npos);
 }
 
 TEST_F(ClientToolsTest, WithoutToolsOfferedACallsOnlyReplyIsStillAnEmptyReply) {
-  transport_.push({200, {}, kCalls});
-  try {
-    client().chat(messages_);
-    FAIL() << "a calls-only reply to a request without tools was taken as an answer";
-  } catch (const ResponseError& e) {
-    EXPECT_EQ(e.reason(), "empty_reply");
+  const std::string calls_only = R"({"choices":[{"message":{"content":null,"tool_calls":[
+    {"id":"x","type":"function","function":{"name":"get_sum","arguments":"{}"}}]}}]})";
+  for (const std::string tools : {"", "[]"}) {
+    transport_.push({200, {}, calls_only});
+    CallOptions call;
+    call.tools = tools;
+    try {
+      client().chat(messages_, {}, call);
+      FAIL() << "a calls-only reply to a request without tools was taken as an answer";
+    } catch (const ResponseError& e) {
+      EXPECT_EQ(e.reason(), "empty_reply");
+    }
+    EXPECT_FALSE(nlohmann::json::parse(transport_.requests.back().body).contains("tools"));
   }
-  EXPECT_FALSE(nlohmann::json::parse(transport_.requests.at(0).body).contains("tools"));
 }
 
 TEST_F(ClientToolsTest, ACallWithoutAFunctionNameIsMalformed) {
   transport_.push({200, {}, R"({"choices":[{"message":{"content":null,"tool_calls":[
     {"id":"x","type":"function","function":{"arguments":"{}"}}]}}]})"});
-  CallOptions call;
-  call.tools = kTools;
-  EXPECT_THROW(client().chat(messages_, {}, call), ResponseError);
+  try {
+    client().chat(messages_, {}, offered());
+    FAIL() << "a call without a name was read";
+  } catch (const ResponseError& e) {
+    EXPECT_NE(e.reason(), "empty_reply");
+    EXPECT_NE(std::string(e.what()).find("has no function name"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(ClientToolsTest, CallsAndResultsAreReplayedAsTheWireWantsThem) {
@@ -368,15 +399,19 @@ TEST_F(ClientToolsTest, CallsAndResultsAreReplayedAsTheWireWantsThem) {
   EXPECT_EQ(m[2]["content"], "3");
   EXPECT_FALSE(m[0].contains("tool_calls"));
   EXPECT_FALSE(m[0].contains("tool_call_id"));
-  // Calls that are not a JSON array are not sent as calls: the message goes as text.
-  asked.tool_calls = "not json";
-  asked.content = "thinking";
-  const auto plain = nlohmann::json::parse(request_body("m", {asked}, {}));
-  EXPECT_FALSE(plain["messages"][0].contains("tool_calls"));
-  EXPECT_EQ(plain["messages"][0]["content"], "thinking");
+  // What only a bug makes is refused before anything is sent: calls that are not a JSON array
+  // (their results would be orphans), a result without the id it answers, tools not an array.
+  common::Message bad_calls = asked;
+  bad_calls.tool_calls = "not json";
+  EXPECT_THROW(request_body("m", {bad_calls}, {}), std::invalid_argument);
+  common::Message orphan = result;
+  orphan.tool_call_id.clear();
+  EXPECT_THROW(request_body("m", {orphan}, {}), std::invalid_argument);
   CallOptions bad;
   bad.tools = "{}";
   EXPECT_THROW(request_body("m", {asked}, bad), std::invalid_argument);
+  EXPECT_THROW(client().chat({orphan}), std::invalid_argument);
+  EXPECT_TRUE(transport_.requests.empty());
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ TEST(ToolsFileTest, AFullFileParsesWithItsDefaults) {
   EXPECT_EQ(f.tools[0].headers, (Headers{{"Authorization", "Bearer s3cret"}}));
   EXPECT_NE(f.tools[0].parameters.find(R"("required":["number"])"), std::string::npos);
   EXPECT_EQ(f.tools[1].description, "");
-  EXPECT_EQ(f.tools[1].parameters, R"({"type":"object","properties":{}})");
+  EXPECT_EQ(f.tools[1].parameters, R"({"properties":{},"type":"object"})");
   EXPECT_EQ(f.tools[1].timeout, kDefaultToolTimeout);
   ASSERT_EQ(f.mcp_servers.size(), 2u);
   EXPECT_FALSE(f.mcp_servers[0].stdio());
@@ -58,7 +58,11 @@ TEST(ToolsFileTest, EachRefusalNamesTheFileTheEntryAndTheField) {
     const char* text;
     const char* expected;
   } cases[] = {
-      {"{", "tools.json: not valid JSON"},
+      {"{", "tools.json: not valid JSON at line 1, column 2"},
+      {"{\n  \"tools\": [],\n}", "not valid JSON at line 3"},
+      {R"({"tools": [], "tools": [{"name": "a", "url": "http://h/x"}]})",
+       "the key \"tools\" is given twice in one object"},
+      {R"({"mcpServers": {}})", "this file's list is \"mcp_servers\""},
       {"[]", "must be a JSON object"},
       {R"({"tool": []})", "unknown field \"tool\""},
       {R"({"tools": []})", "declares no tools and no MCP servers"},
@@ -67,7 +71,14 @@ TEST(ToolsFileTest, EachRefusalNamesTheFileTheEntryAndTheField) {
        "tools[0] \"look up\": \"name\" \"look up\" must be 1 to 64"},
       {R"({"tools": [{"url": "http://h/x"}]})", "tools[0]: \"name\" is missing"},
       {R"({"tools": [{"name": "a", "url": "ftp://h/x"}]})", "must be an http:// or https:// URL"},
-      {R"({"tools": [{"name": "a", "url": "http://"}]})", "must be an http:// or https:// URL"},
+      {R"({"tools": [{"name": "a", "url": "http://"}]})", "\"url\" has no host"},
+      {R"({"tools": [{"name": "a", "url": "http:///x"}]})", "\"url\" has no host"},
+      {R"({"tools": [{"name": "a", "url": "http://u:pw@h/x"}]})", "holds a user or password"},
+      {R"({"tools": [{"name": "a", "url": "http://h:99999/x"}]})", "port must be from 1 to 65535"},
+      {R"({"tools": [{"name": "a", "url": "http://h:/x"}]})", "an empty port"},
+      {R"({"tools": [{"name": "a", "url": "http://[::1/x"}]})", "without its closing ]"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x#frag"}]})", "a fragment (#)"},
+      {R"({"tools": [{"name": "a", "url": "http://h/a b"}]})", "holds spaces"},
       {R"({"tools": [{"name": "a"}]})", "tools[0] \"a\": \"url\" is missing"},
       {R"({"tools": [{"name": "a", "url": "http://h/x", "urll": 1}]})", "unknown field \"urll\""},
       {R"({"tools": [{"name": "a", "url": "http://h/x", "timeout_ms": 5}]})",
@@ -82,6 +93,18 @@ TEST(ToolsFileTest, EachRefusalNamesTheFileTheEntryAndTheField) {
        "the value of \"X\" holds control characters"},
       {R"({"tools": [{"name": "a", "url": "http://h/x", "headers": {"Bad Name": "v"}}]})",
        "\"Bad Name\" is not a valid name"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x", "headers": {"X:Y": "v"}}]})",
+       "\"X:Y\" is not a valid name"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x", "headers": {"Content-Length": "9"}}]})",
+       "is set by the worker itself"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x", "headers": {"A": "1", "a": "2"}}]})",
+       "\"a\" is given twice"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x"}, {"name": "a", "url": "http://h/y"}]})",
+       "tools[1] \"a\": the name \"a\" is used twice"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x", "timeout_ms": 99}]})",
+       "from 100 to 600000"},
+      {R"({"tools": [{"name": "a", "url": "http://h/x", "timeout_ms": 600001}]})",
+       "from 100 to 600000"},
       {R"({"tools": [{"name": "a", "url": "http://h/x", "headers": {"X": 1}}]})",
        "\"X\" must be a string"},
       {R"({"tools": [{"name": "a", "url": "http://h/x"}], "mcp_servers": [{"name": "a", "url": "http://h/m"}]})",
@@ -94,11 +117,21 @@ TEST(ToolsFileTest, EachRefusalNamesTheFileTheEntryAndTheField) {
       {R"({"mcp_servers": [{"name": "m", "command": [""]}]})", "\"command\"[0] is empty"},
       {R"({"mcp_servers": [{"name": "m", "command": ["x"], "env": {"A=B": "c"}}]})",
        "\"env\": \"A=B\" is not a valid name"},
+      {R"({"mcp_servers": [{"name": "m", "command": ["x"], "env": {"A": "b\u0000c"}}]})",
+       "the value of \"A\" holds control characters"},
+      {R"({"mcp_servers": [{"name": "m", "command": ["x\u0000y"]}]})", "holds a NUL character"},
+      {R"({"mcp_servers": [{"name": "m", "command": ["npx"], "args": ["-y"]}]})",
+       "give the program and its arguments together as \"command\""},
       {R"({"mcp_servers": [{"name": "m", "command": ["x"], "headers": {"A": "b"}}]})",
        "unknown field \"headers\""},
       {R"({"mcp_servers": [{"name": "m", "url": "http://h/m", "env": {"A": "b"}}]})",
        "unknown field \"env\""},
   };
+  const std::string deep =
+      R"({"tools": [{"name": "a", "url": "http://h/x", "parameters": {"type": "object", "x": )" +
+      std::string(100, '[') + std::string(100, ']') + "}}]}";
+  EXPECT_NE(error_of(deep).find("nested deeper than 64 levels"), std::string::npos)
+      << error_of(deep);
   for (const auto& c : cases) {
     const std::string error = error_of(c.text);
     EXPECT_NE(error.find(c.expected), std::string::npos) << c.text << "\n  got: " << error;
@@ -108,6 +141,16 @@ TEST(ToolsFileTest, EachRefusalNamesTheFileTheEntryAndTheField) {
 
 TEST(ToolsFileTest, TheWireRuleForNames) {
   EXPECT_TRUE(valid_tool_name("get-sum_2"));
+  // What is accepted at the edges: upper-case schemes, IPv6 hosts with ports, tabs in a header's
+  // value, timeouts at their bounds, a schema without "type" written out.
+  const ToolsFile f = parse_tools_file(
+      R"({"tools": [{"name": "a", "url": "HTTPS://[::1]:8443/x?q=1", "headers": {"X": "a\tb"},
+                     "timeout_ms": 100, "parameters": {"properties": {"n": {"type": "integer"}}}},
+                    {"name": "b", "url": "http://h:1/", "timeout_ms": 600000}]})",
+      "tools.json");
+  EXPECT_EQ(f.tools[0].timeout, std::chrono::milliseconds(100));
+  EXPECT_EQ(f.tools[0].parameters, R"({"properties":{"n":{"type":"integer"}},"type":"object"})");
+  EXPECT_EQ(f.tools[1].timeout, std::chrono::milliseconds(600000));
   EXPECT_TRUE(valid_tool_name(std::string(64, 'a')));
   EXPECT_FALSE(valid_tool_name(std::string(65, 'a')));
   EXPECT_FALSE(valid_tool_name(""));
@@ -122,11 +165,22 @@ TEST(ToolsFileTest, LoadingSaysWhichFileCannotBeReadOrIsTooLarge) {
     load_tools_file(missing);
     FAIL() << "a missing file loaded";
   } catch (const ToolsFileError& e) {
-    EXPECT_EQ(std::string(e.what()), missing + ": cannot be read");
+    EXPECT_EQ(std::string(e.what()), missing + ": cannot be read (No such file or directory)");
   }
   const std::string big = (dir.path() / "big.json").string();
   std::ofstream(big) << std::string(kMaxToolsFileBytes + 1, ' ');
-  EXPECT_THROW(load_tools_file(big), ToolsFileError);
+  try {
+    load_tools_file(big);
+    FAIL() << "an oversized file loaded";
+  } catch (const ToolsFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than"), std::string::npos) << e.what();
+  }
+  try {
+    load_tools_file(dir.path().string());
+    FAIL() << "a directory loaded";
+  } catch (const ToolsFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+  }
   const std::string good = (dir.path() / "good.json").string();
   std::ofstream(good) << R"({"tools": [{"name": "ping", "url": "http://127.0.0.1:9/ping"}]})";
   EXPECT_EQ(load_tools_file(good).tools.at(0).name, "ping");
