@@ -110,10 +110,8 @@ void ContextBuilder::finish(const std::string& chat_id, const Verbatim& v,
   out.messages = std::move(prompt.messages);
 }
 
-BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string& user_text,
-                                   const BuildOptions& options) const {
-  const auto started = std::chrono::steady_clock::now();
-  BuiltContext out;
+Ends ContextBuilder::begin(const std::string& chat_id, const std::string& user_text,
+                           const BuildOptions& options, BuiltContext& out) const {
   Figures& f = out.figures;
   f.counter = std::string(counter_.name());
   ChatStart start =
@@ -122,8 +120,7 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   out.warnings = std::move(start.warnings);
   out.state.before = start.state;
   out.state.after = start.state;
-  const ContextPolicy& policy = out.chat.policy;
-  const Ends ends = fit_ends(settings_, out.chat, user_text, options, counter_);
+  Ends ends = fit_ends(settings_, out.chat, user_text, options, counter_);
   out.pins_left_out = ends.pins_left_out;
   if (ends.pins_left_out > 0)
     out.warnings.push_back(
@@ -137,8 +134,11 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   f.user_truncated = ends.user_truncated;
   f.history_budget_tokens = ends.history_budget_tokens;
   out.state.budget_cap = options.budget_cap;
+  return ends;
+}
 
-  const Marks marks = count_marks(settings_, policy);
+Verbatim ContextBuilder::read(const std::string& chat_id, const Ends& ends, const Marks& marks,
+                              BuiltContext& out) const {
   VerbatimRead read = read_verbatim({provider_, store_, settings_, counter_}, chat_id, out.chat,
                                     out.state.before, ends, marks);
   if (read.restarted) {
@@ -147,23 +147,23 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
     out.state.reset = true;  // stored even without a compaction
     out.warnings.push_back(*read.warning);
   }
-  Verbatim& v = read.verbatim;
-  const bool summarize = out.chat.strategy == Strategy::kSummarize;
-  const bool will_fold = summarize && out.state.before.summary_skips == 0;
+  return std::move(read.verbatim);
+}
+
+Cut ContextBuilder::plan(const std::string& chat_id, const Verbatim& v, const Ends& ends,
+                         const Marks& marks, const BuildOptions& options, bool will_fold,
+                         BuiltContext& out) const {
   // The allocator, evidence first: a compaction lands on the target with the evidence recall
   // finds for the prompt it plans. It plans with the reserve (allocator.h), asks recall what it
   // finds below the planned cut, and plans again with that: no room is kept for evidence that
   // never comes (#28: a compaction at 2 000 tokens filled 0.40 with recall on, 0.60 off).
   // Between compactions the verbatim part grows into whatever evidence leaves, until warn.
   const EvidenceSeams recall = recall_seams();
-  out.evidence_reserve = plan_reserve(recall, v, ends, will_fold, summarize);
-  CompactionRequest request{policy.thresholds,
-                            marks,
-                            out.state.before,
-                            out.evidence_reserve,
-                            options.min_level > Level::kNone,
-                            will_fold,
-                            settings_.summary};
+  out.evidence_reserve =
+      plan_reserve(recall, v, ends, will_fold, out.chat.strategy == Strategy::kSummarize);
+  CompactionRequest request{
+      out.chat.policy.thresholds,       marks,     out.state.before, out.evidence_reserve,
+      options.min_level > Level::kNone, will_fold, settings_.summary};
   Cut cut = plan_compaction(v, ends, request, counter_);
   if (cut.first > 0 && out.evidence_reserve > 0) {
     const int64_t found = probe_evidence(recall, chat_id, out.chat.cleared_through, v, cut.first,
@@ -174,6 +174,7 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
       cut = plan_compaction(v, ends, request, counter_);
     }
   }
+  Figures& f = out.figures;
   out.state.compaction = cut.reason;
   f.original_count = static_cast<int64_t>(v.rows.messages.size());
   f.tokens_before = ends.fixed_tokens + v.summary_tokens + v.rows.tokens;
@@ -181,29 +182,28 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
     f.level = std::max(cut.level, Level::kAggressive);
     f.rounds = 1;
   }
-  if (summarize && cut.first > 0) {
-    FoldStep folded =
-        fold_leaving({*store_, summarizer_, settings_, counter_}, chat_id, out.chat.cleared_through,
-                     v, cut, out.state.after, options.dry_run);
-    cut.first = folded.first;
-    if (folded.summary) {
-      v.summary = std::move(folded.summary);
-      v.summary_tokens = v.summary->tokens;
-    }
-    out.summarized = std::move(folded.summarized);
-    out.summary.pending = folded.pending;
-    out.state.after.summary_failures = folded.summary_failures;
-    out.state.after.summary_skips = folded.summary_skips;
-    for (ContextWarning& w : folded.warnings) out.warnings.push_back(std::move(w));
-  }
-  take_summary(v, out);
+  return cut;
+}
 
-  // The fit uses the whole budget: the reserve steers compactions, it never drops history that a
-  // compaction could not move (a failed summary keeps its messages verbatim).
-  Fitted fitted = fit_history(compressor_, v, cut, ends, out.summary.tokens, out.state.before,
-                              policy.thresholds.target);
-  out.state.after.cut_through = fitted.cut_through;
-  Compression& c = fitted.compression;
+void ContextBuilder::fold(const std::string& chat_id, Verbatim& v, Cut& cut,
+                          const BuildOptions& options, BuiltContext& out) const {
+  FoldStep folded =
+      fold_leaving({*store_, summarizer_, settings_, counter_}, chat_id, out.chat.cleared_through,
+                   v, cut, out.state.after, options.dry_run);
+  cut.first = folded.first;
+  if (folded.summary) {
+    v.summary = std::move(folded.summary);
+    v.summary_tokens = v.summary->tokens;
+  }
+  out.summarized = std::move(folded.summarized);
+  out.summary.pending = folded.pending;
+  out.state.after.summary_failures = folded.summary_failures;
+  out.state.after.summary_skips = folded.summary_skips;
+  for (ContextWarning& w : folded.warnings) out.warnings.push_back(std::move(w));
+}
+
+void ContextBuilder::record_fit(const Compression& c, BuiltContext& out) {
+  Figures& f = out.figures;
   f.truncated_count = c.truncated_count;
   f.cut_messages = c.cut_count;
   // Normal is reported when it cut something (it applies on every turn after a compaction).
@@ -214,6 +214,28 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
     f.level = Level::kEmergency;
     f.rounds = std::max(f.rounds, 1);
   }
+}
+
+BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string& user_text,
+                                   const BuildOptions& options) const {
+  const auto started = std::chrono::steady_clock::now();
+  BuiltContext out;
+  const Ends ends = begin(chat_id, user_text, options, out);
+  const Marks marks = count_marks(settings_, out.chat.policy);
+  Verbatim v = read(chat_id, ends, marks, out);
+  const bool summarize = out.chat.strategy == Strategy::kSummarize;
+  const bool will_fold = summarize && out.state.before.summary_skips == 0;
+  Cut cut = plan(chat_id, v, ends, marks, options, will_fold, out);
+  if (summarize && cut.first > 0) fold(chat_id, v, cut, options, out);
+  take_summary(v, out);
+
+  // The fit uses the whole budget: the reserve steers compactions, it never drops history that a
+  // compaction could not move (a failed summary keeps its messages verbatim).
+  Fitted fitted = fit_history(compressor_, v, cut, ends, out.summary.tokens, out.state.before,
+                              out.chat.policy.thresholds.target);
+  out.state.after.cut_through = fitted.cut_through;
+  Compression& c = fitted.compression;
+  record_fit(c, out);
   // What the compressor's last resort dropped leaves the verbatim part too. Kept history starts
   // on a user message: a leading reply is left out (every turn alike, so no state changes).
   const size_t first = cut.first + static_cast<size_t>(c.dropped_count);
@@ -221,12 +243,12 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   int64_t history_tokens = c.tokens;
   for (size_t i = 0; i < lead; ++i) history_tokens -= counter_.count_message(c.messages[i]);
   c.messages.erase(c.messages.begin(), c.messages.begin() + static_cast<ptrdiff_t>(lead));
-  f.compressed_count = static_cast<int64_t>(c.messages.size());
-  f.dropped_count = static_cast<int64_t>(first + lead);
+  out.figures.compressed_count = static_cast<int64_t>(c.messages.size());
+  out.figures.dropped_count = static_cast<int64_t>(first + lead);
   record_state(chat_id, v, first, options, out);
 
   finish(chat_id, v, std::move(c.messages), history_tokens, ends, out);
-  f.build_time = std::chrono::duration_cast<std::chrono::microseconds>(
+  out.figures.build_time = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - started);
   return out;
 }

@@ -74,6 +74,21 @@ class ContextBuilder {
   }
 
  private:
+  // The phases of build(), each a step above with what it records in `out`:
+  // the chat and the ends (start_chat, fit_ends; the pins warning, the ends' figures);
+  Ends begin(const std::string& chat_id, const std::string& user_text, const BuildOptions& options,
+             BuiltContext& out) const;
+  // the verbatim part (read_verbatim; a restart of the state);
+  Verbatim read(const std::string& chat_id, const Ends& ends, const Marks& marks,
+                BuiltContext& out) const;
+  // the cut, evidence first (plan_reserve, plan_compaction, probe_evidence);
+  Cut plan(const std::string& chat_id, const Verbatim& v, const Ends& ends, const Marks& marks,
+           const BuildOptions& options, bool will_fold, BuiltContext& out) const;
+  // summarize's fold (fold_leaving: the new summary into `v`, the start into `cut`);
+  void fold(const std::string& chat_id, Verbatim& v, Cut& cut, const BuildOptions& options,
+            BuiltContext& out) const;
+  // the fit's figures (fit_history's compression).
+  static void record_fit(const Compression& c, BuiltContext& out);
   // Takes the summary in use when it fits the history budget (MustFit first).
   static void take_summary(const Verbatim& v, BuiltContext& out);
   // The state after this turn; stores it when it changed (not in a dry run).
