@@ -77,10 +77,10 @@ void catch_up_search(std::unique_ptr<backend::Session> db) {
                      .count());
 }
 
-// An estimated model whose window is unknown is calibrated upward only (a lower count may come
-// from a server that cuts prompts silently): its prompts then use about half the budget. Said
-// once at start, with the remedy.
-void warn_if_calibrated_up_only(const config::Config& config) {
+// An estimated model whose window is unknown is calibrated both ways, but its prompts grow past
+// the largest the server has taken whole only a step at a time (worker/window_probe.h): a server
+// may cut prompts silently. Said once at start, with the remedy.
+void warn_if_window_unknown(const config::Config& config) {
   const std::string& model = config.openai_model;
   const bool estimated = config.token_counter == "estimate" ||
                          (config.token_counter == "auto" && !tokens::encoding_for_model(model) &&
@@ -89,10 +89,10 @@ void warn_if_calibrated_up_only(const config::Config& config) {
       engine::find_preset(model))
     return;
   spdlog::warn(
-      "model {:?} has no known window: calibration only raises its token estimate "
-      "(which counts about twice what most servers do for English), so prompts use "
-      "about half the budget; set CONTEXT_WINDOW to the server's window to let it "
-      "lower the estimate too",
+      "model {:?} has no known window: its prompts grow past the largest the server has "
+      "counted whole by at most a quarter at a time, and a count that stops growing with the "
+      "prompt is learned as a silent window (Ollama's num_ctx); set CONTEXT_WINDOW to the "
+      "server's window to use the whole budget at once",
       model);
 }
 
@@ -101,7 +101,7 @@ int run_worker(const config::Config& config, bool drain) {
   const engine::EngineSettings settings = engine_settings(config);
   spdlog::info("context budget tokens={} source=\"{}\" strategy={}", settings.budget.tokens,
                settings.budget.source, engine::to_string(settings.context.policy.strategy));
-  warn_if_calibrated_up_only(config);
+  warn_if_window_unknown(config);
   // Migrate once, before anything else opens a connection. (A migration runs before the
   // operator surface is up; a signal still stops it at once: it is not blocked yet.)
   std::unique_ptr<backend::Session> migrated = open_database(config);

@@ -60,7 +60,8 @@ Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
       engine_(session_->engine_storage(), engine, counter_, &summarizer_, embedder_.get()),
       turn_(TurnParts{config, engine_, client_, summarizer_, counter_,
                       config.token_calibration && deps.counter->name() == "estimate", *deps.clock,
-                      [this](const std::exception& e) { return session_->transient(e); }}) {}
+                      [this](const std::exception& e) { return session_->transient(e); },
+                      &run.probe}) {}
 
 Slot::~Slot() = default;
 

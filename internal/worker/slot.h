@@ -25,6 +25,7 @@
 #include "internal/worker/llm_embedder.h"
 #include "internal/worker/llm_summarizer.h"
 #include "internal/worker/turn.h"
+#include "internal/worker/window_probe.h"
 
 namespace autonous::openai {
 class HttpTransport;
@@ -43,6 +44,7 @@ struct RunState {
   std::condition_variable_any cv;
   std::atomic<int> busy{0};  // slots inside a task
   int wakeups = 0;           // guarded by mu: idle slots asked to claim now (the listener)
+  WindowProbe probe;         // sizes a silent window has been seen to take (window_probe.h)
 
   // Lets `n` idle slots (at most `cap` pending) end their wait and claim.
   void wake(int n, int cap) {

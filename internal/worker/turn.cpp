@@ -12,6 +12,7 @@
 #include "internal/tokens/scaled_counter.h"
 #include "internal/worker/backoff.h"
 #include "internal/worker/llm_summarizer.h"
+#include "internal/worker/window_probe.h"
 
 namespace autonous::worker {
 namespace {
@@ -21,6 +22,11 @@ using Kind = TurnOutcome::Kind;
 
 milliseconds since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t);
+}
+
+// The probe's key: the endpoint and the model, as the calibration's.
+std::string probe_key(const TurnParts& parts) {
+  return parts.config.openai_base_url + '\n' + parts.client.model();
 }
 
 }  // namespace
@@ -157,6 +163,10 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
         true;  // stored with the reply (Slot::complete): a failed turn moves nothing
     options.budget_cap =
         parts_.engine.learned_budget(parts_.config.openai_base_url, parts_.client.model());
+    if (probing())
+      if (const auto cap =
+              parts_.probe->cap(probe_key(parts_), budget_tokens(), parts_.counter.scale()))
+        options.budget_cap = std::min(options.budget_cap.value_or(*cap), *cap);
     o.contexts.push_back(build(task, options, keep_going));
     // A slow build (a huge history, summaries) must not cost the lease: renew now if due.
     if (!keep_going()) throw openai::aborted_error("aborted before the call");
@@ -256,6 +266,54 @@ bool Turn::window_known() const {
   }
 }
 
+int64_t Turn::budget_tokens() const {
+  try {
+    const config::Config& c = parts_.config;
+    return engine::resolve_prompt_budget(
+               {c.openai_model, c.max_context_tokens, c.context_window, c.reserve_output_tokens})
+        .tokens;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+bool Turn::probing() const {
+  return parts_.calibrate && parts_.probe != nullptr && !window_known();
+}
+
+void Turn::learn_silent_window(TurnOutcome& o, int64_t text_estimated, int64_t plateau) {
+  // Learned a shortfall's margin under the count the server stays at (a prompt taken as whole
+  // may have been cut by that much and lowered the scale), in the engine's tokens, which
+  // calibration keeps a margin above the server's.
+  const engine::BuiltContext& sent = o.contexts.back().built;
+  const int64_t framing = sent.figures.estimated_tokens - text_estimated;
+  const int64_t budget = budget_tokens();
+  const auto room = static_cast<int64_t>(static_cast<double>(plateau) / kProbeShortfall) + framing;
+  const std::optional<int64_t> known =
+      parts_.engine.learned_budget(parts_.config.openai_base_url, parts_.client.model());
+  if (room >= budget || (known && *known <= room)) return;  // nothing to lower
+  LearnedBudget l{parts_.config.openai_base_url,
+                  parts_.client.model(),
+                  room,
+                  sent.figures.estimated_tokens,
+                  std::nullopt,
+                  o.result->usage->prompt_tokens,
+                  std::nullopt,
+                  parts_.clock.now()};
+  l.budget_tokens = parts_.engine.learn_budget(
+      l.endpoint, l.model, l.budget_tokens, std::nullopt,
+      "silent window: the server's count stayed at " +
+          std::to_string(o.result->usage->prompt_tokens) + " while the prompt grew (" +
+          std::to_string(kPlateauStrikes) + " times in a row)");
+  o.learned.push_back(l);
+  if (!o.truncated)
+    o.truncated = "the server counted " + std::to_string(o.result->usage->prompt_tokens) +
+                  " prompt tokens, no more than for smaller prompts: it cuts prompts silently "
+                  "(Ollama's num_ctx, a proxy's limit); learned budget_tokens=" +
+                  std::to_string(l.budget_tokens) +
+                  "; set MAX_CONTEXT_TOKENS or CONTEXT_WINDOW to the server's window";
+}
+
 void Turn::answered(TurnOutcome& o) {
   const openai::ChatResult& r = *o.result;
 
@@ -282,20 +340,35 @@ void Turn::answered(TurnOutcome& o) {
       const int64_t framing =
           parts_.counter.per_request() +
           parts_.counter.per_message() * static_cast<int64_t>(sent.messages.size());
+      // A count under the cached part (a server that reports only the uncached one) is not the
+      // prompt's.
+      const bool plausible =
+          !r.usage->cached_tokens || *r.usage->cached_tokens <= r.usage->prompt_tokens;
+      const bool teaches = estimated - framing >= engine::kCalibrationMinTokens &&
+                           r.usage->prompt_tokens > framing && plausible;
+      // Whether the server took the prompt whole (window_probe.h). Without a probe, a model
+      // of known window (a preset or CONTEXT_WINDOW) is believed; one of unknown window is
+      // mostly a local server that may cut silently, and is calibrated upward only.
+      WindowProbe::Verdict verdict{window_known(), std::nullopt};
+      if (teaches && parts_.probe != nullptr) {
+        const double used = o.contexts.back().calibration_scale;
+        verdict = parts_.probe->observe(
+            probe_key(parts_),
+            static_cast<int64_t>(static_cast<double>(estimated - framing) / used),
+            r.usage->prompt_tokens - framing);
+      }
       // A lower count lowers the scale only when it can be trusted: not from a reply that looks
       // cut (a server that truncates silently reports its window, whatever was sent, and a
-      // lowered scale would send more each turn), and only for a model whose window is known
-      // (a preset or CONTEXT_WINDOW): an unknown model is mostly a local server whose silent
-      // window the estimate's over-count keeps prompts under.
-      const bool lower = !o.truncated && window_known();
+      // lowered scale would send more each turn).
+      const bool lower = !o.truncated && verdict.whole;
       const bool higher = static_cast<double>(r.usage->prompt_tokens - framing) *
                               (1.0 + engine::kCalibrationMargin) >
                           static_cast<double>(estimated - framing);
-      if (estimated - framing >= engine::kCalibrationMinTokens &&
-          r.usage->prompt_tokens > framing && (higher || lower))
+      if (teaches && (higher || lower))
         o.calibration_after = parts_.engine.calibrate(
             parts_.config.openai_base_url, parts_.client.model(), parts_.counter.scale(),
             estimated - framing, r.usage->prompt_tokens - framing);
+      if (verdict.window) learn_silent_window(o, estimated - framing, *verdict.window);
     } catch (const std::exception& e) {
       spdlog::warn("storing the calibration failed; the answer is kept: {}", e.what());
     }

@@ -34,6 +34,7 @@ class ScaledCounter;
 namespace autonous::worker {
 
 class LlmSummarizer;
+class WindowProbe;
 
 // What a turn uses; every reference must outlive the Turn.
 struct TurnParts {
@@ -48,6 +49,10 @@ struct TurnParts {
   // gives the task back (kRelease, reason "database_unavailable") instead of counting an
   // attempt. Unset: every storage error counts.
   std::function<bool(const std::exception&)> db_transient = {};
+  // Shared by the worker's slots: with calibration on, a model of unknown window is calibrated
+  // both ways and its prompts grow only as far as this allows (window_probe.h). Unset: such a
+  // model is calibrated upward only.
+  WindowProbe* probe = nullptr;
 };
 
 // After an overflow answer the turn rebuilds at most this many times.
@@ -105,8 +110,15 @@ class Turn {
                           std::chrono::steady_clock::time_point call_started, TurnOutcome& o);
   void answered(TurnOutcome& o);
   // Whether the model's window is known (its preset or CONTEXT_WINDOW): the calibration may
-  // then lower the estimator's scale.
+  // then lower the estimator's scale without a probe.
   bool window_known() const;
+  // The worker's prompt budget (engine tokens); 0 when it cannot be resolved.
+  int64_t budget_tokens() const;
+  // Whether the probe caps this model's prompts: calibrating, a probe, the window unknown.
+  bool probing() const;
+  // A silent window seen by the probe (the count `plateau` it keeps the server at): learned as
+  // the endpoint's budget. Throws what storing it throws.
+  void learn_silent_window(TurnOutcome& o, int64_t text_estimated, int64_t plateau);
   // Learns (and stores) the budget an overflow answer allows; returns the budget stored.
   int64_t learn(TurnOutcome& o, const openai::ApiError& e, bool store = true);
   void classify(TurnOutcome& o, const openai::Error& e, std::chrono::milliseconds latency,

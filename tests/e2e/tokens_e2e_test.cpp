@@ -175,9 +175,9 @@ TEST_F(TokensE2eTest, CalibrationFollowsTheServersCountBothWaysPerEndpoint) {
   EXPECT_DOUBLE_EQ(std::stod(str("SELECT max(scale) FROM token_calibration")), scale);
 }
 
-TEST_F(TokensE2eTest, AModelOfUnknownWindowIsCalibratedUpOnly) {
-  // A local model with no preset: a server that counts less may be one that cuts the prompt to
-  // its silent window (Ollama's num_ctx); lowering the scale would send more each turn.
+TEST_F(TokensE2eTest, AModelOfUnknownWindowIsCalibratedBothWaysWithinWhatTheServerTook) {
+  // A local model with no preset: calibrated both ways, the worker says at start how its
+  // prompts grow (a server that counts less may be one that cuts prompts silently).
   StubServer stub(dir_.path().string());  // counts chars / 4: about 0.4 of the estimate
   const Env env = db_env({{"OPENAI_BASE_URL", stub.base_url()},
                           {"OPENAI_MODEL", "my-local-model"},
@@ -185,18 +185,69 @@ TEST_F(TokensE2eTest, AModelOfUnknownWindowIsCalibratedUpOnly) {
                           {"SQLITE_SYNCHRONOUS", "NORMAL"}});
   std::string text = "Tell me about sourdough bread: its flour, its starter and its crumb.";
   for (int i = 0; i < 4; ++i) text += " " + text;
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < 4; ++i)
     ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "c", text}, env).exit_code, 0);
-  const ProcessResult up_only = drain(env);
-  EXPECT_NE(up_only.err.find("has no known window"), std::string::npos) << up_only.err;
-  EXPECT_EQ(num("SELECT count(*) FROM token_calibration"), 0);
-  for (const auto& p : payloads("llm.request")) EXPECT_EQ(p["calibration_scale"], 1.0) << p.dump();
-  // With its window stated, the same server's lower count lowers the scale.
-  Env known = env;
-  known["CONTEXT_WINDOW"] = "32768";
-  ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "d", text}, known).exit_code, 0);
-  EXPECT_EQ(drain(known).err.find("has no known window"), std::string::npos);
-  EXPECT_LT(std::stod(str("SELECT coalesce(min(scale), 1) FROM token_calibration")), 1.0);
+  const ProcessResult run = drain(env);
+  EXPECT_NE(run.err.find("has no known window"), std::string::npos) << run.err;
+  EXPECT_LT(std::stod(str("SELECT coalesce(min(scale), 1) FROM token_calibration")), 0.6);
+  const auto responses = payloads("llm.response");
+  ASSERT_EQ(responses.size(), 4u);
+  const double last = responses.back()["prompt_tokens_per_estimated"].get<double>();
+  EXPECT_LE(last, 1.0);
+  EXPECT_GE(last, 1.0 / 1.15);
+  // Nothing was cut, nothing learned.
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'context.limit_learned'"), 0);
+}
+
+TEST_F(TokensE2eTest, ASilentWindowIsLearnedWhenTheCountStopsGrowing) {
+  // Ollama with num_ctx: the server cuts every prompt to 1 500 of its tokens and says so only
+  // through its count. The chat grows past it; its count stays put; the window is learned
+  // and later prompts stay within it.
+  StubServer stub(dir_.path().string(), 0, {"--silent-limit", "1500"});
+  const Env env = db_env({{"OPENAI_BASE_URL", stub.base_url()},
+                          {"OPENAI_MODEL", "llama3-local"},
+                          {"TOKEN_COUNTER", "estimate"},
+                          {"POLL_INTERVAL_MS", "20"},
+                          {"SQLITE_SYNCHRONOUS", "NORMAL"}});
+  std::string text = "Tell me about sourdough bread: its flour, its starter and its crumb.";
+  for (int i = 0; i < 3; ++i) text += " " + text;  // ~600 characters: ~150 of the stub's tokens
+  for (int i = 0; i < 16; ++i)
+    ASSERT_EQ(
+        autonous(dir_, {"enqueue", "--chat", "c", "Turn " + std::to_string(i) + ". " + text}, env)
+            .exit_code,
+        0);
+  drain(env);
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 16);
+  const auto learned = payloads("context.limit_learned");
+  ASSERT_EQ(learned.size(), 1u);
+  const int64_t plateau = learned[0]["server_tokens"].get<int64_t>();
+  EXPECT_GE(plateau, 1500);  // the stub's count: its limit, plus what it adds (1)
+  EXPECT_LE(plateau, 1501);
+  EXPECT_TRUE(learned[0]["stated_limit"].is_null());
+  const int64_t budget = learned[0]["budget_tokens"].get<int64_t>();
+  EXPECT_GT(budget, 1000);
+  EXPECT_LT(budget, 1700);
+  // Before it was learned a few prompts were cut (the count at 1 500); after it, none.
+  const auto responses = payloads("llm.response");
+  ASSERT_EQ(responses.size(), 16u);
+  int cut = 0;
+  for (const auto& r : responses) cut += r["usage"]["prompt_tokens"].get<int64_t>() >= 1500 ? 1 : 0;
+  EXPECT_GE(cut, 2);
+  EXPECT_LE(cut, 3);
+  // In the events' order: the prompts built after the learned budget never reached the window
+  // (the turn that learned it records it before its own answer).
+  bool learned_seen = false;
+  bool checking = false;
+  int after = 0;
+  for (const auto& e : events()) {
+    if (e["type"] == "context.limit_learned") learned_seen = true;
+    if (learned_seen && e["type"] == "llm.request") checking = true;
+    if (checking && e["type"] == "llm.response") {
+      ++after;
+      EXPECT_LT(e["payload"]["usage"]["prompt_tokens"].get<int64_t>(), 1500) << e.dump();
+    }
+  }
+  EXPECT_GE(after, 5);
 }
 
 TEST_F(TokensE2eTest, CalibratedEstimateLandsJustAboveTheServersCountWithinAFewTurns) {
