@@ -171,7 +171,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     // A slow build (a huge history, summaries) must not cost the lease: renew now if due.
     if (!keep_going()) throw openai::aborted_error("aborted before the call");
     call_with_rebuilds(task, options, keep_going, call_started, o);
-    answered(o);
+    answered(task, o);
   } catch (const openai::Error& e) {
     classify(o, e, since(call_started), lease_lost());
   } catch (const engine::SummaryAborted& e) {
@@ -282,13 +282,13 @@ bool Turn::probing() const {
 }
 
 void Turn::learn_silent_window(TurnOutcome& o, int64_t text_estimated, int64_t plateau) {
-  // Learned a shortfall's margin under the count the server stays at (a prompt taken as whole
-  // may have been cut by that much and lowered the scale), in the engine's tokens, which
+  // Learned kWindowShare of the count the server stays at, in the engine's tokens, which
   // calibration keeps a margin above the server's.
   const engine::BuiltContext& sent = o.contexts.back().built;
   const int64_t framing = sent.figures.estimated_tokens - text_estimated;
-  const int64_t budget = budget_tokens();
-  const auto room = static_cast<int64_t>(static_cast<double>(plateau) / kProbeShortfall) + framing;
+  // Worth learning when it lowers the worker's budget or this chat's own.
+  const int64_t budget = std::max(budget_tokens(), sent.chat.policy.max_tokens);
+  const auto room = static_cast<int64_t>(kWindowShare * static_cast<double>(plateau)) + framing;
   const std::optional<int64_t> known =
       parts_.engine.learned_budget(parts_.config.openai_base_url, parts_.client.model());
   if (room >= budget || (known && *known <= room)) return;  // nothing to lower
@@ -311,10 +311,11 @@ void Turn::learn_silent_window(TurnOutcome& o, int64_t text_estimated, int64_t p
                   " prompt tokens, no more than for smaller prompts: it cuts prompts silently "
                   "(Ollama's num_ctx, a proxy's limit); learned budget_tokens=" +
                   std::to_string(l.budget_tokens) +
-                  "; set MAX_CONTEXT_TOKENS or CONTEXT_WINDOW to the server's window";
+                  " for this endpoint and model; after raising the server's window, "
+                  "`autonous context limits --clear` forgets it";
 }
 
-void Turn::answered(TurnOutcome& o) {
+void Turn::answered(const queue::Task& task, TurnOutcome& o) {
   const openai::ChatResult& r = *o.result;
 
   const int64_t estimated = o.contexts.back().built.figures.estimated_tokens;
@@ -346,16 +347,16 @@ void Turn::answered(TurnOutcome& o) {
           !r.usage->cached_tokens || *r.usage->cached_tokens <= r.usage->prompt_tokens;
       const bool teaches = estimated - framing >= engine::kCalibrationMinTokens &&
                            r.usage->prompt_tokens > framing && plausible;
-      // Whether the server took the prompt whole (window_probe.h). Without a probe, a model
-      // of known window (a preset or CONTEXT_WINDOW) is believed; one of unknown window is
-      // mostly a local server that may cut silently, and is calibrated upward only.
+      // Whether the server took the prompt whole (window_probe.h). Without a probe (a Turn
+      // built without one, as in unit tests), a model of known window (a preset or
+      // CONTEXT_WINDOW) is believed and one of unknown window is calibrated upward only.
       WindowProbe::Verdict verdict{window_known(), std::nullopt};
       if (teaches && parts_.probe != nullptr) {
         const double used = o.contexts.back().calibration_scale;
         verdict = parts_.probe->observe(
-            probe_key(parts_),
+            probe_key(parts_), task.chat_id,
             static_cast<int64_t>(static_cast<double>(estimated - framing) / used),
-            r.usage->prompt_tokens - framing);
+            r.usage->prompt_tokens - framing, window_known());
       }
       // A lower count lowers the scale only when it can be trusted: not from a reply that looks
       // cut (a server that truncates silently reports its window, whatever was sent, and a

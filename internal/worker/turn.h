@@ -108,7 +108,7 @@ class Turn {
   void call_with_rebuilds(const queue::Task& task, engine::BuildOptions options,
                           const std::function<bool()>& keep_going,
                           std::chrono::steady_clock::time_point call_started, TurnOutcome& o);
-  void answered(TurnOutcome& o);
+  void answered(const queue::Task& task, TurnOutcome& o);
   // Whether the model's window is known (its preset or CONTEXT_WINDOW): the calibration may
   // then lower the estimator's scale without a probe.
   bool window_known() const;

@@ -7,102 +7,148 @@
 namespace autonous::worker {
 namespace {
 
-// A server that counts `ratio` of the raw estimate and cuts every prompt to `window`.
+// A server that counts `ratio` of the raw estimate, plus `hidden` tokens of its own, and cuts
+// every prompt to `window`.
 struct Server {
-  double ratio = 0.55;
+  double ratio = 0.5;
   int64_t window = 0;  // 0: none
+  int64_t hidden = 0;
+  int64_t whole(int64_t raw) const {
+    return hidden + static_cast<int64_t>(ratio * static_cast<double>(raw));
+  }
   int64_t count(int64_t raw) const {
-    const auto c = static_cast<int64_t>(ratio * static_cast<double>(raw));
-    return window > 0 ? std::min(c, window) : c;
+    return window > 0 ? std::min(whole(raw), window) : whole(raw);
   }
 };
 
-TEST(WindowProbeTest, NothingSeenLeavesTheRawEstimatesRoom) {
+TEST(WindowProbeTest, NothingTakenWholeLeavesTheRawEstimatesRoom) {
   WindowProbe p;
-  // Scale 1 (not lowered) or above: nothing to cap.
-  EXPECT_FALSE(p.cap("k", 8000, 1.0));
+  EXPECT_FALSE(p.cap("k", 8000, 1.0));  // not lowered (or raised): nothing to cap
   EXPECT_FALSE(p.cap("k", 8000, 1.3));
-  // Lowered to 0.6: the raw estimate's 8 000 cost 4 800 now.
-  EXPECT_EQ(p.cap("k", 8000, 0.6), 4800);
+  EXPECT_EQ(p.cap("k", 8000, 0.6), 4800);  // the raw estimate's 8 000 cost 4 800 now
   EXPECT_FALSE(p.cap("k", 0, 0.6));
   EXPECT_FALSE(p.cap("k", 8000, 0.0));
 }
 
-TEST(WindowProbeTest, APromptGrowsAQuarterPastTheLargestTakenWhole) {
+TEST(WindowProbeTest, AChatsFirstAnswerIsBelievedOnlyForAKnownWindow) {
   WindowProbe p;
-  EXPECT_FALSE(p.observe("k", 8000, 4400).window);   // taken whole (the first one is believed)
-  EXPECT_EQ(p.cap("k", 8000, 0.6), 6000);            // 0.6 × 1.25 × 8 000
-  EXPECT_EQ(p.cap("other", 8000, 0.6), 4800);        // per endpoint and model
-  EXPECT_FALSE(p.observe("k", 10000, 5500).window);  // grew with it: taken whole
-  EXPECT_EQ(p.cap("k", 8000, 0.6), 7500);
-  EXPECT_FALSE(p.observe("k", 12500, 6875).window);
-  EXPECT_FALSE(p.cap("k", 8000, 0.6));  // 0.6 × 15 625 ≥ 8 000: the whole budget
-  // A smaller prompt proves nothing and costs nothing.
-  EXPECT_TRUE(p.observe("k", 3000, 100).whole);
-  EXPECT_FALSE(p.cap("k", 8000, 0.6));
+  EXPECT_FALSE(p.observe("k", "a", 8000, 4000, false).whole);
+  EXPECT_EQ(p.proven("k"), 0);
+  EXPECT_TRUE(p.observe("k", "b", 8000, 4000, true).whole);
+  EXPECT_EQ(p.proven("k"), 8000);
 }
 
-TEST(WindowProbeTest, ACountThatStopsGrowingIsASilentWindowAfterTwoStrikes) {
+TEST(WindowProbeTest, ACountThatGrowsWithTheChatIsWholeAndWidensTheCap) {
   WindowProbe p;
-  const Server ollama{0.55, 4096};
-  // A chat that wants ever more room: each prompt as large as the probe allows.
-  EXPECT_FALSE(p.observe("k", 4000, ollama.count(4000)).window);
+  const Server s;
+  EXPECT_FALSE(p.observe("k", "c", 8000, s.count(8000), false).whole);
+  EXPECT_TRUE(p.observe("k", "c", 8400, s.count(8400), false).whole);
+  EXPECT_EQ(p.proven("k"), 8400);
+  EXPECT_EQ(p.cap("k", 8000, 0.5), 5250);      // 0.5 × 1.25 × 8 400
+  EXPECT_EQ(p.cap("other", 8000, 0.5), 4000);  // per endpoint and model
+  // A compaction: smaller than a prompt of this chat taken whole.
+  EXPECT_TRUE(p.observe("k", "c", 3000, s.count(3000), false).whole);
+  EXPECT_TRUE(p.observe("k", "c", 3010, s.count(3010), false).whole);
+  // Another chat: growth too small to judge, nothing of it taken whole yet: not whole.
+  EXPECT_FALSE(p.observe("k", "d", 3000, s.count(3000), false).whole);
+  EXPECT_FALSE(p.observe("k", "d", 3010, s.count(3010), false).whole);
+  EXPECT_TRUE(p.observe("k", "d", 3500, s.count(3500), false).whole);
+}
+
+// A chat growing by `step` raw tokens a turn against `server`: how many answers were cut before
+// the window was learned, and whether a cut answer was ever taken as whole by more than the
+// shortfall the rule allows.
+struct Growth {
   std::optional<int64_t> learned;
-  int turns = 0;
-  int cut_turns = 0;
-  double worst_kept = 1.0;
-  while (!learned && turns < 20) {
-    const auto raw = static_cast<int64_t>(kProbeGrowth * static_cast<double>(p.proven("k")));
-    const double kept = static_cast<double>(ollama.count(raw)) / (ollama.ratio * raw);
-    if (kept < 0.999) ++cut_turns;
-    worst_kept = std::min(worst_kept, kept);
-    learned = p.observe("k", raw, ollama.count(raw)).window;
-    ++turns;
+  int cut = 0;
+  int cut_whole = 0;
+  double worst_whole_kept = 1.0;  // of the prompt, on an answer taken whole
+};
+
+Growth grow(WindowProbe& p, const Server& server, int64_t start, int64_t step, int turns) {
+  Growth r;
+  for (int64_t i = 0, raw = start; i < turns && !r.learned; ++i, raw += step) {
+    const int64_t c = server.count(raw);
+    const auto v = p.observe("k", "c", raw, c, false);
+    const bool cut = c < server.whole(raw);
+    r.cut += cut ? 1 : 0;
+    if (v.whole && cut) {
+      ++r.cut_whole;
+      r.worst_whole_kept = std::min(
+          r.worst_whole_kept, static_cast<double>(c) / static_cast<double>(server.whole(raw)));
+    }
+    r.learned = v.window;
   }
-  ASSERT_TRUE(learned);
-  EXPECT_EQ(*learned, 4096);
-  // The first prompt past the window lost 5 % and looked whole; the next two were strikes.
-  EXPECT_EQ(cut_turns, 3);
-  // Never more cut away than the step and the shortfall allow (the 5 % cut was taken as whole).
-  EXPECT_GE(worst_kept, 1.0 / (kProbeGrowth * kProbeShortfall));
-  EXPECT_EQ(p.proven("k"), 7812);
+  return r;
 }
 
-TEST(WindowProbeTest, AStrikeNeedsAPromptThatGrewAndACountThatDidNot) {
+TEST(WindowProbeTest, ASlowlyGrowingChatPastASilentWindowIsCaughtWithinThreeAnswers) {
+  // The review's case: +300 raw a turn (3–4 % of the prompt), a window of 4 096.
   WindowProbe p;
-  EXPECT_TRUE(p.observe("k", 10000, 5000).whole);
-  // A smaller or equal prompt: taken whole, whatever its count.
-  EXPECT_TRUE(p.observe("k", 10000, 4000).whole);
-  // 5 % larger, the count 5 % short of the growth: within the shortfall, taken whole.
-  EXPECT_TRUE(p.observe("k", 10500, 5000).whole);
-  EXPECT_EQ(p.proven("k"), 10500);
-  // 5 % larger again, the count not grown: short, but not grown enough to be a strike.
-  for (int i = 0; i < 3; ++i) {
-    const auto v = p.observe("k", 11000, 4600);
-    EXPECT_FALSE(v.whole);
+  const Server ollama{0.5, 4096};
+  const Growth r = grow(p, ollama, 4000, 300, 60);
+  ASSERT_TRUE(r.learned);
+  EXPECT_EQ(*r.learned, 4096);
+  EXPECT_LE(r.cut, 3);
+  // At most the first cut answer was taken whole, and it lost under a turn's growth.
+  EXPECT_LE(r.cut_whole, 1);
+  EXPECT_GE(r.worst_whole_kept, 0.98);
+}
+
+TEST(WindowProbeTest, AJumpingChatPastASilentWindowIsCaughtToo) {
+  WindowProbe p;
+  const Server ollama{0.5, 4096};
+  const Growth r = grow(p, ollama, 2000, 2000, 20);
+  ASSERT_TRUE(r.learned);
+  EXPECT_LE(r.cut, 3);
+  EXPECT_EQ(r.cut_whole, 0);
+}
+
+TEST(WindowProbeTest, HonestServersAreNeverJudgedCut) {
+  WindowProbe p;
+  // A proxy's hidden system prompt of 1 500 tokens.
+  EXPECT_FALSE(grow(p, Server{0.5, 0, 1500}, 2000, 300, 60).learned);
+  // Chats of different content, interleaved: Chinese (0.62 of the raw estimate) and code (0.445).
+  const Server chinese{0.62};
+  const Server code{0.445};
+  for (int64_t raw = 2000; raw < 20000; raw += 700) {
+    EXPECT_FALSE(p.observe("m", "zh", raw, chinese.count(raw), false).window);
+    EXPECT_FALSE(p.observe("m", "code", raw + 350, code.count(raw + 350), false).window);
+  }
+  // One chat that turns from English (0.51) to Russian (0.21 of the raw estimate) for good.
+  int64_t raw = 4000;
+  int64_t count = 2040;
+  p.observe("r", "c", raw, count, false);
+  for (int i = 0; i < 20; ++i) {
+    raw += 400;
+    count += static_cast<int64_t>(0.21 * 400);
+    const auto v = p.observe("r", "c", raw, count, false);
+    EXPECT_TRUE(v.whole) << i;
     EXPECT_FALSE(v.window);
   }
-  // A count that grew with the prompt resets the strikes.
-  EXPECT_FALSE(p.observe("k", 12000, 5000).whole);   // strike 1
-  EXPECT_TRUE(p.observe("k", 12000, 5800).whole);    // 5 800 × 1.1 ≥ 5 714: taken whole
-  EXPECT_FALSE(p.observe("k", 14000, 5800).window);  // strike 1 again
-  const auto second = p.observe("k", 14000, 5800);
-  EXPECT_FALSE(second.whole);
-  EXPECT_EQ(second.window, 5800);  // strike 2: the window
-  // Then the strikes start over.
-  EXPECT_FALSE(p.observe("k", 14000, 5800).window);
-  EXPECT_EQ(p.proven("k"), 12000);
+}
+
+TEST(WindowProbeTest, CountsOfTheUncachedPartOnlyTeachNothing) {
+  // A server that reports only the part of the prompt not in its cache: about the newest turn.
+  WindowProbe p;
+  for (int64_t raw = 600; raw < 30000; raw += 300) {
+    const auto v = p.observe("k", "c", raw, 150, false);
+    EXPECT_FALSE(v.window) << raw;
+    if (raw > 1000) {
+      EXPECT_FALSE(v.whole) << raw;
+    }
+  }
+  EXPECT_EQ(p.cap("k", 8000, 0.5), 4000);
 }
 
 TEST(WindowProbeTest, ImplausibleCountsTeachNothing) {
   WindowProbe p;
-  EXPECT_FALSE(p.observe("k", 1000, 0).whole);
-  EXPECT_FALSE(p.observe("k", 1000, 1).whole);
-  EXPECT_FALSE(p.observe("k", 1000, 2001).whole);  // over twice the raw estimate
-  EXPECT_FALSE(p.observe("k", 0, 500).whole);
-  EXPECT_EQ(p.cap("k", 8000, 0.5), 4000);  // nothing proven
-  EXPECT_FALSE(p.observe("k", 1000, 600).window);
-  EXPECT_EQ(p.cap("k", 8000, 0.5), 4000);  // 1 250 raw < 8 000
+  EXPECT_FALSE(p.observe("k", "c", 1000, 0, true).whole);
+  EXPECT_FALSE(p.observe("k", "c", 1000, 1, true).whole);
+  EXPECT_FALSE(p.observe("k", "c", 1000, 2001, true).whole);  // over twice the raw estimate
+  EXPECT_FALSE(p.observe("k", "c", 1000, 100, true).whole);   // under 0.15 of it
+  EXPECT_FALSE(p.observe("k", "c", 0, 500, true).whole);
+  EXPECT_EQ(p.proven("k"), 0);
 }
 
 }  // namespace
