@@ -31,7 +31,9 @@ int read_limit(const Marks& marks) {
 }
 
 size_t user_start(std::span<const common::Message> messages, size_t from) {
-  while (from < messages.size() && messages[from].role != common::Role::kUser) ++from;
+  while (from < messages.size() &&
+         (messages[from].role != common::Role::kUser || !messages[from].tool_call_id.empty()))
+    ++from;
   return from;
 }
 

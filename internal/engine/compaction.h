@@ -71,7 +71,8 @@ struct Cut {
 Cut plan_cut(const CutInput& in);
 
 // The index of the first user message at or after `from` (the end when there is none): kept
-// history starts with a user message, as strict chat templates require.
+// history starts with a user message, as strict chat templates require, and never with a tool
+// result made user text (tool_units.h), so never inside a tool unit.
 size_t user_start(std::span<const common::Message> messages, size_t from);
 
 }  // namespace autonous::engine

@@ -9,6 +9,7 @@ namespace autonous::engine {
 Prepared prepare(std::vector<common::Message> messages, int64_t max_chars,
                  int64_t max_message_tokens, const tokens::TokenCounter& counter) {
   Prepared p;
+  pair_tool_units(messages);
   p.messages = std::move(messages);
   const size_t n = p.messages.size();
   p.cost.resize(n);
@@ -16,18 +17,13 @@ Prepared prepare(std::vector<common::Message> messages, int64_t max_chars,
   for (size_t i = 0; i < n; ++i) {
     common::Message& m = p.messages[i];
     m.content = common::sanitize_utf8(m.content);
-    if (m.role == common::Role::kTool) {
-      m.role = common::Role::kUser;
-      m.content.insert(0, kToolOutputHeader);
-    }
     if (max_chars > 0 && common::count_code_points(m.content) > static_cast<size_t>(max_chars)) {
       m.content = tokens::cut_to_chars(m.content, static_cast<size_t>(max_chars));
       p.cut[i] = 1;
     }
     p.cost[i] = counter.count_message(m);
-    if (max_chars <= 0 && max_message_tokens > counter.per_message() &&
-        p.cost[i] > max_message_tokens) {
-      const int64_t overhead = counter.per_message();
+    const int64_t overhead = counter.message_overhead(m);
+    if (max_chars <= 0 && max_message_tokens > overhead && p.cost[i] > max_message_tokens) {
       m.content = tokens::cut_middle_to_tokens(m.content, max_message_tokens - overhead,
                                                p.cost[i] - overhead, counter);
       p.cost[i] = counter.count_message(m);

@@ -9,6 +9,7 @@
 #include "internal/common/message.h"
 #include "internal/engine/policy.h"
 #include "internal/engine/token_budget.h"
+#include "internal/engine/tool_units.h"
 
 namespace autonous::tokens {
 class TokenCounter;
@@ -16,12 +17,9 @@ class TokenCounter;
 
 namespace autonous::engine {
 
-// What a `tool` row's text is sent under (as a user message).
-inline constexpr std::string_view kToolOutputHeader = "[tool output]\n";
-
-// A history made ready for fitting: repaired, cut to the character cap (or, with none, to
-// `max_message_tokens`, head and tail kept), each message counted. A `tool` row becomes a user
-// message marked as a tool's output: without its tool_call_id the API would refuse it.
+// A history made ready for fitting: repaired, its tool units paired (tool_units.h), cut to the
+// character cap (or, with none, to `max_message_tokens`, head and tail kept), each message
+// counted (a call's JSON included).
 struct Prepared {
   std::vector<common::Message> messages;
   std::vector<int64_t> cost;  // count_message of each

@@ -101,12 +101,13 @@ class Pass {
   // Cut messages over `cap` with a history id up to `through`, oldest first, while the history is
   // above `goal`.
   void cut_oversized(int64_t goal, int64_t cap, int64_t through) {
-    const int64_t content_cap = cap - counter_.per_message();
     for (size_t i = first_; i < n_ && tokens_ > goal; ++i) {
       if (cost_[i] <= cap || messages_[i].history_id > through) continue;
       common::Message& m = messages_[i];
-      m.content = tokens::cut_middle_to_tokens(m.content, content_cap,
-                                               cost_[i] - counter_.per_message(), counter_);
+      const int64_t overhead = counter_.message_overhead(m);
+      if (overhead >= cap) continue;  // calls alone over the cap: the text cannot save it
+      m.content =
+          tokens::cut_middle_to_tokens(m.content, cap - overhead, cost_[i] - overhead, counter_);
       const int64_t cost = counter_.count_message(m);
       tokens_ += cost - cost_[i];
       cost_[i] = cost;

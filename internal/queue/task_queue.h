@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "internal/common/clock.h"
+#include "internal/common/message.h"
 #include "internal/events/event_log.h"
 #include "internal/queue/task.h"
 
@@ -77,8 +78,11 @@ class TaskQueue {
   // The same steps inside a transaction the caller owns (backend::Session::write_if: the worker
   // stores the turn's other writes, e.g. the chat's context state, in it). complete_within
   // returns false, having written nothing, when the lease is lost: the caller rolls back.
+  // `steps` go into history between the user's message and the reply, in order: a tool-using
+  // turn's assistant messages with their tool_calls and its tool results with their
+  // tool_call_id (each stored in the column of that name).
   virtual bool complete_within(const Task& task, const std::string& user_text,
-                               const std::string& reply,
+                               const std::vector<common::Message>& steps, const std::string& reply,
                                const std::vector<events::Event>& list) = 0;
   virtual std::optional<Task> claim_within(const std::string& worker_id, common::TimePoint now,
                                            std::chrono::seconds lease) = 0;

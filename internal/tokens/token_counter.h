@@ -23,8 +23,15 @@ class TokenCounter {
   // The name operators see in events and `autonous context`.
   virtual std::string_view name() const noexcept = 0;
 
+  // A message: its text and its overhead.
   int64_t count_message(const common::Message& m) const {
-    return count_text(m.content) + per_message();
+    return count_text(m.content) + message_overhead(m);
+  }
+  // What a message costs besides its text: the framing, an assistant's calls (their JSON) and a
+  // tool result's call id.
+  int64_t message_overhead(const common::Message& m) const {
+    return (m.tool_calls.empty() ? 0 : count_text(m.tool_calls)) +
+           (m.tool_call_id.empty() ? 0 : count_text(m.tool_call_id)) + per_message();
   }
   // The whole prompt: every message plus the request framing.
   int64_t count_prompt(const std::vector<common::Message>& messages) const;

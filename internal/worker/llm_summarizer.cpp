@@ -36,6 +36,13 @@ std::string summary_transcript(const std::string& previous,
     nlohmann::ordered_json line = {{"role", common::to_string(m.role)}};
     if (!m.at.empty()) line["at"] = m.at;  // when it was said: relative dates can be resolved
     line["content"] = m.content;
+    // A call and its result: what was asked of which tool, and which call a result answers.
+    if (!m.tool_calls.empty()) {
+      nlohmann::ordered_json calls =
+          nlohmann::ordered_json::parse(m.tool_calls, nullptr, /*allow_exceptions=*/false);
+      line["tool_calls"] = calls.is_discarded() ? nlohmann::ordered_json(m.tool_calls) : calls;
+    }
+    if (!m.tool_call_id.empty()) line["tool_call_id"] = m.tool_call_id;
     // JSON escapes quotes, newlines and control characters; '<' too, so nothing closes a tag.
     std::string text = line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     for (size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at))

@@ -357,7 +357,7 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
   // One transaction, the slot's: the pair, the task done, the trail, the chat's context state
   // after this turn, and (unless stopping) the chat's next task claimed.
   const bool completed = session_->write_if([&] {
-    if (!queue_.complete_within(task, user_text, reply, trail)) return false;
+    if (!queue_.complete_within(task, user_text, o.steps, reply, trail)) return false;
     engine_.write_state(task.chat_id, o.contexts.back().built);
     if (!stopping) next = queue_.claim_within(worker_id_, now(), config_.task_lease);
     return true;

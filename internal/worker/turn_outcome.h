@@ -68,10 +68,13 @@ struct TurnOutcome {
   std::vector<LearnedBudget> learned;        // what each overflow answer taught (in order)
   std::optional<std::string> truncated;      // the server counted far fewer prompt tokens
   std::optional<openai::ChatResult> result;  // kDone
-  std::optional<double> calibration_after;   // the scale stored after this answer, when calibrating
-  std::optional<TurnFailure> failure;        // kRetryLater, kFailed
-  std::chrono::milliseconds delay{0};        // kRetryLater
-  std::string error;                         // kFailed, kRetryLater: what tasks.error gets
+  // kDone: a tool-using turn's steps, stored between the user's message and the reply (each
+  // assistant message with its tool_calls, then one tool message per call).
+  std::vector<common::Message> steps;
+  std::optional<double> calibration_after;  // the scale stored after this answer, when calibrating
+  std::optional<TurnFailure> failure;       // kRetryLater, kFailed
+  std::chrono::milliseconds delay{0};       // kRetryLater
+  std::string error;                        // kFailed, kRetryLater: what tasks.error gets
   common::TimePoint finished_at;
 };
 

@@ -53,6 +53,66 @@ TYPED_TEST(EngineStorageTest, HistoryIsTheNewestAboveAnIdOldestFirst) {
   EXPECT_TRUE(this->s().provider().get_history("nobody", 10, 0).empty());
 }
 
+TYPED_TEST(EngineStorageTest, ATurnsToolStepsAreStoredInOrderAndReadBackWithTheirColumns) {
+  auto& b = *this->b_;
+  b.q().enqueue("c", "where is order 42?");
+  const auto task = b.q().claim("w", std::chrono::system_clock::now(), std::chrono::seconds(60));
+  ASSERT_TRUE(task);
+  const std::string calls =
+      R"([{"id":"call_1","type":"function","function":{"name":"order","arguments":"{\"id\":42}"}},)"
+      R"({"id":"call_2","type":"function","function":{"name":"stock","arguments":"{}"}}])";
+  common::Message call{common::Role::kAssistant, ""};
+  call.tool_calls = calls;
+  common::Message r1{common::Role::kTool, R"({"status":"shipped"})"};
+  r1.tool_call_id = "call_1";
+  common::Message r2{common::Role::kTool, "3 in stock"};
+  r2.tool_call_id = "call_2";
+  bool done = false;
+  b.s->write([&] {
+    done =
+        b.q().complete_within(*task, "where is order 42?", {call, r1, r2}, "It has shipped.", {});
+  });
+  ASSERT_TRUE(done);
+  const auto h = this->s().provider().get_history("c", 10, 0);
+  ASSERT_EQ(h.size(), 5u);
+  EXPECT_EQ(h[0].role, common::Role::kUser);
+  EXPECT_TRUE(h[0].tool_calls.empty());
+  EXPECT_EQ(h[1].role, common::Role::kAssistant);
+  EXPECT_EQ(h[1].tool_calls, calls);  // byte for byte, as the model wrote them
+  EXPECT_EQ(h[1].content, "");
+  EXPECT_EQ(h[2].tool_call_id, "call_1");
+  EXPECT_EQ(h[2].content, R"({"status":"shipped"})");
+  EXPECT_EQ(h[3].tool_call_id, "call_2");
+  EXPECT_EQ(h[4].content, "It has shipped.");
+  EXPECT_TRUE(h[4].tool_calls.empty());
+  EXPECT_TRUE(h[4].tool_call_id.empty());
+  EXPECT_EQ(b.scalar("SELECT count(*) FROM history WHERE task_id = " + std::to_string(task->id)),
+            5);
+  // The schema refuses calls on a row that is not the assistant's, calls that are not a JSON
+  // array, an id on a row that is not a tool's, and a call's result stored twice for a task.
+  const std::string t = std::to_string(task->id);
+  EXPECT_ANY_THROW(
+      b.exec("INSERT INTO history(chat_id, role, text, tool_calls) VALUES "
+             "('c', 'user', 'x', '[]')"));
+  EXPECT_ANY_THROW(
+      b.exec("INSERT INTO history(chat_id, role, text, tool_calls) VALUES "
+             "('c', 'assistant', 'x', '{\"id\":1}')"));
+  EXPECT_ANY_THROW(
+      b.exec("INSERT INTO history(chat_id, role, text, tool_call_id) VALUES "
+             "('c', 'assistant', 'x', 'call_1')"));
+  EXPECT_ANY_THROW(
+      b.exec("INSERT INTO history(chat_id, role, text, task_id, tool_call_id) "
+             "VALUES ('c', 'tool', 'again', " +
+             t + ", 'call_1')"));
+  EXPECT_ANY_THROW(
+      b.exec("INSERT INTO history(chat_id, role, text, task_id) VALUES "
+             "('c', 'assistant', 'a second reply', " +
+             t + ")"));
+  // A front end's tool row without an id is still taken (read as before tools).
+  b.exec("INSERT INTO history(chat_id, role, text) VALUES ('c', 'tool', 'legacy')");
+  EXPECT_EQ(this->s().provider().get_history("c", 10, 0).size(), 6u);
+}
+
 TYPED_TEST(EngineStorageTest, AChatsStoredStateReadsBackWhole) {
   auto& b = *this->b_;
   const ChatState none = this->s().provider().chat_state("c");

@@ -2,13 +2,19 @@
 // user message and reply appended, as the worker stores them), with random settings, chat
 // overrides changed now and then, calibration scales, summary failures and provider overflows.
 // On every turn the prompt fits its budget and kept history starts on a user message; between
-// compactions (and while settings and scale stay) the prompt only grows at its end. The
-// seed varies per run (AUTONOUS_PROPERTY_SEED fixes it) and a failure prints it.
+// compactions (and while settings and scale stay) the prompt only grows at its end. Some turns
+// call tools (#29): the assistant's calls and their results, a few large, now and then a broken
+// unit or a front end's tool row without its call; every prompt pairs each call with all its
+// results and carries no orphan result. The seed varies per run (AUTONOUS_PROPERTY_SEED fixes
+// it) and a failure prints it.
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
+#include <set>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "internal/common/utf8.h"
 #include "internal/engine/assembler.h"
@@ -63,8 +69,57 @@ std::string words(std::mt19937& rng, int lo, int hi) {
 }
 
 struct Tally {
-  int turns = 0, compactions = 0, grown = 0, summarized = 0, recalled = 0, custom = 0;
+  int turns = 0, compactions = 0, grown = 0, summarized = 0, recalled = 0, custom = 0, units = 0;
 };
+
+// Whether `messages` are as the wire takes them: each assistant message with calls is followed
+// by exactly one result per call, and each tool message answers a call of that run.
+::testing::AssertionResult paired(const std::vector<Message>& messages, int& units) {
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const Message& m = messages[i];
+    if (m.role == Role::kTool)
+      return ::testing::AssertionFailure() << "orphan tool message at " << i;
+    if (m.tool_calls.empty()) continue;
+    if (m.role != Role::kAssistant)
+      return ::testing::AssertionFailure() << "calls on a non-assistant message at " << i;
+    std::set<std::string> ids;
+    for (const auto& c : nlohmann::json::parse(m.tool_calls)) ids.insert(c["id"]);
+    size_t j = i + 1;
+    for (; j < messages.size() && messages[j].role == Role::kTool; ++j)
+      if (ids.erase(messages[j].tool_call_id) != 1)
+        return ::testing::AssertionFailure() << "result " << j << " answers no call of " << i;
+    if (!ids.empty())
+      return ::testing::AssertionFailure() << "call at " << i << " without all its results";
+    ++units;
+    i = j - 1;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Appends a tool-using turn's steps to `history`: the assistant's calls, their results (in any
+// order), now and then broken (a result missing) or with a front end's tool row without a call.
+void tool_steps(std::mt19937& rng, std::vector<Message>& history, int64_t& id) {
+  const int calls = 1 + static_cast<int>(rng() % 3);
+  nlohmann::json json = nlohmann::json::array();
+  std::vector<std::string> ids;
+  for (int c = 0; c < calls; ++c) {
+    ids.push_back("call_" + std::to_string(id + 1) + "_" + std::to_string(c));
+    json.push_back({{"id", ids.back()},
+                    {"type", "function"},
+                    {"function", {{"name", "lookup"}, {"arguments", R"({"q":"order 42"})"}}}});
+  }
+  Message call{Role::kAssistant, rng() % 2 ? "" : words(rng, 1, 10), ++id};
+  call.tool_calls = json.dump();
+  history.push_back(call);
+  std::shuffle(ids.begin(), ids.end(), rng);
+  const bool broken = rng() % 15 == 0;
+  for (size_t c = broken ? 1 : 0; c < ids.size(); ++c) {
+    Message result{Role::kTool, words(rng, 3, rng() % 8 == 0 ? 2500 : 80), ++id};
+    result.tool_call_id = ids[c];
+    history.push_back(result);
+  }
+  if (rng() % 20 == 0) history.push_back({Role::kTool, "a front end's row", ++id});
+}
 
 void one_chat(std::mt19937& rng, Tally& t) {
   VectorProvider provider;
@@ -139,6 +194,7 @@ void one_chat(std::mt19937& rng, Tally& t) {
       ASSERT_EQ(b.messages[first].role, Role::kUser);
     }
     for (const auto& m : b.messages) ASSERT_TRUE(common::is_valid_utf8(m.content));
+    ASSERT_TRUE(paired(b.messages, t.units));
     const bool compacted = b.state.compaction != CompactionReason::kNone;
     t.compactions += compacted;
     t.summarized += b.summarized.has_value();
@@ -157,6 +213,7 @@ void one_chat(std::mt19937& rng, Tally& t) {
     last_changed = changed;
     ++t.turns;
     provider.history.push_back({Role::kUser, user, ++id});
+    if (rng() % 4 == 0) tool_steps(rng, provider.history, id);
     if (rng() % 10 != 0) provider.history.push_back({Role::kAssistant, words(rng, 20, 200), ++id});
   }
 }
@@ -174,8 +231,9 @@ TEST(MultiTurnProperty, FitsEveryTurnAndOnlyGrowsAtTheEndBetweenCompactions) {
   }
   std::cout << "seed " << seed << ": " << t.turns << " turns, " << t.compactions << " compactions, "
             << t.grown << " grew at the end, " << t.summarized << " summarized, " << t.recalled
-            << " recalled\n";
+            << " recalled, " << t.units << " tool units carried\n";
   EXPECT_GT(t.compactions, 0);
+  EXPECT_GT(t.units, 0);
   if (!testing::full_property_run()) return;  // the rates below are a full run's coverage
   // Many turns only append (small random budgets compact often).
   EXPECT_GT(t.grown, t.turns / 4);

@@ -39,6 +39,9 @@ const std::string kComplete =
 const std::string kHistory =
     "INSERT INTO history(chat_id, role, text, task_id) VALUES ($1, 'user', $2, $4), "
     "($1, 'assistant', $3, $4)";
+const std::string kHistoryRow =
+    "INSERT INTO history(chat_id, role, text, task_id, tool_calls, tool_call_id) "
+    "VALUES ($1, $2, $3, $4, $5, $6)";
 const std::string kRetry =
     "UPDATE tasks SET status = 'queued', run_after = $1, error = $2, lease_owner = NULL, "
     "lease_token = NULL, lease_expires_at = NULL, updated_at = autonous_now() "
@@ -146,10 +149,24 @@ bool PgQueue::renew_lease(const Task& task, common::TimePoint now, std::chrono::
 }
 
 bool PgQueue::complete_within(const Task& task, const std::string& user_text,
-                              const std::string& reply, const std::vector<events::Event>& list) {
+                              const std::vector<common::Message>& steps, const std::string& reply,
+                              const std::vector<events::Event>& list) {
   if (c_.query(kComplete, {param(reply), param(task.id), param(task.lease_token)}).affected() != 1)
     return false;  // lease taken over: the caller rolls back
-  c_.query(kHistory, {param(task.chat_id), param(user_text), param(reply), param(task.id)});
+  if (steps.empty()) {
+    c_.query(kHistory, {param(task.chat_id), param(user_text), param(reply), param(task.id)});
+  } else {
+    // The user's message, the steps in order, the reply: ids ascending in that order.
+    c_.query(kHistoryRow, {param(task.chat_id), param("user"), param(user_text), param(task.id),
+                           std::nullopt, std::nullopt});
+    for (const common::Message& m : steps)
+      c_.query(kHistoryRow, {param(task.chat_id), param(std::string(common::to_string(m.role))),
+                             param(m.content), param(task.id),
+                             m.tool_calls.empty() ? db::pg::Param() : param(m.tool_calls),
+                             m.tool_call_id.empty() ? db::pg::Param() : param(m.tool_call_id)});
+    c_.query(kHistoryRow, {param(task.chat_id), param("assistant"), param(reply), param(task.id),
+                           std::nullopt, std::nullopt});
+  }
   for (const auto& e : list) events::append(c_, e);
   return true;
 }
@@ -162,7 +179,7 @@ std::optional<Task> PgQueue::claim_within(const std::string& worker_id, common::
 bool PgQueue::complete(const Task& task, const std::string& user_text, const std::string& reply,
                        const std::vector<events::Event>& list) {
   db::pg::Transaction tx(c_);
-  if (!complete_within(task, user_text, reply, list)) return false;
+  if (!complete_within(task, user_text, {}, reply, list)) return false;
   tx.commit();
   return true;
 }
@@ -173,7 +190,7 @@ TaskQueue::CompleteAndClaim PgQueue::complete_and_claim(
     std::chrono::seconds lease) {
   CompleteAndClaim out;
   db::pg::Transaction tx(c_);
-  if (!complete_within(task, user_text, reply, list)) return out;
+  if (!complete_within(task, user_text, {}, reply, list)) return out;
   out.completed = true;
   out.next = claim_in_transaction(worker_id, server_ms(now), lease);
   tx.commit();

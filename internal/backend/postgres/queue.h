@@ -53,7 +53,8 @@ class PgQueue final : public TaskQueue {
                                       const std::vector<events::Event>& list,
                                       const std::string& worker_id, common::TimePoint now,
                                       std::chrono::seconds lease) override;
-  bool complete_within(const Task& task, const std::string& user_text, const std::string& reply,
+  bool complete_within(const Task& task, const std::string& user_text,
+                       const std::vector<common::Message>& steps, const std::string& reply,
                        const std::vector<events::Event>& list) override;
   std::optional<Task> claim_within(const std::string& worker_id, common::TimePoint now,
                                    std::chrono::seconds lease) override;

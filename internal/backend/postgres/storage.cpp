@@ -33,8 +33,8 @@ class PgProvider final : public engine::Provider {
                                            int64_t after_id) override {
     if (limit <= 0) return {};
     std::vector<common::Message> out = pg_messages(
-        c_.query("SELECT id, role, text, created_at FROM history WHERE chat_id = $1 AND id > $2 "
-                 "ORDER BY id DESC LIMIT $3",
+        c_.query("SELECT id, role, text, created_at, tool_calls, tool_call_id FROM history "
+                 "WHERE chat_id = $1 AND id > $2 ORDER BY id DESC LIMIT $3",
                  {param(chat_id), param(after_id), param(int64_t{limit})}));
     std::reverse(out.begin(), out.end());
     return out;
@@ -269,6 +269,10 @@ std::vector<common::Message> pg_messages(const db::pg::Result& r) {
     m.role = common::parse_role(r.text(i, 1)).value_or(common::Role::kUser);
     m.content = r.text(i, 2);
     m.at = r.text(i, 3);
+    if (r.columns() > 5) {  // tool_calls, tool_call_id ("" for NULL)
+      m.tool_calls = r.text(i, 4);
+      m.tool_call_id = r.text(i, 5);
+    }
     out.push_back(std::move(m));
   }
   return out;

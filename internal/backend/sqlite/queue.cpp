@@ -41,6 +41,9 @@ const std::string kComplete =
     "updated_at = " AUTONOUS_NOW " WHERE id = ? AND lease_token = ? AND status = 'running'";
 const std::string kHistory =
     "INSERT INTO history(chat_id, role, text, task_id) VALUES (?, ?, ?, ?)";
+const std::string kHistoryStep =
+    "INSERT INTO history(chat_id, role, text, task_id, tool_calls, tool_call_id) "
+    "VALUES (?, ?, ?, ?, ?, ?)";
 const std::string kRetry =
     "UPDATE tasks SET status = 'queued', run_after = ?, error = ?, lease_owner = NULL, "
     "lease_token = NULL, lease_expires_at = NULL, updated_at = " AUTONOUS_NOW
@@ -154,7 +157,8 @@ bool Queue::renew_lease(const Task& task, common::TimePoint now, std::chrono::se
 }
 
 bool Queue::complete_within(const Task& task, const std::string& user_text,
-                            const std::string& reply, const std::vector<events::Event>& list) {
+                            const std::vector<common::Message>& steps, const std::string& reply,
+                            const std::vector<events::Event>& list) {
   {
     const db::CachedStatement upd = cache_.get(kComplete);
     upd->bind(1, reply);
@@ -170,8 +174,32 @@ bool Queue::complete_within(const Task& task, const std::string& user_text,
     hist->bind(4, task.id);
     hist->exec();
     hist->reset();
+  }
+  if (!steps.empty()) {
+    const db::CachedStatement step = cache_.get(kHistoryStep);
+    for (const common::Message& m : steps) {
+      step->bind(1, task.chat_id);
+      step->bind(2, std::string(common::to_string(m.role)));
+      step->bind(3, m.content);
+      step->bind(4, task.id);
+      if (m.tool_calls.empty())
+        step->bind(5);
+      else
+        step->bind(5, m.tool_calls);
+      if (m.tool_call_id.empty())
+        step->bind(6);
+      else
+        step->bind(6, m.tool_call_id);
+      step->exec();
+      step->reset();
+    }
+  }
+  {
+    const db::CachedStatement hist = cache_.get(kHistory);
+    hist->bind(1, task.chat_id);
     hist->bind(2, "assistant");
     hist->bind(3, reply);
+    hist->bind(4, task.id);
     hist->exec();
   }
   for (const auto& e : list) events::append(cache_, e);
@@ -186,7 +214,7 @@ std::optional<Task> Queue::claim_within(const std::string& worker_id, common::Ti
 bool Queue::complete(const Task& task, const std::string& user_text, const std::string& reply,
                      const std::vector<events::Event>& list) {
   db::WriteTransaction tx(db_);
-  if (!complete_within(task, user_text, reply, list)) return false;
+  if (!complete_within(task, user_text, {}, reply, list)) return false;
   tx.commit();
   return true;
 }
@@ -199,7 +227,7 @@ Queue::CompleteAndClaim Queue::complete_and_claim(const Task& task, const std::s
                                                   std::chrono::seconds lease) {
   CompleteAndClaim out;
   db::WriteTransaction tx(db_);
-  if (!complete_within(task, user_text, reply, list)) return out;
+  if (!complete_within(task, user_text, {}, reply, list)) return out;
   out.completed = true;
   out.next = claim_in_transaction(worker_id, common::to_unix_ms(now), lease);
   tx.commit();

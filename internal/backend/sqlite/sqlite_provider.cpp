@@ -22,8 +22,8 @@ std::vector<common::Message> SQLiteProvider::get_history(const std::string& chat
   if (limit <= 0) return {};
   // Newest first through the (chat_id, id) index, then reversed: a seek plus `limit` steps.
   auto q = cache_->get(
-      "SELECT id, role, text, created_at FROM history INDEXED BY history_by_chat "
-      "WHERE chat_id = ? AND id > ? ORDER BY id DESC LIMIT ?");
+      "SELECT id, role, text, created_at, tool_calls, tool_call_id FROM history INDEXED BY "
+      "history_by_chat WHERE chat_id = ? AND id > ? ORDER BY id DESC LIMIT ?");
   q->bind(1, chat_id);
   q->bind(2, after_id);
   q->bind(3, limit);
@@ -44,6 +44,10 @@ std::vector<common::Message> read_messages(SQLite::Statement& q) {
     const auto size = static_cast<size_t>(text.getBytes());
     if (bytes != nullptr) m.content.assign(bytes, size);
     if (q.getColumnCount() > 3) m.at = q.getColumn(3).getString();
+    if (q.getColumnCount() > 5) {  // tool_calls, tool_call_id ("" for NULL)
+      m.tool_calls = q.getColumn(4).getString();
+      m.tool_call_id = q.getColumn(5).getString();
+    }
     out.push_back(std::move(m));
   }
   return out;
