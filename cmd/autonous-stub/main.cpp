@@ -17,7 +17,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: autonous-stub [--port N] [--latency-ms N] [--log FILE] [--port-file FILE] "
     "[--usage-scale X]\n"
-    "                     [--rules openai] [--context-limit N [--overflow-style STYLE]] "
+    "                     [--rules openai|strict] [--context-limit N [--overflow-style STYLE]] "
     "[--silent-limit N]\n"
     "STYLE: openai, vllm, llamacpp, gemini, anthropic, mistral, openrouter, deepseek, groq\n";
 
@@ -52,6 +52,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& options) {
         options.usage_scale = std::stod(v);
       else if (a == "--rules" && v == "openai")
         options.rules.openai = true;
+      else if (a == "--rules" && v == "strict")
+        options.rules.strict = true;
       else if (a == "--context-limit")
         options.rules.context_limit = std::stoll(v);
       else if (a == "--overflow-style" && known_overflow_style(v))

@@ -17,6 +17,7 @@ namespace autonous::stub {
 
 struct ProviderRules {
   bool openai = false;                   // --rules openai
+  bool strict = false;                   // --rules strict: roles must alternate (tool_calls.h)
   std::optional<int64_t> context_limit;  // --context-limit N
   std::string overflow_style = "openai";
   std::optional<int64_t> silent_limit;  // --silent-limit N

@@ -30,9 +30,14 @@ json completion(const json& body, const ReplyShape& shape) {
        std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count()},
       {"model", body.value("model", "stub")},
       {"system_fingerprint", "stub"},
-      {"choices", json::array({{{"index", 0},
-                                {"message", {{"role", "assistant"}, {"content", shape.content}}},
-                                {"finish_reason", shape.finish}}})}};
+      {"choices",
+       json::array({{{"index", 0},
+                     {"message", shape.tool_calls.is_null()
+                                     ? json{{"role", "assistant"}, {"content", shape.content}}
+                                     : json{{"role", "assistant"},
+                                            {"content", shape.content},
+                                            {"tool_calls", shape.tool_calls}}},
+                     {"finish_reason", shape.finish}}})}};
 }
 
 // The user's own text: a user message without the engine's data blocks (a summary leading it,
@@ -55,7 +60,9 @@ std::string own_text(std::string content) {
 Prompt read_prompt(const json& messages) {
   Prompt prompt;
   for (const auto& m : messages) {
-    const std::string content = m.value("content", "");
+    // null for an assistant message that only called tools
+    const std::string content =
+        m.contains("content") && m["content"].is_string() ? m["content"].get<std::string>() : "";
     prompt.chars += content.size();
     prompt.messages.push_back(m.value("role", "") + '\x1f' + content);
     if (m.value("role", "") == "user") prompt.last_user = own_text(content);

@@ -30,7 +30,8 @@ std::string chat_content(const Prompt& prompt, size_t message_count);
 
 // The reply to send unless a fault answers instead; faults may change any part of it.
 struct ReplyShape {
-  json content;  // a string, or null
+  json content;     // a string, or null
+  json tool_calls;  // null, or the calls (finish "tool_calls")
   std::string finish = "stop";
   bool usage = true;
   std::optional<int64_t> prompt_tokens;  // reported instead of the stub's own count

@@ -10,6 +10,7 @@
 #include "cmd/autonous-stub/embeddings.h"
 #include "cmd/autonous-stub/hostile.h"
 #include "cmd/autonous-stub/summaries.h"
+#include "cmd/autonous-stub/tool_calls.h"
 
 namespace autonous::stub {
 namespace {
@@ -57,6 +58,10 @@ bool Server::handle(int fd, const Request& req) {
       std::this_thread::sleep_for(std::chrono::milliseconds(options_.latency_ms));
     return send_all(fd, embeddings_response(body));
   }
+  if (req.method == "POST" && is_tool_path(req)) {
+    log_.write(req, req.body, std::nullopt);
+    return serve_tool(fd, req);
+  }
   if (!is_chat_completions(req))
     return send_all(fd, response(404, openai_error("no route " + req.path, "invalid_request_error",
                                                    "not_found")));
@@ -93,9 +98,20 @@ bool Server::handle_chat(int fd, const Request& req, const json& body) {
   const auto prompt_tokens =
       static_cast<int64_t>(static_cast<double>(prompt.chars / 4 + 1) * options_.usage_scale);
   if (auto refused = refusal(options_.rules, body, prompt_tokens)) return send_all(fd, *refused);
+  if (options_.rules.strict)
+    if (auto refused = strict_roles_refusal(messages)) return send_all(fd, *refused);
   ReplyShape shape;
   shape.content =
       summary_request ? stub_summary(prompt.last_user) : chat_content(prompt, messages.size());
+  if (!summary_request) {
+    if (auto calls = tool_reply(body, prompt.last_user)) {
+      shape.content = nullptr;
+      shape.tool_calls = std::move(*calls);
+      shape.finish = "tool_calls";
+    } else if (auto said = after_tool_results(messages, prompt.last_user)) {
+      shape.content = *said;
+    }
+  }
   if (fault) {
     std::optional<bool> answered =
         summary_request ? answer_summary_fault(fd, *fault, shape) : answer_hostile(fd, *fault, req);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "cmd/autonous/command_support.h"
@@ -20,6 +21,7 @@
 #include "internal/openai/curl_transport.h"
 #include "internal/tokens/counter_factory.h"
 #include "internal/tokens/hf_counter.h"
+#include "internal/tools/toolset.h"
 #include "internal/worker/worker.h"
 
 namespace autonous::cmd {
@@ -96,12 +98,31 @@ void warn_if_window_unknown(const config::Config& config) {
       model);
 }
 
+// The declared tools (TOOLS_FILE), checked whole before anything starts: a bad file is a
+// configuration error (exit 2) naming its entry and field.
+std::shared_ptr<const tools::Toolset> load_toolset(const config::Config& config) {
+  if (config.tools_file.empty()) return nullptr;
+  tools::ToolsFile file;
+  try {
+    file = tools::load_tools_file(config.tools_file);
+  } catch (const tools::ToolsFileError& e) {
+    throw config::ConfigError("TOOLS_FILE", e.what());
+  }
+  for (const tools::McpServer& m : file.mcp_servers)
+    spdlog::warn("TOOLS_FILE: MCP server {:?} left out: this version runs HTTP tools only", m.name);
+  auto toolset = std::make_shared<const tools::Toolset>(std::move(file.tools));
+  spdlog::info("tools offered count={} names={:?} max_steps={}", toolset->names().size(),
+               fmt::format("{}", fmt::join(toolset->names(), ",")), config.tool_max_steps);
+  return toolset;
+}
+
 int run_worker(const config::Config& config, bool drain) {
   config::require_llm_endpoint(config);
   const engine::EngineSettings settings = engine_settings(config);
   spdlog::info("context budget tokens={} source=\"{}\" strategy={}", settings.budget.tokens,
                settings.budget.source, engine::to_string(settings.context.policy.strategy));
   warn_if_window_unknown(config);
+  std::shared_ptr<const tools::Toolset> toolset = load_toolset(config);
   // Migrate once, before anything else opens a connection. (A migration runs before the
   // operator surface is up; a signal still stops it at once: it is not blocked yet.)
   std::unique_ptr<backend::Session> migrated = open_database(config);
@@ -129,6 +150,7 @@ int run_worker(const config::Config& config, bool drain) {
   deps.make_transport = [] { return std::make_unique<openai::CurlTransport>(); };
   deps.counter = &token_counter(config);
   deps.clock = &clock;
+  deps.toolset = toolset;
   if (metrics)
     deps.on_trail = [m = metrics.get()](const std::vector<events::Event>& trail) {
       m->record(trail);

@@ -240,6 +240,15 @@ void read_tokens(const EnvLookup& env, Config& c) {
   c.token_calibration = read_choice(env, "TOKEN_CALIBRATION", "on", {"on", "off"}) == "on";
 }
 
+void read_tools(const EnvLookup& env, Config& c) {
+  c.tools_file = read_string(env, "TOOLS_FILE", c.tools_file);
+  c.tool_max_steps = read_int(env, "TOOL_MAX_STEPS", c.tool_max_steps, 1, 64);
+  c.tool_result_max_tokens =
+      read_int(env, "TOOL_RESULT_MAX_TOKENS", c.tool_result_max_tokens, 0, 1'000'000);
+  c.tool_result_max_bytes =
+      read_int(env, "TOOL_RESULT_MAX_BYTES", c.tool_result_max_bytes, 1024, 64 << 20);
+}
+
 void read_context(const EnvLookup& env, Config& c) {
   c.context_strategy = read_choice(env, "CONTEXT_STRATEGY", c.context_strategy,
                                    {"sliding_window", "token_budget", "summarize"});
@@ -340,6 +349,7 @@ Config load_config(const EnvLookup& env) {
   read_logging_and_storage(env, c);
   read_retries(env, c);
   read_tokens(env, c);
+  read_tools(env, c);
   read_context(env, c);
   read_recall(env, c);
   read_http(env, c);

@@ -67,6 +67,13 @@ struct Config {
   std::string token_counter = "auto";
   std::string tokenizer_data_dir = "/usr/local/share/autonous/tokenizer";
   bool token_calibration = true;  // TOKEN_CALIBRATION: the estimator's scale per endpoint, model
+  // Tools (#29): TOOLS_FILE names the declared tools ("" offers none); a task makes at most
+  // TOOL_MAX_STEPS model calls; a result is read up to TOOL_RESULT_MAX_BYTES and stored cut to
+  // TOOL_RESULT_MAX_TOKENS (0: a quarter of the prompt budget, at most kMaxToolResultTokens).
+  std::string tools_file;
+  int64_t tool_max_steps = 8;
+  int64_t tool_result_max_tokens = 0;
+  int64_t tool_result_max_bytes = 1 << 20;
   // The context engine (its validation of the whole policy is engine::validate, at start).
   std::string context_strategy = "token_budget";  // sliding_window | token_budget | summarize
   std::string context_compressor = "levels";      // levels | simple (no levels, only the fit)

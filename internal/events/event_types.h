@@ -21,6 +21,8 @@ inline constexpr std::string_view kContextLimitLearned = "context.limit_learned"
 inline constexpr std::string_view kLlmRequest = "llm.request";
 inline constexpr std::string_view kLlmResponse = "llm.response";
 inline constexpr std::string_view kLlmRetry = "llm.retry";
+// A tool the model called, run (#29): name, source, tool_call_id, latency, status, result size.
+inline constexpr std::string_view kToolCall = "tool.call";
 inline constexpr std::string_view kTurnCompleted = "turn.completed";
 inline constexpr std::string_view kTurnFailed = "turn.failed";
 inline constexpr std::string_view kTaskRequeued = "task.requeued";  // `autonous requeue`

@@ -333,7 +333,10 @@ std::string request_body(const std::string& model, const std::vector<common::Mes
     msgs.push_back(std::move(wire));
   }
   json body = {{"model", call.model.empty() ? model : call.model}, {"messages", std::move(msgs)}};
-  if (offers_tools(call)) body["tools"] = json::parse(call.tools);
+  if (offers_tools(call)) {
+    body["tools"] = json::parse(call.tools);
+    if (!call.tool_choice.empty()) body["tool_choice"] = call.tool_choice;
+  }
   if (call.temperature) body["temperature"] = *call.temperature;
   if (call.max_tokens) body["max_tokens"] = *call.max_tokens;
   if (call.max_completion_tokens) body["max_completion_tokens"] = *call.max_completion_tokens;

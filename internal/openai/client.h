@@ -38,6 +38,8 @@ struct CallOptions {
   // The tools offered, as the wire's "tools" array (JSON text); empty: none. A reply that only
   // calls tools is an answer only when some were offered (otherwise an empty reply, as before).
   std::string tools;
+  // The wire's "tool_choice" ("none": answer in text, the tools still declared); empty: unset.
+  std::string tool_choice;
 };
 
 class Client {

@@ -8,7 +8,9 @@
 #include "internal/common/clock.h"
 #include "internal/common/utf8.h"
 #include "internal/engine/engine_storage.h"
+#include "internal/openai/errors.h"
 #include "internal/openai/http_transport.h"
+#include "internal/tools/http_tool.h"
 #include "internal/worker/turn_events.h"
 #include "internal/worker/worker.h"
 
@@ -18,6 +20,29 @@ using std::chrono::milliseconds;
 using Kind = TurnOutcome::Kind;
 
 namespace {
+
+// An HTTP tool's POST through the slot's transport (curl lives in internal/openai).
+tools::HttpAnswer post_tool(openai::HttpTransport& transport, const tools::HttpCall& c) {
+  openai::HttpRequest req;
+  req.url = c.url;
+  req.headers = c.headers;
+  req.body = c.body;
+  req.timeout = c.timeout;
+  req.max_body_bytes = c.max_body_bytes;
+  req.keep_going = c.keep_going;
+  using Kind = tools::HttpCallError::Kind;
+  try {
+    openai::HttpResponse r = transport.post(req);
+    return {r.status, std::move(r.body)};
+  } catch (const openai::TransportError& e) {
+    throw tools::HttpCallError(e.aborted()     ? Kind::kAborted
+                               : e.timed_out() ? Kind::kTimeout
+                                               : Kind::kFailed,
+                               e.what());
+  } catch (const openai::ResponseTooLargeError& e) {
+    throw tools::HttpCallError(Kind::kTooLarge, e.what());
+  }
+}
 
 // The embeddings' own client when they have their own endpoint and key (EMBEDDING_BASE_URL).
 std::unique_ptr<openai::Client> embedding_client(const config::Config& config,
@@ -61,7 +86,8 @@ Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
       turn_(TurnParts{config, engine_, client_, summarizer_, counter_,
                       config.token_calibration && deps.counter->name() == "estimate", *deps.clock,
                       [this](const std::exception& e) { return session_->transient(e); },
-                      &run.probe}) {}
+                      &run.probe, deps.toolset.get(),
+                      [this](const tools::HttpCall& c) { return post_tool(*transport_, c); }}) {}
 
 Slot::~Slot() = default;
 

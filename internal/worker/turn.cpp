@@ -10,6 +10,7 @@
 #include "internal/openai/client.h"
 #include "internal/openai/errors.h"
 #include "internal/tokens/scaled_counter.h"
+#include "internal/tools/toolset.h"
 #include "internal/worker/backoff.h"
 #include "internal/worker/llm_summarizer.h"
 #include "internal/worker/window_probe.h"
@@ -172,6 +173,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     if (!keep_going()) throw openai::aborted_error("aborted before the call");
     call_with_rebuilds(task, options, keep_going, call_started, o);
     answered(task, o);
+    if (!o.result->tool_calls.empty()) run_tools(task, keep_going, o);
   } catch (const openai::Error& e) {
     classify(o, e, since(call_started), lease_lost());
   } catch (const engine::SummaryAborted& e) {
@@ -199,6 +201,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
 
 openai::CallOptions Turn::call_options(const std::string& chat_id) const {
   openai::CallOptions call;
+  if (parts_.toolset != nullptr && !parts_.toolset->empty()) call.tools = parts_.toolset->offered();
   const std::string& mode = parts_.config.prompt_cache_key;
   const bool openai = parts_.config.openai_base_url.find("://api.openai.com") != std::string::npos;
   if (mode == "on" || (mode == "auto" && openai))

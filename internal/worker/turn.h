@@ -12,6 +12,7 @@
 
 #include "internal/config/config.h"
 #include "internal/queue/task.h"
+#include "internal/tools/http_tool.h"
 #include "internal/worker/turn_outcome.h"
 
 namespace autonous::common {
@@ -29,6 +30,9 @@ class Engine;
 }
 namespace autonous::tokens {
 class ScaledCounter;
+}
+namespace autonous::tools {
+class Toolset;
 }
 
 namespace autonous::worker {
@@ -53,7 +57,17 @@ struct TurnParts {
   // both ways and its prompts grow only as far as this allows (window_probe.h). Unset: such a
   // model is calibrated upward only.
   WindowProbe* probe = nullptr;
+  // The declared tools (TOOLS_FILE), offered on every call when not empty, and how an HTTP tool
+  // is called (the slot's transport). Unset: no tools.
+  const tools::Toolset* toolset = nullptr;
+  std::function<tools::HttpAnswer(const tools::HttpCall&)> tool_post = {};
 };
+
+// A result is stored cut to TOOL_RESULT_MAX_TOKENS, or when 0 to a quarter of the prompt budget
+// and at most this (Codex's cap on a stored tool output).
+inline constexpr int64_t kMaxToolResultTokens = 10'000;
+// What an older result in the same turn is sent as when the steps outgrow the budget.
+inline constexpr std::string_view kClearedResult = "[result cleared to fit the prompt budget]";
 
 // After an overflow answer the turn rebuilds at most this many times.
 inline constexpr int kMaxRebuilds = 2;
@@ -109,6 +123,14 @@ class Turn {
                           const std::function<bool()>& keep_going,
                           std::chrono::steady_clock::time_point call_started, TurnOutcome& o);
   void answered(const queue::Task& task, TurnOutcome& o);
+  // The tool loop (turn_tools.cpp): while the reply calls tools and TOOL_MAX_STEPS allows, runs
+  // them, appends the calls and results (o.steps) and calls the model again; the last allowed
+  // call answers in text (tool_choice none). Throws what a model call throws.
+  void run_tools(const queue::Task& task, const std::function<bool()>& keep_going, TurnOutcome& o);
+  ToolRun run_tool(const openai::ToolCall& call, const std::function<bool()>& keep_going,
+                   common::Message& result);
+  // The cap on a stored result's tokens for this turn.
+  int64_t result_cap(const engine::BuiltContext& built) const;
   // Whether the model's window is known (its preset or CONTEXT_WINDOW): the calibration may
   // then lower the estimator's scale without a probe.
   bool window_known() const;

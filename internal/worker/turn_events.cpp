@@ -79,11 +79,60 @@ json retry_payload(const TurnOutcome& o, const TurnFailure& f, std::chrono::mill
           {"error", f.error}};
 }
 
+// A tool-using turn's steps (#29): each reply that called tools (llm.response with its
+// `tool_calls` count), each call run (tool.call: never the tool's headers or its result's text),
+// and the request that followed (llm.request with its `step`).
+void add_tool_steps(Trail& trail, const TurnOutcome& o) {
+  if (o.contexts.empty()) return;
+  const engine::BuiltContext& b = o.contexts.back().built;
+  size_t steps = 0;  // the messages the steps added so far
+  for (size_t i = 0; i < o.tool_replies.size(); ++i) {
+    const openai::ChatResult& r = o.tool_replies[i];
+    steps += 1 + r.tool_calls.size();
+    const int64_t estimated = i == 0 ? b.figures.estimated_tokens : o.step_tokens[i - 1];
+    trail.add(events::kLlmResponse,
+              {{"status", r.http_status},
+               {"latency_ms", r.latency.count()},
+               {"model", r.model},
+               {"finish_reason", r.finish_reason},
+               {"step", i + 1},
+               {"tool_calls", r.tool_calls.size()},
+               {"estimated_tokens", estimated},
+               {"usage", r.usage ? json(*r.usage) : json(nullptr)}},
+              o.finished_at);
+    for (const ToolRun& run : o.tool_runs) {
+      if (run.step != i) continue;
+      json call = {{"name", run.name},
+                   {"source", run.source},
+                   {"tool_call_id", run.id},
+                   {"latency_ms", run.latency.count()},
+                   {"status", run.ok ? "ok" : "error"},
+                   {"http_status", run.http_status ? json(*run.http_status) : json(nullptr)},
+                   {"result_bytes", run.result_bytes},
+                   {"result_tokens", run.result_tokens},
+                   {"cut", run.cut}};
+      if (!run.ok) call["error"] = run.error.substr(0, 500);
+      trail.add(events::kToolCall, call, o.finished_at);
+    }
+    if (i < o.step_tokens.size())
+      trail.add(events::kLlmRequest,
+                {{"model", o.model},
+                 {"step", i + 2},
+                 {"token_counter", b.figures.counter},
+                 {"message_count", b.messages.size() + steps},
+                 {"estimated_tokens", o.step_tokens[i]},
+                 {"budget_tokens", b.figures.budget_tokens}},
+                o.finished_at);
+  }
+}
+
 // llm.response: the answer arrived (whether or not the turn then completed).
 void add_response(Trail& trail, const TurnOutcome& o) {
   const openai::ChatResult& r = *o.result;
   const int64_t estimated =
-      o.contexts.empty() ? 0 : o.contexts.back().built.figures.estimated_tokens;
+      !o.step_tokens.empty()
+          ? o.step_tokens.back()
+          : (o.contexts.empty() ? 0 : o.contexts.back().built.figures.estimated_tokens);
   json response = {{"status", r.http_status},
                    {"latency_ms", r.latency.count()},
                    {"model", r.model},
@@ -176,6 +225,7 @@ std::vector<events::Event> turn_events(const queue::Task& task, const TurnOutcom
     // A probable overflow's, stored once the smaller prompt was answered.
     if (!l.overflow) add_learned(trail, l, l.at);
   }
+  add_tool_steps(trail, o);
   add_ending(trail, o);
   return trail.take();
 }

@@ -49,6 +49,21 @@ struct LearnedBudget {
   common::TimePoint at;
 };
 
+// One tool call the model made, run (#29).
+struct ToolRun {
+  size_t step = 0;  // the index in TurnOutcome::tool_replies of the reply that asked for it
+  std::string id;
+  std::string name;
+  std::string source = "http";
+  bool ok = false;  // the tool answered (2xx); otherwise the model read an error
+  std::optional<long> http_status;
+  std::chrono::milliseconds latency{0};
+  int64_t result_bytes = 0;   // as received
+  int64_t result_tokens = 0;  // as stored
+  bool cut = false;           // cut to TOOL_RESULT_MAX_TOKENS (head and tail kept)
+  std::string error;          // what went wrong, when not ok
+};
+
 struct TurnOutcome {
   enum class Kind {
     kDone,        // complete the task with the reply
@@ -71,6 +86,9 @@ struct TurnOutcome {
   // kDone: a tool-using turn's steps, stored between the user's message and the reply (each
   // assistant message with its tool_calls, then one tool message per call).
   std::vector<common::Message> steps;
+  std::vector<openai::ChatResult> tool_replies;  // the replies that called tools, in order
+  std::vector<ToolRun> tool_runs;
+  std::vector<int64_t> step_tokens;         // each later request's estimate (after tool_replies[i])
   std::optional<double> calibration_after;  // the scale stored after this answer, when calibrating
   std::optional<TurnFailure> failure;       // kRetryLater, kFailed
   std::chrono::milliseconds delay{0};       // kRetryLater

@@ -28,6 +28,10 @@ namespace autonous::openai {
 class HttpTransport;
 }
 
+namespace autonous::tools {
+class Toolset;
+}
+
 namespace autonous::worker {
 
 struct WorkerStats {
@@ -59,6 +63,9 @@ struct WorkerDeps {
   // Told every event trail a slot committed (the operator surface's metrics), on the slot's
   // thread, after the commit. Optional; must be thread-safe; what it throws is logged.
   std::function<void(const std::vector<events::Event>&)> on_trail;
+  // The declared tools (TOOLS_FILE, loaded and checked at start), shared by the slots. Unset or
+  // empty: no tools are offered.
+  std::shared_ptr<const tools::Toolset> toolset;
 };
 
 class Worker {

@@ -1,0 +1,261 @@
+// Tools through the real binary (#29): TOOLS_FILE's HTTP tools called by the worker against the
+// stub (which asks for them, serves them at /tool/..., and with --rules strict refuses any
+// conversation whose roles do not alternate), the loop's limits, what is stored and replayed,
+// and the events.
+
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "internal/common/utf8.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace autonous::testing {
+namespace {
+
+class ToolsE2eTest : public E2eTest {
+ protected:
+  // A tools file of the stub's endpoints (hang's timeout short), and the worker's environment.
+  Env tools_env(const StubServer& stub, Env extra = {}) {
+    const std::string base = "http://127.0.0.1:" + std::to_string(stub.port()) + "/tool/";
+    const nlohmann::json file = {
+        {"tools",
+         {{{"name", "echo"},
+           {"description", "Says back what it was asked"},
+           {"parameters", {{"type", "object"}, {"properties", {{"q", {{"type", "string"}}}}}}},
+           {"url", base + "echo"},
+           {"headers", {{"Authorization", "Bearer tool-secret-123"}}}},
+          {{"name", "fail"}, {"url", base + "fail"}},
+          {{"name", "hang"}, {"url", base + "hang"}, {"timeout_ms", hang_ms_}},
+          {{"name", "huge"}, {"url", base + "huge"}},
+          {{"name", "badutf8"}, {"url", base + "badutf8"}}}}};
+    const std::string path = dir_.file("tools.json");
+    std::ofstream(path) << file.dump();
+    Env e = env(stub, std::move(extra));
+    e["TOOLS_FILE"] = path;
+    e["OPENAI_MODEL"] = "gpt-4o-mini";
+    return e;
+  }
+  int hang_ms_ = 500;
+};
+
+TEST_F(ToolsE2eTest, AToolTurnIsStoredAndReplayedToAServerThatWantsRolesToAlternate) {
+  StubServer stub(dir_.path().string(), 0, {"--rules", "strict"});
+  const Env e = tools_env(stub);
+  const int64_t first = enqueue("c", R"(Where is order 42? [[stub:tool:echo:{"q":"order 42"}]])");
+  const int64_t second = enqueue("c", "Thanks. And when will it arrive?");
+  drain(e);
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 2);
+  // The turn's rows: the question, the call, its result, the reply; then the next turn's pair.
+  EXPECT_EQ(num("SELECT count(*) FROM history WHERE task_id = " + std::to_string(first)), 4);
+  EXPECT_EQ(str("SELECT role FROM history WHERE task_id = " + std::to_string(first) +
+                " AND tool_calls IS NOT NULL"),
+            "assistant");
+  const std::string id = str("SELECT tool_call_id FROM history WHERE role = 'tool'");
+  EXPECT_FALSE(id.empty());
+  EXPECT_NE(str("SELECT tool_calls FROM history WHERE tool_calls IS NOT NULL").find(id),
+            std::string::npos);
+  // The reply saw the tool's answer, which saw the model's arguments.
+  EXPECT_NE(str("SELECT reply FROM tasks WHERE id = " + std::to_string(first)).find("order 42"),
+            std::string::npos);
+  // The second turn replayed the unit as the wire wants it, and the strict server took it.
+  const std::vector<std::string> log = stub.log_lines();
+  const nlohmann::json last = nlohmann::json::parse(log.back());
+  const auto& messages = last["body"]["messages"];
+  ASSERT_GE(messages.size(), 6u);
+  bool replayed = false;
+  for (size_t i = 0; i + 1 < messages.size(); ++i)
+    if (messages[i].contains("tool_calls"))
+      replayed = messages[i + 1]["role"] == "tool" && messages[i + 1]["tool_call_id"] == id;
+  EXPECT_TRUE(replayed) << messages.dump();
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(second)), "done");
+  // One tool.call event, without the tool's secret header anywhere in the events.
+  const auto calls = payloads("tool.call", first);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0]["name"], "echo");
+  EXPECT_EQ(calls[0]["source"], "http");
+  EXPECT_EQ(calls[0]["status"], "ok");
+  EXPECT_EQ(calls[0]["tool_call_id"], id);
+  EXPECT_GT(calls[0]["result_bytes"].get<int64_t>(), 0);
+  for (const auto& ev : events()) EXPECT_EQ(ev.dump().find("tool-secret-123"), std::string::npos);
+  // The tool got the header, the model's arguments as its body.
+  bool tool_seen = false;
+  for (const std::string& line : log) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("path", "") == "/tool/echo") {
+      tool_seen = true;
+      EXPECT_EQ(j["body"], R"({"q":"order 42"})");
+    }
+  }
+  EXPECT_TRUE(tool_seen);
+}
+
+TEST_F(ToolsE2eTest, AFailingHangingHugeOrUnknownToolIsAResultTheModelReadsNotAFailedTask) {
+  StubServer stub(dir_.path().string());
+  const Env e = tools_env(stub);
+  const int64_t t = enqueue("c",
+                            "all at once [[stub:tool:fail]] [[stub:tool:hang]] [[stub:tool:huge]] "
+                            "[[stub:tool:badutf8]] [[stub:tool:nope]]");
+  drain(e);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  const auto calls = payloads("tool.call", t);
+  ASSERT_EQ(calls.size(), 5u);
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& c : calls) by_name[c["name"]] = c;
+  EXPECT_EQ(by_name["fail"]["status"], "error");
+  EXPECT_EQ(by_name["fail"]["http_status"], 503);
+  EXPECT_EQ(by_name["hang"]["status"], "error");
+  EXPECT_GE(by_name["hang"]["latency_ms"].get<int64_t>(), 400);
+  EXPECT_LT(by_name["hang"]["latency_ms"].get<int64_t>(), 5000);
+  EXPECT_EQ(by_name["huge"]["status"], "error");
+  EXPECT_LE(by_name["huge"]["result_bytes"].get<int64_t>(), 1 << 20);
+  EXPECT_EQ(by_name["badutf8"]["status"], "ok");
+  EXPECT_EQ(by_name["nope"]["status"], "error");
+  // Stored as the model read them: one result per call, valid UTF-8, errors in words.
+  EXPECT_EQ(num("SELECT count(*) FROM history WHERE role = 'tool'"), 5);
+  std::string results;
+  for (int64_t id = 1; id <= num("SELECT max(id) FROM history"); ++id)
+    results +=
+        str("SELECT text FROM history WHERE role = 'tool' AND id = " + std::to_string(id)) + " | ";
+  EXPECT_TRUE(common::is_valid_utf8(results));
+  EXPECT_NE(results.find("HTTP 503"), std::string::npos) << results;
+  EXPECT_NE(results.find("did not answer within 500 ms"), std::string::npos) << results;
+  EXPECT_NE(results.find("it was not read"), std::string::npos) << results;
+  EXPECT_NE(results.find("no tool named"), std::string::npos) << results;
+}
+
+TEST_F(ToolsE2eTest, TheLoopEndsAtToolMaxStepsWithATextAnswer) {
+  StubServer stub(dir_.path().string());
+  const Env e = tools_env(stub, {{"TOOL_MAX_STEPS", "3"}});
+  const int64_t t = enqueue("c", "forever [[stub:tool-loop:echo]]");
+  drain(e);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  EXPECT_EQ(payloads("tool.call", t).size(), 2u);  // three model calls, the last answers
+  int chat_calls = 0;
+  std::string last_choice;
+  for (const std::string& line : stub.log_lines()) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("path", "").find("/chat/completions") == std::string::npos) continue;
+    ++chat_calls;
+    last_choice = j["body"].value("tool_choice", "");
+  }
+  EXPECT_EQ(chat_calls, 3);
+  EXPECT_EQ(last_choice, "none");
+  // Every call kept a distinct id although the server numbered each reply's calls from 0.
+  EXPECT_EQ(num("SELECT count(DISTINCT tool_call_id) FROM history WHERE role = 'tool'"), 2);
+}
+
+TEST_F(ToolsE2eTest, ALongResultIsStoredCutWithItsHeadAndTail) {
+  StubServer stub(dir_.path().string());
+  const Env e = tools_env(stub, {{"TOOL_RESULT_MAX_TOKENS", "60"}});
+  std::string words;
+  for (int i = 0; i < 400; ++i) words += "word" + std::to_string(i) + " ";
+  const int64_t t = enqueue("c", "long [[stub:tool:echo:{\"q\":\"" + words + "end\"}]]");
+  drain(e);
+  const auto calls = payloads("tool.call", t);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_TRUE(calls[0]["cut"].get<bool>());
+  EXPECT_LE(calls[0]["result_tokens"].get<int64_t>(), 60);
+  const std::string stored = str("SELECT text FROM history WHERE role = 'tool'");
+  EXPECT_NE(stored.find("word0 "), std::string::npos);
+  EXPECT_NE(stored.find("end"), std::string::npos);
+  EXPECT_EQ(stored.find("word200 "), std::string::npos);
+}
+
+TEST_F(ToolsE2eTest, ToolPairsSurviveCompactionsAtASmallBudgetOnAStrictServer) {
+  StubServer stub(dir_.path().string(), 0, {"--rules", "strict"});
+  const Env e = tools_env(stub, {{"MAX_CONTEXT_TOKENS", "1200"}, {"HISTORY_WINDOW", "12"}});
+  for (int i = 0; i < 24; ++i)
+    enqueue("c", "question " + std::to_string(i) +
+                     (i % 2 ? R"( [[stub:tool:echo:{"q":"item )" + std::to_string(i) + R"("}]])"
+                            : std::string(" about the weather")));
+  drain(e);
+  // Every request was accepted: no orphan result, no call without its result, before and after
+  // the compactions.
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 24);
+  int compactions = 0;
+  for (const auto& p : payloads("context.compressed")) compactions += !p["compaction"].is_null();
+  EXPECT_GT(compactions, 0);
+  // Stored units were replayed as tool messages (not only each turn's own steps).
+  int replays = 0;
+  for (const std::string& line : stub.log_lines()) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("path", "").find("/chat/completions") == std::string::npos) continue;
+    const auto& m = j["body"]["messages"];
+    for (size_t i = 0; i + 1 < m.size(); ++i)
+      replays += m[i].value("role", "") == "tool" && m[i + 1].value("role", "") == "assistant" &&
+                 !m[i + 1].contains("tool_calls") && i + 2 < m.size();
+  }
+  EXPECT_GT(replays, 0);
+  // The strict server does refuse what does not alternate: a front end's tool row after a user
+  // message is user text after user text.
+  insert_many("INSERT INTO history(chat_id, role, text) VALUES ($1, $2, $3)",
+              {{"legacy", "user", "look it up"}, {"legacy", "tool", "{\"status\": 1}"}});
+  const int64_t refused = enqueue("legacy", "and?");
+  drain(e);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(refused)), "failed");
+  EXPECT_NE(str("SELECT error FROM tasks WHERE id = " + std::to_string(refused))
+                .find("roles must alternate"),
+            std::string::npos);
+  for (const auto& p : payloads("llm.response"))
+    EXPECT_LE(p["estimated_tokens"].get<int64_t>(), 1200) << p.dump();
+}
+
+TEST_F(ToolsE2eTest, ABadToolsFileStopsTheWorkerAtStartNamingTheEntry) {
+  StubServer stub(dir_.path().string());
+  Env e = env(stub);
+  const std::string path = dir_.file("bad.json");
+  std::ofstream(path) << R"({"tools": [{"name": "ok", "url": "http://127.0.0.1:1/"},
+                                      {"name": "bad name!", "url": "http://127.0.0.1:1/"}]})";
+  e["TOOLS_FILE"] = path;
+  const ProcessResult r = autonous(dir_, {"worker", "--drain"}, e);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("TOOLS_FILE"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tools[1]"), std::string::npos) << r.err;
+  e["TOOLS_FILE"] = dir_.file("missing.json");
+  EXPECT_EQ(autonous(dir_, {"worker", "--drain"}, e).exit_code, 2);
+  // An MCP server is left out with a warning (this version runs HTTP tools only).
+  std::ofstream(path) << R"({"tools": [{"name": "ok", "url": "http://127.0.0.1:1/"}],
+                            "mcp_servers": [{"name": "fs", "command": ["/bin/true"]}]})";
+  e["TOOLS_FILE"] = path;
+  const ProcessResult ok = autonous(dir_, {"worker", "--drain"}, e);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.err.find("MCP server \"fs\" left out"), std::string::npos) << ok.err;
+}
+
+TEST_F(ToolsE2eTest, AWorkerKilledDuringAToolCallAnswersOnceAfterARestart) {
+  hang_ms_ = 20000;
+  StubServer stub(dir_.path().string());
+  const Env e = tools_env(stub, {{"TASK_LEASE_SECONDS", "2"}, {"SHUTDOWN_GRACE_SECONDS", "1"}});
+  const int64_t t = enqueue("c", "slow [[stub:tool:hang]]");
+  {
+    Process worker({autonous_bin(), "worker"}, e, dir_.path().string());
+    // Wait until the tool is being called, then kill -9.
+    for (int i = 0; i < 100; ++i) {
+      bool calling = false;
+      for (const std::string& line : stub.log_lines())
+        calling = calling || line.find("/tool/hang") != std::string::npos;
+      if (calling) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    worker.signal(SIGKILL);
+    worker.wait(std::chrono::seconds(5));
+  }
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "running");
+  EXPECT_EQ(num("SELECT count(*) FROM history"), 0);  // nothing of the turn was stored
+  hang_ms_ = 300;  // the tool times out quickly on the second try
+  const Env again = tools_env(stub, {{"TASK_LEASE_SECONDS", "2"}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // the lease expires
+  drain(again);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  EXPECT_EQ(num("SELECT count(*) FROM history WHERE task_id = " + std::to_string(t) +
+                " AND role = 'assistant' AND tool_calls IS NULL"),
+            1);
+  EXPECT_EQ(num("SELECT count(*) FROM history WHERE role = 'tool'"), 1);
+}
+
+}  // namespace
+}  // namespace autonous::testing
