@@ -111,6 +111,11 @@ bool serve_tool(int fd, const Request& req) {
                                        {"arguments", args.is_discarded() ? json(req.body) : args}}
                                       .dump()));
   }
+  if (name == "headers") {  // a careless server: its 401 quotes the request's headers
+    std::string quoted;
+    for (const auto& [k, v] : req.headers) quoted += k + "=" + v + "; ";
+    return send_all(fd, response(401, json{{"error", "unauthorized: " + quoted}}.dump()));
+  }
   if (name == "fail") return send_all(fd, response(503, "{\"error\":\"tool is down\"}"));
   if (name == "badutf8")
     return send_all(fd,

@@ -7,7 +7,8 @@
 //   (to reach TOOL_MAX_STEPS). When the conversation ends with tool results the reply is
 //   "reply to: <message> (tool NAME said: <result's start>; …)";
 // - POST /tool/echo answers {"tool": "echo", "arguments": <the body>}, /tool/fail 503,
-//   /tool/hang never (until the client gives up), /tool/huge 50 MB, /tool/badutf8 invalid UTF-8;
+//   /tool/headers 401 quoting the request's headers, /tool/hang never (until the client gives up),
+//   /tool/huge 50 MB, /tool/badutf8 invalid UTF-8;
 // - --rules strict: a chat template that wants roles to alternate (llama.cpp's and many Hugging
 //   Face templates in vLLM): after an optional system message user and assistant alternate, an
 //   assistant message's calls are followed by exactly one tool message per call; anything else

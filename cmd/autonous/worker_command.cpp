@@ -21,7 +21,11 @@
 #include "internal/openai/curl_transport.h"
 #include "internal/tokens/counter_factory.h"
 #include "internal/tokens/hf_counter.h"
+#include "internal/tools/mcp_client.h"
+#include "internal/tools/mcp_http.h"
+#include "internal/tools/mcp_stdio.h"
 #include "internal/tools/toolset.h"
+#include "internal/worker/tool_post.h"
 #include "internal/worker/worker.h"
 
 namespace autonous::cmd {
@@ -108,9 +112,32 @@ std::shared_ptr<const tools::Toolset> load_toolset(const config::Config& config)
   } catch (const tools::ToolsFileError& e) {
     throw config::ConfigError("TOOLS_FILE", e.what());
   }
-  for (const tools::McpServer& m : file.mcp_servers)
-    spdlog::warn("TOOLS_FILE: MCP server {:?} left out: this version runs HTTP tools only", m.name);
-  auto toolset = std::make_shared<const tools::Toolset>(std::move(file.tools));
+  // Each MCP server is started (stdio) and asked for its tools; one that fails is left out with
+  // a warning naming it and why: the worker runs with the other tools.
+  std::vector<std::shared_ptr<tools::McpClient>> mcp;
+  for (const tools::McpServer& m : file.mcp_servers) {
+    try {
+      std::unique_ptr<tools::McpChannel> channel;
+      if (m.stdio()) {
+        channel = std::make_unique<tools::McpStdio>(m.name, m.command, m.env);
+      } else {
+        // Its own curl transport: the client's mutex keeps it to one request at a time.
+        auto transport = std::make_shared<openai::CurlTransport>();
+        channel = std::make_unique<tools::McpHttp>(
+            m.name, m.url, m.headers,
+            [transport](const tools::HttpCall& c) { return worker::post_tool(*transport, c); });
+      }
+      auto client = std::make_shared<tools::McpClient>(m.name, std::move(channel));
+      client->start();
+      spdlog::info("MCP server {:?} started tools={}", m.name, client->tools().size());
+      mcp.push_back(std::move(client));
+    } catch (const tools::McpError& e) {
+      spdlog::warn("TOOLS_FILE: MCP server {:?} left out: {}", m.name, e.what());
+    }
+  }
+  auto toolset = std::make_shared<const tools::Toolset>(
+      std::move(file.tools), std::move(mcp),
+      [](const std::string& why) { spdlog::warn("TOOLS_FILE: {}", why); });
   spdlog::info("tools offered count={} names={:?} max_steps={}", toolset->names().size(),
                fmt::format("{}", fmt::join(toolset->names(), ",")), config.tool_max_steps);
   return toolset;
@@ -122,6 +149,9 @@ int run_worker(const config::Config& config, bool drain) {
   spdlog::info("context budget tokens={} source=\"{}\" strategy={}", settings.budget.tokens,
                settings.budget.source, engine::to_string(settings.context.policy.strategy));
   warn_if_window_unknown(config);
+  // A tool's child process that exits must not kill the worker when it writes to its stdin.
+  std::signal(SIGPIPE, SIG_IGN);
+  const openai::CurlGlobal curl;  // before the MCP servers over HTTP are asked for their tools
   std::shared_ptr<const tools::Toolset> toolset = load_toolset(config);
   // Migrate once, before anything else opens a connection. (A migration runs before the
   // operator surface is up; a signal still stops it at once: it is not blocked yet.)
@@ -144,7 +174,6 @@ int run_worker(const config::Config& config, bool drain) {
   // them themselves); before, the default action stops a long catch-up at once.
   const sigset_t signals = block_stop_signals();
 
-  const openai::CurlGlobal curl;
   const common::SystemClock clock;
   worker::WorkerDeps deps;
   deps.make_transport = [] { return std::make_unique<openai::CurlTransport>(); };

@@ -46,7 +46,8 @@ size_t start_on_user(std::span<const common::Message> messages, size_t first, si
   const size_t forward = user_start(messages, first);
   if (forward <= most) return forward;
   for (size_t back = first; back-- > 0;)
-    if (messages[back].role == common::Role::kUser) return back;
+    if (messages[back].role == common::Role::kUser && messages[back].tool_call_id.empty())
+      return back;
   return forward;
 }
 

@@ -65,16 +65,17 @@ void pair_tool_units(std::vector<common::Message>& messages) {
     }
     if (m.tool_calls.empty()) continue;
     const Calls calls = read_calls(m.tool_calls);
-    size_t end = i + 1;
-    while (end < messages.size() && messages[end].role == Role::kTool) ++end;
     const std::set<std::string> wanted(calls.ids.begin(), calls.ids.end());
+    // The unit's results: the tool messages right after it that each answer one of its calls
+    // not answered yet; the first that does not ends the run (a front end's row, a repeat).
     std::set<std::string> answered;
-    bool valid = !calls.ids.empty() && wanted.size() == calls.ids.size();
-    for (size_t j = i + 1; j < end && valid; ++j) {
-      const std::string& id = messages[j].tool_call_id;
-      valid = wanted.count(id) == 1 && answered.insert(id).second;
-    }
-    valid = valid && answered.size() == wanted.size();
+    size_t end = i + 1;
+    while (end < messages.size() && messages[end].role == Role::kTool &&
+           wanted.count(messages[end].tool_call_id) == 1 &&
+           answered.insert(messages[end].tool_call_id).second)
+      ++end;
+    const bool valid =
+        !calls.ids.empty() && wanted.size() == calls.ids.size() && answered.size() == wanted.size();
     if (valid) {
       i = end - 1;  // the unit stays whole
       continue;

@@ -19,7 +19,22 @@ std::string head(std::string_view body, size_t n) {
   return as_text(body.substr(0, n)) + (body.size() > n ? "…" : "");
 }
 
+void replace_all(std::string& text, const std::string& secret) {
+  if (secret.size() < 4) return;
+  for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at))
+    text.replace(at, secret.size(), "[redacted]");
+}
+
 }  // namespace
+
+std::string redact_headers(std::string text, const Headers& headers) {
+  for (const auto& [name, value] : headers) {
+    replace_all(text, value);
+    for (const std::string scheme : {"Bearer ", "Basic ", "bearer ", "basic "})
+      if (value.rfind(scheme, 0) == 0) replace_all(text, value.substr(scheme.size()));
+  }
+  return text;
+}
 
 ToolOutcome call_http_tool(const HttpTool& tool, std::string_view arguments, const HttpPost& post,
                            size_t max_body_bytes, const std::function<bool()>& keep_going) {

@@ -31,6 +31,13 @@ struct HttpCall {
 struct HttpAnswer {
   long status = 0;
   std::string body;
+  Headers headers;  // names lower-cased
+  // The value of header `name` (lower-case), "" when absent.
+  std::string header(std::string_view name) const {
+    for (const auto& [k, v] : headers)
+      if (k == name) return v;
+    return "";
+  }
 };
 
 // No answer came. `kind`: why, for the result's text and the event.
@@ -58,6 +65,10 @@ struct ToolOutcome {
 
 // A 2xx body of this many bytes or more is a result too large to read.
 inline constexpr size_t kDefaultToolResultBytes = 1u << 20;
+
+// `text` with every value of `headers` (and the credential after "Bearer " or "Basic ")
+// replaced by "[redacted]": a tool's answer may echo its request. Values under 4 bytes are left.
+std::string redact_headers(std::string text, const Headers& headers);
 
 ToolOutcome call_http_tool(const HttpTool& tool, std::string_view arguments, const HttpPost& post,
                            size_t max_body_bytes, const std::function<bool()>& keep_going);

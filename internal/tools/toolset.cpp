@@ -1,30 +1,105 @@
 #include "internal/tools/toolset.h"
 
+#include <set>
+
 #include <nlohmann/json.hpp>
+
+#include "internal/tools/mcp_client.h"
 
 namespace autonous::tools {
 
-Toolset::Toolset(std::vector<HttpTool> http) : http_(std::move(http)) {
-  if (http_.empty()) return;
-  nlohmann::json tools = nlohmann::json::array();
-  for (const HttpTool& t : http_) {
-    nlohmann::json f = {{"name", t.name}};
-    if (!t.description.empty()) f["description"] = t.description;
-    f["parameters"] = nlohmann::json::parse(t.parameters);  // checked by parse_tools_file
-    tools.push_back({{"type", "function"}, {"function", std::move(f)}});
-  }
-  offered_ = tools.dump();
+Toolset::Toolset(std::vector<HttpTool> http, std::vector<std::shared_ptr<McpClient>> mcp, Warn warn)
+    : http_(std::move(http)), mcp_(std::move(mcp)), warn_(std::move(warn)) {
+  const std::lock_guard lock(mu_);
+  rebuild();
 }
 
-const HttpTool* Toolset::find(std::string_view name) const {
-  for (const HttpTool& t : http_)
-    if (t.name == name) return &t;
-  return nullptr;
+Toolset::~Toolset() = default;
+
+void Toolset::rebuild() const {
+  tools_.clear();
+  std::set<std::string> seen;
+  for (const HttpTool& t : http_) {
+    seen.insert(t.name);
+    tools_.push_back({t.name, t.description, t.parameters, &t, nullptr, t.timeout});
+  }
+  for (const auto& client : mcp_) {
+    std::vector<McpTool> listed;
+    try {
+      listed = client->tools();
+    } catch (const McpError& e) {
+      if (warn_) warn_(std::string("MCP server ") + client->server() + ": " + e.what());
+      continue;
+    }
+    for (McpTool& t : listed) {
+      if (!valid_tool_name(t.name)) {
+        if (warn_)
+          warn_("MCP server " + client->server() + ": tool \"" + t.name +
+                "\" left out: the wire takes 1 to 64 of A-Z a-z 0-9 _ -");
+        continue;
+      }
+      if (!seen.insert(t.name).second) {
+        if (warn_)
+          warn_("MCP server " + client->server() + ": tool \"" + t.name +
+                "\" left out: an earlier tool has that name");
+        continue;
+      }
+      tools_.push_back(
+          {t.name, t.description, t.input_schema, nullptr, client.get(), kDefaultToolTimeout});
+    }
+  }
+  offered_.clear();
+  if (tools_.empty()) return;
+  nlohmann::json tools = nlohmann::json::array();
+  for (const OfferedTool& t : tools_) {
+    nlohmann::json f = {{"name", t.name}};
+    if (!t.description.empty()) f["description"] = t.description;
+    f["parameters"] = nlohmann::json::parse(t.parameters, nullptr, false);
+    if (f["parameters"].is_discarded()) f["parameters"] = {{"type", "object"}};
+    tools.push_back({{"type", "function"}, {"function", std::move(f)}});
+  }
+  offered_ = tools.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void Toolset::refresh() const {
+  for (const auto& client : mcp_)
+    if (client->list_changed()) {
+      rebuild();
+      return;
+    }
+}
+
+bool Toolset::empty() const {
+  const std::lock_guard lock(mu_);
+  refresh();
+  return tools_.empty();
+}
+
+std::string Toolset::offered() const {
+  const std::lock_guard lock(mu_);
+  refresh();
+  return offered_;
+}
+
+std::optional<OfferedTool> Toolset::find(std::string_view name) const {
+  const std::lock_guard lock(mu_);
+  for (const OfferedTool& t : tools_)
+    if (t.name == name) return t;
+  return std::nullopt;
 }
 
 std::vector<std::string> Toolset::names() const {
+  const std::lock_guard lock(mu_);
   std::vector<std::string> out;
-  for (const HttpTool& t : http_) out.push_back(t.name);
+  for (const OfferedTool& t : tools_) out.push_back(t.name);
+  return out;
+}
+
+std::vector<std::string> Toolset::sources() const {
+  const std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const OfferedTool& t : tools_)
+    out.push_back(t.http != nullptr ? "http" : "mcp:" + t.mcp->server());
   return out;
 }
 

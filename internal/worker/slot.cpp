@@ -11,6 +11,7 @@
 #include "internal/openai/errors.h"
 #include "internal/openai/http_transport.h"
 #include "internal/tools/http_tool.h"
+#include "internal/worker/tool_post.h"
 #include "internal/worker/turn_events.h"
 #include "internal/worker/worker.h"
 
@@ -20,29 +21,6 @@ using std::chrono::milliseconds;
 using Kind = TurnOutcome::Kind;
 
 namespace {
-
-// An HTTP tool's POST through the slot's transport (curl lives in internal/openai).
-tools::HttpAnswer post_tool(openai::HttpTransport& transport, const tools::HttpCall& c) {
-  openai::HttpRequest req;
-  req.url = c.url;
-  req.headers = c.headers;
-  req.body = c.body;
-  req.timeout = c.timeout;
-  req.max_body_bytes = c.max_body_bytes;
-  req.keep_going = c.keep_going;
-  using Kind = tools::HttpCallError::Kind;
-  try {
-    openai::HttpResponse r = transport.post(req);
-    return {r.status, std::move(r.body)};
-  } catch (const openai::TransportError& e) {
-    throw tools::HttpCallError(e.aborted()     ? Kind::kAborted
-                               : e.timed_out() ? Kind::kTimeout
-                                               : Kind::kFailed,
-                               e.what());
-  } catch (const openai::ResponseTooLargeError& e) {
-    throw tools::HttpCallError(Kind::kTooLarge, e.what());
-  }
-}
 
 // The embeddings' own client when they have their own endpoint and key (EMBEDDING_BASE_URL).
 std::unique_ptr<openai::Client> embedding_client(const config::Config& config,

@@ -201,7 +201,10 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
 
 openai::CallOptions Turn::call_options(const std::string& chat_id) const {
   openai::CallOptions call;
-  if (parts_.toolset != nullptr && !parts_.toolset->empty()) call.tools = parts_.toolset->offered();
+  if (parts_.toolset != nullptr && !parts_.toolset->empty()) {
+    call.tools = parts_.toolset->offered();
+    if (parts_.config.tool_max_steps <= 1) call.tool_choice = "none";  // one call: text
+  }
   const std::string& mode = parts_.config.prompt_cache_key;
   const bool openai = parts_.config.openai_base_url.find("://api.openai.com") != std::string::npos;
   if (mode == "on" || (mode == "auto" && openai))
@@ -280,6 +283,11 @@ int64_t Turn::budget_tokens() const {
   }
 }
 
+int64_t Turn::declared_tokens() const {
+  if (parts_.toolset == nullptr || parts_.toolset->empty()) return 0;
+  return parts_.counter.count_text(parts_.toolset->offered());
+}
+
 bool Turn::probing() const {
   return parts_.calibrate && parts_.probe != nullptr && !window_known();
 }
@@ -341,15 +349,20 @@ void Turn::answered(const queue::Task& task, TurnOutcome& o) {
       // The scale applies to the messages' text alone: the framing (the same on both sides,
       // counted by the family's template) is left out of the ratio.
       const engine::BuiltContext& sent = o.contexts.back().built;
+      // The tools' declarations the server counted are left out of its count (the estimate
+      // has none of them).
       const int64_t framing =
           parts_.counter.per_request() +
           parts_.counter.per_message() * static_cast<int64_t>(sent.messages.size());
+      const int64_t declared = declared_tokens();
       // A count under the cached part (a server that reports only the uncached one) is not the
       // prompt's.
       const bool plausible =
-          !r.usage->cached_tokens || *r.usage->cached_tokens <= r.usage->prompt_tokens;
-      const bool teaches = estimated - framing >= engine::kCalibrationMinTokens &&
-                           r.usage->prompt_tokens > framing && plausible;
+          (!r.usage->cached_tokens || *r.usage->cached_tokens <= r.usage->prompt_tokens) &&
+          r.usage->prompt_tokens > declared;
+      const int64_t counted = r.usage->prompt_tokens - declared;
+      const bool teaches =
+          estimated - framing >= engine::kCalibrationMinTokens && counted > framing && plausible;
       // Whether the server took the prompt whole (window_probe.h). Without a probe (a Turn
       // built without one, as in unit tests), a model of known window (a preset or
       // CONTEXT_WINDOW) is believed and one of unknown window is calibrated upward only.
@@ -359,19 +372,19 @@ void Turn::answered(const queue::Task& task, TurnOutcome& o) {
         verdict = parts_.probe->observe(
             probe_key(parts_), task.chat_id,
             static_cast<int64_t>(static_cast<double>(estimated - framing) / used),
-            r.usage->prompt_tokens - framing, window_known());
+            counted - framing, window_known());
       }
       // A lower count lowers the scale only when it can be trusted: not from a reply that looks
       // cut (a server that truncates silently reports its window, whatever was sent, and a
       // lowered scale would send more each turn).
       const bool lower = !o.truncated && verdict.whole;
-      const bool higher = static_cast<double>(r.usage->prompt_tokens - framing) *
-                              (1.0 + engine::kCalibrationMargin) >
-                          static_cast<double>(estimated - framing);
+      const bool higher =
+          static_cast<double>(counted - framing) * (1.0 + engine::kCalibrationMargin) >
+          static_cast<double>(estimated - framing);
       if (teaches && (higher || lower))
-        o.calibration_after = parts_.engine.calibrate(
-            parts_.config.openai_base_url, parts_.client.model(), parts_.counter.scale(),
-            estimated - framing, r.usage->prompt_tokens - framing);
+        o.calibration_after =
+            parts_.engine.calibrate(parts_.config.openai_base_url, parts_.client.model(),
+                                    parts_.counter.scale(), estimated - framing, counted - framing);
       if (verdict.window) learn_silent_window(o, estimated - framing, *verdict.window);
     } catch (const std::exception& e) {
       spdlog::warn("storing the calibration failed; the answer is kept: {}", e.what());

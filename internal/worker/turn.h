@@ -66,6 +66,16 @@ struct TurnParts {
 // A result is stored cut to TOOL_RESULT_MAX_TOKENS, or when 0 to a quarter of the prompt budget
 // and at most this (Codex's cap on a stored tool output).
 inline constexpr int64_t kMaxToolResultTokens = 10'000;
+// A result is never cut below this (the room the budget leaves may be less).
+inline constexpr int64_t kMinToolResultTokens = 64;
+// Calls past this in one reply are not run (their result says so).
+inline constexpr size_t kMaxToolCallsPerReply = 16;
+// A task's tool calls stop being run once they took this long together.
+inline constexpr std::chrono::milliseconds kMaxToolTimePerTask{300'000};
+// Arguments over this are not sent (the call's result says so; stored as {}).
+inline constexpr size_t kMaxToolArgumentBytes = 64u << 10;
+// A call id is kept when it is 1 to this many of A-Z a-z 0-9 _ - . : (else made up).
+inline constexpr size_t kMaxToolCallIdBytes = 64;
 // What an older result in the same turn is sent as when the steps outgrow the budget.
 inline constexpr std::string_view kClearedResult = "[result cleared to fit the prompt budget]";
 
@@ -136,6 +146,8 @@ class Turn {
   bool window_known() const;
   // The worker's prompt budget (engine tokens); 0 when it cannot be resolved.
   int64_t budget_tokens() const;
+  // What the tools' declarations cost in every request (0 without tools).
+  int64_t declared_tokens() const;
   // Whether the probe caps this model's prompts: calibrating, a probe, the window unknown.
   bool probing() const;
   // A silent window seen by the probe (the count `plateau` it keeps the server at): learned as

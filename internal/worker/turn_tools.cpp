@@ -1,5 +1,6 @@
 // Turn's tool loop (#29): the model's calls run, their results appended, the model called again.
 #include <algorithm>
+#include <cctype>
 #include <random>
 #include <set>
 
@@ -11,6 +12,7 @@
 #include "internal/openai/errors.h"
 #include "internal/tokens/scaled_counter.h"
 #include "internal/tokens/truncate.h"
+#include "internal/tools/mcp_client.h"
 #include "internal/tools/toolset.h"
 #include "internal/worker/turn.h"
 
@@ -26,28 +28,50 @@ int64_t Turn::result_cap(const engine::BuiltContext& built) const {
 
 namespace {
 
-// Makes the calls' ids unique within the task: servers that number their calls per reply
-// ("call_0" each time) would otherwise answer two calls with one id, which no replay could pair
-// (and history stores a call's result once per task). A repeated id becomes "call_" and 9
-// random letters and digits, in the call and in the JSON stored with it.
-void unique_ids(openai::ChatResult& asked, std::set<std::string>& used) {
+bool wire_id(const std::string& id) {
+  if (id.empty() || id.size() > kMaxToolCallIdBytes) return false;
+  for (const unsigned char c : id)
+    if (!(std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == ':')) return false;
+  return true;
+}
+
+void strip_nul(nlohmann::json& j) {
+  if (j.is_string()) {
+    std::string& s = j.get_ref<std::string&>();
+    s.erase(std::remove(s.begin(), s.end(), '\0'), s.end());
+  } else if (j.is_array() || j.is_object()) {
+    for (auto& x : j) strip_nul(x);
+  }
+}
+
+// Makes the calls storable and replayable whatever the server sent: an id that repeats one of
+// the task's (servers that number each reply's calls from 0), is empty, long or not plain
+// ASCII becomes "call_" and 9 random letters and digits; NUL is removed from every field (a
+// JSON column refuses it); arguments that are not a JSON object, or are over
+// kMaxToolArgumentBytes, are stored as {} (the call is not run: its result says why), as
+// servers parse every replayed call's arguments. The calls' JSON follows.
+void sanitize_calls(openai::ChatResult& asked, std::set<std::string>& used) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   static constexpr std::string_view kAlnum =
       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   nlohmann::json calls = nlohmann::json::parse(asked.tool_calls_json, nullptr, false);
-  bool changed = false;
+  if (!calls.is_array() || calls.size() != asked.tool_calls.size()) calls = nullptr;
+  if (calls.is_array()) strip_nul(calls);
   for (size_t i = 0; i < asked.tool_calls.size(); ++i) {
-    std::string& id = asked.tool_calls[i].id;
-    while (!used.insert(id).second) {
-      id = "call_";
-      for (int k = 0; k < 9; ++k) id += kAlnum[rng() % kAlnum.size()];
-      if (calls.is_array() && i < calls.size() && calls[i].is_object()) {
-        calls[i]["id"] = id;
-        changed = true;
-      }
+    openai::ToolCall& c = asked.tool_calls[i];
+    while (!wire_id(c.id) || !used.insert(c.id).second) {
+      c.id = "call_";
+      for (int k = 0; k < 9; ++k) c.id += kAlnum[rng() % kAlnum.size()];
     }
+    const nlohmann::json args = nlohmann::json::parse(c.arguments, nullptr, false);
+    const bool usable = args.is_object() && c.arguments.size() <= kMaxToolArgumentBytes;
+    if (!calls.is_array() || !calls[i].is_object()) continue;
+    calls[i]["id"] = c.id;
+    if (!usable && calls[i].contains("function") && calls[i]["function"].is_object())
+      calls[i]["function"]["arguments"] = "{}";
   }
-  if (changed) asked.tool_calls_json = calls.dump();
+  if (calls.is_array())
+    asked.tool_calls_json = calls.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -57,22 +81,49 @@ ToolRun Turn::run_tool(const openai::ToolCall& call, const std::function<bool()>
   ToolRun run;
   run.id = call.id;
   run.name = call.name;
-  const tools::HttpTool* tool =
-      parts_.toolset != nullptr ? parts_.toolset->find(call.name) : nullptr;
-  if (tool == nullptr || !parts_.tool_post) {
+  const std::optional<tools::OfferedTool> tool =
+      parts_.toolset != nullptr ? parts_.toolset->find(call.name) : std::nullopt;
+  if (!tool || (tool->http != nullptr && !parts_.tool_post)) {
     run.error = "no tool named " + call.name;
     result.content = "error: there is no tool named \"" + call.name + "\"";
     return run;
   }
-  const tools::ToolOutcome out =
-      tools::call_http_tool(*tool, call.arguments, parts_.tool_post,
-                            static_cast<size_t>(parts_.config.tool_result_max_bytes), keep_going);
+  if (call.arguments.size() > kMaxToolArgumentBytes) {
+    run.error = "arguments over " + std::to_string(kMaxToolArgumentBytes) + " bytes";
+    result.content = "error: the arguments are over " + std::to_string(kMaxToolArgumentBytes) +
+                     " bytes; the tool was not called";
+    return run;
+  }
+  tools::ToolOutcome out;
+  if (tool->http != nullptr) {
+    out =
+        tools::call_http_tool(*tool->http, call.arguments, parts_.tool_post,
+                              static_cast<size_t>(parts_.config.tool_result_max_bytes), keep_going);
+  } else {
+    run.source = "mcp";
+    out = tool->mcp->call(call.name, call.arguments, tool->timeout, keep_going);
+  }
   if (out.aborted) throw openai::aborted_error("aborted during tool " + call.name);
+  if (out.content.size() > static_cast<size_t>(parts_.config.tool_result_max_bytes)) {
+    out.ok = false;
+    out.bytes = static_cast<int64_t>(out.content.size());
+    out.content = "error: the tool's answer is over " +
+                  std::to_string(parts_.config.tool_result_max_bytes) + " bytes; it was not read";
+  }
+  // A tool's answer may echo its request's secrets (a 401 body quoting Authorization): the
+  // declared header values never reach the prompt, history or an event.
+  if (tool->http != nullptr) out.content = tools::redact_headers(out.content, tool->http->headers);
   run.ok = out.ok;
   run.http_status = out.status;
   run.latency = out.latency;
   run.result_bytes = out.bytes;
-  if (!out.ok) run.error = out.content;
+  if (!out.ok) {
+    // The event says what went wrong, never the tool's body (the result carries that).
+    static constexpr std::string_view kAnswered = "error: the tool answered HTTP ";
+    run.error = out.content.rfind(kAnswered, 0) == 0
+                    ? out.content.substr(0, out.content.find(':', kAnswered.size()))
+                    : out.content.substr(0, 200);
+  }
   result.content = out.content;
   return run;
 }
@@ -83,9 +134,16 @@ void Turn::run_tools(const queue::Task& task, const std::function<bool()>& keep_
   const int64_t cap = result_cap(built);
   int64_t calls = 1;  // model calls so far in this task
   std::set<std::string> used_ids;
+  std::chrono::milliseconds spent{0};  // in tools, this task
   while (!o.result->tool_calls.empty()) {
     if (calls >= parts_.config.tool_max_steps) {
-      // The last allowed call was told to answer in text and still called tools.
+      // The last allowed call was told to answer in text and still called tools: its text is
+      // the answer, the calls are dropped; without text the task fails.
+      if (!o.result->content.empty()) {
+        o.result->tool_calls.clear();
+        o.result->tool_calls_json.clear();
+        break;
+      }
       o.kind = Kind::kFailed;
       o.error = "the model still called tools after TOOL_MAX_STEPS=" +
                 std::to_string(parts_.config.tool_max_steps) + " model calls";
@@ -97,19 +155,38 @@ void Turn::run_tools(const queue::Task& task, const std::function<bool()>& keep_
     const size_t step = o.tool_replies.size();
     o.tool_replies.push_back(*o.result);
     openai::ChatResult& asked = o.tool_replies.back();
-    unique_ids(asked, used_ids);
+    sanitize_calls(asked, used_ids);
     common::Message call{common::Role::kAssistant, asked.content};
     call.tool_calls = asked.tool_calls_json;
     o.steps.push_back(std::move(call));
-    for (const openai::ToolCall& c : asked.tool_calls) {
+    for (size_t k = 0; k < asked.tool_calls.size(); ++k) {
+      const openai::ToolCall& c = asked.tool_calls[k];
       common::Message result{common::Role::kTool, ""};
       result.tool_call_id = c.id;
-      ToolRun run = run_tool(c, keep_going, result);
+      ToolRun run;
+      if (k >= kMaxToolCallsPerReply || spent >= kMaxToolTimePerTask) {
+        run.id = c.id;
+        run.name = c.name;
+        run.error = k >= kMaxToolCallsPerReply ? "too many calls in one reply"
+                                               : "the task's time for tools is spent";
+        result.content = "error: not run: " + run.error;
+      } else {
+        run = run_tool(c, keep_going, result);
+      }
+      spent += run.latency;
       run.step = step;
-      // Stored and sent cut to the cap, head and tail kept, a marker between.
+      // Stored and sent cut, head and tail kept, a marker between: to the cap, and to a share
+      // of the room the budget has left for this reply's results, so that the newest results
+      // reach the model.
+      int64_t used = parts_.counter.count_prompt(built.messages);
+      for (const common::Message& m : o.steps) used += parts_.counter.count_message(m);
+      const auto left = static_cast<int64_t>(asked.tool_calls.size() - k);
+      const int64_t room = (built.figures.budget_tokens - used) / left;
+      const int64_t limit = std::min(cap, std::max(room, kMinToolResultTokens));
       const int64_t tokens = parts_.counter.count_text(result.content);
-      if (tokens > cap) {
-        result.content = tokens::cut_middle_to_tokens(result.content, cap, tokens, parts_.counter);
+      if (tokens > limit) {
+        result.content =
+            tokens::cut_middle_to_tokens(result.content, limit, tokens, parts_.counter);
         run.cut = true;
       }
       run.result_tokens = parts_.counter.count_text(result.content);
@@ -117,13 +194,15 @@ void Turn::run_tools(const queue::Task& task, const std::function<bool()>& keep_
       o.tool_runs.push_back(std::move(run));
       if (!keep_going()) throw openai::aborted_error("aborted between tool calls");
     }
-    // The next request: the built prompt, then the steps; while over the budget the oldest
-    // results are sent cleared (the calls stay, so every call keeps its result).
+    // The next request: the built prompt, then the steps; while over the budget the results of
+    // earlier steps are sent cleared, oldest first (the calls stay, so every call keeps its
+    // result); this step's results are never cleared.
     std::vector<common::Message> messages = built.messages;
     const size_t first_step = messages.size();
     messages.insert(messages.end(), o.steps.begin(), o.steps.end());
+    const size_t this_step = messages.size() - 1 - asked.tool_calls.size();
     int64_t tokens = parts_.counter.count_prompt(messages);
-    for (size_t i = first_step; i < messages.size() && tokens > built.figures.budget_tokens; ++i) {
+    for (size_t i = first_step; i < this_step && tokens > built.figures.budget_tokens; ++i) {
       if (messages[i].role != common::Role::kTool) continue;
       const int64_t before = parts_.counter.count_message(messages[i]);
       messages[i].content = std::string(kClearedResult);

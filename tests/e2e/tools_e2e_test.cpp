@@ -29,6 +29,9 @@ class ToolsE2eTest : public E2eTest {
            {"url", base + "echo"},
            {"headers", {{"Authorization", "Bearer tool-secret-123"}}}},
           {{"name", "fail"}, {"url", base + "fail"}},
+          {{"name", "whoami"},
+           {"url", base + "headers"},
+           {"headers", {{"Authorization", "Bearer tool-secret-123"}, {"X-Api-Key", "key-456789"}}}},
           {{"name", "hang"}, {"url", base + "hang"}, {"timeout_ms", hang_ms_}},
           {{"name", "huge"}, {"url", base + "huge"}},
           {{"name", "badutf8"}, {"url", base + "badutf8"}}}}};
@@ -125,6 +128,59 @@ TEST_F(ToolsE2eTest, AFailingHangingHugeOrUnknownToolIsAResultTheModelReadsNotAF
   EXPECT_NE(results.find("did not answer within 500 ms"), std::string::npos) << results;
   EXPECT_NE(results.find("it was not read"), std::string::npos) << results;
   EXPECT_NE(results.find("no tool named"), std::string::npos) << results;
+}
+
+TEST_F(ToolsE2eTest, AToolThatEchoesItsHeadersNeverLeaksThem) {
+  StubServer stub(dir_.path().string());
+  const Env e = tools_env(stub);
+  const int64_t t = enqueue("c", "who am I [[stub:tool:whoami]]");
+  drain(e);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  const std::string result = str("SELECT text FROM history WHERE role = 'tool'");
+  EXPECT_NE(result.find("[redacted]"), std::string::npos) << result;  // the server did quote
+  for (const std::string& where :
+       {result, str("SELECT reply FROM tasks WHERE id = " + std::to_string(t))}) {
+    EXPECT_EQ(where.find("tool-secret-123"), std::string::npos) << where;
+    EXPECT_EQ(where.find("key-456789"), std::string::npos) << where;
+  }
+  for (const auto& ev : events()) {
+    EXPECT_EQ(ev.dump().find("tool-secret-123"), std::string::npos) << ev.dump();
+    EXPECT_EQ(ev.dump().find("key-456789"), std::string::npos) << ev.dump();
+  }
+  const auto calls = payloads("tool.call", t);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0]["error"], "error: the tool answered HTTP 401");  // no body in the event
+}
+
+TEST_F(ToolsE2eTest, TheNewestResultReachesTheModelWhenTheBudgetIsTight) {
+  // History near the budget, then a result larger than the room left: it is cut to the room,
+  // never replaced by the cleared marker (the review's case).
+  StubServer stub(dir_.path().string());
+  const Env e = tools_env(stub, {{"MAX_CONTEXT_TOKENS", "2000"}});
+  for (int i = 0; i < 8; ++i) enqueue("c", "filler " + std::to_string(i) + std::string(600, 'f'));
+  std::string words;
+  for (int i = 0; i < 600; ++i) words += "w" + std::to_string(i) + " ";
+  const int64_t t = enqueue("c", "big [[stub:tool:echo:{\"q\":\"" + words + "\"}]]");
+  drain(e);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  const nlohmann::json last = nlohmann::json::parse(stub.log_lines().back());
+  const auto& messages = last["body"]["messages"];
+  ASSERT_EQ(messages.back()["role"], "tool") << last.dump().substr(0, 2000);
+  EXPECT_EQ(messages.back()["content"].get<std::string>().find("result cleared"),
+            std::string::npos);
+  EXPECT_NE(messages.back()["content"].get<std::string>().find("w0 "), std::string::npos);
+  EXPECT_TRUE(payloads("tool.call", t)[0]["cut"].get<bool>());
+}
+
+TEST_F(ToolsE2eTest, OneStepMeansTheModelAnswersInText) {
+  StubServer stub(dir_.path().string());
+  const Env e = tools_env(stub, {{"TOOL_MAX_STEPS", "1"}});
+  const int64_t t = enqueue("c", "[[stub:tool:echo]] please");
+  drain(e);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  EXPECT_TRUE(payloads("tool.call", t).empty());
+  const nlohmann::json last = nlohmann::json::parse(stub.log_lines().back());
+  EXPECT_EQ(last["body"]["tool_choice"], "none");
 }
 
 TEST_F(ToolsE2eTest, TheLoopEndsAtToolMaxStepsWithATextAnswer) {

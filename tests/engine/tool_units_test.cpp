@@ -84,6 +84,22 @@ TEST(ToolUnitsTest, ABrokenUnitLosesItsCallsAndItsResultsBecomeText) {
   EXPECT_TRUE(h[1].tool_calls.empty());
 }
 
+TEST(ToolUnitsTest, AFrontEndsRowAfterAWholeUnitEndsItsRunAndTheUnitStays) {
+  // The review's case: the unit stays whole; only the front end's row becomes text.
+  std::vector<Message> h = {{Role::kUser, "q", 1},
+                            call("", kTwoCalls, 2),
+                            result("x", "a", 3),
+                            result("y", "b", 4),
+                            {Role::kTool, "a front end's row", 5},
+                            {Role::kAssistant, "done", 6}};
+  pair_tool_units(h);
+  EXPECT_FALSE(h[1].tool_calls.empty());
+  EXPECT_EQ(h[2].role, Role::kTool);
+  EXPECT_EQ(h[3].role, Role::kTool);
+  EXPECT_EQ(h[4].role, Role::kUser);
+  EXPECT_EQ(h[4].content, std::string(kToolOutputHeader) + "a front end's row");
+}
+
 TEST(ToolUnitsTest, CallsOnAMessageThatIsNotTheAssistantsAreDropped) {
   std::vector<Message> h = {{Role::kUser, "q", 1}};
   h[0].tool_calls = kTwoCalls;

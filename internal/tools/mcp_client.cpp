@@ -1,0 +1,178 @@
+#include "internal/tools/mcp_client.h"
+
+#include <nlohmann/json.hpp>
+
+#include "internal/common/utf8.h"
+
+namespace autonous::tools {
+namespace {
+
+using nlohmann::json;
+
+std::string as_text(const std::string& s) {
+  std::string out = common::sanitize_utf8(s);
+  for (char& c : out)
+    if (c == '\0') c = ' ';
+  return out;
+}
+
+// A tools/call result's content as text: text parts as they are, other parts named.
+std::string content_text(const json& result) {
+  std::string out;
+  if (result.contains("content") && result["content"].is_array()) {
+    for (const auto& part : result["content"]) {
+      if (!part.is_object()) continue;
+      const std::string type = part.value("type", "");
+      std::string piece;
+      if (type == "text" && part.contains("text") && part["text"].is_string())
+        piece = part["text"].get<std::string>();
+      else if (type == "resource" && part.contains("resource") && part["resource"].is_object() &&
+               part["resource"].contains("text") && part["resource"]["text"].is_string())
+        piece = part["resource"]["text"].get<std::string>();
+      else if (type == "resource_link")
+        piece = "[resource " + part.value("uri", std::string("?")) + "]";
+      else
+        piece = "[" + (type.empty() ? std::string("content") : type) + " not shown]";
+      out += (out.empty() ? "" : "\n") + piece;
+    }
+  }
+  if (out.empty() && result.contains("structuredContent"))
+    out = result["structuredContent"].dump(-1, ' ', false, json::error_handler_t::replace);
+  return as_text(out);
+}
+
+}  // namespace
+
+McpClient::McpClient(std::string server, std::unique_ptr<McpChannel> channel)
+    : server_(std::move(server)), channel_(std::move(channel)) {}
+
+McpClient::~McpClient() = default;
+
+void McpClient::on_message(const json& m) {
+  if (!m.is_object()) return;
+  if (m.value("method", "") == "notifications/tools/list_changed") changed_ = true;
+  // A request of the server's (it has an id and a method): this client offers none.
+  if (m.contains("method") && m.contains("id"))
+    channel_->send({{"jsonrpc", "2.0"},
+                    {"id", m["id"]},
+                    {"error", {{"code", -32601}, {"message", "method not found"}}}});
+}
+
+json McpClient::request(const std::string& method, json params, std::chrono::milliseconds timeout,
+                        const std::function<bool()>& keep_going) {
+  json req = {{"jsonrpc", "2.0"}, {"id", next_id_++}, {"method", method}};
+  if (!params.is_null()) req["params"] = std::move(params);
+  const json answer =
+      channel_->exchange(req, timeout, keep_going, [this](const json& m) { on_message(m); });
+  if (!answer.is_object()) throw McpError(server_ + ": " + method + ": no answer");
+  if (answer.contains("error")) {
+    const json& e = answer["error"];
+    const std::string message = e.is_object() ? e.value("message", e.dump()) : e.dump();
+    throw McpError(server_ + ": " + method + ": " + as_text(message));
+  }
+  if (!answer.contains("result") || !answer["result"].is_object())
+    throw McpError(server_ + ": " + method + ": an answer without a result");
+  return answer["result"];
+}
+
+void McpClient::start(std::chrono::milliseconds timeout) {
+  const std::lock_guard lock(mu_);
+  initialize(timeout);
+}
+
+void McpClient::initialize(std::chrono::milliseconds timeout) {
+  const json result = request("initialize",
+                              {{"protocolVersion", kMcpProtocolVersion},
+                               {"capabilities", json::object()},
+                               {"clientInfo", {{"name", "autonous"}, {"version", "1"}}}},
+                              timeout, {});
+  if (!result.contains("capabilities") || !result["capabilities"].is_object() ||
+      !result["capabilities"].contains("tools"))
+    throw McpError(server_ + ": the server offers no tools");
+  channel_->send({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
+  tools_ = list(timeout);
+  changed_ = false;
+}
+
+std::vector<McpTool> McpClient::list(std::chrono::milliseconds timeout) {
+  std::vector<McpTool> out;
+  json cursor;
+  for (int page = 0; page < 100; ++page) {
+    json params = json::object();
+    if (!cursor.is_null()) params["cursor"] = cursor;
+    const json result = request("tools/list", params, timeout, {});
+    if (!result.contains("tools") || !result["tools"].is_array())
+      throw McpError(server_ + ": tools/list: no tools array");
+    for (const auto& t : result["tools"]) {
+      if (!t.is_object() || !t.contains("name") || !t["name"].is_string()) continue;
+      McpTool tool;
+      tool.name = t["name"].get<std::string>();
+      tool.description = t.contains("description") && t["description"].is_string()
+                             ? as_text(t["description"].get<std::string>())
+                             : "";
+      json schema = t.contains("inputSchema") && t["inputSchema"].is_object()
+                        ? t["inputSchema"]
+                        : json{{"type", "object"}};
+      schema.erase("$schema");
+      if (!schema.contains("properties")) schema["properties"] = json::object();
+      tool.input_schema = schema.dump(-1, ' ', false, json::error_handler_t::replace);
+      out.push_back(std::move(tool));
+    }
+    if (!result.contains("nextCursor") || result["nextCursor"].is_null()) return out;
+    cursor = result["nextCursor"];
+  }
+  throw McpError(server_ + ": tools/list: more than 100 pages");
+}
+
+std::vector<McpTool> McpClient::tools() {
+  const std::lock_guard lock(mu_);
+  if (changed_) {
+    changed_ = false;
+    tools_ = list(kMcpStartTimeout);
+  }
+  return tools_;
+}
+
+bool McpClient::list_changed() const {
+  const std::lock_guard lock(mu_);
+  return changed_;
+}
+
+ToolOutcome McpClient::call(const std::string& tool, std::string_view arguments,
+                            std::chrono::milliseconds timeout,
+                            const std::function<bool()>& keep_going) {
+  ToolOutcome out;
+  const json args = json::parse(arguments.empty() ? std::string_view("{}") : arguments, nullptr,
+                                /*allow_exceptions=*/false);
+  if (args.is_discarded() || !args.is_object()) {
+    out.content = "error: the arguments are not a JSON object; the tool was not called";
+    return out;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    const std::lock_guard lock(mu_);
+    const json result =
+        request("tools/call", {{"name", tool}, {"arguments", args}}, timeout, keep_going);
+    const std::string text = content_text(result);
+    out.bytes = static_cast<int64_t>(text.size());
+    out.ok = !result.value("isError", false);
+    out.content = out.ok ? text : "error: the tool said: " + text;
+  } catch (const McpServerExited& e) {
+    // Its child was started again: a new session, for the next call (this one is not repeated:
+    // the tool may have acted before the server died).
+    out.content = std::string("error: ") + e.what() + "; the call was not repeated";
+    try {
+      const std::lock_guard lock(mu_);
+      initialize(kMcpStartTimeout);
+    } catch (const McpError&) {
+    }
+  } catch (const McpError& e) {
+    out.content = std::string("error: ") + e.what();
+    out.aborted = keep_going && !keep_going();
+  }
+  out.latency = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
+  return out;
+}
+
+}  // namespace autonous::tools
