@@ -16,7 +16,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: autonous-stub [--port N] [--latency-ms N] [--log FILE] [--port-file FILE] "
-    "[--usage-scale X]\n"
+    "[--usage-scale X] [--hidden-prompt N]\n"
     "                     [--rules openai|strict] [--context-limit N [--overflow-style STYLE]] "
     "[--silent-limit N]\n"
     "STYLE: openai, vllm, llamacpp, gemini, anthropic, mistral, openrouter, deepseek, groq\n";
@@ -50,6 +50,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& options) {
         options.port_file = v;
       else if (a == "--usage-scale")
         options.usage_scale = std::stod(v);
+      else if (a == "--hidden-prompt")
+        options.hidden_prompt = std::stoll(v);
       else if (a == "--rules" && v == "openai")
         options.rules.openai = true;
       else if (a == "--rules" && v == "strict")

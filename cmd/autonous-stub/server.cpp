@@ -92,11 +92,12 @@ bool Server::handle_chat(int fd, const Request& req, const json& body) {
   const int64_t cached_chars = prefixes_.remember(prompt.messages);
   log_.write(req, body, fault ? std::optional(fault->directive) : std::nullopt);
 
+  const size_t hidden_chars = static_cast<size_t>(options_.hidden_prompt) * 4;
   const int latency = options_.latency_ms + (fault ? fault_delay_ms(*fault) : 0);
   if (latency > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latency));
 
-  const auto prompt_tokens =
-      static_cast<int64_t>(static_cast<double>(prompt.chars / 4 + 1) * options_.usage_scale);
+  const auto prompt_tokens = static_cast<int64_t>(
+      static_cast<double>((prompt.chars + hidden_chars) / 4 + 1) * options_.usage_scale);
   if (auto refused = refusal(options_.rules, body, prompt_tokens)) return send_all(fd, *refused);
   if (options_.rules.strict)
     if (auto refused = strict_roles_refusal(messages)) return send_all(fd, *refused);
@@ -119,7 +120,7 @@ bool Server::handle_chat(int fd, const Request& req, const json& body) {
     if (answered) return *answered;
   }
   // Ollama past num_ctx: it answers, from the prompt's tail only, and says so only in usage.
-  size_t counted_chars = prompt.chars;
+  size_t counted_chars = prompt.chars + hidden_chars;
   if (options_.rules.silent_limit && prompt_tokens > *options_.rules.silent_limit)
     counted_chars = static_cast<size_t>(*options_.rules.silent_limit * 4);
   return send_all(fd,

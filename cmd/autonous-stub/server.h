@@ -18,8 +18,9 @@ namespace autonous::stub {
 struct Options {
   int port = 0;
   int latency_ms = 0;
-  double usage_scale = 1.0;  // multiplies reported prompt_tokens (to test calibration)
-  ProviderRules rules;       // provider behaviour to play (provider_rules.h)
+  double usage_scale = 1.0;   // multiplies reported prompt_tokens (to test calibration)
+  int64_t hidden_prompt = 0;  // tokens a proxy adds unseen (a system prompt of its own)
+  ProviderRules rules;        // provider behaviour to play (provider_rules.h)
   std::string log_path;
   std::string port_file;
 };

@@ -12,19 +12,19 @@ tools::HttpAnswer post_tool(openai::HttpTransport& transport, const tools::HttpC
   req.timeout = c.timeout;
   req.max_body_bytes = c.max_body_bytes;
   req.keep_going = c.keep_going;
-  using Kind = tools::HttpCallError::Kind;
+  using CallKind = tools::HttpCallError::Kind;
   try {
     openai::HttpResponse r = transport.post(req);
     tools::HttpAnswer a{r.status, std::move(r.body), {}};
     for (auto& [k, v] : r.headers) a.headers.emplace_back(k, v);
     return a;
   } catch (const openai::TransportError& e) {
-    throw tools::HttpCallError(e.aborted()     ? Kind::kAborted
-                               : e.timed_out() ? Kind::kTimeout
-                                               : Kind::kFailed,
+    throw tools::HttpCallError(e.aborted()     ? CallKind::kAborted
+                               : e.timed_out() ? CallKind::kTimeout
+                                               : CallKind::kFailed,
                                e.what());
   } catch (const openai::ResponseTooLargeError& e) {
-    throw tools::HttpCallError(Kind::kTooLarge, e.what());
+    throw tools::HttpCallError(CallKind::kTooLarge, e.what());
   }
 }
 

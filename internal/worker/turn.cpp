@@ -313,9 +313,8 @@ void Turn::learn_silent_window(TurnOutcome& o, int64_t text_estimated, int64_t p
                   parts_.clock.now()};
   l.budget_tokens = parts_.engine.learn_budget(
       l.endpoint, l.model, l.budget_tokens, std::nullopt,
-      "silent window: the server's count stayed at " +
-          std::to_string(o.result->usage->prompt_tokens) + " while the prompt grew (" +
-          std::to_string(kPlateauStrikes) + " times in a row)");
+      "silent window: twice the server's count stayed at about " +
+          std::to_string(o.result->usage->prompt_tokens) + " while the chat's prompt grew");
   o.learned.push_back(l);
   if (!o.truncated)
     o.truncated = "the server counted " + std::to_string(o.result->usage->prompt_tokens) +

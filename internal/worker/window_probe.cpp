@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "internal/common/sha256.h"
+
 namespace autonous::worker {
 
 std::optional<int64_t> WindowProbe::cap(const std::string& key, int64_t budget,
@@ -28,34 +30,62 @@ WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::str
     return {};  // nothing counted, or a count that cannot be this prompt's
   const std::lock_guard lock(mu_);
   if (chats_.size() >= kMaxChats) chats_.clear();
-  const std::string chat_key = key + '\n' + chat;
+  // The chat by a digest: a front end's chat id may be long.
+  const std::string chat_key = key + '\n' + common::sha256_hex(chat).substr(0, 32);
   const auto found = chats_.find(chat_key);
   Verdict v;
   if (found == chats_.end()) {
     v.whole = believe_first;
-    chats_[chat_key] = Chat{raw, count, believe_first ? raw : 0, 0};
-  } else {
-    Chat& c = found->second;
-    const int64_t grew = raw - c.raw;
-    if (grew < kMinGrowth) {
-      v.whole = raw <= c.whole;  // no larger than a prompt of this chat taken whole
-    } else {
-      // What the count should have grown by, at the chat's last ratio.
-      const double expected =
-          static_cast<double>(c.count) * static_cast<double>(grew) / static_cast<double>(c.raw);
-      if (static_cast<double>(count - c.count) >= kGrowthShare * expected) {
-        v.whole = true;
-        c.strikes = 0;
-      } else if (++c.strikes >= kPlateauStrikes) {
-        c.strikes = 0;
-        if (count >= kMinWindow) v.window = count;
-      }
+    chats_[chat_key] = Chat{raw, count, count, believe_first ? raw : 0, 0, 0};
+    if (v.whole) proven_[key] = std::max(proven_[key], raw);
+    return v;
+  }
+  Chat& c = found->second;
+  const int64_t grew = raw - c.raw;
+  if (grew < kMinGrowth) {
+    v.whole = raw <= c.whole;  // no larger than a prompt of this chat taken whole
+    if (grew < 0) {            // a compaction: judged from here on
+      c.raw = raw;
+      c.count = count;
     }
-    if (v.whole) c.whole = std::max(c.whole, raw);
+  } else {
+    // What the count should have grown by: at the chat's marginal ratio when known, else at
+    // its average (which a hidden prompt inflates: no strike is taken from it alone).
+    const double ratio =
+        c.ratio > 0 ? c.ratio : static_cast<double>(c.count) / static_cast<double>(c.raw);
+    const double expected = ratio * static_cast<double>(grew);
+    const auto gained = static_cast<double>(count - c.count);
+    if (c.ratio <= 0) {
+      // The chat's first growth sets its marginal ratio (the average is inflated by anything
+      // the server adds, a hidden prompt say, so no strike is taken from it; a growth that
+      // meets even the average's prediction was taken whole).
+      c.ratio = std::clamp(gained / static_cast<double>(grew), kMinCountShare, kMaxCountShare);
+      v.whole = gained >= kWholeShare * expected;
+    } else if (gained < kStrikeShare * expected &&
+               static_cast<double>(count) >= kCeilingSlack * static_cast<double>(c.highest)) {
+      // At the chat's ceiling and flat: a strike. The second at the same count is a window.
+      const double apart = std::abs(static_cast<double>(count - c.ceiling));
+      const double same =
+          std::max(kSameCeiling * static_cast<double>(c.ceiling), kStrikeShare * expected);
+      if (c.ceiling > 0 && apart <= same) {
+        const int64_t window = std::min(count, c.ceiling);
+        c.ceiling = 0;
+        if (window >= kMinWindow) v.window = window;
+      } else {
+        c.ceiling = count;
+      }
+    } else if (gained >= kWholeShare * expected) {
+      v.whole = true;
+      c.ratio = std::clamp(gained / static_cast<double>(grew), kMinCountShare, kMaxCountShare);
+    }
     c.raw = raw;
     c.count = count;
   }
-  if (v.whole) proven_[key] = std::max(proven_[key], raw);
+  c.highest = std::max(c.highest, count);
+  if (v.whole) {
+    c.whole = std::max(c.whole, raw);
+    proven_[key] = std::max(proven_[key], raw);
+  }
   return v;
 }
 

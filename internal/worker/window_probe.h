@@ -6,20 +6,25 @@
 // A server may cut a prompt silently to a window nobody stated (Ollama's num_ctx, LM Studio's
 // overflow policy) and report the cut prompt's count. Calibration alone would take that as a
 // lower count and answer by sending more each turn. Between two turns of one chat the prompt
-// grows at its end; the server's count grows with it, at about the chat's own ratio, unless the
-// server cut it. So, in raw estimate tokens (the estimate before its scale):
-// - a prompt that grew by at least kMinGrowth and whose count grew by at least kGrowthShare of
-//   what the chat's last ratio predicts was taken whole; so was one no larger than the largest
-//   this chat had taken whole; only such a count may lower the estimate (a chat's first answer in
-//   this process only for a model of known window);
-// - one that grew while its count did not is a strike; kPlateauStrikes in a row in one chat are
-//   a silent window at that count (never under kMinWindow, which no real server has);
-// - for a model of unknown window, a prompt may be at most kProbeGrowth larger than the largest
-//   any chat had taken whole, and never has less room than the raw estimate gave it before
-//   calibration.
-// Ratios differ by content (code, Chinese, Russian: up to 4× against English), so the judgement
-// compares a chat with itself, never chats with each other. Per process, per endpoint and model;
-// thread-safe (a worker's slots share one). A restart judges again.
+// grows at its end; an honest server's count grows with it at the chat's marginal ratio (what
+// the last growth cost: a proxy's hidden prompt does not change it); a cut one stays at its
+// window. So, in raw estimate tokens (the estimate before its scale), once the prompt grew by at
+// least kMinGrowth since the turn judged last:
+// - a count that grew by at least kWholeShare of the prediction was taken whole; so was a prompt
+//   no larger than the largest this chat had taken whole. Only such a count may lower the
+//   estimate (a chat's first answer in this process only for a model of known window; its first
+//   growth sets its marginal ratio, and is judged by the chat's average ratio);
+// - a count that grew by under kStrikeShare of it, at the chat's highest count so far (within
+//   kCeilingSlack), is a strike at that count. A second strike at about the same count
+//   (kSameCeiling), whatever whole turns or compactions came between, is a silent window at it
+//   (never under kMinWindow, which no real server has). An honest count rises with the chat:
+//   two strikes at one level do not happen to it;
+// - for a model of unknown window, a prompt may be at most kProbeGrowth larger (raw) than the
+//   largest any chat had taken whole, and never has less room than the raw estimate gave it
+//   before calibration (a chat whose text counts more per raw token, CJK say, reaches more
+//   server tokens within it).
+// Per process, per endpoint and model (a restart, or `worker --drain` runs, judge again; a
+// chat's state is its last judged turn); thread-safe (a worker's slots share one).
 
 #include <cstdint>
 #include <mutex>
@@ -33,9 +38,14 @@ namespace autonous::worker {
 inline constexpr double kProbeGrowth = 1.25;
 // Growth that is judged (smaller growth changes the count by too little to tell).
 inline constexpr int64_t kMinGrowth = 32;
-// A count that grew by at least this share of the predicted growth grew with the prompt.
-inline constexpr double kGrowthShare = 0.25;
-inline constexpr int kPlateauStrikes = 2;
+// A count that grew by at least this share of the predicted growth was taken whole; by under
+// kStrikeShare, at the chat's ceiling, it is a strike.
+inline constexpr double kWholeShare = 0.8;
+inline constexpr double kStrikeShare = 0.25;
+inline constexpr double kCeilingSlack = 0.9;  // at least this share of the chat's highest count
+// Two strikes this close (a share of the count, or kStrikeShare of the turn's predicted growth)
+// are at one window: Ollama's count moves a little as it drops whole old messages.
+inline constexpr double kSameCeiling = 0.02;
 // No server has a window this small: a plateau under it is not one (a count of the uncached
 // part only, a broken usage).
 inline constexpr int64_t kMinWindow = 1024;
@@ -57,8 +67,8 @@ class WindowProbe {
 
   struct Verdict {
     bool whole = false;  // the server took it whole: its count may lower the estimate
-    // Set on the kPlateauStrikes-th strike in a row of one chat (the strikes then start over):
-    // the count a silent window keeps the server at.
+    // Set on a chat's second strike at one count (the strikes then start over): the count a
+    // silent window keeps the server at.
     std::optional<int64_t> window;
   };
   // Records chat `chat`'s answered prompt of `raw` raw estimate tokens that the server counted at
@@ -71,10 +81,12 @@ class WindowProbe {
 
  private:
   struct Chat {
-    int64_t raw = 0;    // the last answer's prompt
-    int64_t count = 0;  // and its count
-    int64_t whole = 0;  // the largest prompt of this chat taken whole
-    int strikes = 0;
+    int64_t raw = 0;      // the prompt judged last (or a smaller one since: a compaction)
+    int64_t count = 0;    // and its count
+    int64_t highest = 0;  // the chat's highest count
+    int64_t whole = 0;    // the largest prompt of this chat taken whole
+    double ratio = 0;     // what the last whole growth cost per raw token; 0: not known yet
+    int64_t ceiling = 0;  // the count of the last strike; 0: none
   };
   mutable std::mutex mu_;
   std::unordered_map<std::string, int64_t> proven_;  // by key

@@ -42,9 +42,11 @@ TEST(WindowProbeTest, ACountThatGrowsWithTheChatIsWholeAndWidensTheCap) {
   WindowProbe p;
   const Server s;
   EXPECT_FALSE(p.observe("k", "c", 8000, s.count(8000), false).whole);
+  // The first growth sets the chat's marginal ratio (judged by the average: whole here).
   EXPECT_TRUE(p.observe("k", "c", 8400, s.count(8400), false).whole);
-  EXPECT_EQ(p.proven("k"), 8400);
-  EXPECT_EQ(p.cap("k", 8000, 0.5), 5250);      // 0.5 × 1.25 × 8 400
+  EXPECT_TRUE(p.observe("k", "c", 8800, s.count(8800), false).whole);
+  EXPECT_EQ(p.proven("k"), 8800);
+  EXPECT_EQ(p.cap("k", 8000, 0.5), 5500);      // 0.5 × 1.25 × 8 800
   EXPECT_EQ(p.cap("other", 8000, 0.5), 4000);  // per endpoint and model
   // A compaction: smaller than a prompt of this chat taken whole.
   EXPECT_TRUE(p.observe("k", "c", 3000, s.count(3000), false).whole);
@@ -52,7 +54,8 @@ TEST(WindowProbeTest, ACountThatGrowsWithTheChatIsWholeAndWidensTheCap) {
   // Another chat: growth too small to judge, nothing of it taken whole yet: not whole.
   EXPECT_FALSE(p.observe("k", "d", 3000, s.count(3000), false).whole);
   EXPECT_FALSE(p.observe("k", "d", 3010, s.count(3010), false).whole);
-  EXPECT_TRUE(p.observe("k", "d", 3500, s.count(3500), false).whole);
+  EXPECT_TRUE(p.observe("k", "d", 3500, s.count(3500), false).whole);  // its first growth
+  EXPECT_TRUE(p.observe("k", "d", 4000, s.count(4000), false).whole);
 }
 
 // A chat growing by `step` raw tokens a turn against `server`: how many answers were cut before
@@ -115,17 +118,61 @@ TEST(WindowProbeTest, HonestServersAreNeverJudgedCut) {
     EXPECT_FALSE(p.observe("m", "zh", raw, chinese.count(raw), false).window);
     EXPECT_FALSE(p.observe("m", "code", raw + 350, code.count(raw + 350), false).window);
   }
-  // One chat that turns from English (0.51) to Russian (0.21 of the raw estimate) for good.
+  // One chat that turns from English (0.51) to Russian (0.21 of the raw estimate) for good: its
+  // counts no longer lower the estimate (not whole), and no window is seen.
   int64_t raw = 4000;
   int64_t count = 2040;
   p.observe("r", "c", raw, count, false);
   for (int i = 0; i < 20; ++i) {
     raw += 400;
-    count += static_cast<int64_t>(0.21 * 400);
-    const auto v = p.observe("r", "c", raw, count, false);
-    EXPECT_TRUE(v.whole) << i;
-    EXPECT_FALSE(v.window);
+    count += i < 2 ? 204 : static_cast<int64_t>(0.21 * 400);
+    EXPECT_FALSE(p.observe("r", "c", raw, count, false).window) << i;
   }
+  // A proxy's hidden prompt of 1 000 tokens and short turns (the second review's case): the
+  // chat's average ratio is far above its marginal one, the counts still rise.
+  for (const double ratio : {0.33, 0.40}) {
+    WindowProbe q;
+    const Growth g = grow(q, Server{ratio, 0, 1000}, 300, 60, 200);
+    EXPECT_FALSE(g.learned) << ratio;
+  }
+}
+
+TEST(WindowProbeTest, CompactionsBetweenStrikesDoNotHideASilentWindow) {
+  // The second review's case: the chat crosses 4 096 (partly cut), is cut again (a strike),
+  // compacts, grows again below the window (whole turns), crosses again: the second strike at
+  // the same count is the window.
+  WindowProbe p;
+  const Server ollama{0.5, 4096};
+  std::optional<int64_t> learned;
+  int cut = 0;
+  int cut_in_a_row = 0;
+  int64_t raw = 6000;
+  for (int turn = 0; turn < 60 && !learned; ++turn) {
+    const int64_t c = ollama.count(raw);
+    const bool was_cut = c < ollama.whole(raw);
+    cut += was_cut ? 1 : 0;
+    cut_in_a_row = was_cut ? cut_in_a_row + 1 : 0;
+    learned = p.observe("k", "c", raw, c, false).window;
+    raw = cut_in_a_row == 2 ? 5000 : raw + 900;  // a compaction after two cut answers
+  }
+  ASSERT_TRUE(learned);
+  EXPECT_EQ(*learned, 4096);
+  EXPECT_LE(cut, 4);
+}
+
+TEST(WindowProbeTest, AnOllamaThatDropsWholeMessagesIsCaught) {
+  // Ollama keeps the newest whole messages that fit: its count zig-zags below the window.
+  WindowProbe p;
+  std::optional<int64_t> learned;
+  int cut = 0;
+  for (int64_t raw = 4000, turn = 0; turn < 60 && !learned; raw += 500, ++turn) {
+    const int64_t whole = raw / 2;
+    const int64_t count = whole <= 4096 ? whole : 4096 - (turn * 137) % 300;
+    cut += count < whole ? 1 : 0;
+    learned = p.observe("k", "c", raw, count, false).window;
+  }
+  ASSERT_TRUE(learned);
+  EXPECT_LE(cut, 5);  // 4 here: a rising zig-zag looks like growth, a falling one like a cut
 }
 
 TEST(WindowProbeTest, CountsOfTheUncachedPartOnlyTeachNothing) {
