@@ -59,6 +59,36 @@ std::string event_trail(PageDb& db, int64_t task_id, json& compressed, json& res
   return html::table("events", {"id", "at", "type", "payload"}, rows);
 }
 
+// The turn's tool calls and results (history's tool_calls and tool_call_id, #29), in order:
+// each call's tool, id and arguments, each result's text, bounded and escaped.
+std::string tool_steps(PageDb& db, int64_t task_id) {
+  const Rows r = db.query(
+      "SELECT id, tool_calls, tool_call_id, text FROM history WHERE task_id = $1 AND "
+      "(tool_calls IS NOT NULL OR tool_call_id IS NOT NULL) ORDER BY id LIMIT 200",
+      {task_id});
+  if (r.empty()) return "";
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < r.size(); ++i) {
+    const std::string id = "step-" + r.text(i, 0);
+    if (!r.is_null(i, 1)) {
+      const json calls = json::parse(r.text(i, 1), nullptr, false);
+      if (!calls.is_array()) continue;
+      for (const json& c : calls) {
+        if (!c.is_object()) continue;
+        const json f = c.contains("function") && c["function"].is_object() ? c["function"] : json();
+        rows.push_back({"call", html::escape(f.is_object() ? detail::str(f, "name") : ""),
+                        html::escape(detail::str(c, "id")),
+                        detail::bounded_pre("", f.is_object() ? detail::str(f, "arguments") : "")});
+      }
+    } else {
+      rows.push_back(
+          {"result", "", html::escape(r.text(i, 2)), detail::bounded_pre(id, r.text(i, 3))});
+    }
+  }
+  return "<h2>Tool calls</h2>" +
+         html::table("tool-calls", {"step", "tool", "call id", "content"}, rows);
+}
+
 }  // namespace
 
 std::optional<std::string> task_page(PageDb& db, int64_t task_id) {
@@ -75,6 +105,7 @@ std::optional<std::string> task_page(PageDb& db, int64_t task_id) {
     body += "<h2>Error</h2><div class='bad'>" +
             detail::bounded_pre("error", row.text(0, field("error"))) + "</div>";
   body += "<h2>User message</h2>" + detail::bounded_pre("text", row.text(0, field("text")));
+  body += tool_steps(db, task_id);
   body +=
       "<h2>Task</h2>" + detail::row_table("task", row, {"text", "reply", "error", "lease_token"});
   json compressed;

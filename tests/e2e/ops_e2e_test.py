@@ -153,6 +153,23 @@ class Env:
         finally:
             con.close()
 
+    def execute(self, query, *params):
+        """Runs one write and commits it (as `sql`, ? parameters)."""
+        if PG:
+            con = psycopg2.connect(self.pg_url)
+            try:
+                con.cursor().execute(query.replace("?", "%s"), params)
+                con.commit()
+            finally:
+                con.close()
+            return
+        con = sqlite3.connect(self.db, timeout=5)
+        try:
+            con.execute(query, params)
+            con.commit()
+        finally:
+            con.close()
+
     def events(self, type_=None, task=None):
         """The payloads of the events `autonous events` prints (the product's own reader, the
         same on both backends), oldest first; of one type or task when given."""
@@ -388,6 +405,35 @@ class Dashboard(unittest.TestCase):
             with socket.create_connection(("127.0.0.1", e.port), timeout=10) as s:
                 s.sendall(b"GET / HTTP/1.0\r\n\r\n")  # no Host at all
                 self.assertTrue(s.recv(100).startswith(b"HTTP/1.1 421 Misdirected Request"))
+        finally:
+            e.stop()
+
+    def test_a_task_page_shows_its_tool_calls_and_results_escaped(self):
+        e = Env()
+        try:
+            task = e.enqueue("tooled", "where is my order?")
+            e.start("dashboard")
+            calls = json.dumps([{"id": "call_1", "type": "function",
+                                 "function": {"name": "order_status",
+                                              "arguments": json.dumps({"q": "<b>42</b>"})}}])
+            e.execute("INSERT INTO history(chat_id, role, text, task_id) VALUES (?, 'user', ?, ?)",
+                      "tooled", "where is my order?", task)
+            e.execute("INSERT INTO history(chat_id, role, text, task_id, tool_calls) "
+                      "VALUES (?, 'assistant', '', ?, ?)", "tooled", task, calls)
+            e.execute("INSERT INTO history(chat_id, role, text, task_id, tool_call_id) "
+                      "VALUES (?, 'tool', ?, ?, 'call_1')", "tooled", "<script>alert(1)</script> shipped", task)
+            status, body, _ = get(e.base + f"/task?id={task}")
+            self.assertEqual(status, 200)
+            page = body
+            self.assertIn("Tool calls", page)
+            self.assertIn("order_status", page)
+            self.assertIn("call_1", page)
+            self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt; shipped", page)
+            self.assertNotIn("<script>alert(1)", page)
+            self.assertNotIn("<b>42</b>", page)
+            # A task without tools has no such section.
+            other = e.enqueue("plain", "hello")
+            self.assertNotIn("Tool calls", get(e.base + f"/task?id={other}")[1])
         finally:
             e.stop()
 
