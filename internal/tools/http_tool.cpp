@@ -7,16 +7,8 @@
 namespace autonous::tools {
 namespace {
 
-// Valid UTF-8 without NUL: what a prompt can carry.
-std::string as_text(std::string_view bytes) {
-  std::string out = common::sanitize_utf8(std::string(bytes));
-  for (char& c : out)
-    if (c == '\0') c = ' ';
-  return out;
-}
-
 std::string head(std::string_view body, size_t n) {
-  return as_text(body.substr(0, n)) + (body.size() > n ? "…" : "");
+  return prompt_text(body.substr(0, n)) + (body.size() > n ? "…" : "");
 }
 
 void replace_all(std::string& text, const std::string& secret) {
@@ -26,6 +18,13 @@ void replace_all(std::string& text, const std::string& secret) {
 }
 
 }  // namespace
+
+std::string prompt_text(std::string_view bytes) {
+  std::string out = common::sanitize_utf8(std::string(bytes));
+  for (char& c : out)
+    if (c == '\0') c = ' ';
+  return out;
+}
 
 std::string redact_headers(std::string text, const Headers& headers) {
   for (const auto& [name, value] : headers) {
@@ -61,7 +60,7 @@ ToolOutcome call_http_tool(const HttpTool& tool, std::string_view arguments, con
     out.status = a.status;
     out.bytes = static_cast<int64_t>(a.body.size());
     out.ok = a.status >= 200 && a.status < 300;
-    out.content = out.ok ? as_text(a.body)
+    out.content = out.ok ? prompt_text(a.body)
                          : "error: the tool answered HTTP " + std::to_string(a.status) + ": " +
                                head(a.body, 2000);
   } catch (const HttpCallError& e) {
@@ -78,7 +77,7 @@ ToolOutcome call_http_tool(const HttpTool& tool, std::string_view arguments, con
         break;
       default:
         // The transport's words name the host and the failure, never the headers.
-        out.content = "error: the tool could not be reached: " + as_text(e.what());
+        out.content = "error: the tool could not be reached: " + prompt_text(e.what());
     }
   }
   out.latency = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -66,6 +66,9 @@ struct ToolOutcome {
 // A 2xx body of this many bytes or more is a result too large to read.
 inline constexpr size_t kDefaultToolResultBytes = 1u << 20;
 
+// `bytes` as a prompt can carry them: valid UTF-8 (U+FFFD for invalid bytes), NUL as a space.
+std::string prompt_text(std::string_view bytes);
+
 // `text` with every value of `headers` (and the credential after "Bearer " or "Basic ")
 // replaced by "[redacted]": a tool's answer may echo its request. Values under 4 bytes are left.
 std::string redact_headers(std::string text, const Headers& headers);

@@ -2,19 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "internal/common/utf8.h"
-
 namespace autonous::tools {
 namespace {
 
 using nlohmann::json;
-
-std::string mcp_text(const std::string& s) {
-  std::string out = common::sanitize_utf8(s);
-  for (char& c : out)
-    if (c == '\0') c = ' ';
-  return out;
-}
 
 // A tools/call result's content as text: text parts as they are, other parts named.
 std::string content_text(const json& result) {
@@ -38,7 +29,7 @@ std::string content_text(const json& result) {
   }
   if (out.empty() && result.contains("structuredContent"))
     out = result["structuredContent"].dump(-1, ' ', false, json::error_handler_t::replace);
-  return mcp_text(out);
+  return prompt_text(out);
 }
 
 }  // namespace
@@ -68,7 +59,7 @@ json McpClient::request(const std::string& method, json params, std::chrono::mil
   if (answer.contains("error")) {
     const json& e = answer["error"];
     const std::string message = e.is_object() ? e.value("message", e.dump()) : e.dump();
-    throw McpError(server_ + ": " + method + ": " + mcp_text(message));
+    throw McpError(server_ + ": " + method + ": " + prompt_text(message));
   }
   if (!answer.contains("result") || !answer["result"].is_object())
     throw McpError(server_ + ": " + method + ": an answer without a result");
@@ -108,7 +99,7 @@ std::vector<McpTool> McpClient::list(std::chrono::milliseconds timeout) {
       McpTool tool;
       tool.name = t["name"].get<std::string>();
       tool.description = t.contains("description") && t["description"].is_string()
-                             ? mcp_text(t["description"].get<std::string>())
+                             ? prompt_text(t["description"].get<std::string>())
                              : "";
       json schema = t.contains("inputSchema") && t["inputSchema"].is_object()
                         ? t["inputSchema"]
