@@ -63,6 +63,9 @@ struct TurnParts {
   std::function<tools::HttpAnswer(const tools::HttpCall&)> tool_post = {};
 };
 
+// The window probe's key: the endpoint and the model, as the calibration's.
+std::string probe_key(const TurnParts& parts);
+
 // A result is stored cut to TOOL_RESULT_MAX_TOKENS, or when 0 to a quarter of the prompt budget
 // and at most this (Codex's cap on a stored tool output).
 inline constexpr int64_t kMaxToolResultTokens = 10'000;
@@ -139,6 +142,15 @@ class Turn {
   void run_tools(const queue::Task& task, const std::function<bool()>& keep_going, TurnOutcome& o);
   ToolRun run_tool(const openai::ToolCall& call, const std::function<bool()>& keep_going,
                    common::Message& result);
+  // One step's calls run (at most kMaxToolCallsPerReply, within kMaxToolTimePerTask), their
+  // results cut to `cap` and to the room left, appended to o.steps.
+  void run_step(const openai::ChatResult& asked, size_t step, int64_t cap,
+                std::chrono::milliseconds& spent, const std::function<bool()>& keep_going,
+                TurnOutcome& o);
+  // The next request: the built prompt, then the steps; earlier steps' results cleared while
+  // over the budget.
+  std::vector<common::Message> next_request(const openai::ChatResult& asked,
+                                            const TurnOutcome& o) const;
   // The cap on a stored result's tokens for this turn.
   int64_t result_cap(const engine::BuiltContext& built) const;
   // Whether the model's window is known (its preset or CONTEXT_WINDOW): the calibration may

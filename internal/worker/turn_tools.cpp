@@ -128,6 +128,66 @@ ToolRun Turn::run_tool(const openai::ToolCall& call, const std::function<bool()>
   return run;
 }
 
+void Turn::run_step(const openai::ChatResult& asked, size_t step, int64_t cap,
+                    std::chrono::milliseconds& spent, const std::function<bool()>& keep_going,
+                    TurnOutcome& o) {
+  const engine::BuiltContext& built = o.contexts.back().built;
+  for (size_t k = 0; k < asked.tool_calls.size(); ++k) {
+    const openai::ToolCall& c = asked.tool_calls[k];
+    common::Message result{common::Role::kTool, ""};
+    result.tool_call_id = c.id;
+    ToolRun run;
+    if (k >= kMaxToolCallsPerReply || spent >= kMaxToolTimePerTask) {
+      run.id = c.id;
+      run.name = c.name;
+      run.error = k >= kMaxToolCallsPerReply ? "too many calls in one reply"
+                                             : "the task's time for tools is spent";
+      result.content = "error: not run: " + run.error;
+    } else {
+      run = run_tool(c, keep_going, result);
+    }
+    spent += run.latency;
+    run.step = step;
+    // Stored and sent cut, head and tail kept, a marker between: to the cap, and to a share
+    // of the room the budget has left for this reply's results, so that the newest results
+    // reach the model.
+    int64_t used = parts_.counter.count_prompt(built.messages);
+    for (const common::Message& m : o.steps) used += parts_.counter.count_message(m);
+    const auto left = static_cast<int64_t>(asked.tool_calls.size() - k);
+    const int64_t room = (built.figures.budget_tokens - used) / left;
+    const int64_t limit = std::min(cap, std::max(room, kMinToolResultTokens));
+    const int64_t tokens = parts_.counter.count_text(result.content);
+    if (tokens > limit) {
+      result.content = tokens::cut_middle_to_tokens(result.content, limit, tokens, parts_.counter);
+      run.cut = true;
+    }
+    run.result_tokens = parts_.counter.count_text(result.content);
+    o.steps.push_back(std::move(result));
+    o.tool_runs.push_back(std::move(run));
+    if (!keep_going()) throw openai::aborted_error("aborted between tool calls");
+  }
+}
+
+std::vector<common::Message> Turn::next_request(const openai::ChatResult& asked,
+                                                const TurnOutcome& o) const {
+  const engine::BuiltContext& built = o.contexts.back().built;
+  // The next request: the built prompt, then the steps; while over the budget the results of
+  // earlier steps are sent cleared, oldest first (the calls stay, so every call keeps its
+  // result); this step's results are never cleared.
+  std::vector<common::Message> messages = built.messages;
+  const size_t first_step = messages.size();
+  messages.insert(messages.end(), o.steps.begin(), o.steps.end());
+  const size_t this_step = messages.size() - 1 - asked.tool_calls.size();
+  int64_t tokens = parts_.counter.count_prompt(messages);
+  for (size_t i = first_step; i < this_step && tokens > built.figures.budget_tokens; ++i) {
+    if (messages[i].role != common::Role::kTool) continue;
+    const int64_t before = parts_.counter.count_message(messages[i]);
+    messages[i].content = std::string(kClearedResult);
+    tokens += parts_.counter.count_message(messages[i]) - before;
+  }
+  return messages;
+}
+
 void Turn::run_tools(const queue::Task& task, const std::function<bool()>& keep_going,
                      TurnOutcome& o) {
   const engine::BuiltContext& built = o.contexts.back().built;
@@ -159,55 +219,9 @@ void Turn::run_tools(const queue::Task& task, const std::function<bool()>& keep_
     common::Message call{common::Role::kAssistant, asked.content};
     call.tool_calls = asked.tool_calls_json;
     o.steps.push_back(std::move(call));
-    for (size_t k = 0; k < asked.tool_calls.size(); ++k) {
-      const openai::ToolCall& c = asked.tool_calls[k];
-      common::Message result{common::Role::kTool, ""};
-      result.tool_call_id = c.id;
-      ToolRun run;
-      if (k >= kMaxToolCallsPerReply || spent >= kMaxToolTimePerTask) {
-        run.id = c.id;
-        run.name = c.name;
-        run.error = k >= kMaxToolCallsPerReply ? "too many calls in one reply"
-                                               : "the task's time for tools is spent";
-        result.content = "error: not run: " + run.error;
-      } else {
-        run = run_tool(c, keep_going, result);
-      }
-      spent += run.latency;
-      run.step = step;
-      // Stored and sent cut, head and tail kept, a marker between: to the cap, and to a share
-      // of the room the budget has left for this reply's results, so that the newest results
-      // reach the model.
-      int64_t used = parts_.counter.count_prompt(built.messages);
-      for (const common::Message& m : o.steps) used += parts_.counter.count_message(m);
-      const auto left = static_cast<int64_t>(asked.tool_calls.size() - k);
-      const int64_t room = (built.figures.budget_tokens - used) / left;
-      const int64_t limit = std::min(cap, std::max(room, kMinToolResultTokens));
-      const int64_t tokens = parts_.counter.count_text(result.content);
-      if (tokens > limit) {
-        result.content =
-            tokens::cut_middle_to_tokens(result.content, limit, tokens, parts_.counter);
-        run.cut = true;
-      }
-      run.result_tokens = parts_.counter.count_text(result.content);
-      o.steps.push_back(std::move(result));
-      o.tool_runs.push_back(std::move(run));
-      if (!keep_going()) throw openai::aborted_error("aborted between tool calls");
-    }
-    // The next request: the built prompt, then the steps; while over the budget the results of
-    // earlier steps are sent cleared, oldest first (the calls stay, so every call keeps its
-    // result); this step's results are never cleared.
-    std::vector<common::Message> messages = built.messages;
-    const size_t first_step = messages.size();
-    messages.insert(messages.end(), o.steps.begin(), o.steps.end());
-    const size_t this_step = messages.size() - 1 - asked.tool_calls.size();
-    int64_t tokens = parts_.counter.count_prompt(messages);
-    for (size_t i = first_step; i < this_step && tokens > built.figures.budget_tokens; ++i) {
-      if (messages[i].role != common::Role::kTool) continue;
-      const int64_t before = parts_.counter.count_message(messages[i]);
-      messages[i].content = std::string(kClearedResult);
-      tokens += parts_.counter.count_message(messages[i]) - before;
-    }
+    run_step(asked, step, cap, spent, keep_going, o);
+    std::vector<common::Message> messages = next_request(asked, o);
+    const int64_t tokens = parts_.counter.count_prompt(messages);
     o.step_tokens.push_back(tokens);
     openai::CallOptions options = call_options(task.chat_id);
     if (++calls >= parts_.config.tool_max_steps) options.tool_choice = "none";

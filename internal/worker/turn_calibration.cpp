@@ -1,0 +1,154 @@
+// Turn's calibration after an answer (#28): the estimator's scale moved toward the server's
+// count when the prompt was taken whole (window_probe.h), a silent window learned as a budget.
+#include <spdlog/spdlog.h>
+
+#include "internal/engine/calibration_store.h"
+#include "internal/engine/engine.h"
+#include "internal/engine/model_presets.h"
+#include "internal/openai/client.h"
+#include "internal/tokens/scaled_counter.h"
+#include "internal/tools/toolset.h"
+#include "internal/worker/turn.h"
+#include "internal/worker/window_probe.h"
+
+namespace autonous::worker {
+
+using Kind = TurnOutcome::Kind;
+
+std::string probe_key(const TurnParts& parts) {
+  return parts.config.openai_base_url + '\n' + parts.client.model();
+}
+
+bool Turn::window_known() const {
+  try {
+    const config::Config& c = parts_.config;
+    return engine::resolve_prompt_budget(
+               {c.openai_model, c.max_context_tokens, c.context_window, c.reserve_output_tokens})
+               .window > 0;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+int64_t Turn::budget_tokens() const {
+  try {
+    const config::Config& c = parts_.config;
+    return engine::resolve_prompt_budget(
+               {c.openai_model, c.max_context_tokens, c.context_window, c.reserve_output_tokens})
+        .tokens;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+int64_t Turn::declared_tokens() const {
+  if (parts_.toolset == nullptr || parts_.toolset->empty()) return 0;
+  return parts_.counter.count_text(parts_.toolset->offered());
+}
+
+bool Turn::probing() const {
+  return parts_.calibrate && parts_.probe != nullptr && !window_known();
+}
+
+void Turn::learn_silent_window(TurnOutcome& o, int64_t text_estimated, int64_t plateau) {
+  // Learned kWindowShare of the count the server stays at, in the engine's tokens, which
+  // calibration keeps a margin above the server's.
+  const engine::BuiltContext& sent = o.contexts.back().built;
+  const int64_t framing = sent.figures.estimated_tokens - text_estimated;
+  // Worth learning when it lowers the worker's budget or this chat's own.
+  const int64_t budget = std::max(budget_tokens(), sent.chat.policy.max_tokens);
+  const auto room = static_cast<int64_t>(kWindowShare * static_cast<double>(plateau)) + framing;
+  const std::optional<int64_t> known =
+      parts_.engine.learned_budget(parts_.config.openai_base_url, parts_.client.model());
+  if (room >= budget || (known && *known <= room)) return;  // nothing to lower
+  LearnedBudget l{parts_.config.openai_base_url,
+                  parts_.client.model(),
+                  room,
+                  sent.figures.estimated_tokens,
+                  std::nullopt,
+                  o.result->usage->prompt_tokens,
+                  std::nullopt,
+                  parts_.clock.now()};
+  l.budget_tokens = parts_.engine.learn_budget(
+      l.endpoint, l.model, l.budget_tokens, std::nullopt,
+      "silent window: twice the server's count stayed at about " +
+          std::to_string(o.result->usage->prompt_tokens) + " while the chat's prompt grew");
+  o.learned.push_back(l);
+  if (!o.truncated)
+    o.truncated = "the server counted " + std::to_string(o.result->usage->prompt_tokens) +
+                  " prompt tokens, no more than for smaller prompts: it cuts prompts silently "
+                  "(Ollama's num_ctx, a proxy's limit); learned budget_tokens=" +
+                  std::to_string(l.budget_tokens) +
+                  " for this endpoint and model; after raising the server's window, "
+                  "`autonous context limits --clear` forgets it";
+}
+
+void Turn::answered(const queue::Task& task, TurnOutcome& o) {
+  const openai::ChatResult& r = *o.result;
+
+  const int64_t estimated = o.contexts.back().built.figures.estimated_tokens;
+  // The raw estimate may count English up to twice what a real tokenizer does: it needs a wider
+  // margin before calling a low count a cut. A calibrated one (a scale other than 1) is aimed at
+  // the server's own count: the exact counters' margin.
+  const double ratio = o.contexts.back().built.figures.counter == "estimate" &&
+                               o.contexts.back().calibration_scale == 1.0
+                           ? kTruncationShareEstimated
+                           : kTruncationShare;
+  if (r.usage && estimated >= kTruncationFloor &&
+      static_cast<double>(r.usage->prompt_tokens) < ratio * static_cast<double>(estimated))
+    o.truncated = "the server counted " + std::to_string(r.usage->prompt_tokens) +
+                  " prompt tokens for a prompt estimated at " + std::to_string(estimated) +
+                  ": it may have cut the prompt silently (Ollama's num_ctx, a proxy's limit); "
+                  "set MAX_CONTEXT_TOKENS or CONTEXT_WINDOW to the server's window";
+  if (parts_.calibrate && r.usage) {
+    // Best effort: a database that refuses now must not cost the answer that arrived.
+    try {
+      // The scale applies to the messages' text alone: the framing (the same on both sides,
+      // counted by the family's template) is left out of the ratio.
+      const engine::BuiltContext& sent = o.contexts.back().built;
+      // The tools' declarations the server counted are left out of its count (the estimate
+      // has none of them).
+      const int64_t framing =
+          parts_.counter.per_request() +
+          parts_.counter.per_message() * static_cast<int64_t>(sent.messages.size());
+      const int64_t declared = declared_tokens();
+      // A count under the cached part (a server that reports only the uncached one) is not the
+      // prompt's.
+      const bool plausible =
+          (!r.usage->cached_tokens || *r.usage->cached_tokens <= r.usage->prompt_tokens) &&
+          r.usage->prompt_tokens > declared;
+      const int64_t counted = r.usage->prompt_tokens - declared;
+      const bool teaches =
+          estimated - framing >= engine::kCalibrationMinTokens && counted > framing && plausible;
+      // Whether the server took the prompt whole (window_probe.h). Without a probe (a Turn
+      // built without one, as in unit tests), a model of known window (a preset or
+      // CONTEXT_WINDOW) is believed and one of unknown window is calibrated upward only.
+      WindowProbe::Verdict verdict{window_known(), std::nullopt};
+      if (teaches && parts_.probe != nullptr) {
+        const double used = o.contexts.back().calibration_scale;
+        verdict = parts_.probe->observe(
+            probe_key(parts_), task.chat_id,
+            static_cast<int64_t>(static_cast<double>(estimated - framing) / used),
+            counted - framing, window_known());
+      }
+      // A lower count lowers the scale only when it can be trusted: not from a reply that looks
+      // cut (a server that truncates silently reports its window, whatever was sent, and a
+      // lowered scale would send more each turn).
+      const bool lower = !o.truncated && verdict.whole;
+      const bool higher =
+          static_cast<double>(counted - framing) * (1.0 + engine::kCalibrationMargin) >
+          static_cast<double>(estimated - framing);
+      if (teaches && (higher || lower))
+        o.calibration_after =
+            parts_.engine.calibrate(parts_.config.openai_base_url, parts_.client.model(),
+                                    parts_.counter.scale(), estimated - framing, counted - framing);
+      if (verdict.window) learn_silent_window(o, estimated - framing, *verdict.window);
+    } catch (const std::exception& e) {
+      spdlog::warn("storing the calibration failed; the answer is kept: {}", e.what());
+    }
+  }
+  o.kind = Kind::kDone;
+  o.finished_at = parts_.clock.now();
+}
+
+}  // namespace autonous::worker
