@@ -93,10 +93,14 @@ TYPED_TEST(SearchIndexTest, PlainSqlInsertsAreQueuedAndIndexedOnCatchUp) {
 }
 
 TYPED_TEST(SearchIndexTest, CatchUpIndexesTheChatAndDocumentsTheBacklogAnyChat) {
-  // 20 rows a chat: well within a catch-up's time budget, even under a sanitizer.
   for (int i = 0; i < 40; ++i) this->add(i % 2 ? "a" : "b", "row " + std::to_string(i));
   this->b_->exec("INSERT INTO documents(title, text) VALUES ('t', 'a document')");
-  this->searcher().catch_up("a");
+  // A catch-up has a time budget: 20 rows fit it, but not always on a loaded CI machine under a
+  // sanitizer (PostgreSQL failed here once under ctest -j3), so it is repeated until they went.
+  const std::string left =
+      "SELECT count(*) FROM search_queue WHERE chat_id = 'a' OR source = 'document'";
+  for (int i = 0; i < 50 && (i == 0 || this->b_->scalar(left) > 0); ++i)
+    this->searcher().catch_up("a");
   EXPECT_EQ(this->b_->scalar("SELECT count(*) FROM search_queue WHERE chat_id = 'a'"), 0);
   EXPECT_EQ(this->b_->scalar("SELECT count(*) FROM search_queue WHERE chat_id = 'b'"), 20);
   EXPECT_EQ(this->b_->scalar("SELECT count(*) FROM search_queue WHERE source = 'document'"), 0);

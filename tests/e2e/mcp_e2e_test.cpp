@@ -3,10 +3,15 @@
 // Streamable HTTP, a server that dies mid-call, and servers left out at start.
 
 #include <fstream>
+#include <memory>
 #include <thread>
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <nlohmann/json.hpp>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "tests/e2e/e2e_support.h"
 
@@ -23,6 +28,41 @@ std::string everything_js() {
   const char* dir = std::getenv("AUTONOUS_TEST_NODE_DIR");
   return std::string(dir != nullptr && *dir != '\0' ? dir : "/usr/local/share/autonous/test-node") +
          "/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+}
+
+// A port no one listens on now: the kernel's pick for port 0 on loopback, released.
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) ::close(fd);
+  return port;
+}
+
+// The reference server over Streamable HTTP, listening on *port. It takes its port from PORT
+// and cannot report one of its own choosing, so a free one is picked, and picked again when
+// another process took it in between (ctest runs tests side by side).
+std::unique_ptr<Process> start_http_server(const std::string& node, const std::string& js,
+                                           const std::string& dir, int* port) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    *port = free_port();
+    auto server = std::make_unique<Process>(
+        std::vector<std::string>{node, js, "streamableHttp"},
+        std::map<std::string, std::string>{{"PORT", std::to_string(*port)}}, dir);
+    for (int i = 0; i < 150; ++i) {
+      const std::string err = server->stderr_text();
+      if (err.find("listening") != std::string::npos) return server;
+      if (err.find("in use") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  return nullptr;
 }
 
 class McpE2eTest : public E2eTest {
@@ -76,25 +116,19 @@ TEST_F(McpE2eTest, TheReferenceServerOverStdioAnswersWithOnlyTheEnvironmentTheFi
 
 TEST_F(McpE2eTest, TheReferenceServerOverStreamableHttpAndAnUnreachableOneLeftOut) {
   StubServer stub(dir_.path().string());
-  // A free port for the reference server: the stub's own, plus one, is unlikely to be taken.
-  const int port = stub.port() + 1;
-  Process server({node_bin(), everything_js(), "streamableHttp"}, {{"PORT", std::to_string(port)}},
-                 dir_.path().string());
+  int port = 0;
+  const auto server = start_http_server(node_bin(), everything_js(), dir_.path().string(), &port);
+  ASSERT_TRUE(server) << "the reference server did not start listening";
   const Env e = tools_env(
       stub, {{"mcp_servers",
               {{{"name", "remote"}, {"url", "http://127.0.0.1:" + std::to_string(port) + "/mcp"}},
                {{"name", "down"}, {"url", "http://127.0.0.1:1/mcp"}}}}});
-  // Wait until it listens (a worker started before would leave it out).
-  for (int i = 0; i < 100; ++i) {
-    if (server.stderr_text().find("listening") != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
   const int64_t t = enqueue("c", R"(echo [[stub:tool:echo:{"message":"over http"}]])");
   const ProcessResult r = drain(e);
   EXPECT_NE(r.err.find("MCP server \"down\" left out"), std::string::npos) << r.err;
   EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
   const auto calls = payloads("tool.call", t);
-  ASSERT_EQ(calls.size(), 1u);
+  ASSERT_EQ(calls.size(), 1u) << r.err;
   EXPECT_EQ(calls[0]["status"], "ok") << calls[0].dump();
   EXPECT_NE(str("SELECT reply FROM tasks WHERE id = " + std::to_string(t)).find("Echo: over http"),
             std::string::npos);
