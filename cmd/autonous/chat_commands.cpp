@@ -4,6 +4,7 @@
 // `set` validates the merged settings exactly as the worker will use them and writes nothing when
 // they are bad (exit 2, naming the flag).
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -20,6 +21,7 @@
 #include "internal/engine/engine.h"
 #include "internal/events/event_log.h"
 #include "internal/events/event_types.h"
+#include "internal/tools/tools_file.h"
 
 namespace autonous::cmd {
 namespace {
@@ -29,6 +31,7 @@ using nlohmann::ordered_json;
 struct ChatOptions {
   std::string chat_id;
   std::optional<std::string> strategy;  // parsed (and refused when unknown) by `chat set`
+  std::optional<std::string> tools;     // `--tools a,b` or none, parsed by `chat set`
   engine::ChatOverrides values;         // every other policy field
   std::string pin_text;                 // `chat pin`
   int64_t pin_id = 0;                   // `chat unpin`
@@ -65,6 +68,8 @@ ordered_json effective_value(const engine::PolicyField& f, const engine::Context
       return p.*f.policy_count;
     case engine::PolicyField::Kind::kShare:
       return p.thresholds.*f.policy_share;
+    case engine::PolicyField::Kind::kTools:
+      return p.tools ? ordered_json(*p.tools) : ordered_json("every tool TOOLS_FILE declares");
   }
   return nullptr;
 }
@@ -106,6 +111,28 @@ void record(backend::Session& db, std::string_view type, const std::string& chat
   e.chat_id = chat;
   e.payload = payload.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
   db.events().append(e);
+}
+
+// A list of tools TOOLS_FILE does not declare is refused when the file names no MCP server (an
+// MCP server's tools are known only once it runs: those names are taken as given).
+void check_tool_names(const config::Config& config, const engine::ToolNames& names) {
+  if (!names || names->empty() || config.tools_file.empty()) return;
+  tools::ToolsFile file;
+  try {
+    file = tools::load_tools_file(config.tools_file);
+  } catch (const tools::ToolsFileError& e) {
+    throw UsageError(std::string("--tools: TOOLS_FILE: ") + e.what() + "; nothing written");
+  }
+  if (!file.mcp_servers.empty()) return;
+  std::string declared;
+  for (const tools::HttpTool& t : file.tools) declared += (declared.empty() ? "" : ", ") + t.name;
+  for (const std::string& name : *names) {
+    const bool known = std::any_of(file.tools.begin(), file.tools.end(),
+                                   [&](const tools::HttpTool& t) { return t.name == name; });
+    if (!known)
+      throw UsageError("--tools: TOOLS_FILE declares no tool \"" + name + "\" (it declares: " +
+                       (declared.empty() ? "none" : declared) + "); nothing written");
+  }
 }
 
 // Throws UsageError naming the flag when `merged` is not what the worker could use.
@@ -176,6 +203,13 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
       throw UsageError("--strategy: '" + *options.strategy +
                        "' is not one of sliding_window, token_budget, summarize");
   }
+  if (options.tools) {
+    try {
+      given.tools = engine::parse_tool_list(*options.tools);
+    } catch (const engine::PolicyError& e) {
+      throw UsageError(std::string("--tools: ") + e.what() + "; nothing written");
+    }
+  }
   if (given.empty()) {
     std::string flags;
     for (const auto& f : engine::policy_fields())
@@ -188,6 +222,7 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
   const engine::ChatOverrides previous = stored_overrides(state, chat);
   const engine::ChatOverrides merged = engine::merge(previous, given);
   check_settings(config, env, merged);
+  check_tool_names(config, given.tools);
   const std::string json = engine::overrides_json(merged);
   db->write([&] {
     db->chats().save_overrides(chat, json);
@@ -247,6 +282,9 @@ void add_setting_flags(CLI::App& set, ChatOptions& options) {
         break;
       case engine::PolicyField::Kind::kShare:
         set.add_option(flag, options.values.*f.share, help);
+        break;
+      case engine::PolicyField::Kind::kTools:
+        set.add_option(flag, options.tools, help);
         break;
     }
   }

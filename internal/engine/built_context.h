@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,12 +23,17 @@ struct Figures {
   int64_t original_count = 0;    // history messages read
   int64_t compressed_count = 0;  // history messages kept
   int64_t dropped_count = 0;
-  int64_t truncated_count = 0;   // kept history messages that were cut
-  int64_t cut_messages = 0;      // of those, cut by a compression level
+  int64_t truncated_count = 0;  // kept history messages that were cut
+  int64_t cut_messages = 0;     // of those, cut by a compression level
+  // Kept tool results carried cleared (tool_results.h) or cut by a level: their tool_call_ids,
+  // oldest first.
+  std::vector<std::string> tool_results_cleared;
+  std::vector<std::string> tool_results_cut;
   bool user_truncated = false;   // the user message itself was cut to fit
   int64_t estimated_tokens = 0;  // the whole prompt, by the counter (tokens_after)
   int64_t tokens_before = 0;     // the whole prompt before the levels compressed it
   int64_t budget_tokens = 0;
+  int64_t tools_tokens = 0;  // the tools' declarations, left out of budget_tokens
   int64_t system_tokens = 0;
   int64_t user_tokens = 0;
   int64_t history_budget_tokens = 0;
@@ -145,6 +151,9 @@ struct BuildOptions {
   // The caller stores the state itself once the prompt was answered (the worker: a turn that
   // fails, e.g. in an outage, must not move the chat's state or its summary back-off).
   bool defer_commit = false;
+  // What the declarations of the tools offered to the chat (its policy's `tools`) cost in every
+  // request: the prompt's budget leaves them room, at most half of it. Unset: no tools.
+  std::function<int64_t(const ToolNames&)> declarations;
 };
 
 // The level a rebuild after an overflow starts from: one above `level`.

@@ -3,6 +3,7 @@
 // the step every compressor starts from (the builder prepares once, then plans and compresses).
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -37,9 +38,13 @@ struct Compression {
   int64_t dropped_count = 0;              // input messages left out
   int64_t truncated_count = 0;            // kept messages that were cut, for any reason
   int64_t cut_count = 0;                  // messages cut by a compression level (head + tail)
-  Level level = Level::kNone;             // the highest level applied
-  int rounds = 0;                         // compression passes (0 when nothing was needed)
-  bool hard_truncated = false;            // the rounds did not fit; the last resort ran
+  // Of the kept tool results, the tool_call_ids of those carried cleared (tool_results.h) and of
+  // those cut by a level, oldest first.
+  std::vector<std::string> cleared_results;
+  std::vector<std::string> cut_results;
+  Level level = Level::kNone;   // the highest level applied
+  int rounds = 0;               // compression passes (0 when nothing was needed)
+  bool hard_truncated = false;  // the rounds did not fit; the last resort ran
 };
 
 class Compressor {

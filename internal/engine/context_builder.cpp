@@ -129,6 +129,7 @@ Ends ContextBuilder::begin(const std::string& chat_id, const std::string& user_t
                      ends.pins_left_out, out.chat.pins.size(), ends.pins_max_tokens,
                      kPinnedShare)});
   f.budget_tokens = ends.budget_tokens;
+  f.tools_tokens = ends.tools_tokens;
   f.system_tokens = ends.system_tokens;
   f.user_tokens = ends.user_tokens;
   f.user_truncated = ends.user_truncated;
@@ -206,6 +207,8 @@ void ContextBuilder::record_fit(const Compression& c, BuiltContext& out) {
   Figures& f = out.figures;
   f.truncated_count = c.truncated_count;
   f.cut_messages = c.cut_count;
+  f.tool_results_cleared = c.cleared_results;
+  f.tool_results_cut = c.cut_results;
   // Normal is reported when it cut something (it applies on every turn after a compaction).
   if (c.cut_count > 0 || c.level > Level::kNormal) f.level = std::max(f.level, c.level);
   f.rounds = std::max(f.rounds, c.rounds);

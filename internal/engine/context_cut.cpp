@@ -7,8 +7,29 @@
 
 #include "internal/engine/level_compressor.h"
 #include "internal/engine/summary_compactor.h"
+#include "internal/engine/tool_results.h"
+#include "internal/tokens/token_counter.h"
 
 namespace autonous::engine {
+namespace {
+
+constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
+
+// Each message's cost as carried when `clear` marks it cleared; its cost otherwise.
+std::vector<int64_t> cleared_costs(std::span<const common::Message> messages,
+                                   const std::vector<char>& clear, std::span<const int64_t> cost,
+                                   const tokens::TokenCounter& counter) {
+  std::vector<int64_t> out(cost.begin(), cost.end());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!clear[i]) continue;
+    common::Message m = messages[i];
+    clear_result(m);
+    out[i] = std::min(out[i], counter.count_message(m));
+  }
+  return out;
+}
+
+}  // namespace
 
 int64_t cut_limit(int64_t cut_through, CompactionReason last_reason) noexcept {
   const bool budget_bound =
@@ -30,15 +51,23 @@ Cut plan_compaction(const Verbatim& v, const Ends& ends, const CompactionRequest
   in.cost = v.rows.cost;
   // What each message will cost in the prompt: the normal level cuts an oversized one to its cap
   // (#28: planned with the uncut sizes, a chat with large messages kept only the floor).
+  // Old tool results are carried cleared after it (tool_results.h: the mark moves to the newest).
+  const std::vector<int64_t> stubs =
+      cleared_costs(v.rows.messages, results_to_clear(v.rows.messages, kAll), v.rows.cost, counter);
   std::vector<int64_t> carried(v.rows.cost.begin(), v.rows.cost.end());
   const int64_t cap = oversized_tokens(ends.budget_tokens);
-  for (int64_t& c : carried) c = std::min(c, cap);
+  for (size_t i = 0; i < carried.size(); ++i) carried[i] = std::min({carried[i], cap, stubs[i]});
   in.carried = carried;
   // The trigger is judged with what the prompt carries now; the cut with what it will carry.
   const int64_t limit = cut_limit(r.state.cut_through, r.state.last_reason);
+  const std::vector<int64_t> cleared_now =
+      cleared_costs(v.rows.messages, results_to_clear(v.rows.messages, r.state.cut_through),
+                    v.rows.cost, counter);
   std::vector<int64_t> now(v.rows.cost.begin(), v.rows.cost.end());
-  for (size_t i = 0; i < now.size(); ++i)
-    if (v.rows.messages[i].history_id <= limit) now[i] = carried[i];
+  for (size_t i = 0; i < now.size(); ++i) {
+    if (v.rows.messages[i].history_id <= limit) now[i] = std::min(now[i], cap);
+    now[i] = std::min(now[i], cleared_now[i]);
+  }
   in.trigger = now;
   in.fixed_tokens = ends.fixed_tokens + v.summary_tokens;
   in.budget_tokens = ends.budget_tokens;

@@ -88,6 +88,11 @@ Ends fit_ends(const ContextSettings& settings, const ResolvedChat& chat,
   const double scale = std::clamp(options.budget_scale, 0.0, 1.0);
   int64_t budget = static_cast<int64_t>(std::floor(static_cast<double>(policy.max_tokens) * scale));
   if (options.budget_cap) budget = std::min(budget, *options.budget_cap);
+  // The tools' declarations go with every request: room for them, at most half the budget.
+  if (options.declarations) {
+    e.tools_tokens = std::min(options.declarations(policy.tools), budget / 2);
+    budget -= e.tools_tokens;
+  }
   e.budget_tokens = std::max(floor_budget, budget);
   e.system = {common::Role::kSystem, common::sanitize_utf8(settings.system_prompt), 0};
   e.user = {common::Role::kUser, common::sanitize_utf8(user_text), 0};

@@ -33,7 +33,8 @@ inline constexpr std::string_view kOutputSection =
 struct Ends {
   common::Message system;
   common::Message user;
-  int64_t budget_tokens = 0;
+  int64_t budget_tokens = 0;  // the messages' budget: the tools' declarations are left out
+  int64_t tools_tokens = 0;   // what the tools' declarations take of the policy's budget
   int64_t system_tokens = 0;
   int64_t user_tokens = 0;
   bool user_truncated = false;

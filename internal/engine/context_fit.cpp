@@ -10,7 +10,8 @@ namespace autonous::engine {
 namespace {
 
 Compression compress(const Compressor& compressor, Prepared kept, const Ends& ends,
-                     int64_t summary_tokens, int64_t cut_through, double target) {
+                     int64_t summary_tokens, int64_t cut_through, int64_t clear_through,
+                     double target) {
   TokenBudget budget;
   budget.max_tokens = std::max<int64_t>(ends.history_budget_tokens - summary_tokens, 0);
   budget.fixed_tokens = ends.fixed_tokens + summary_tokens;
@@ -20,6 +21,7 @@ Compression compress(const Compressor& compressor, Prepared kept, const Ends& en
   budget.min_level = cut_through > 0 ? Level::kNormal : Level::kNone;
   budget.stable_cuts = true;
   budget.cut_through = cut_through;
+  budget.clear_through = clear_through;
   return compressor.compress_prepared(std::move(kept), budget);
 }
 
@@ -38,13 +40,14 @@ Fitted fit_history(const Compressor& compressor, const Verbatim& v, const Cut& c
   if (cut.first > 0 || (for_tokens && cut_limit(out.cut_through, before.last_reason) != kAll))
     out.cut_through = std::max(out.cut_through, newest);
   int64_t limit = cut_limit(out.cut_through, moves ? cut.reason : before.last_reason);
-  out.compression =
-      compress(compressor, rows_from(v.rows, cut.first), ends, summary_tokens, limit, target);
+  // Old tool results are cleared up to the mark itself (tool_results.h), never "every one".
+  out.compression = compress(compressor, rows_from(v.rows, cut.first), ends, summary_tokens, limit,
+                             out.cut_through, target);
   const bool retry = out.compression.level > Level::kNormal && limit != kAll;
   if (retry)  // cutting every oversized message comes before the last resort's drop (#28 review:
               // a 90k paste and a 25k reply lost all history)
-    out.compression =
-        compress(compressor, rows_from(v.rows, cut.first), ends, summary_tokens, kAll, target);
+    out.compression = compress(compressor, rows_from(v.rows, cut.first), ends, summary_tokens, kAll,
+                               newest, target);
   // The last resort cut every oversized message: the mark follows, so the next turns carry the
   // same (a compaction, recorded as one).
   if (out.compression.level > Level::kNormal || retry)

@@ -71,6 +71,14 @@ ordered_json recall(const BuiltContext& b) {
           {"gatherers", std::move(runs)}};
 }
 
+// Tool results' ids in an event: {"count", "ids"}, the newest kListedIds of them.
+constexpr size_t kListedIds = 32;
+ordered_json newest_ids(const std::vector<std::string>& ids) {
+  const size_t from = ids.size() > kListedIds ? ids.size() - kListedIds : 0;
+  return {{"count", ids.size()},
+          {"ids", std::vector<std::string>(ids.begin() + static_cast<ptrdiff_t>(from), ids.end())}};
+}
+
 ordered_json figures(const BuiltContext& b) {
   const Figures& f = b.figures;
   return {{"original_count", f.original_count},
@@ -80,6 +88,7 @@ ordered_json figures(const BuiltContext& b) {
           {"user_truncated", f.user_truncated},
           {"estimated_tokens", f.estimated_tokens},
           {"budget_tokens", f.budget_tokens},
+          {"tools_tokens", f.tools_tokens},
           {"system_tokens", f.system_tokens},
           {"user_tokens", f.user_tokens},
           {"history_budget_tokens", f.history_budget_tokens},
@@ -94,6 +103,8 @@ ordered_json figures(const BuiltContext& b) {
           {"usage_after", round3(share(f.estimated_tokens, f.budget_tokens))},
           {"rounds", f.rounds},
           {"cut_messages", f.cut_messages},
+          {"tool_results_cleared", newest_ids(f.tool_results_cleared)},
+          {"tool_results_cut", newest_ids(f.tool_results_cut)},
           {"hard_truncated", f.hard_truncated},
           {"summary_used", b.summary.used},
           {"summary_id", b.summary.id != 0 ? ordered_json(b.summary.id) : nullptr},

@@ -7,26 +7,40 @@
 #include "internal/common/utf8.h"
 #include "internal/engine/built_context.h"
 #include "internal/engine/simple_compressor.h"
+#include "internal/engine/tool_results.h"
 #include "internal/tokens/token_counter.h"
 #include "internal/tokens/truncate.h"
 
 namespace autonous::engine {
 namespace {
 
+// What `m`, a tool result, costs cleared.
+int64_t stub_cost(common::Message m, const tokens::TokenCounter& counter) {
+  clear_result(m);
+  return counter.count_message(m);
+}
+
 // The level usage calls for, at least budget.min_level; emergency when history cannot fit. With
 // stable cuts from normal on, every oversized message is cut first, whatever else happens: the
 // history is judged as it will then be carried (#28: judged whole, a history that the cuts fit
 // into was taken for an emergency and dropped to the target every turn).
-Level start_level(const Prepared& prepared, const TokenBudget& budget) {
+Level start_level(const Prepared& prepared, const TokenBudget& budget,
+                  const tokens::TokenCounter& counter) {
   const int64_t prompt = std::max<int64_t>(budget.prompt_tokens(), 1);
   int64_t history_tokens = prepared.tokens;
   if (budget.stable_cuts && budget.min_level >= Level::kNormal) {
     const int64_t cap = oversized_tokens(prompt);
+    const std::vector<char> cleared = results_to_clear(prepared.messages, budget.clear_through);
     history_tokens = 0;
-    for (size_t i = 0; i < prepared.cost.size(); ++i)
+    for (size_t i = 0; i < prepared.cost.size(); ++i) {
+      if (cleared[i]) {
+        history_tokens += std::min(prepared.cost[i], stub_cost(prepared.messages[i], counter));
+        continue;
+      }
       history_tokens += prepared.messages[i].history_id <= budget.cut_through
                             ? std::min(prepared.cost[i], cap)
                             : prepared.cost[i];
+    }
   }
   const double usage =
       static_cast<double>(budget.fixed_tokens + history_tokens) / static_cast<double>(prompt);
@@ -52,6 +66,7 @@ class Pass {
         cut_(std::move(prepared.cut)),
         tokens_(prepared.tokens) {
     level_cut_.assign(n_, 0);
+    cleared_.assign(n_, 0);
     tokens_before_ = tokens_;
     // History tokens allowed when aiming at the target share of the prompt budget.
     target_ = std::clamp<int64_t>(
@@ -70,6 +85,9 @@ class Pass {
       out.rounds = round;
       out.level = level;
       if (level >= Level::kAggressive) drop_hopeless(target_);
+      // Old tool results go first: at normal up to the chat's mark, above it every old one.
+      clear_results(level == Level::kNormal ? budget_.clear_through
+                                            : std::numeric_limits<int64_t>::max());
       // Stable cuts: at normal only what the last compaction kept, every message above it.
       const int64_t through = budget_.stable_cuts && level == Level::kNormal
                                   ? budget_.cut_through
@@ -91,6 +109,11 @@ class Pass {
     for (size_t i = first_; i < n_; ++i) {
       out.truncated_count += cut_[i];
       out.cut_count += level_cut_[i];
+      if (messages_[i].role != common::Role::kTool) continue;
+      if (cleared_[i])
+        out.cleared_results.push_back(messages_[i].tool_call_id);
+      else if (level_cut_[i])
+        out.cut_results.push_back(messages_[i].tool_call_id);
     }
     out.messages.assign(std::make_move_iterator(messages_.begin() + static_cast<ptrdiff_t>(first_)),
                         std::make_move_iterator(messages_.end()));
@@ -98,6 +121,24 @@ class Pass {
   }
 
  private:
+  // Clears the old tool results up to `through` (tool_results.h), whatever the goal: which are
+  // cleared must not depend on how full the prompt is, or the prefix would change every turn.
+  void clear_results(int64_t through) {
+    const std::span<const common::Message> kept(messages_.begin() + static_cast<ptrdiff_t>(first_),
+                                                messages_.end());
+    const std::vector<char> clear = results_to_clear(kept, through);
+    for (size_t k = 0; k < clear.size(); ++k) {
+      const size_t i = first_ + k;
+      if (!clear[k] || cleared_[i]) continue;
+      clear_result(messages_[i]);
+      const int64_t cost = counter_.count_message(messages_[i]);
+      tokens_ += cost - cost_[i];
+      cost_[i] = cost;
+      cleared_[i] = 1;
+      level_cut_[i] = 1;
+    }
+  }
+
   // Cut messages over `cap` with a history id up to `through`, oldest first, while the history is
   // above `goal`.
   void cut_oversized(int64_t goal, int64_t cap, int64_t through) {
@@ -146,6 +187,7 @@ class Pass {
   std::vector<int64_t> cost_;
   std::vector<char> cut_;        // cut for any reason
   std::vector<char> level_cut_;  // cut by a level
+  std::vector<char> cleared_;    // a tool result cleared
   size_t first_ = 0;
   int64_t tokens_ = 0;  // cost of the kept messages
   int64_t tokens_before_ = 0;
@@ -164,7 +206,7 @@ Compression LevelCompressor::compress(std::vector<common::Message> messages,
 }
 
 Compression LevelCompressor::compress_prepared(Prepared prepared, const TokenBudget& budget) const {
-  const Level level = start_level(prepared, budget);
+  const Level level = start_level(prepared, budget, counter_);
   // No level applies (usage under soft, so everything fits): the simple fit is the answer.
   if (level == Level::kNone) return keep_newest(std::move(prepared), budget.max_tokens);
   Pass pass(std::move(prepared), budget, counter_);

@@ -14,6 +14,7 @@ using nlohmann::json;
 
 constexpr int64_t kMaxBudget = 100'000'000;
 constexpr int kMaxRecent = 100'000;
+constexpr size_t kMaxTools = 128;
 
 std::string show(double v) {
   std::string s = json(v).dump();
@@ -90,7 +91,7 @@ namespace {
 
 using Kind = PolicyField::Kind;
 
-const std::array<PolicyField, 7> kFields = {{
+const std::array<PolicyField, 8> kFields = {{
     {kKeyStrategy, "--strategy", "CONTEXT_STRATEGY", "sliding_window, token_budget or summarize",
      Kind::kStrategy},
     {kKeyMaxTokens, "--max-tokens", "MAX_CONTEXT_TOKENS",
@@ -106,7 +107,25 @@ const std::array<PolicyField, 7> kFields = {{
      Kind::kShare, 0, nullptr, nullptr, &ChatOverrides::hard, &Thresholds::hard},
     {kKeyTarget, "--target", "CONTEXT_TARGET", "usage share compression aims at", Kind::kShare, 0,
      nullptr, nullptr, &ChatOverrides::target, &Thresholds::target},
+    {kKeyTools, "--tools", "TOOLS_FILE",
+     "the tools offered: names from TOOLS_FILE separated by commas, or none", Kind::kTools},
 }};
+
+// A list of tool names as stored: unique valid names, at most kMaxTools.
+std::vector<std::string> checked_tools(std::vector<std::string> names) {
+  const std::string key(kKeyTools);
+  if (names.size() > kMaxTools)
+    throw PolicyError(key, "at most " + std::to_string(kMaxTools) + " names");
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!valid_tool_name(names[i]))
+      throw PolicyError(key, json(names[i]).dump(-1, ' ', false, json::error_handler_t::replace) +
+                                 " is not a tool name (1 to 64 of A-Z a-z 0-9 _ -)");
+    if (std::find(names.begin(), names.begin() + static_cast<ptrdiff_t>(i), names[i]) !=
+        names.begin() + static_cast<ptrdiff_t>(i))
+      throw PolicyError(key, "\"" + names[i] + "\" is named twice");
+  }
+  return names;
+}
 
 bool is_set(const PolicyField& f, const ChatOverrides& o) {
   switch (f.kind) {
@@ -116,6 +135,8 @@ bool is_set(const PolicyField& f, const ChatOverrides& o) {
       return (o.*f.count).has_value();
     case Kind::kShare:
       return (o.*f.share).has_value();
+    case Kind::kTools:
+      return o.tools.has_value();
   }
   return false;
 }
@@ -131,6 +152,9 @@ void copy_if_set(const PolicyField& f, const ChatOverrides& from, ChatOverrides&
       break;
     case Kind::kShare:
       if (from.*f.share) to.*f.share = from.*f.share;
+      break;
+    case Kind::kTools:
+      if (from.tools) to.tools = from.tools;
       break;
   }
 }
@@ -153,6 +177,16 @@ void read_field(const PolicyField& f, const json& v, ChatOverrides& o) {
     case Kind::kShare:
       o.*f.share = read_share(v, key);
       break;
+    case Kind::kTools: {
+      if (!v.is_array()) throw PolicyError(key, "must be an array of tool names");
+      std::vector<std::string> names;
+      for (const json& n : v) {
+        if (!n.is_string()) throw PolicyError(key, n.dump() + " is not a tool name");
+        names.push_back(n.get<std::string>());
+      }
+      o.tools = checked_tools(std::move(names));
+      break;
+    }
   }
 }
 
@@ -165,6 +199,35 @@ std::string known_keys() {
 }  // namespace
 
 std::span<const PolicyField> policy_fields() noexcept { return kFields; }
+
+bool valid_tool_name(std::string_view name) noexcept {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
+}
+
+std::vector<std::string> parse_tool_list(std::string_view text) {
+  const auto trim = [](std::string_view t) {
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+    return t;
+  };
+  if (trim(text) == "none") return {};
+  std::vector<std::string> names;
+  for (size_t from = 0;;) {
+    const size_t comma = text.find(',', from);
+    names.emplace_back(
+        trim(text.substr(from, comma == std::string_view::npos ? text.npos : comma - from)));
+    if (names.back().empty())
+      throw PolicyError(std::string(kKeyTools),
+                        "an empty name (give names separated by commas, or none)");
+    if (comma == std::string_view::npos) break;
+    from = comma + 1;
+  }
+  return checked_tools(std::move(names));
+}
 
 const PolicyField* find_policy_field(std::string_view key) noexcept {
   for (const auto& f : kFields)
@@ -204,6 +267,9 @@ std::string overrides_json(const ChatOverrides& o) {
       case Kind::kShare:
         j[key] = *(o.*f.share);
         break;
+      case Kind::kTools:
+        j[key] = *o.tools;
+        break;
     }
   }
   return j.dump();
@@ -226,6 +292,9 @@ ContextPolicy apply(ContextPolicy p, const ChatOverrides& o) {
         break;
       case Kind::kShare:
         p.thresholds.*f.policy_share = *(o.*f.share);
+        break;
+      case Kind::kTools:
+        p.tools = o.tools;
         break;
     }
   }

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace autonous::engine {
 
@@ -29,11 +30,15 @@ enum class Level { kNone, kNormal, kAggressive, kEmergency };
 std::string_view to_string(Level level);
 Level classify(double usage, const Thresholds& thresholds);
 
+// The names of the tools offered to a chat (`chat set --tools`); unset: every declared tool.
+using ToolNames = std::optional<std::vector<std::string>>;
+
 struct ContextPolicy {
   Strategy strategy = Strategy::kTokenBudget;
   int64_t max_tokens = 8000;     // the whole prompt
   int64_t recent_messages = 20;  // sliding_window's message count
   Thresholds thresholds;
+  ToolNames tools;  // the tools' declarations take part of max_tokens
 };
 
 // A chat's own settings: only what was set.
@@ -45,6 +50,7 @@ struct ChatOverrides {
   std::optional<double> warn;
   std::optional<double> hard;
   std::optional<double> target;
+  ToolNames tools;  // empty list: none
   bool empty() const noexcept;
 };
 
@@ -53,7 +59,7 @@ struct ChatOverrides {
 // ChatOverrides and ContextPolicy. Parsing, merging, validation, `chat show`, the CLI flags and
 // the names in error messages all come from policy_fields().
 struct PolicyField {
-  enum class Kind { kStrategy, kCount, kShare };
+  enum class Kind { kStrategy, kCount, kShare, kTools };
   std::string_view key;       // chat_settings JSON key
   std::string_view flag;      // `autonous chat set` flag
   std::string_view variable;  // environment variable of the default
@@ -67,7 +73,7 @@ struct PolicyField {
 };
 
 // Every per-chat setting, in display order: strategy, max_tokens, recent_messages, soft, warn,
-// hard, target.
+// hard, target, tools.
 std::span<const PolicyField> policy_fields() noexcept;
 // The field with JSON key `key`; nullptr when there is none.
 const PolicyField* find_policy_field(std::string_view key) noexcept;
@@ -90,6 +96,13 @@ inline constexpr std::string_view kKeySoft = "soft";
 inline constexpr std::string_view kKeyWarn = "warn";
 inline constexpr std::string_view kKeyHard = "hard";
 inline constexpr std::string_view kKeyTarget = "target";
+inline constexpr std::string_view kKeyTools = "tools";
+
+// A tool name the wire takes: 1 to 64 of A-Z a-z 0-9 _ -.
+bool valid_tool_name(std::string_view name) noexcept;
+// `chat set --tools`: "none" or names separated by commas (spaces around them ignored). Throws
+// PolicyError (field "tools") for an empty or invalid name or a repeated one.
+std::vector<std::string> parse_tool_list(std::string_view text);
 
 // Parses a chat_settings object. Throws PolicyError for bad JSON, unknown keys, wrong types or
 // values out of range (ordering is checked by validate(), on the merged policy).

@@ -25,6 +25,10 @@ struct TokenBudget {
   // With stable cuts, the normal level cuts only messages up to this history id (what the chat's
   // last compaction kept); a higher level, the last resort, cuts every oversized message.
   int64_t cut_through = std::numeric_limits<int64_t>::max();
+  // The normal level clears old tool results up to this history id (tool_results.h: the chat's
+  // cut mark itself, never "every one", so what is cleared changes only at a compaction); a
+  // higher level clears every old one. 0: none at normal.
+  int64_t clear_through = 0;
 
   int64_t prompt_tokens() const noexcept { return fixed_tokens + max_tokens; }
 };

@@ -1,5 +1,6 @@
 #include "internal/tools/toolset.h"
 
+#include <algorithm>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -49,16 +50,29 @@ void Toolset::rebuild() const {
     }
   }
   offered_.clear();
-  if (tools_.empty()) return;
-  nlohmann::json tools = nlohmann::json::array();
+  entries_.clear();
   for (const OfferedTool& t : tools_) {
     nlohmann::json f = {{"name", t.name}};
     if (!t.description.empty()) f["description"] = t.description;
     f["parameters"] = nlohmann::json::parse(t.parameters, nullptr, false);
     if (f["parameters"].is_discarded()) f["parameters"] = {{"type", "object"}};
-    tools.push_back({{"type", "function"}, {"function", std::move(f)}});
+    entries_.push_back(nlohmann::json{{"type", "function"}, {"function", std::move(f)}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
-  offered_ = tools.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  offered_ = join(entries_, nullptr);
+}
+
+// The entries as a JSON array's text, those of tools in `only` when given; "" when none.
+std::string Toolset::join(const std::vector<std::string>& entries,
+                          const std::vector<std::string>* only) const {
+  std::string out;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (only != nullptr && std::find(only->begin(), only->end(), tools_[i].name) == only->end())
+      continue;
+    out += out.empty() ? "[" : ",";
+    out += entries[i];
+  }
+  return out.empty() ? out : out + "]";
 }
 
 void Toolset::refresh() const {
@@ -75,13 +89,15 @@ bool Toolset::empty() const {
   return tools_.empty();
 }
 
-std::string Toolset::offered() const {
+std::string Toolset::offered(const std::optional<std::vector<std::string>>& only) const {
   const std::lock_guard lock(mu_);
   refresh();
-  return offered_;
+  return only ? join(entries_, &*only) : offered_;
 }
 
-std::optional<OfferedTool> Toolset::find(std::string_view name) const {
+std::optional<OfferedTool> Toolset::find(
+    std::string_view name, const std::optional<std::vector<std::string>>& only) const {
+  if (only && std::find(only->begin(), only->end(), name) == only->end()) return std::nullopt;
   const std::lock_guard lock(mu_);
   for (const OfferedTool& t : tools_)
     if (t.name == name) return t;

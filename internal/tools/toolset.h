@@ -39,10 +39,14 @@ class Toolset {
   ~Toolset();
 
   bool empty() const;
-  // The request's `tools` array as JSON text; "" when there are none.
-  std::string offered() const;
-  // The tool named `name`; nullopt for a name the model made up.
-  std::optional<OfferedTool> find(std::string_view name) const;
+  // The request's `tools` array as JSON text, of the tools named in `only` when given (a chat's
+  // own list: `chat set --tools`); "" when there are none.
+  std::string offered(const std::optional<std::vector<std::string>>& only = std::nullopt) const;
+  // The tool named `name`, when `only` (if given) names it too; nullopt for a name the model
+  // made up or a tool not offered to the chat.
+  std::optional<OfferedTool> find(
+      std::string_view name,
+      const std::optional<std::vector<std::string>>& only = std::nullopt) const;
   std::vector<std::string> names() const;
   // "http" or "mcp:<server>" per tool, in the order offered.
   std::vector<std::string> sources() const;
@@ -50,13 +54,16 @@ class Toolset {
  private:
   void rebuild() const;  // with mu_ held
   void refresh() const;  // reads changed MCP lists again
+  std::string join(const std::vector<std::string>& entries,
+                   const std::vector<std::string>* only) const;
 
   std::vector<HttpTool> http_;
   std::vector<std::shared_ptr<McpClient>> mcp_;
   Warn warn_;
   mutable std::mutex mu_;
   mutable std::vector<OfferedTool> tools_;
-  mutable std::string offered_;
+  mutable std::vector<std::string> entries_;  // each tool's entry in `tools`, as tools_
+  mutable std::string offered_;               // all of them
 };
 
 }  // namespace autonous::tools

@@ -82,8 +82,9 @@ void Turn::call_with_rebuilds(const queue::Task& task, engine::BuildOptions opti
   std::string unconfirmed_error;
   for (int rebuilds = 0;; ++rebuilds) {
     try {
-      o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going,
-                                    call_options(task.chat_id));
+      o.result =
+          parts_.client.chat(o.contexts.back().built.messages, keep_going,
+                             call_options(task.chat_id, o.contexts.back().built.chat.policy.tools));
       break;
     } catch (const openai::ApiError& e) {
       if (!e.context_overflow()) throw;
@@ -155,6 +156,9 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
           parts_.engine.calibration_scale(parts_.config.openai_base_url, parts_.client.model()));
     parts_.summarizer.set_keep_going(keep_going);
     engine::BuildOptions options;
+    options.declarations = [this](const engine::ToolNames& tools) {
+      return declared_tokens(tools);
+    };
     options.defer_commit =
         true;  // stored with the reply (Slot::complete): a failed turn moves nothing
     options.budget_cap =
@@ -194,11 +198,13 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
   return o;
 }
 
-openai::CallOptions Turn::call_options(const std::string& chat_id) const {
+openai::CallOptions Turn::call_options(const std::string& chat_id,
+                                       const engine::ToolNames& tools) const {
   openai::CallOptions call;
   if (parts_.toolset != nullptr && !parts_.toolset->empty()) {
-    call.tools = parts_.toolset->offered();
-    if (parts_.config.tool_max_steps <= 1) call.tool_choice = "none";  // one call: text
+    call.tools = parts_.toolset->offered(tools);
+    if (!call.tools.empty() && parts_.config.tool_max_steps <= 1)
+      call.tool_choice = "none";  // one call: text
   }
   const std::string& mode = parts_.config.prompt_cache_key;
   const bool openai = parts_.config.openai_base_url.find("://api.openai.com") != std::string::npos;

@@ -123,8 +123,10 @@ class Turn {
  private:
   ContextStep build(const queue::Task& task, const engine::BuildOptions& options,
                     const std::function<bool()>& keep_going);
-  // The chat call's options: PROMPT_CACHE_KEY's per-chat key where it applies.
-  openai::CallOptions call_options(const std::string& chat_id) const;
+  // The chat call's options: the tools offered to the chat (`tools`: its own list, when it has
+  // one) and PROMPT_CACHE_KEY's per-chat key where it applies.
+  openai::CallOptions call_options(const std::string& chat_id,
+                                   const engine::ToolNames& tools) const;
   // The answer arrived: warns of a silent truncation, calibrates, completes.
   // A task no call can answer (leases expired TASK_MAX_ATTEMPTS times, a chat id that is not
   // text): `o` failed, true.
@@ -140,8 +142,8 @@ class Turn {
   // them, appends the calls and results (o.steps) and calls the model again; the last allowed
   // call answers in text (tool_choice none). Throws what a model call throws.
   void run_tools(const queue::Task& task, const std::function<bool()>& keep_going, TurnOutcome& o);
-  ToolRun run_tool(const openai::ToolCall& call, const std::function<bool()>& keep_going,
-                   common::Message& result);
+  ToolRun run_tool(const openai::ToolCall& call, const engine::ToolNames& tools,
+                   const std::function<bool()>& keep_going, common::Message& result);
   // One step's calls run (at most kMaxToolCallsPerReply, within kMaxToolTimePerTask), their
   // results cut to `cap` and to the room left, appended to o.steps.
   void run_step(const openai::ChatResult& asked, size_t step, int64_t cap,
@@ -158,8 +160,9 @@ class Turn {
   bool window_known() const;
   // The worker's prompt budget (engine tokens); 0 when it cannot be resolved.
   int64_t budget_tokens() const;
-  // What the tools' declarations cost in every request (0 without tools).
-  int64_t declared_tokens() const;
+  // What the declarations of the tools offered (`tools`: a chat's own list) cost in every
+  // request (0 without tools).
+  int64_t declared_tokens(const engine::ToolNames& tools) const;
   // Whether the probe caps this model's prompts: calibrating, a probe, the window unknown.
   bool probing() const;
   // A silent window seen by the probe (the count `plateau` it keeps the server at): learned as

@@ -41,9 +41,10 @@ int64_t Turn::budget_tokens() const {
   }
 }
 
-int64_t Turn::declared_tokens() const {
+int64_t Turn::declared_tokens(const engine::ToolNames& tools) const {
   if (parts_.toolset == nullptr || parts_.toolset->empty()) return 0;
-  return parts_.counter.count_text(parts_.toolset->offered());
+  const std::string offered = parts_.toolset->offered(tools);
+  return offered.empty() ? 0 : parts_.counter.count_text(offered);
 }
 
 bool Turn::probing() const {
@@ -111,7 +112,7 @@ void Turn::answered(const queue::Task& task, TurnOutcome& o) {
       const int64_t framing =
           parts_.counter.per_request() +
           parts_.counter.per_message() * static_cast<int64_t>(sent.messages.size());
-      const int64_t declared = declared_tokens();
+      const int64_t declared = declared_tokens(sent.chat.policy.tools);
       // A count under the cached part (a server that reports only the uncached one) is not the
       // prompt's.
       const bool plausible =

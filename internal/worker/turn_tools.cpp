@@ -76,13 +76,13 @@ void sanitize_calls(openai::ChatResult& asked, std::set<std::string>& used) {
 
 }  // namespace
 
-ToolRun Turn::run_tool(const openai::ToolCall& call, const std::function<bool()>& keep_going,
-                       common::Message& result) {
+ToolRun Turn::run_tool(const openai::ToolCall& call, const engine::ToolNames& tools,
+                       const std::function<bool()>& keep_going, common::Message& result) {
   ToolRun run;
   run.id = call.id;
   run.name = call.name;
   const std::optional<tools::OfferedTool> tool =
-      parts_.toolset != nullptr ? parts_.toolset->find(call.name) : std::nullopt;
+      parts_.toolset != nullptr ? parts_.toolset->find(call.name, tools) : std::nullopt;
   if (!tool || (tool->http != nullptr && !parts_.tool_post)) {
     run.error = "no tool named " + call.name;
     result.content = "error: there is no tool named \"" + call.name + "\"";
@@ -144,7 +144,7 @@ void Turn::run_step(const openai::ChatResult& asked, size_t step, int64_t cap,
                                              : "the task's time for tools is spent";
       result.content = "error: not run: " + run.error;
     } else {
-      run = run_tool(c, keep_going, result);
+      run = run_tool(c, built.chat.policy.tools, keep_going, result);
     }
     spent += run.latency;
     run.step = step;
@@ -223,7 +223,7 @@ void Turn::run_tools(const queue::Task& task, const std::function<bool()>& keep_
     std::vector<common::Message> messages = next_request(asked, o);
     const int64_t tokens = parts_.counter.count_prompt(messages);
     o.step_tokens.push_back(tokens);
-    openai::CallOptions options = call_options(task.chat_id);
+    openai::CallOptions options = call_options(task.chat_id, built.chat.policy.tools);
     if (++calls >= parts_.config.tool_max_steps) options.tool_choice = "none";
     o.result.reset();  // recorded in tool_replies: a failed next call must not show it twice
     o.result = parts_.client.chat(messages, keep_going, options);

@@ -185,16 +185,16 @@ TEST_F(HardeningE2eTest, ALeaseOutlivesTheBuildOfAHugeHistory) {
     huge += std::string(1 + (seed >> 16) % 9, static_cast<char>('a' + (seed >> 8) % 26)) + " ";
   }
   autonous(dir_, {"migrate"}, db_env());
-  insert_many("INSERT INTO history(chat_id, role, text) VALUES ($1, $2, $3)",
-              {{"huge", "user", huge},
-               {"huge", "assistant", huge},
-               {"huge", "user", huge},
-               {"huge", "assistant", huge}});
-  enqueue("huge", "and now a short question");
   // The lease is renewed between counts, so it must outlast the longest single count: a 4 MiB
-  // message takes about 0.4 s here, several times that in the sanitizer pass (whose build still
-  // takes several leases).
-  const char* lease = std::getenv("AUTONOUS_TEST_BIN") != nullptr ? "4" : "1";
+  // message takes about 0.4 s here (more on a loaded machine: a 1 s lease expired under ctest
+  // beside a compiler), several times that in the sanitizer pass. The build takes several leases.
+  const bool sanitizer = std::getenv("AUTONOUS_TEST_BIN") != nullptr;
+  const char* lease = sanitizer ? "4" : "2";
+  std::vector<std::vector<std::string>> rows;
+  for (int i = 0; i < (sanitizer ? 4 : 8); ++i)
+    rows.push_back({"huge", i % 2 ? "assistant" : "user", huge});
+  insert_many("INSERT INTO history(chat_id, role, text) VALUES ($1, $2, $3)", rows);
+  enqueue("huge", "and now a short question");
   const auto r = drain(
       stub,
       {{"TASK_LEASE_SECONDS", lease}, {"WORKER_CONCURRENCY", "2"}, {"POLL_INTERVAL_MS", "20"}});

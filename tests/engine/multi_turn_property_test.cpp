@@ -70,6 +70,7 @@ std::string words(std::mt19937& rng, int lo, int hi) {
 
 struct Tally {
   int turns = 0, compactions = 0, grown = 0, summarized = 0, recalled = 0, custom = 0, units = 0;
+  int cleared = 0;  // prompts that carried old tool results cleared
 };
 
 // Whether `messages` are as the wire takes them: each assistant message with calls is followed
@@ -180,6 +181,7 @@ void one_chat(std::mt19937& rng, Tally& t) {
     ASSERT_LE(b.figures.estimated_tokens, b.figures.budget_tokens);
     t.recalled += !b.evidence.items.empty();
     t.custom += !b.custom.ids.empty();
+    t.cleared += !b.figures.tool_results_cleared.empty();
     // Recall never offers what is verbatim in the prompt.
     for (const recall::RecallItem& item : b.evidence.items) {
       for (const auto& m : b.messages) {
@@ -231,9 +233,11 @@ TEST(MultiTurnProperty, FitsEveryTurnAndOnlyGrowsAtTheEndBetweenCompactions) {
   }
   std::cout << "seed " << seed << ": " << t.turns << " turns, " << t.compactions << " compactions, "
             << t.grown << " grew at the end, " << t.summarized << " summarized, " << t.recalled
-            << " recalled, " << t.units << " tool units carried\n";
+            << " recalled, " << t.units << " tool units carried, " << t.cleared
+            << " with old results cleared\n";
   EXPECT_GT(t.compactions, 0);
   EXPECT_GT(t.units, 0);
+  EXPECT_GT(t.cleared, 0);
   if (!testing::full_property_run()) return;  // the rates below are a full run's coverage
   // Many turns only append (small random budgets compact often).
   EXPECT_GT(t.grown, t.turns / 4);

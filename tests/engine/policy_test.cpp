@@ -96,6 +96,31 @@ TEST(PolicyTest, NamesRoundTrip) {
 namespace autonous::engine {
 namespace {
 
+TEST(PolicyFieldsTest, AToolListIsNamesOrNoneAndBadNamesAreRefused) {
+  EXPECT_EQ(parse_tool_list("none"), std::vector<std::string>{});
+  EXPECT_EQ(parse_tool_list(" order_status , get-sum"),
+            (std::vector<std::string>{"order_status", "get-sum"}));
+  for (const char* bad : {"", "a,,b", "a,", "has space", "a,a", "caf\xc3\xa9",
+                          "x123456789x123456789x123456789x123456789x123456789x123456789x1234"}) {
+    try {
+      (void)parse_tool_list(bad);
+      ADD_FAILURE() << bad;
+    } catch (const PolicyError& e) {
+      EXPECT_EQ(e.field(), "tools") << bad;
+    }
+  }
+  EXPECT_EQ(parse_overrides(R"({"tools": []})").tools, std::vector<std::string>{});
+  EXPECT_FALSE(parse_overrides(R"({})").tools.has_value());
+  EXPECT_THROW((void)parse_overrides(R"({"tools": "a,b"})"), PolicyError);
+  EXPECT_THROW((void)parse_overrides(R"({"tools": [1]})"), PolicyError);
+  EXPECT_THROW((void)parse_overrides(R"({"tools": ["a b"]})"), PolicyError);
+  // An unset list offers every tool; a chat's list replaces the environment's.
+  EXPECT_FALSE(apply(ContextPolicy{}, ChatOverrides{}).tools.has_value());
+  ChatOverrides none;
+  none.tools = std::vector<std::string>{};
+  EXPECT_EQ(apply(ContextPolicy{}, none).tools, std::vector<std::string>{});
+}
+
 TEST(PolicyFieldsTest, OneTableNamesEveryFieldOnceAndDrivesParsingAndJson) {
   std::set<std::string_view> keys;
   std::set<std::string_view> flags;
@@ -107,7 +132,7 @@ TEST(PolicyFieldsTest, OneTableNamesEveryFieldOnceAndDrivesParsingAndJson) {
     EXPECT_EQ(find_policy_field(f.key), &f);
     EXPECT_FALSE(f.help.empty());
   }
-  EXPECT_EQ(keys.size(), 7u);
+  EXPECT_EQ(keys.size(), 8u);
   EXPECT_EQ(find_policy_field("nope"), nullptr);
   // Every field set, through JSON and back, through merge and apply.
   ChatOverrides o;
@@ -118,6 +143,7 @@ TEST(PolicyFieldsTest, OneTableNamesEveryFieldOnceAndDrivesParsingAndJson) {
   o.warn = 0.6;
   o.hard = 0.7;
   o.target = 0.4;
+  o.tools = std::vector<std::string>{"order_status", "get-sum"};
   const ChatOverrides back = parse_overrides(overrides_json(o));
   EXPECT_EQ(overrides_json(back), overrides_json(o));
   const ContextPolicy p = apply(ContextPolicy{}, merge(ChatOverrides{}, back));
@@ -128,6 +154,7 @@ TEST(PolicyFieldsTest, OneTableNamesEveryFieldOnceAndDrivesParsingAndJson) {
   EXPECT_DOUBLE_EQ(p.thresholds.warn, 0.6);
   EXPECT_DOUBLE_EQ(p.thresholds.hard, 0.7);
   EXPECT_DOUBLE_EQ(p.thresholds.target, 0.4);
+  EXPECT_EQ(p.tools, (std::vector<std::string>{"order_status", "get-sum"}));
   EXPECT_FALSE(back.empty());
   EXPECT_TRUE(ChatOverrides{}.empty());
 }
