@@ -117,6 +117,12 @@ def run(budget):
                           "json_extract(payload, '$.budget_tokens')), max(json_extract(payload, '$.budget_tokens')), "
                           "max(json_extract(payload, '$.tools_tokens')) FROM events WHERE type IN "
                           "('context.compressed', 'llm.request')").fetchone()
+        over = db.execute("SELECT type, json_extract(payload, '$.step'), json_extract(payload, '$.estimated_tokens'), "
+                          "json_extract(payload, '$.budget_tokens') FROM events WHERE type IN ('context.compressed', "
+                          "'llm.request') AND json_extract(payload, '$.estimated_tokens') > "
+                          "json_extract(payload, '$.budget_tokens') LIMIT 5").fetchall()
+        if over:
+            print("    over the budget:", over, flush=True)
         compactions = db.execute("SELECT count(*) FROM events WHERE type = 'context.compressed' AND "
                                  "json_extract(payload, '$.compaction') IS NOT NULL").fetchone()[0]
         last = db.execute("SELECT json_extract(payload, '$.tool_results_cleared.count'), "

@@ -149,8 +149,9 @@ class Turn {
   void run_step(const openai::ChatResult& asked, size_t step, int64_t cap,
                 std::chrono::milliseconds& spent, const std::function<bool()>& keep_going,
                 TurnOutcome& o);
-  // The next request: the built prompt, then the steps; earlier steps' results cleared while
-  // over the budget.
+  // The next request: the built prompt, then the steps; while over the budget earlier steps'
+  // results cleared, then the oldest history left out a user turn at a time, then the question
+  // cut in the middle.
   std::vector<common::Message> next_request(const openai::ChatResult& asked,
                                             const TurnOutcome& o) const;
   // The cap on a stored result's tokens for this turn.

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/engine/built_context.h"
+#include "internal/engine/compaction.h"
 #include "internal/openai/client.h"
 #include "internal/openai/errors.h"
 #include "internal/tokens/scaled_counter.h"
@@ -154,7 +155,11 @@ void Turn::run_step(const openai::ChatResult& asked, size_t step, int64_t cap,
     int64_t used = parts_.counter.count_prompt(built.messages);
     for (const common::Message& m : o.steps) used += parts_.counter.count_message(m);
     const auto left = static_cast<int64_t>(asked.tool_calls.size() - k);
-    const int64_t room = (built.figures.budget_tokens - used) / left;
+    // The result's own framing (its role, its call id) comes out of its room.
+    common::Message framing = result;
+    framing.content.clear();
+    const int64_t room =
+        (built.figures.budget_tokens - used) / left - parts_.counter.count_message(framing);
     const int64_t limit = std::min(cap, std::max(room, kMinToolResultTokens));
     const int64_t tokens = parts_.counter.count_text(result.content);
     if (tokens > limit) {
@@ -184,6 +189,28 @@ std::vector<common::Message> Turn::next_request(const openai::ChatResult& asked,
     const int64_t before = parts_.counter.count_message(messages[i]);
     messages[i].content = std::string(kClearedResult);
     tokens += parts_.counter.count_message(messages[i]) - before;
+  }
+  // Still over (a prompt built near its budget, this step's results at their least): the oldest
+  // history goes, a user turn at a time, so no tool unit is split (as a compaction would; the
+  // stored history keeps it).
+  size_t question = first_step - 1;
+  while (tokens > built.figures.budget_tokens) {
+    size_t from = 0;
+    while (from < question && messages[from].history_id == 0) ++from;
+    if (from >= question) break;  // no history left: nothing more can go
+    const size_t to = engine::user_start(std::span(messages.data(), question), from + 1);
+    messages.erase(messages.begin() + static_cast<ptrdiff_t>(from),
+                   messages.begin() + static_cast<ptrdiff_t>(to));
+    question -= to - from;
+    tokens = parts_.counter.count_prompt(messages);
+  }
+  // No history left: the question is cut in the middle, its beginning and end kept, as the
+  // engine's last resort cuts it.
+  if (tokens > built.figures.budget_tokens) {
+    common::Message& q = messages[question];
+    const int64_t text = parts_.counter.count_text(q.content);
+    const int64_t keep = std::max<int64_t>(text - (tokens - built.figures.budget_tokens), 16);
+    q.content = tokens::cut_middle_to_tokens(q.content, keep, text, parts_.counter);
   }
   return messages;
 }

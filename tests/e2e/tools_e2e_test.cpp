@@ -172,6 +172,29 @@ TEST_F(ToolsE2eTest, TheNewestResultReachesTheModelWhenTheBudgetIsTight) {
   EXPECT_TRUE(payloads("tool.call", t)[0]["cut"].get<bool>());
 }
 
+TEST_F(ToolsE2eTest, AStepRequestKeepsTheBudgetWhenTheQuestionLeftNoRoom) {
+  // A question that takes nearly the whole budget leaves a result no room: the step's request
+  // leaves the oldest history out, a user turn at a time, rather than go over (before: the
+  // result's least 64 tokens and its framing went over the budget), and a strict server takes it.
+  StubServer stub(dir_.path().string(), 0, {"--rules", "strict"});
+  const Env e = tools_env(stub, {{"MAX_CONTEXT_TOKENS", "2000"}});
+  for (int i = 0; i < 4; ++i) enqueue("c", "filler " + std::to_string(i) + std::string(300, 'f'));
+  std::string words;
+  for (int i = 0; i < 1300; ++i) words += "q" + std::to_string(i % 97) + " ";
+  const int64_t t = enqueue("c", words + R"([[stub:tool:echo:{"q":"a long answer please"}]])");
+  drain(e);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  const auto requests = payloads("llm.request", t);
+  ASSERT_EQ(requests.size(), 2u);
+  for (const auto& r : requests)
+    EXPECT_LE(r["estimated_tokens"].get<int64_t>(), r["budget_tokens"].get<int64_t>()) << r.dump();
+  const nlohmann::json last = nlohmann::json::parse(stub.log_lines().back());
+  const auto& messages = last["body"]["messages"];
+  ASSERT_EQ(messages.back()["role"], "tool");
+  EXPECT_EQ(messages[messages.size() - 2]["role"], "assistant");
+  EXPECT_EQ(messages[messages.size() - 3]["content"].get<std::string>().rfind("q0 q1", 0), 0u);
+}
+
 TEST_F(ToolsE2eTest, OneStepMeansTheModelAnswersInText) {
   StubServer stub(dir_.path().string());
   const Env e = tools_env(stub, {{"TOOL_MAX_STEPS", "1"}});
