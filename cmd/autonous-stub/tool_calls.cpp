@@ -1,7 +1,9 @@
 #include "cmd/autonous-stub/tool_calls.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -102,6 +104,31 @@ std::optional<std::string> after_tool_results(const json& messages, const std::s
 
 bool is_tool_path(const Request& req) { return req.path.rfind("/tool/", 0) == 0; }
 
+namespace {
+
+// /tool/together: answers "together" when three of its calls are in flight at once (within
+// 3 s), "alone" otherwise: calls run one after another never meet.
+std::string meet() {
+  static std::mutex mu;
+  static std::condition_variable cv;
+  static int waiting = 0;
+  static int generation = 0;
+  std::unique_lock lock(mu);
+  const int mine = generation;
+  if (++waiting == 3) {
+    waiting = 0;
+    ++generation;
+    cv.notify_all();
+    return "together";
+  }
+  if (cv.wait_for(lock, std::chrono::seconds(3), [&] { return generation != mine; }))
+    return "together";
+  --waiting;
+  return "alone";
+}
+
+}  // namespace
+
 bool serve_tool(int fd, const Request& req) {
   const std::string name = req.path.substr(6);
   if (name == "echo") {
@@ -117,6 +144,7 @@ bool serve_tool(int fd, const Request& req) {
     return send_all(fd, response(401, json{{"error", "unauthorized: " + quoted}}.dump()));
   }
   if (name == "fail") return send_all(fd, response(503, "{\"error\":\"tool is down\"}"));
+  if (name == "together") return send_all(fd, response(200, meet(), {}, "text/plain"));
   if (name == "badutf8")
     return send_all(fd,
                     response(200, std::string("bad \xff\xfe bytes \xc3", 14), {}, "text/plain"));

@@ -65,7 +65,11 @@ Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
                       config.token_calibration && deps.counter->name() == "estimate", *deps.clock,
                       [this](const std::exception& e) { return session_->transient(e); },
                       &run.probe, deps.toolset.get(),
-                      [this](const tools::HttpCall& c) { return post_tool(*transport_, c); }}) {}
+                      // A transport per call: one reply's calls run at once (turn_tools.cpp).
+                      [this](const tools::HttpCall& c) {
+                        const std::unique_ptr<openai::HttpTransport> t = deps_.make_transport();
+                        return post_tool(*t, c);
+                      }}) {}
 
 Slot::~Slot() = default;
 

@@ -58,7 +58,8 @@ struct TurnParts {
   // model is calibrated upward only.
   WindowProbe* probe = nullptr;
   // The declared tools (TOOLS_FILE), offered on every call when not empty, and how an HTTP tool
-  // is called (the slot's transport). Unset: no tools.
+  // is called: thread-safe, the calls of one reply run at once (a transport per call). Unset: no
+  // tools.
   const tools::Toolset* toolset = nullptr;
   std::function<tools::HttpAnswer(const tools::HttpCall&)> tool_post = {};
 };
@@ -144,6 +145,12 @@ class Turn {
   void run_tools(const queue::Task& task, const std::function<bool()>& keep_going, TurnOutcome& o);
   ToolRun run_tool(const openai::ToolCall& call, const engine::ToolNames& tools,
                    const std::function<bool()>& keep_going, common::Message& result);
+  // The reply's first `count` calls, run at once (each on its own thread; one runs on this one)
+  // while this thread keeps the lease; their runs and results in the calls' order. Throws
+  // openai::aborted_error when the lease was lost or a hard stop came, what a call threw.
+  void run_calls(const openai::ChatResult& asked, size_t count, const engine::ToolNames& tools,
+                 const std::function<bool()>& keep_going, std::vector<ToolRun>& runs,
+                 std::vector<common::Message>& results);
   // One step's calls run (at most kMaxToolCallsPerReply, within kMaxToolTimePerTask), their
   // results cut to `cap` and to the room left, appended to o.steps.
   void run_step(const openai::ChatResult& asked, size_t step, int64_t cap,

@@ -1,8 +1,13 @@
 // Turn's tool loop (#29): the model's calls run, their results appended, the model called again.
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
 #include <random>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -129,25 +134,75 @@ ToolRun Turn::run_tool(const openai::ToolCall& call, const engine::ToolNames& to
   return run;
 }
 
+void Turn::run_calls(const openai::ChatResult& asked, size_t count, const engine::ToolNames& tools,
+                     const std::function<bool()>& keep_going, std::vector<ToolRun>& runs,
+                     std::vector<common::Message>& results) {
+  if (count == 1) {
+    runs[0] = run_tool(asked.tool_calls[0], tools, keep_going, results[0]);
+    return;
+  }
+  // One thread a call; this one keeps the lease meanwhile (keep_going renews it and is not
+  // shared), and the calls see the stop it saw.
+  std::atomic<bool> stop{false};
+  const std::function<bool()> go_on = [&stop] { return !stop.load(); };
+  std::vector<std::exception_ptr> errors(count);
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t done = 0;
+  std::vector<std::thread> threads;
+  threads.reserve(count);
+  for (size_t k = 0; k < count; ++k)
+    threads.emplace_back([&, k] {
+      try {
+        runs[k] = run_tool(asked.tool_calls[k], tools, go_on, results[k]);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+      const std::lock_guard lock(mu);
+      ++done;
+      cv.notify_one();
+    });
+  {
+    std::unique_lock lock(mu);
+    while (done < count) {
+      cv.wait_for(lock, std::chrono::milliseconds(100));
+      lock.unlock();
+      if (!stop && !keep_going()) stop = true;
+      lock.lock();
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  if (stop) throw openai::aborted_error("aborted during tool calls");
+}
+
 void Turn::run_step(const openai::ChatResult& asked, size_t step, int64_t cap,
                     std::chrono::milliseconds& spent, const std::function<bool()>& keep_going,
                     TurnOutcome& o) {
   const engine::BuiltContext& built = o.contexts.back().built;
-  for (size_t k = 0; k < asked.tool_calls.size(); ++k) {
+  const size_t n = asked.tool_calls.size();
+  std::vector<ToolRun> runs(n);
+  std::vector<common::Message> results(n, common::Message{common::Role::kTool, ""});
+  // The reply's calls run at once (at most kMaxToolCallsPerReply); the task's time for tools
+  // counts their wall time.
+  const size_t count = spent >= kMaxToolTimePerTask ? 0 : std::min(n, kMaxToolCallsPerReply);
+  for (size_t k = 0; k < n; ++k) results[k].tool_call_id = asked.tool_calls[k].id;
+  const auto started = std::chrono::steady_clock::now();
+  if (count > 0) run_calls(asked, count, built.chat.policy.tools, keep_going, runs, results);
+  spent += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 started);
+  for (size_t k = 0; k < n; ++k) {
     const openai::ToolCall& c = asked.tool_calls[k];
-    common::Message result{common::Role::kTool, ""};
-    result.tool_call_id = c.id;
-    ToolRun run;
-    if (k >= kMaxToolCallsPerReply || spent >= kMaxToolTimePerTask) {
+    common::Message& result = results[k];
+    ToolRun& run = runs[k];
+    if (k >= count) {
       run.id = c.id;
       run.name = c.name;
       run.error = k >= kMaxToolCallsPerReply ? "too many calls in one reply"
                                              : "the task's time for tools is spent";
       result.content = "error: not run: " + run.error;
-    } else {
-      run = run_tool(c, built.chat.policy.tools, keep_going, result);
     }
-    spent += run.latency;
     run.step = step;
     // Stored and sent cut, head and tail kept, a marker between: to the cap, and to a share
     // of the room the budget has left for this reply's results, so that the newest results

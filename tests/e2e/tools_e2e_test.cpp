@@ -34,7 +34,8 @@ class ToolsE2eTest : public E2eTest {
            {"headers", {{"Authorization", "Bearer tool-secret-123"}, {"X-Api-Key", "key-456789"}}}},
           {{"name", "hang"}, {"url", base + "hang"}, {"timeout_ms", hang_ms_}},
           {{"name", "huge"}, {"url", base + "huge"}},
-          {{"name", "badutf8"}, {"url", base + "badutf8"}}}}};
+          {{"name", "badutf8"}, {"url", base + "badutf8"}},
+          {{"name", "together"}, {"url", base + "together"}, {"timeout_ms", 5000}}}}};
     const std::string path = dir_.file("tools.json");
     std::ofstream(path) << file.dump();
     Env e = env(stub, std::move(extra));
@@ -193,6 +194,29 @@ TEST_F(ToolsE2eTest, AStepRequestKeepsTheBudgetWhenTheQuestionLeftNoRoom) {
   ASSERT_EQ(messages.back()["role"], "tool");
   EXPECT_EQ(messages[messages.size() - 2]["role"], "assistant");
   EXPECT_EQ(messages[messages.size() - 3]["content"].get<std::string>().rfind("q0 q1", 0), 0u);
+}
+
+TEST_F(ToolsE2eTest, OneReplysCallsRunAtOnce) {
+  // The stub's /tool/together answers "together" only when three of its calls are in flight at
+  // once (within 3 s): run one after another, each would wait alone.
+  StubServer stub(dir_.path().string());
+  const Env e = tools_env(stub);
+  const int64_t t =
+      enqueue("c", "[[stub:tool:together:{}]] [[stub:tool:together:{}]] [[stub:tool:together:{}]]");
+  drain(e);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  const auto calls = payloads("tool.call", t);
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(num("SELECT count(*) FROM history WHERE role = 'tool' AND text = 'together'"), 3);
+  // Stored in the calls' order, each result after its call's id.
+  const nlohmann::json asked =
+      nlohmann::json::parse(str("SELECT tool_calls FROM history WHERE tool_calls IS NOT NULL"));
+  ASSERT_EQ(asked.size(), 3u);
+  for (size_t k = 0; k < 3; ++k)
+    EXPECT_EQ(str("SELECT tool_call_id FROM history WHERE role = 'tool' ORDER BY id LIMIT 1 "
+                  "OFFSET " +
+                  std::to_string(k)),
+              asked[k]["id"].get<std::string>());
 }
 
 TEST_F(ToolsE2eTest, OneStepMeansTheModelAnswersInText) {
@@ -409,7 +433,7 @@ TEST_F(ToolsE2eTest, AChatsOwnToolListIsAllItIsOfferedAndAllItMayCall) {
   }
   EXPECT_EQ(offered_with(stub, "go [[stub"), std::vector<std::string>{"echo"});
   EXPECT_TRUE(offered_with(stub, "hello bare").empty());
-  EXPECT_EQ(offered_with(stub, "hello full").size(), 6u);
+  EXPECT_EQ(offered_with(stub, "hello full").size(), 7u);
   const auto bare_ctx = payloads("context.compressed", bare);
   const auto full_ctx = payloads("context.compressed", full);
   ASSERT_EQ(bare_ctx.size(), 1u);
