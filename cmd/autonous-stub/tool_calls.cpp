@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
@@ -58,6 +59,28 @@ json directive_calls(const std::string& text, const std::string& tag) {
   return calls;
 }
 
+// `[[stub:tool-many:NAME:COUNT:BYTES]]`: COUNT calls of NAME in one reply, each with arguments
+// {"q": BYTES letters} (a model that asks for too much at once).
+json many_calls(const std::string& text) {
+  json calls = json::array();
+  const std::string open = "[[stub:tool-many:";
+  const size_t at = text.find(open);
+  if (at == std::string::npos) return calls;
+  const size_t close = text.find("]]", at);
+  if (close == std::string::npos) return calls;
+  const std::string inside = text.substr(at + open.size(), close - at - open.size());
+  const size_t c1 = inside.find(':');
+  const size_t c2 = c1 == std::string::npos ? c1 : inside.find(':', c1 + 1);
+  if (c2 == std::string::npos) return calls;
+  const std::string name = inside.substr(0, c1);
+  const int count = std::atoi(inside.substr(c1 + 1, c2 - c1 - 1).c_str());
+  const size_t bytes = static_cast<size_t>(std::atol(inside.substr(c2 + 1).c_str()));
+  for (int i = 0; i < count && i < 1000; ++i)
+    calls.push_back(
+        call(name, {{"q", std::string(std::min<size_t>(bytes, 1u << 20), 'x')}}, calls.size()));
+  return calls;
+}
+
 bool ends_with_tool_results(const json& messages) {
   return !messages.empty() && messages.back().value("role", "") == "tool";
 }
@@ -68,6 +91,7 @@ std::optional<json> tool_reply(const json& body, const std::string& last_user) {
   if (!offers(body)) return std::nullopt;
   const json& messages = body["messages"];
   json calls = directive_calls(last_user, "tool-loop");
+  if (calls.empty() && !ends_with_tool_results(messages)) calls = many_calls(last_user);
   if (calls.empty() && !ends_with_tool_results(messages)) {
     calls = directive_calls(last_user, "tool");
     if (calls.empty()) {

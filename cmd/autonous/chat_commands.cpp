@@ -203,14 +203,16 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
       throw UsageError("--strategy: '" + *options.strategy +
                        "' is not one of sliding_window, token_budget, summarize");
   }
-  if (options.tools) {
+  // `--tools all`: the chat's list goes, every declared tool is offered again.
+  const bool all_tools = options.tools && common::trim(*options.tools) == "all";
+  if (options.tools && !all_tools) {
     try {
       given.tools = engine::parse_tool_list(*options.tools);
     } catch (const engine::PolicyError& e) {
       throw UsageError(std::string("--tools: ") + e.what() + "; nothing written");
     }
   }
-  if (given.empty()) {
+  if (given.empty() && !all_tools) {
     std::string flags;
     for (const auto& f : engine::policy_fields())
       flags += (flags.empty() ? "" : ", ") + std::string(f.flag);
@@ -220,7 +222,8 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
   const auto db = open_database(config);
   const engine::ChatState state = db->chats().chat_state(chat);
   const engine::ChatOverrides previous = stored_overrides(state, chat);
-  const engine::ChatOverrides merged = engine::merge(previous, given);
+  engine::ChatOverrides merged = engine::merge(previous, given);
+  if (all_tools) merged.tools.reset();
   check_settings(config, env, merged);
   check_tool_names(config, given.tools);
   const std::string json = engine::overrides_json(merged);

@@ -22,6 +22,8 @@
 #include "internal/events/event_stats.h"
 #include "internal/tokens/scaled_counter.h"
 #include "internal/tokens/token_counter.h"
+#include "internal/tools/tools_file.h"
+#include "internal/tools/toolset.h"
 
 namespace autonous::cmd {
 namespace {
@@ -50,6 +52,21 @@ int run_context(const config::Config& config, const ContextOptions& options) {
   const engine::Engine engine(std::move(storage), settings, counter);
   engine::BuildOptions build;
   build.budget_cap = engine.learned_budget(config.openai_base_url, config.openai_model);
+  // The tools' declarations take room as in the worker: TOOLS_FILE's HTTP tools (an MCP server's
+  // tools are known only once it runs; a dry run starts none).
+  std::shared_ptr<const tools::Toolset> toolset;
+  if (!config.tools_file.empty()) {
+    try {
+      toolset =
+          std::make_shared<const tools::Toolset>(tools::load_tools_file(config.tools_file).tools);
+    } catch (const tools::ToolsFileError& e) {
+      throw config::ConfigError("TOOLS_FILE", e.what());
+    }
+    build.declarations = [toolset, &counter](const engine::ToolNames& names) -> int64_t {
+      const std::string offered = toolset->offered(names);
+      return offered.empty() ? 0 : counter.count_text(offered);
+    };
+  }
   std::cout << engine::dry_run_json(engine.build(options.chat_id, options.text, build)) << "\n";
   return 0;
 }

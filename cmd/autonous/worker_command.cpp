@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "cmd/autonous/command_support.h"
@@ -133,6 +134,9 @@ std::shared_ptr<const tools::Toolset> load_toolset(const config::Config& config)
       mcp.push_back(std::move(client));
     } catch (const tools::McpError& e) {
       spdlog::warn("TOOLS_FILE: MCP server {:?} left out: {}", m.name, e.what());
+    } catch (const nlohmann::json::exception& e) {
+      spdlog::warn("TOOLS_FILE: MCP server {:?} left out: a malformed answer ({})", m.name,
+                   e.what());
     }
   }
   auto toolset = std::make_shared<const tools::Toolset>(

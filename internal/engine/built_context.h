@@ -72,7 +72,8 @@ struct SummaryOutcome {
 // context.summary_failed event).
 struct ContextWarning {
   // summarize_unavailable | bad_chat_settings | summary_failed | summary_dropped |
-  // summary_backoff | state_reset | gatherer_failed | pins_left_out | custom_left_out
+  // summary_backoff | state_reset | gatherer_failed | pins_left_out | custom_left_out |
+  // tools_over_budget
   std::string reason;
   std::string message;
 };

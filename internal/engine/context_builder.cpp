@@ -130,6 +130,13 @@ Ends ContextBuilder::begin(const std::string& chat_id, const std::string& user_t
                      kPinnedShare)});
   f.budget_tokens = ends.budget_tokens;
   f.tools_tokens = ends.tools_tokens;
+  if (ends.tools_over > 0)
+    out.warnings.push_back(
+        {"tools_over_budget",
+         fmt::format("the tools' declarations take {} tokens, more than half the prompt budget: "
+                     "the request goes {} tokens over it; offer this chat fewer tools (autonous "
+                     "chat set ID --tools ...) or raise MAX_CONTEXT_TOKENS",
+                     ends.tools_tokens, ends.tools_over)});
   f.system_tokens = ends.system_tokens;
   f.user_tokens = ends.user_tokens;
   f.user_truncated = ends.user_truncated;

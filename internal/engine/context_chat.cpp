@@ -4,10 +4,26 @@
 #include <string>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "internal/engine/policy.h"
 
 namespace autonous::engine {
 namespace {
+
+// The stored tool list alone: unset when the settings name none, an empty list (no tools) when
+// the settings cannot be read or their list is bad.
+ToolNames stored_tools(const std::string& settings_json) {
+  const std::string_view key = "\"tools\"";
+  if (settings_json.find(key) == std::string::npos) return std::nullopt;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(settings_json);
+    if (j.is_object() && !j.contains("tools")) return std::nullopt;
+    return parse_overrides(nlohmann::json{{"tools", j.at("tools")}}.dump()).tools;
+  } catch (const std::exception&) {
+    return std::vector<std::string>{};
+  }
+}
 
 ResolvedChat resolve(const ContextSettings& settings, const ChatState& stored,
                      const tokens::TokenCounter& counter, std::optional<ContextWarning>& warning) {
@@ -26,10 +42,14 @@ ResolvedChat resolve(const ContextSettings& settings, const ChatState& stored,
       chat.own_settings = true;
     }
   } catch (const PolicyError& e) {
-    // Bad stored settings never stop a turn.
-    warning = ContextWarning{
-        "bad_chat_settings",
-        std::string("chat settings ignored, environment defaults used: ") + e.what()};
+    // Bad stored settings never stop a turn. A tool list is kept on its own, though: a chat
+    // limited to some tools (or none) must not be offered every tool because another setting is
+    // bad; a list that is bad itself offers none.
+    chat.policy.tools = stored_tools(stored.settings_json);
+    warning = ContextWarning{"bad_chat_settings",
+                             std::string("chat settings ignored, environment defaults used") +
+                                 (chat.policy.tools ? " (but the chat's tool list)" : "") + ": " +
+                                 e.what()};
   }
   chat.requested_strategy = chat.policy.strategy;
   chat.strategy = chat.policy.strategy;

@@ -90,8 +90,9 @@ Ends fit_ends(const ContextSettings& settings, const ResolvedChat& chat,
   if (options.budget_cap) budget = std::min(budget, *options.budget_cap);
   // The tools' declarations go with every request: room for them, at most half the budget.
   if (options.declarations) {
-    e.tools_tokens = std::min(options.declarations(policy.tools), budget / 2);
-    budget -= e.tools_tokens;
+    e.tools_tokens = options.declarations(policy.tools);
+    e.tools_over = std::max<int64_t>(e.tools_tokens - budget / 2, 0);
+    budget -= e.tools_tokens - e.tools_over;
   }
   e.budget_tokens = std::max(floor_budget, budget);
   e.system = {common::Role::kSystem, common::sanitize_utf8(settings.system_prompt), 0};

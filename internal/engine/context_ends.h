@@ -34,7 +34,8 @@ struct Ends {
   common::Message system;
   common::Message user;
   int64_t budget_tokens = 0;  // the messages' budget: the tools' declarations are left out
-  int64_t tools_tokens = 0;   // what the tools' declarations take of the policy's budget
+  int64_t tools_tokens = 0;   // what the tools' declarations cost (left out of budget_tokens)
+  int64_t tools_over = 0;     // of those, over half the policy's budget: the request goes over
   int64_t system_tokens = 0;
   int64_t user_tokens = 0;
   bool user_truncated = false;

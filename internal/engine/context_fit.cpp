@@ -37,8 +37,9 @@ Fitted fit_history(const Compressor& compressor, const Verbatim& v, const Cut& c
   const bool moves = cut.first > 0 || for_tokens;
   Fitted out;
   out.cut_through = before.cut_through;
-  if (cut.first > 0 || (for_tokens && cut_limit(out.cut_through, before.last_reason) != kAll))
-    out.cut_through = std::max(out.cut_through, newest);
+  // Every compaction the plan makes moves the mark: for the cuts (unless every oversized message
+  // is cut already) and for old tool results (tool_results.h), which are cleared only up to it.
+  if (moves) out.cut_through = std::max(out.cut_through, newest);
   int64_t limit = cut_limit(out.cut_through, moves ? cut.reason : before.last_reason);
   // Old tool results are cleared up to the mark itself (tool_results.h), never "every one".
   out.compression = compress(compressor, rows_from(v.rows, cut.first), ends, summary_tokens, limit,

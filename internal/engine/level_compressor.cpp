@@ -84,10 +84,11 @@ class Pass {
     for (int round = 1;; ++round) {
       out.rounds = round;
       out.level = level;
-      if (level >= Level::kAggressive) drop_hopeless(target_);
-      // Old tool results go first: at normal up to the chat's mark, above it every old one.
+      // Old tool results go first: at normal up to the chat's mark, above it every old one,
+      // before anything is judged hopeless (a cleared result costs its stub, not the cap).
       clear_results(level == Level::kNormal ? budget_.clear_through
                                             : std::numeric_limits<int64_t>::max());
+      if (level >= Level::kAggressive) drop_hopeless(target_);
       // Stable cuts: at normal only what the last compaction kept, every message above it.
       const int64_t through = budget_.stable_cuts && level == Level::kNormal
                                   ? budget_.cut_through
@@ -135,6 +136,7 @@ class Pass {
       tokens_ += cost - cost_[i];
       cost_[i] = cost;
       cleared_[i] = 1;
+      cut_[i] = 1;
       level_cut_[i] = 1;
     }
   }

@@ -108,7 +108,8 @@ const std::array<PolicyField, 8> kFields = {{
     {kKeyTarget, "--target", "CONTEXT_TARGET", "usage share compression aims at", Kind::kShare, 0,
      nullptr, nullptr, &ChatOverrides::target, &Thresholds::target},
     {kKeyTools, "--tools", "TOOLS_FILE",
-     "the tools offered: names from TOOLS_FILE separated by commas, or none", Kind::kTools},
+     "the tools offered: names from TOOLS_FILE separated by commas, none, or all (the default)",
+     Kind::kTools},
 }};
 
 // A list of tool names as stored: unique valid names, at most kMaxTools.

@@ -41,7 +41,10 @@ McpClient::~McpClient() = default;
 
 void McpClient::on_message(const json& m) {
   if (!m.is_object()) return;
-  if (m.value("method", "") == "notifications/tools/list_changed") changed_ = true;
+  const auto method = m.find("method");
+  if (method != m.end() && method->is_string() &&
+      method->get<std::string>() == "notifications/tools/list_changed")
+    changed_ = true;
   // A request of the server's (it has an id and a method): this client offers none.
   if (m.contains("method") && m.contains("id"))
     channel_->send({{"jsonrpc", "2.0"},
@@ -58,7 +61,9 @@ json McpClient::request(const std::string& method, json params, std::chrono::mil
   if (!answer.is_object()) throw McpError(server_ + ": " + method + ": no answer");
   if (answer.contains("error")) {
     const json& e = answer["error"];
-    const std::string message = e.is_object() ? e.value("message", e.dump()) : e.dump();
+    const std::string message = e.is_object() && e.contains("message") && e["message"].is_string()
+                                    ? e["message"].get<std::string>()
+                                    : e.dump();
     throw McpError(server_ + ": " + method + ": " + prompt_text(message));
   }
   if (!answer.contains("result") || !answer["result"].is_object())
@@ -140,30 +145,60 @@ ToolOutcome McpClient::call(const std::string& tool, std::string_view arguments,
     return out;
   }
   const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + timeout;
+  const auto elapsed = [&] {
+    out.latency = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    return out;
+  };
+  // One request at a time on the server's connection: a call of the same reply waits for the
+  // others within its own timeout, and one given up meanwhile (a lost lease, a hard stop) is
+  // never sent.
+  std::unique_lock lock(mu_, std::defer_lock);
+  while (!lock.try_lock_for(std::chrono::milliseconds(50))) {
+    if (keep_going && !keep_going()) {
+      out.aborted = true;
+      out.content = "error: aborted before the call was sent";
+      return elapsed();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      out.content = "error: " + server_ + ": timed out waiting for the server's other calls";
+      return elapsed();
+    }
+  }
+  if (keep_going && !keep_going()) {
+    out.aborted = true;
+    out.content = "error: aborted before the call was sent";
+    return elapsed();
+  }
+  const auto left = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 deadline - std::chrono::steady_clock::now()),
+                             std::chrono::milliseconds(1));
   try {
-    const std::lock_guard lock(mu_);
     const json result =
-        request("tools/call", {{"name", tool}, {"arguments", args}}, timeout, keep_going);
+        request("tools/call", {{"name", tool}, {"arguments", args}}, left, keep_going);
     const std::string text = content_text(result);
     out.bytes = static_cast<int64_t>(text.size());
-    out.ok = !result.value("isError", false);
+    const auto is_error = result.find("isError");
+    out.ok = is_error == result.end() || !is_error->is_boolean() || !is_error->get<bool>();
     out.content = out.ok ? text : "error: the tool said: " + text;
   } catch (const McpServerExited& e) {
     // Its child was started again: a new session, for the next call (this one is not repeated:
     // the tool may have acted before the server died).
     out.content = std::string("error: ") + e.what() + "; the call was not repeated";
     try {
-      const std::lock_guard lock(mu_);
-      initialize(kMcpStartTimeout);
+      initialize(kMcpStartTimeout);  // the lock is still held
     } catch (const McpError&) {
+    } catch (const json::exception&) {
     }
   } catch (const McpError& e) {
     out.content = std::string("error: ") + e.what();
     out.aborted = keep_going && !keep_going();
+  } catch (const json::exception& e) {
+    // A hostile or broken server's answer of the wrong shape is a result, never a failed task.
+    out.content = "error: " + server_ + ": a malformed answer (" + e.what() + ")";
   }
-  out.latency = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now() - started);
-  return out;
+  return elapsed();
 }
 
 }  // namespace autonous::tools

@@ -85,7 +85,7 @@ class McpClient {
 
   std::string server_;
   std::unique_ptr<McpChannel> channel_;
-  mutable std::mutex mu_;
+  mutable std::timed_mutex mu_;  // one request at a time; a call waits for it within its timeout
   int64_t next_id_ = 1;
   bool changed_ = false;
   std::vector<McpTool> tools_;

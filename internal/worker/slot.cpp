@@ -65,11 +65,19 @@ Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
                       config.token_calibration && deps.counter->name() == "estimate", *deps.clock,
                       [this](const std::exception& e) { return session_->transient(e); },
                       &run.probe, deps.toolset.get(),
-                      // A transport per call: one reply's calls run at once (turn_tools.cpp).
-                      [this](const tools::HttpCall& c) {
-                        const std::unique_ptr<openai::HttpTransport> t = deps_.make_transport();
-                        return post_tool(*t, c);
-                      }}) {}
+                      [this](const tools::HttpCall& c) { return post_tool_call(c); }}) {}
+
+tools::HttpAnswer Slot::post_tool_call(const tools::HttpCall& c) {
+  // One reply's calls run at once (turn_tools.cpp): the first takes the slot's tool transport
+  // (its connections kept between turns), the others a transport of their own.
+  std::unique_lock lock(tool_mu_, std::try_to_lock);
+  if (lock) {
+    if (!tool_transport_) tool_transport_ = deps_.make_transport();
+    return post_tool(*tool_transport_, c);
+  }
+  const std::unique_ptr<openai::HttpTransport> own = deps_.make_transport();
+  return post_tool(*own, c);
+}
 
 Slot::~Slot() = default;
 

@@ -31,6 +31,11 @@ namespace autonous::openai {
 class HttpTransport;
 }
 
+namespace autonous::tools {
+struct HttpCall;
+struct HttpAnswer;
+}  // namespace autonous::tools
+
 namespace autonous::worker {
 
 struct WorkerStats;
@@ -88,6 +93,7 @@ class Slot {
   common::TimePoint now() const;
   // An idle moment: indexes queued search rows (a front end's import) for kIdleIndexBudget.
   void index_backlog();
+  tools::HttpAnswer post_tool_call(const tools::HttpCall& call);
   // Waits up to POLL_INTERVAL_MS for work, or until the run stops, or until the backend's
   // listener (where it has one) wakes it: a task became claimable.
   void wait_for_work(const std::stop_token& stop);
@@ -130,6 +136,10 @@ class Slot {
   // counter is the estimator (scale 1 otherwise).
   tokens::ScaledCounter counter_;
   std::unique_ptr<openai::HttpTransport> transport_;
+  // HTTP tools' calls: the slot's own transport for one call at a time (tool_mu_), a new one for
+  // each call that runs beside it.
+  std::mutex tool_mu_;
+  std::unique_ptr<openai::HttpTransport> tool_transport_;
   openai::Client client_;
   LlmSummarizer summarizer_;
   std::unique_ptr<openai::Client> embedding_client_;  // EMBEDDING_BASE_URL set

@@ -163,10 +163,14 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
         true;  // stored with the reply (Slot::complete): a failed turn moves nothing
     options.budget_cap =
         parts_.engine.learned_budget(parts_.config.openai_base_url, parts_.client.model());
+    // The probe's cap is the messages' (it judges their estimate): the whole prompt's adds the
+    // declarations of every tool, which the engine then leaves room for.
     if (probing())
       if (const auto cap =
-              parts_.probe->cap(probe_key(parts_), budget_tokens(), parts_.counter.scale()))
-        options.budget_cap = std::min(options.budget_cap.value_or(*cap), *cap);
+              parts_.probe->cap(probe_key(parts_), budget_tokens(), parts_.counter.scale())) {
+        const int64_t whole = *cap + declared_tokens(std::nullopt);
+        options.budget_cap = std::min(options.budget_cap.value_or(whole), whole);
+      }
     o.contexts.push_back(build(task, options, keep_going));
     // A slow build (a huge history, summaries) must not cost the lease: renew now if due.
     if (!keep_going()) throw openai::aborted_error("aborted before the call");

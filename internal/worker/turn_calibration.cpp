@@ -58,7 +58,10 @@ void Turn::learn_silent_window(TurnOutcome& o, int64_t text_estimated, int64_t p
   const int64_t framing = sent.figures.estimated_tokens - text_estimated;
   // Worth learning when it lowers the worker's budget or this chat's own.
   const int64_t budget = std::max(budget_tokens(), sent.chat.policy.max_tokens);
-  const auto room = static_cast<int64_t>(kWindowShare * static_cast<double>(plateau)) + framing;
+  // A learned budget is the whole prompt's: the tools' declarations, left out of the server's
+  // count here, come back (the engine leaves them room out of it again).
+  const auto room = static_cast<int64_t>(kWindowShare * static_cast<double>(plateau)) + framing +
+                    sent.figures.tools_tokens;
   const std::optional<int64_t> known =
       parts_.engine.learned_budget(parts_.config.openai_base_url, parts_.client.model());
   if (room >= budget || (known && *known <= room)) return;  // nothing to lower

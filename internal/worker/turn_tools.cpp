@@ -62,6 +62,13 @@ void sanitize_calls(openai::ChatResult& asked, std::set<std::string>& used) {
       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   nlohmann::json calls = nlohmann::json::parse(asked.tool_calls_json, nullptr, false);
   if (!calls.is_array() || calls.size() != asked.tool_calls.size()) calls = nullptr;
+  // At most kMaxToolCallsPerReply calls are kept: the rest are neither run nor stored (their
+  // JSON alone could outgrow every later request).
+  if (asked.tool_calls.size() > kMaxToolCallsPerReply) {
+    asked.tool_calls.resize(kMaxToolCallsPerReply);
+    if (calls.is_array())
+      calls.erase(calls.begin() + static_cast<ptrdiff_t>(kMaxToolCallsPerReply), calls.end());
+  }
   if (calls.is_array()) strip_nul(calls);
   for (size_t i = 0; i < asked.tool_calls.size(); ++i) {
     openai::ToolCall& c = asked.tool_calls[i];
@@ -142,39 +149,58 @@ void Turn::run_calls(const openai::ChatResult& asked, size_t count, const engine
     return;
   }
   // One thread a call; this one keeps the lease meanwhile (keep_going renews it and is not
-  // shared), and the calls see the stop it saw.
+  // shared), and the calls see the stop it saw. Every thread is joined whatever happens here (a
+  // renewal that throws, a thread that cannot start): a joinable thread left would terminate
+  // the process. A call that throws stops the others too.
   std::atomic<bool> stop{false};
   const std::function<bool()> go_on = [&stop] { return !stop.load(); };
-  std::vector<std::exception_ptr> errors(count);
+  std::exception_ptr first_error;  // the first a call threw: the others then stop for it
+  std::exception_ptr renewal;
   std::mutex mu;
   std::condition_variable cv;
   size_t done = 0;
   std::vector<std::thread> threads;
   threads.reserve(count);
-  for (size_t k = 0; k < count; ++k)
-    threads.emplace_back([&, k] {
-      try {
-        runs[k] = run_tool(asked.tool_calls[k], tools, go_on, results[k]);
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-      const std::lock_guard lock(mu);
-      ++done;
-      cv.notify_one();
-    });
-  {
+  const auto finish = [&] {
+    stop = true;
+    for (std::thread& t : threads)
+      if (t.joinable()) t.join();
+  };
+  try {
+    for (size_t k = 0; k < count; ++k)
+      threads.emplace_back([&, k] {
+        try {
+          runs[k] = run_tool(asked.tool_calls[k], tools, go_on, results[k]);
+        } catch (...) {
+          const std::lock_guard lock(mu);
+          if (!first_error && !stop) first_error = std::current_exception();
+          stop = true;
+        }
+        const std::lock_guard lock(mu);
+        ++done;
+        cv.notify_one();
+      });
     std::unique_lock lock(mu);
-    while (done < count) {
+    while (done < threads.size()) {
       cv.wait_for(lock, std::chrono::milliseconds(100));
       lock.unlock();
-      if (!stop && !keep_going()) stop = true;
+      try {
+        if (!stop && !keep_going()) stop = true;
+      } catch (...) {
+        renewal = std::current_exception();
+        stop = true;
+      }
       lock.lock();
     }
+  } catch (...) {
+    finish();
+    throw;
   }
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
-  if (stop) throw openai::aborted_error("aborted during tool calls");
+  const bool stopped = stop;
+  finish();
+  if (renewal) std::rethrow_exception(renewal);
+  if (first_error) std::rethrow_exception(first_error);
+  if (stopped) throw openai::aborted_error("aborted during tool calls");
 }
 
 void Turn::run_step(const openai::ChatResult& asked, size_t step, int64_t cap,
@@ -186,12 +212,14 @@ void Turn::run_step(const openai::ChatResult& asked, size_t step, int64_t cap,
   std::vector<common::Message> results(n, common::Message{common::Role::kTool, ""});
   // The reply's calls run at once (at most kMaxToolCallsPerReply); the task's time for tools
   // counts their wall time.
-  const size_t count = spent >= kMaxToolTimePerTask ? 0 : std::min(n, kMaxToolCallsPerReply);
+  const size_t count = spent >= kMaxToolTimePerTask ? 0 : n;
   for (size_t k = 0; k < n; ++k) results[k].tool_call_id = asked.tool_calls[k].id;
   const auto started = std::chrono::steady_clock::now();
   if (count > 0) run_calls(asked, count, built.chat.policy.tools, keep_going, runs, results);
   spent += std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                  started);
+  int64_t used = parts_.counter.count_prompt(built.messages);
+  for (const common::Message& m : o.steps) used += parts_.counter.count_message(m);
   for (size_t k = 0; k < n; ++k) {
     const openai::ToolCall& c = asked.tool_calls[k];
     common::Message& result = results[k];
@@ -199,16 +227,13 @@ void Turn::run_step(const openai::ChatResult& asked, size_t step, int64_t cap,
     if (k >= count) {
       run.id = c.id;
       run.name = c.name;
-      run.error = k >= kMaxToolCallsPerReply ? "too many calls in one reply"
-                                             : "the task's time for tools is spent";
+      run.error = "the task's time for tools is spent";
       result.content = "error: not run: " + run.error;
     }
     run.step = step;
     // Stored and sent cut, head and tail kept, a marker between: to the cap, and to a share
     // of the room the budget has left for this reply's results, so that the newest results
     // reach the model.
-    int64_t used = parts_.counter.count_prompt(built.messages);
-    for (const common::Message& m : o.steps) used += parts_.counter.count_message(m);
     const auto left = static_cast<int64_t>(asked.tool_calls.size() - k);
     // The result's own framing (its role, its call id) comes out of its room.
     common::Message framing = result;
@@ -222,6 +247,7 @@ void Turn::run_step(const openai::ChatResult& asked, size_t step, int64_t cap,
       run.cut = true;
     }
     run.result_tokens = parts_.counter.count_text(result.content);
+    used += parts_.counter.count_message(result);
     o.steps.push_back(std::move(result));
     o.tool_runs.push_back(std::move(run));
     if (!keep_going()) throw openai::aborted_error("aborted between tool calls");
@@ -304,7 +330,18 @@ void Turn::run_tools(const queue::Task& task, const std::function<bool()>& keep_
     run_step(asked, step, cap, spent, keep_going, o);
     std::vector<common::Message> messages = next_request(asked, o);
     const int64_t tokens = parts_.counter.count_prompt(messages);
-    o.step_tokens.push_back(tokens);
+    if (tokens > built.figures.budget_tokens) {
+      // Nothing more can go (a reply whose calls' JSON alone outgrows the budget): the task
+      // fails rather than send a request over it.
+      o.kind = Kind::kFailed;
+      o.error = "the tool steps outgrew the prompt budget: " + std::to_string(tokens) +
+                " tokens of " + std::to_string(built.figures.budget_tokens);
+      o.failure = TurnFailure{"tool_budget",   o.error,      std::nullopt,
+                              milliseconds(0), std::nullopt, parts_.clock.now()};
+      o.finished_at = parts_.clock.now();
+      return;
+    }
+    o.step_tokens.push_back(tokens);  // the request sent (its llm.request event)
     openai::CallOptions options = call_options(task.chat_id, built.chat.policy.tools);
     if (++calls >= parts_.config.tool_max_steps) options.tool_choice = "none";
     o.result.reset();  // recorded in tool_replies: a failed next call must not show it twice

@@ -99,7 +99,7 @@ TYPED_TEST(SearchIndexTest, CatchUpIndexesTheChatAndDocumentsTheBacklogAnyChat) 
   // sanitizer (PostgreSQL failed here once under ctest -j3), so it is repeated until they went.
   const std::string left =
       "SELECT count(*) FROM search_queue WHERE chat_id = 'a' OR source = 'document'";
-  for (int i = 0; i < 50 && (i == 0 || this->b_->scalar(left) > 0); ++i)
+  for (int i = 0; i < 5 && (i == 0 || this->b_->scalar(left) > 0); ++i)
     this->searcher().catch_up("a");
   EXPECT_EQ(this->b_->scalar("SELECT count(*) FROM search_queue WHERE chat_id = 'a'"), 0);
   EXPECT_EQ(this->b_->scalar("SELECT count(*) FROM search_queue WHERE chat_id = 'b'"), 20);

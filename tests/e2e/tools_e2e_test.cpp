@@ -219,6 +219,30 @@ TEST_F(ToolsE2eTest, OneReplysCallsRunAtOnce) {
               asked[k]["id"].get<std::string>());
 }
 
+TEST_F(ToolsE2eTest, AReplyOfTooManyCallsKeepsSixteenAndOneThatOutgrowsTheBudgetFails) {
+  StubServer stub(dir_.path().string());
+  const Env e = tools_env(stub, {{"MAX_CONTEXT_TOKENS", "2000"}});
+  // 40 calls in one reply: 16 are kept, run and stored, the rest neither.
+  const int64_t many = enqueue("a", "[[stub:tool-many:echo:40:3]]");
+  // Two calls whose arguments alone (2 x 20 KB) outgrow a 2 000-token budget: the task fails
+  // with a reason rather than send a request over the budget.
+  const int64_t big = enqueue("b", "[[stub:tool-many:echo:2:20000]]");
+  drain(e);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(many)), "done");
+  EXPECT_EQ(payloads("tool.call", many).size(), 16u);
+  EXPECT_EQ(nlohmann::json::parse(str("SELECT tool_calls FROM history WHERE chat_id = 'a' AND "
+                                      "tool_calls IS NOT NULL"))
+                .size(),
+            16u);
+  EXPECT_EQ(num("SELECT count(*) FROM history WHERE chat_id = 'a' AND role = 'tool'"), 16);
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(big)), "failed");
+  const auto failed = payloads("turn.failed", big);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0]["reason"], "tool_budget");
+  for (const auto& r : payloads("llm.request", big))
+    EXPECT_LE(r["estimated_tokens"].get<int64_t>(), r["budget_tokens"].get<int64_t>());
+}
+
 TEST_F(ToolsE2eTest, OneStepMeansTheModelAnswersInText) {
   StubServer stub(dir_.path().string());
   const Env e = tools_env(stub, {{"TOOL_MAX_STEPS", "1"}});
@@ -327,6 +351,28 @@ TEST_F(ToolsE2eTest, ABadToolsFileStopsTheWorkerAtStartNamingTheEntry) {
   const ProcessResult ok = autonous(dir_, {"worker", "--drain"}, e);
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_NE(ok.err.find("MCP server \"fs\" left out"), std::string::npos) << ok.err;
+}
+
+TEST_F(ToolsE2eTest, AStopDuringParallelCallsAbortsThemAndReleasesTheTask) {
+  hang_ms_ = 20000;
+  StubServer stub(dir_.path().string());
+  const Env e = tools_env(stub, {{"SHUTDOWN_GRACE_SECONDS", "1"}});
+  const int64_t t = enqueue("c", "[[stub:tool:hang]] [[stub:tool:hang]] [[stub:tool:hang]]");
+  Process worker({autonous_bin(), "worker"}, e, dir_.path().string());
+  for (int i = 0; i < 200; ++i) {  // until the three calls are in flight
+    size_t calling = 0;
+    for (const std::string& line : stub.log_lines())
+      calling += line.find("/tool/hang") != std::string::npos;
+    if (calling >= 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  worker.signal(SIGTERM);
+  // The grace ends after 1 s: the calls are aborted (each would hang 20 s), the task released.
+  const auto r = worker.wait(std::chrono::seconds(10));
+  ASSERT_TRUE(r) << "the worker did not stop";
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "queued");
+  EXPECT_EQ(num("SELECT count(*) FROM history"), 0);
 }
 
 TEST_F(ToolsE2eTest, AWorkerKilledDuringAToolCallAnswersOnceAfterARestart) {
@@ -443,6 +489,9 @@ TEST_F(ToolsE2eTest, AChatsOwnToolListIsAllItIsOfferedAndAllItMayCall) {
   EXPECT_EQ(
       bare_ctx[0]["budget_tokens"].get<int64_t>(),
       full_ctx[0]["budget_tokens"].get<int64_t>() + full_ctx[0]["tools_tokens"].get<int64_t>());
+  // `--tools all` drops the chat's list: every tool again.
+  ASSERT_EQ(autonous(dir_, {"chat", "set", "only-echo", "--tools", "all"}, e).exit_code, 0);
+  EXPECT_EQ(str("SELECT settings FROM chat_settings WHERE chat_id = 'only-echo'"), "{}");
 }
 
 }  // namespace

@@ -60,6 +60,25 @@ TEST_F(ContextChatTest, BadStoredSettingsAreIgnoredWithAWarningAndNeverStopTheTu
   }
 }
 
+TEST_F(ContextChatTest, AToolListOutlivesTheChatsOtherBadSettingsAndABadListOffersNone) {
+  const std::pair<const char*, ToolNames> cases[] = {
+      {R"({"max_tokens": 5, "tools": ["lookup"]})", std::vector<std::string>{"lookup"}},
+      {R"({"strategy": "psychic", "tools": []})", std::vector<std::string>{}},
+      {R"({"tools": ["a b"]})", std::vector<std::string>{}},
+      {R"({"tools": "lookup"})", std::vector<std::string>{}},
+      {R"({"tools": ["lookup"], "max_tokens": 5)", std::vector<std::string>{}},  // not JSON
+      {R"({"max_tokens": 5, "note": "tools"})", std::nullopt}};
+  for (const auto& [json, tools] : cases) {
+    ChatState stored;
+    stored.settings_json = json;
+    const ChatStart s = start(stored);
+    EXPECT_EQ(s.chat.policy.max_tokens, 4000) << json;
+    EXPECT_EQ(s.chat.policy.tools, tools) << json;
+    ASSERT_EQ(s.warnings.size(), 1u) << json;
+    EXPECT_EQ(s.warnings[0].reason, "bad_chat_settings") << json;
+  }
+}
+
 TEST_F(ContextChatTest, SummarizeWithoutASummaryStoreRunsTokenBudgetAndSaysSo) {
   settings_.policy.strategy = Strategy::kSummarize;
   const ChatStart s = start(ChatState{}, /*has_store=*/false);

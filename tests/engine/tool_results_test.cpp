@@ -117,6 +117,30 @@ TEST_F(ToolResultsBuildTest, ACompactionClearsOldResultsBeforeItDropsAnyMessage)
     EXPECT_EQ(next.messages[i].content, built.messages[i].content) << i;
 }
 
+TEST_F(ToolResultsBuildTest, ALaterCompactionClearsWhatCameSinceAndStillDropsNothing) {
+  // The review's case: after a first compaction for tokens every oversized message is cut as it
+  // enters, so a second one that clearing alone meets must still move the mark (before, it did
+  // not: nothing was cleared, and the last resort dropped turns).
+  for (int i = 0; i < 16; ++i) add_turn(i, 900);
+  const BuiltContext first = build("next");
+  ASSERT_EQ(first.state.compaction, CompactionReason::kThreshold);
+  ASSERT_EQ(first.figures.tool_results_cleared.size(), 13u);
+  int turn = 16;
+  BuiltContext later;
+  do {
+    add_turn(turn++, 900);
+    later = build("again " + std::to_string(turn));
+  } while (later.state.compaction == CompactionReason::kNone && turn < 60);
+  EXPECT_EQ(later.state.compaction, CompactionReason::kThreshold);
+  EXPECT_EQ(later.figures.dropped_count, 0);
+  // At warn, by the plan: not by the last resort once over the budget.
+  EXPECT_EQ(later.figures.level, Level::kNormal);
+  EXPECT_FALSE(later.figures.hard_truncated);
+  EXPECT_EQ(later.figures.tool_results_cleared.size(), static_cast<size_t>(turn - 3));
+  EXPECT_EQ(later.state.after.cut_through, provider_.history.back().history_id);
+  EXPECT_LE(later.figures.estimated_tokens, 4000);
+}
+
 TEST_F(ToolResultsBuildTest, WithoutAnyCompactionEveryResultIsCarriedWhole) {
   for (int i = 0; i < 5; ++i) add_turn(i, 900);
   const BuiltContext built = build("next");
