@@ -11,40 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "internal/common/utf8.h"
-#include "tests/e2e/e2e_support.h"
+#include "tests/e2e/tools_e2e_fixture.h"
 
 namespace autonous::testing {
 namespace {
-
-class ToolsE2eTest : public E2eTest {
- protected:
-  // A tools file of the stub's endpoints (hang's timeout short), and the worker's environment.
-  Env tools_env(const StubServer& stub, Env extra = {}) {
-    const std::string base = "http://127.0.0.1:" + std::to_string(stub.port()) + "/tool/";
-    const nlohmann::json file = {
-        {"tools",
-         {{{"name", "echo"},
-           {"description", "Says back what it was asked"},
-           {"parameters", {{"type", "object"}, {"properties", {{"q", {{"type", "string"}}}}}}},
-           {"url", base + "echo"},
-           {"headers", {{"Authorization", "Bearer tool-secret-123"}}}},
-          {{"name", "fail"}, {"url", base + "fail"}},
-          {{"name", "whoami"},
-           {"url", base + "headers"},
-           {"headers", {{"Authorization", "Bearer tool-secret-123"}, {"X-Api-Key", "key-456789"}}}},
-          {{"name", "hang"}, {"url", base + "hang"}, {"timeout_ms", hang_ms_}},
-          {{"name", "huge"}, {"url", base + "huge"}},
-          {{"name", "badutf8"}, {"url", base + "badutf8"}},
-          {{"name", "together"}, {"url", base + "together"}, {"timeout_ms", 5000}}}}};
-    const std::string path = dir_.file("tools.json");
-    std::ofstream(path) << file.dump();
-    Env e = env(stub, std::move(extra));
-    e["TOOLS_FILE"] = path;
-    e["OPENAI_MODEL"] = "gpt-4o-mini";
-    return e;
-  }
-  int hang_ms_ = 500;
-};
 
 TEST_F(ToolsE2eTest, AToolTurnIsStoredAndReplayedToAServerThatWantsRolesToAlternate) {
   StubServer stub(dir_.path().string(), 0, {"--rules", "strict"});
@@ -404,94 +374,6 @@ TEST_F(ToolsE2eTest, AWorkerKilledDuringAToolCallAnswersOnceAfterARestart) {
                 " AND role = 'assistant' AND tool_calls IS NULL"),
             1);
   EXPECT_EQ(num("SELECT count(*) FROM history WHERE role = 'tool'"), 1);
-}
-
-}  // namespace
-}  // namespace autonous::testing
-
-namespace autonous::testing {
-namespace {
-
-// The tools each chat request offered, by name, with the request's last message's text.
-std::vector<std::pair<std::string, std::vector<std::string>>> offered_tools(
-    const StubServer& stub) {
-  std::vector<std::pair<std::string, std::vector<std::string>>> out;
-  for (const std::string& line : stub.log_lines()) {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    if (j.value("path", "").find("/chat/completions") == std::string::npos) continue;
-    const nlohmann::json& body = j["body"];
-    if (!body.is_object()) continue;
-    std::vector<std::string> names;
-    for (const auto& t : body.value("tools", nlohmann::json::array()))
-      names.push_back(t["function"]["name"]);
-    const auto& last = body["messages"].back();
-    out.emplace_back(last["content"].is_string() ? last["content"].get<std::string>() : "",
-                     std::move(names));
-  }
-  return out;
-}
-
-// The tools offered with the request whose last message has `text` (the first such).
-std::vector<std::string> offered_with(const StubServer& stub, const std::string& text) {
-  for (const auto& [last, names] : offered_tools(stub))
-    if (last.find(text) != std::string::npos) return names;
-  ADD_FAILURE() << "no request ends with " << text;
-  return {};
-}
-
-TEST_F(ToolsE2eTest, AChatsOwnToolListIsAllItIsOfferedAndAllItMayCall) {
-  StubServer stub(dir_.path().string());
-  const Env e = tools_env(stub);
-  // Bad lists are refused and write nothing.
-  for (const std::vector<std::string>& bad :
-       {std::vector<std::string>{"chat", "set", "only-echo", "--tools", "echo,,fail"},
-        {"chat", "set", "only-echo", "--tools", "has space"},
-        {"chat", "set", "only-echo", "--tools", "echo,echo"},
-        {"chat", "set", "only-echo", "--tools", "nope"}}) {
-    const ProcessResult r = autonous(dir_, bad, e);
-    EXPECT_EQ(r.exit_code, 2) << bad.back() << r.err;
-    EXPECT_NE(r.err.find("--tools"), std::string::npos) << r.err;
-  }
-  EXPECT_EQ(num("SELECT count(*) FROM chat_settings"), 0);
-  ASSERT_EQ(autonous(dir_, {"chat", "set", "only-echo", "--tools", "echo"}, e).exit_code, 0);
-  ASSERT_EQ(autonous(dir_, {"chat", "set", "no-tools", "--tools", "none"}, e).exit_code, 0);
-  const ProcessResult shown = autonous(dir_, {"chat", "show", "only-echo"}, e);
-  EXPECT_EQ(nlohmann::json::parse(shown.out)["effective"]["tools"]["value"],
-            nlohmann::json::array({"echo"}))
-      << shown.out;
-
-  // A chat limited to echo asks for fail anyway (a model that saw it elsewhere): not run.
-  const int64_t limited = enqueue("only-echo", R"(go [[stub:tool:fail:{}]])");
-  // A chat with none: no tools in the request, and its budget keeps no room for them.
-  const int64_t bare = enqueue("no-tools", "hello bare");
-  const int64_t full = enqueue("every-tool", "hello full");
-  drain(e);
-  const auto calls = payloads("tool.call", limited);
-  ASSERT_EQ(calls.size(), 1u);
-  EXPECT_EQ(calls[0]["status"], "error");
-  EXPECT_EQ(calls[0]["error"], "no tool named fail");
-  for (const std::string& line : stub.log_lines())  // no tool endpoint was called
-    EXPECT_NE(nlohmann::json::parse(line).value("path", "").rfind("/tool/", 0), 0u) << line;
-  for (const auto& [last, names] : offered_tools(stub)) {
-    if (last.find("go") == 0 || last.find("no tool named") != std::string::npos) {
-      EXPECT_EQ(names, std::vector<std::string>{"echo"}) << last;
-    }
-  }
-  EXPECT_EQ(offered_with(stub, "go [[stub"), std::vector<std::string>{"echo"});
-  EXPECT_TRUE(offered_with(stub, "hello bare").empty());
-  EXPECT_EQ(offered_with(stub, "hello full").size(), 7u);
-  const auto bare_ctx = payloads("context.compressed", bare);
-  const auto full_ctx = payloads("context.compressed", full);
-  ASSERT_EQ(bare_ctx.size(), 1u);
-  ASSERT_EQ(full_ctx.size(), 1u);
-  EXPECT_EQ(bare_ctx[0]["tools_tokens"], 0);
-  EXPECT_GT(full_ctx[0]["tools_tokens"].get<int64_t>(), 0);
-  EXPECT_EQ(
-      bare_ctx[0]["budget_tokens"].get<int64_t>(),
-      full_ctx[0]["budget_tokens"].get<int64_t>() + full_ctx[0]["tools_tokens"].get<int64_t>());
-  // `--tools all` drops the chat's list: every tool again.
-  ASSERT_EQ(autonous(dir_, {"chat", "set", "only-echo", "--tools", "all"}, e).exit_code, 0);
-  EXPECT_EQ(str("SELECT settings FROM chat_settings WHERE chat_id = 'only-echo'"), "{}");
 }
 
 }  // namespace
