@@ -7,9 +7,10 @@
 namespace autonous::engine {
 
 Prepared prepare(std::vector<common::Message> messages, int64_t max_chars,
-                 int64_t max_message_tokens, const tokens::TokenCounter& counter) {
+                 int64_t max_message_tokens, const tokens::TokenCounter& counter,
+                 bool tools_offered) {
   Prepared p;
-  pair_tool_units(messages);
+  pair_tool_units(messages, tools_offered);
   p.messages = std::move(messages);
   const size_t n = p.messages.size();
   p.cost.resize(n);

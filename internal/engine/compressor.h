@@ -28,8 +28,10 @@ struct Prepared {
   int64_t tokens = 0;         // the sum of cost
 };
 
+// `tools_offered` false: the request offers no tools, so it carries no tool unit (tool_units.h).
 Prepared prepare(std::vector<common::Message> messages, int64_t max_chars,
-                 int64_t max_message_tokens, const tokens::TokenCounter& counter);
+                 int64_t max_message_tokens, const tokens::TokenCounter& counter,
+                 bool tools_offered = true);
 
 struct Compression {
   std::vector<common::Message> messages;  // what is kept, oldest first, valid UTF-8

@@ -91,6 +91,7 @@ Ends fit_ends(const ContextSettings& settings, const ResolvedChat& chat,
   // The tools' declarations go with every request: room for them, at most half the budget.
   if (options.declarations) {
     e.tools_tokens = options.declarations(policy.tools);
+    e.tools_offered = e.tools_tokens > 0;
     e.tools_over = std::max<int64_t>(e.tools_tokens - budget / 2, 0);
     budget -= e.tools_tokens - e.tools_over;
   }

@@ -36,6 +36,9 @@ struct Ends {
   int64_t budget_tokens = 0;  // the messages' budget: the tools' declarations are left out
   int64_t tools_tokens = 0;   // what the tools' declarations cost (left out of budget_tokens)
   int64_t tools_over = 0;     // of those, over half the policy's budget: the request goes over
+  // Whether the request may offer tools: false when the caller said what the declarations cost
+  // and none are offered (history then carries no tool unit: tool_units.h).
+  bool tools_offered = true;
   int64_t system_tokens = 0;
   int64_t user_tokens = 0;
   bool user_truncated = false;

@@ -40,7 +40,8 @@ Verbatim read_from(const VerbatimSource& src, const std::string& chat_id, const 
   const int64_t message_cap =
       settings.max_chars_per_message > 0 ? 0 : ends.budget_tokens / kMessageShareDivisor;
   for (auto& m : rows) common::defuse_block_tags(m.content);
-  v.rows = prepare(std::move(rows), settings.max_chars_per_message, message_cap, src.counter);
+  v.rows = prepare(std::move(rows), settings.max_chars_per_message, message_cap, src.counter,
+                   ends.tools_offered);
   return v;
 }
 

@@ -47,7 +47,7 @@ void drop_calls(common::Message& m, const Calls& calls) {
 
 }  // namespace
 
-void pair_tool_units(std::vector<common::Message>& messages) {
+void pair_tool_units(std::vector<common::Message>& messages, bool tools_offered) {
   size_t lead = 0;
   while (lead < messages.size() && messages[lead].role == Role::kTool &&
          !messages[lead].tool_call_id.empty())
@@ -76,12 +76,18 @@ void pair_tool_units(std::vector<common::Message>& messages) {
       ++end;
     const bool valid =
         !calls.ids.empty() && wanted.size() == calls.ids.size() && answered.size() == wanted.size();
-    if (valid) {
+    if (valid && tools_offered) {
       i = end - 1;  // the unit stays whole
       continue;
     }
     drop_calls(m, calls);
     for (size_t j = i + 1; j < end; ++j) as_user_text(messages[j]);
+    if (valid && end > i + 2) {  // no tools offered: the results as one user message
+      for (size_t j = i + 2; j < end; ++j) messages[i + 1].content += "\n\n" + messages[j].content;
+      messages.erase(messages.begin() + static_cast<ptrdiff_t>(i + 2),
+                     messages.begin() + static_cast<ptrdiff_t>(end));
+      end = i + 2;
+    }
     i = end - 1;
   }
 }

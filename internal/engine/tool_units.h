@@ -17,6 +17,12 @@
 //   saying which tools it called when it had none.
 // The engine cuts history only at user messages (compaction.h, user_start), so a unit is never
 // split by a compaction, a fold or the fit.
+//
+// A request that offers no tools (none declared, or the chat's list is empty) carries no unit:
+// Anthropic and Bedrock refuse tool blocks without tool definitions ("Requests which include
+// tool_use or tool_result blocks must define tools"). Each unit's call then says which tools it
+// called (or keeps its text) and its results become one user message, each marked as a tool's
+// output, so roles still alternate.
 
 #include <string_view>
 #include <vector>
@@ -28,6 +34,6 @@ namespace autonous::engine {
 // What a tool message that answers no call is sent under (as a user message).
 inline constexpr std::string_view kToolOutputHeader = "[tool output]\n";
 
-void pair_tool_units(std::vector<common::Message>& messages);
+void pair_tool_units(std::vector<common::Message>& messages, bool tools_offered = true);
 
 }  // namespace autonous::engine

@@ -86,6 +86,21 @@ TEST_F(ToolsE2eTest, AChatsOwnToolListIsAllItIsOfferedAndAllItMayCall) {
   EXPECT_EQ(
       bare_ctx[0]["budget_tokens"].get<int64_t>(),
       full_ctx[0]["budget_tokens"].get<int64_t>() + full_ctx[0]["tools_tokens"].get<int64_t>());
+  // A chat that called tools and then has none: its next request carries the earlier unit as
+  // text (a server that refuses tool blocks without tool definitions takes it).
+  ASSERT_EQ(autonous(dir_, {"chat", "set", "only-echo", "--tools", "none"}, e).exit_code, 0);
+  enqueue("only-echo", "and now without tools");
+  drain(e);
+  const nlohmann::json last = nlohmann::json::parse(stub.log_lines().back());
+  ASSERT_EQ(last["body"]["messages"].back()["content"], "and now without tools");
+  EXPECT_FALSE(last["body"].contains("tools"));
+  bool flattened = false;
+  for (const auto& m : last["body"]["messages"]) {
+    EXPECT_NE(m["role"], "tool") << m.dump();
+    EXPECT_FALSE(m.contains("tool_calls")) << m.dump();
+    flattened = flattened || m["content"] == "[called tools: fail]";
+  }
+  EXPECT_TRUE(flattened) << last["body"]["messages"].dump();
   // `--tools all` drops the chat's list: every tool again.
   ASSERT_EQ(autonous(dir_, {"chat", "set", "only-echo", "--tools", "all"}, e).exit_code, 0);
   EXPECT_EQ(str("SELECT settings FROM chat_settings WHERE chat_id = 'only-echo'"), "{}");

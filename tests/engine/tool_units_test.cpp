@@ -35,6 +35,31 @@ TEST(ToolUnitsTest, AWholeUnitStaysAsItIsInAnyOrderOfResults) {
   EXPECT_EQ(h, before);
 }
 
+TEST(ToolUnitsTest, WithoutToolsOfferedAUnitIsTextAndItsResultsOneUserMessage) {
+  // Anthropic and Bedrock refuse tool blocks in a request that defines no tools; roles still
+  // alternate for a strict chat template.
+  std::vector<Message> h = {{Role::kUser, "where is my order?", 1},
+                            call("", kTwoCalls, 2),
+                            result("stock: 3", "b", 3),
+                            result("shipped", "a", 4),
+                            {Role::kAssistant, "It has shipped.", 5},
+                            {Role::kUser, "thanks", 6}};
+  pair_tool_units(h, /*tools_offered=*/false);
+  ASSERT_EQ(h.size(), 5u);
+  EXPECT_EQ(h[1].role, Role::kAssistant);
+  EXPECT_EQ(h[1].content, "[called tools: order, stock]");
+  EXPECT_TRUE(h[1].tool_calls.empty());
+  EXPECT_EQ(h[2].role, Role::kUser);
+  EXPECT_EQ(h[2].content, std::string(kToolOutputHeader) + "stock: 3\n\n" +
+                              std::string(kToolOutputHeader) + "shipped");
+  EXPECT_EQ(h[2].history_id, 3);
+  EXPECT_EQ(h[3].content, "It has shipped.");
+  for (const Message& m : h) {
+    EXPECT_NE(m.role, Role::kTool);
+    EXPECT_TRUE(m.tool_calls.empty());
+  }
+}
+
 TEST(ToolUnitsTest, ResultsBeforeTheFirstOtherMessageAreLeftOut) {
   // The read window began inside a unit: its call is not in this history.
   std::vector<Message> h = {result("shipped", "a", 4),
