@@ -53,20 +53,24 @@ int run_context(const config::Config& config, const ContextOptions& options) {
   engine::BuildOptions build;
   build.budget_cap = engine.learned_budget(config.openai_base_url, config.openai_model);
   // The tools' declarations take room as in the worker: TOOLS_FILE's HTTP tools (an MCP server's
-  // tools are known only once it runs; a dry run starts none).
+  // tools are known only once it runs, and a dry run starts none: they count as offered, at no
+  // cost). Without tools, history's tool units go as text, as the worker sends them.
   std::shared_ptr<const tools::Toolset> toolset;
+  bool mcp = false;
   if (!config.tools_file.empty()) {
     try {
-      toolset =
-          std::make_shared<const tools::Toolset>(tools::load_tools_file(config.tools_file).tools);
+      tools::ToolsFile file = tools::load_tools_file(config.tools_file);
+      mcp = !file.mcp_servers.empty();
+      toolset = std::make_shared<const tools::Toolset>(std::move(file.tools));
     } catch (const tools::ToolsFileError& e) {
       throw config::ConfigError("TOOLS_FILE", e.what());
     }
-    build.declarations = [toolset, &counter](const engine::ToolNames& names) -> int64_t {
-      const std::string offered = toolset->offered(names);
-      return offered.empty() ? 0 : counter.count_text(offered);
-    };
   }
+  build.declarations = [toolset, mcp, &counter](const engine::ToolNames& names) -> int64_t {
+    const std::string offered = toolset ? toolset->offered(names) : std::string();
+    const int64_t cost = offered.empty() ? 0 : counter.count_text(offered);
+    return mcp && (!names || !names->empty()) ? std::max<int64_t>(cost, 1) : cost;
+  };
   std::cout << engine::dry_run_json(engine.build(options.chat_id, options.text, build)) << "\n";
   return 0;
 }

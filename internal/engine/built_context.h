@@ -147,7 +147,9 @@ struct BuiltContext {
 struct BuildOptions {
   Level min_level = Level::kNone;     // above none: the provider refused the last prompt
   double budget_scale = 1.0;          // of the policy's budget, in (0, 1]
-  std::optional<int64_t> budget_cap;  // a learned limit for the endpoint and model
+  std::optional<int64_t> budget_cap;  // a learned limit for the endpoint and model (whole prompt)
+  // A cap on the messages alone, the tools' declarations left out (the window probe's).
+  std::optional<int64_t> messages_cap;
   bool dry_run = false;
   // The caller stores the state itself once the prompt was answered (the worker: a turn that
   // fails, e.g. in an outage, must not move the chat's state or its summary back-off).

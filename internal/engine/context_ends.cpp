@@ -95,6 +95,7 @@ Ends fit_ends(const ContextSettings& settings, const ResolvedChat& chat,
     e.tools_over = std::max<int64_t>(e.tools_tokens - budget / 2, 0);
     budget -= e.tools_tokens - e.tools_over;
   }
+  if (options.messages_cap) budget = std::min(budget, *options.messages_cap);
   e.budget_tokens = std::max(floor_budget, budget);
   e.system = {common::Role::kSystem, common::sanitize_utf8(settings.system_prompt), 0};
   e.user = {common::Role::kUser, common::sanitize_utf8(user_text), 0};

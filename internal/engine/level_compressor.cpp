@@ -110,7 +110,7 @@ class Pass {
     for (size_t i = first_; i < n_; ++i) {
       out.truncated_count += cut_[i];
       out.cut_count += level_cut_[i];
-      if (messages_[i].role != common::Role::kTool) continue;
+      if (!is_tool_result(messages_[i])) continue;
       if (cleared_[i])
         out.cleared_results.push_back(messages_[i].tool_call_id);
       else if (level_cut_[i])

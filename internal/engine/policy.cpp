@@ -202,7 +202,7 @@ std::string known_keys() {
 std::span<const PolicyField> policy_fields() noexcept { return kFields; }
 
 bool valid_tool_name(std::string_view name) noexcept {
-  if (name.empty() || name.size() > 64) return false;
+  if (name.empty() || name.size() > 64 || name == "none" || name == "all") return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            c == '-';

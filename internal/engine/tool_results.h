@@ -23,9 +23,13 @@ inline constexpr int kKeptToolResults = 3;
 // A result this long or shorter is never cleared: its stub would save next to nothing.
 inline constexpr size_t kClearableBytes = 400;
 
-// 1 for each message the rule clears: a tool message (a result paired with its call, tool_units.h)
-// longer than kClearableBytes with a history id at or below `through`, other than the newest
-// kKeptToolResults tool messages at or below it. `through` 0: none.
+// Whether `m` is a tool's result: a tool message (paired with its call, tool_units.h), or one sent
+// as user text (a request without tools, a broken unit: it keeps its tool_call_id).
+bool is_tool_result(const common::Message& m) noexcept;
+
+// 1 for each message the rule clears: a tool result longer than kClearableBytes with a history
+// id at or below `through`, other than the newest kKeptToolResults results at or below it.
+// `through` 0: none.
 std::vector<char> results_to_clear(std::span<const common::Message> messages, int64_t through);
 
 // What a cleared result of `bytes` bytes is carried as.

@@ -86,7 +86,9 @@ void McpClient::initialize(std::chrono::milliseconds timeout) {
       !result["capabilities"].contains("tools"))
     throw McpError(server_ + ": the server offers no tools");
   channel_->send({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
-  tools_ = list(timeout);
+  std::vector<McpTool> listed = list(timeout);
+  const std::lock_guard cache(cache_mu_);
+  tools_ = std::move(listed);
   changed_ = false;
 }
 
@@ -121,18 +123,24 @@ std::vector<McpTool> McpClient::list(std::chrono::milliseconds timeout) {
 }
 
 std::vector<McpTool> McpClient::tools() {
-  const std::lock_guard lock(mu_);
-  if (changed_) {
-    changed_ = false;
-    tools_ = list(kMcpStartTimeout);
+  // Busy with a call (30 s at most): the list as last read; the change is read at a later
+  // refresh. Every slot's request waits on the toolset meanwhile, so this never waits long.
+  std::unique_lock lock(mu_, std::defer_lock);
+  if (!lock.try_lock_for(std::chrono::milliseconds(100))) return cached();
+  if (changed_.exchange(false)) {
+    std::vector<McpTool> listed = list(kMcpStartTimeout);  // throws: the last list stays
+    const std::lock_guard cache(cache_mu_);
+    tools_ = std::move(listed);
   }
+  return cached();
+}
+
+std::vector<McpTool> McpClient::cached() const {
+  const std::lock_guard cache(cache_mu_);
   return tools_;
 }
 
-bool McpClient::list_changed() const {
-  const std::lock_guard lock(mu_);
-  return changed_;
-}
+bool McpClient::list_changed() const { return changed_; }
 
 ToolOutcome McpClient::call(const std::string& tool, std::string_view arguments,
                             std::chrono::milliseconds timeout,
@@ -171,9 +179,14 @@ ToolOutcome McpClient::call(const std::string& tool, std::string_view arguments,
     out.content = "error: aborted before the call was sent";
     return elapsed();
   }
-  const auto left = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 deadline - std::chrono::steady_clock::now()),
-                             std::chrono::milliseconds(1));
+  // Too little time left to be worth sending (the server would run it, the model see a timeout
+  // and maybe call again): given up unsent.
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (left < std::min<std::chrono::milliseconds>(std::chrono::seconds(1), timeout / 2)) {
+    out.content = "error: " + server_ + ": timed out waiting for the server's other calls";
+    return elapsed();
+  }
   try {
     const json result =
         request("tools/call", {{"name", tool}, {"arguments", args}}, left, keep_going);
@@ -188,6 +201,7 @@ ToolOutcome McpClient::call(const std::string& tool, std::string_view arguments,
     out.content = std::string("error: ") + e.what() + "; the call was not repeated";
     try {
       initialize(kMcpStartTimeout);  // the lock is still held
+      changed_ = true;  // the new session's list may differ: the toolset reads it again
     } catch (const McpError&) {
     } catch (const json::exception&) {
     }

@@ -8,6 +8,7 @@
 // Thread-safe: one call at a time per server (a mutex). Whatever goes wrong in a call is a
 // result the model reads (tools::ToolOutcome), never an exception.
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -69,8 +70,10 @@ class McpClient {
   void start(std::chrono::milliseconds timeout = kMcpStartTimeout);
   // The server's tools (read again first when it said its list changed). Throws McpError.
   std::vector<McpTool> tools();
-  // Whether the list changed since tools() last read it.
+  // Whether the list changed since tools() last read it. Never waits.
   bool list_changed() const;
+  // The list as last read.
+  std::vector<McpTool> cached() const;
   ToolOutcome call(const std::string& tool, std::string_view arguments,
                    std::chrono::milliseconds timeout, const std::function<bool()>& keep_going);
   const std::string& server() const noexcept { return server_; }
@@ -87,7 +90,8 @@ class McpClient {
   std::unique_ptr<McpChannel> channel_;
   mutable std::timed_mutex mu_;  // one request at a time; a call waits for it within its timeout
   int64_t next_id_ = 1;
-  bool changed_ = false;
+  std::atomic<bool> changed_{false};  // read without mu_ (the toolset asks on every request)
+  mutable std::mutex cache_mu_;       // tools_
   std::vector<McpTool> tools_;
 };
 

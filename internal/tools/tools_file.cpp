@@ -141,7 +141,8 @@ Headers string_map(const json& object, const char* key, const At& at, bool heade
 std::string name_field(const json& object, const At& at) {
   std::string name = string_field(object, "name", at, true);
   if (!valid_tool_name(name))
-    at.fail(fmt::format("\"name\" {:?} must be 1 to 64 of A-Z a-z 0-9 _ -", name));
+    at.fail(
+        fmt::format("\"name\" {:?} must be 1 to 64 of A-Z a-z 0-9 _ -, and not none or all", name));
   return name;
 }
 
@@ -214,7 +215,8 @@ McpServer read_server(const json& entry, const At& at) {
 }  // namespace
 
 bool valid_tool_name(std::string_view name) noexcept {
-  if (name.empty() || name.size() > 64) return false;
+  // "none" and "all" are words of `chat set --tools`, never names.
+  if (name.empty() || name.size() > 64 || name == "none" || name == "all") return false;
   for (const char c : name)
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
           c == '-'))

@@ -29,14 +29,19 @@ void Toolset::rebuild() const {
     try {
       listed = client->tools();
     } catch (const McpError& e) {
+      // Its tools as last read stay offered: one failed list must not take them away until
+      // the server says its list changed again.
       if (warn_) warn_(std::string("MCP server ") + client->server() + ": " + e.what());
-      continue;
+      listed = client->cached();
+    } catch (const nlohmann::json::exception& e) {
+      if (warn_) warn_(std::string("MCP server ") + client->server() + ": " + e.what());
+      listed = client->cached();
     }
     for (McpTool& t : listed) {
       if (!valid_tool_name(t.name)) {
         if (warn_)
           warn_("MCP server " + client->server() + ": tool \"" + t.name +
-                "\" left out: the wire takes 1 to 64 of A-Z a-z 0-9 _ -");
+                "\" left out: the wire takes 1 to 64 of A-Z a-z 0-9 _ -, and not none or all");
         continue;
       }
       if (!seen.insert(t.name).second) {

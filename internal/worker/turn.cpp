@@ -163,14 +163,10 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
         true;  // stored with the reply (Slot::complete): a failed turn moves nothing
     options.budget_cap =
         parts_.engine.learned_budget(parts_.config.openai_base_url, parts_.client.model());
-    // The probe's cap is the messages' (it judges their estimate): the whole prompt's adds the
-    // declarations of every tool, which the engine then leaves room for.
+    // The probe's cap is the messages' (it judges their estimate), after the declarations.
     if (probing())
-      if (const auto cap =
-              parts_.probe->cap(probe_key(parts_), budget_tokens(), parts_.counter.scale())) {
-        const int64_t whole = *cap + declared_tokens(std::nullopt);
-        options.budget_cap = std::min(options.budget_cap.value_or(whole), whole);
-      }
+      options.messages_cap =
+          parts_.probe->cap(probe_key(parts_), budget_tokens(), parts_.counter.scale());
     o.contexts.push_back(build(task, options, keep_going));
     // A slow build (a huge history, summaries) must not cost the lease: renew now if due.
     if (!keep_going()) throw openai::aborted_error("aborted before the call");
@@ -252,8 +248,12 @@ int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e, bool store) {
                   said.prompt ? said.prompt : said.requested,
                   o.overflows.size(),  // the overflow answer's index once it is recorded
                   parts_.clock.now()};
-  l.budget_tokens = fitted_budget(sent.figures.estimated_tokens, sent.figures.budget_tokens,
-                                  sent.chat.policy.thresholds.target, said);
+  // A learned budget is the whole prompt's: the declarations the server counted come in (the
+  // engine leaves them room out of it again).
+  const int64_t declared = sent.figures.tools_tokens;
+  l.budget_tokens =
+      fitted_budget(sent.figures.estimated_tokens + declared, sent.figures.budget_tokens + declared,
+                    sent.chat.policy.thresholds.target, said);
   try {
     if (store)
       l.budget_tokens =

@@ -61,7 +61,14 @@ void sanitize_calls(openai::ChatResult& asked, std::set<std::string>& used) {
   static constexpr std::string_view kAlnum =
       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   nlohmann::json calls = nlohmann::json::parse(asked.tool_calls_json, nullptr, false);
-  if (!calls.is_array() || calls.size() != asked.tool_calls.size()) calls = nullptr;
+  if (!calls.is_array() || calls.size() != asked.tool_calls.size()) {
+    // Written again from the parsed calls, so that the stored calls are the ones run.
+    calls = nlohmann::json::array();
+    for (const openai::ToolCall& c : asked.tool_calls)
+      calls.push_back({{"id", c.id},
+                       {"type", "function"},
+                       {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+  }
   // At most kMaxToolCallsPerReply calls are kept: the rest are neither run nor stored (their
   // JSON alone could outgrow every later request).
   if (asked.tool_calls.size() > kMaxToolCallsPerReply) {
@@ -339,6 +346,7 @@ void Turn::run_tools(const queue::Task& task, const std::function<bool()>& keep_
       o.failure = TurnFailure{"tool_budget",   o.error,      std::nullopt,
                               milliseconds(0), std::nullopt, parts_.clock.now()};
       o.finished_at = parts_.clock.now();
+      o.result.reset();  // recorded in tool_replies: its llm.response is not repeated
       return;
     }
     o.step_tokens.push_back(tokens);  // the request sent (its llm.request event)

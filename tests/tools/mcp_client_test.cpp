@@ -73,15 +73,15 @@ TEST(McpClientTest, AnswersOfTheWrongShapeAreErrorResultsNotExceptions) {
 TEST(McpClientTest, CallsToOneServerWaitWithinTheirTimeoutAndOneGivenUpIsNeverSent) {
   auto channel = std::make_unique<ScriptedChannel>(
       std::vector<json>(3, answer({{"content", {{{"type", "text"}, {"text", "ok"}}}}})),
-      std::chrono::milliseconds(1500));
+      std::chrono::milliseconds(2500));
   const auto sent = channel->sent;
   McpClient client("slow", std::move(channel));
   client.start();
   ToolOutcome first;
   std::thread busy([&] { first = client.call("t", "{}", std::chrono::seconds(5), {}); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  // Waits for the first, past its own 200 ms: an error result, never sent.
-  const ToolOutcome late = client.call("t", "{}", std::chrono::milliseconds(200), {});
+  while (sent->load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // Waits for the first, past its own 1.2 s: an error result, never sent.
+  const ToolOutcome late = client.call("t", "{}", std::chrono::milliseconds(1200), {});
   EXPECT_FALSE(late.ok);
   EXPECT_NE(late.content.find("timed out waiting"), std::string::npos) << late.content;
   // Given up while it waits (a lost lease): aborted, never sent.

@@ -141,6 +141,10 @@ TEST(ToolsFileTest, EachRefusalNamesTheFileTheEntryAndTheField) {
 
 TEST(ToolsFileTest, TheWireRuleForNames) {
   EXPECT_TRUE(valid_tool_name("get-sum_2"));
+  EXPECT_TRUE(valid_tool_name("None"));
+  // The words of `chat set --tools`, never names.
+  EXPECT_FALSE(valid_tool_name("none"));
+  EXPECT_FALSE(valid_tool_name("all"));
   // What is accepted at the edges: upper-case schemes, IPv6 hosts with ports, tabs in a header's
   // value, timeouts at their bounds, a schema without "type" written out.
   const ToolsFile f = parse_tools_file(
