@@ -10,40 +10,14 @@ Usage: AUTONOUS_PG_DURABLE=1 AUTONOUS_PG_EXTRA='-c max_connections=400' \\
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import BIN, PG, done_count, fill, fresh_db, start_stub  # noqa: E402
+from run import PG, run, start_stub  # noqa: E402
 
 SLOTS = 64
 LATENCY_MS = 1000
-
-
-def drain(backend, work, n, base_url, procs, tasks):
-    env = fresh_db(backend, work, n)
-    fill(backend, env, tasks, chats=max(400, procs * SLOTS * 2))
-    worker_env = {**os.environ, **env, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "k",
-                  "LOG_LEVEL": "warn", "WORKER_CONCURRENCY": str(SLOTS)}
-    start = time.monotonic()
-    ps = [subprocess.Popen([BIN, "worker", "--drain"], env=worker_env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-          for _ in range(procs)]
-    for p in ps:
-        _, err = p.communicate()
-        if p.returncode != 0:
-            sys.exit(f"worker exited {p.returncode} ({backend}, {procs} procs): {err[-2000:]}")
-    elapsed = time.monotonic() - start
-    done = done_count(backend, env)
-    if done != tasks:
-        sys.exit(f"{done} of {tasks} done ({backend}, {procs} procs)")
-    if backend == "postgres":
-        subprocess.run(["psql", "-q", PG, "-c",
-                        f"DROP DATABASE autonous_scale_{os.getpid()}_{n} WITH (FORCE)"],
-                       check=True, stdout=subprocess.DEVNULL)
-    return done / elapsed
 
 
 def main():
@@ -59,7 +33,9 @@ def main():
         for backend in ("sqlite", "postgres"):
             for procs in procs_list:
                 n += 1
-                rates[(backend, procs)] = drain(backend, work, n, stub[1], procs, per_proc * procs)
+                rates[(backend, procs)] = run(backend, work, n, stub[1], LATENCY_MS, procs,
+                                              per_proc * procs, slots=SLOTS,
+                                              chats=max(400, procs * SLOTS * 2))
                 print(f"{backend:8} {procs} x {SLOTS} slots: {rates[(backend, procs)]:7.1f} tasks/s",
                       flush=True)
         print(f"\nbackend   procs  tasks/s  of ideal ({SLOTS}/s a process)  ÷ 1 proc")

@@ -73,13 +73,14 @@ def done_count(backend, env):
     return int(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip())
 
 
-def run(backend, work, n, base_url, latency, procs, tasks):
+def run(backend, work, n, base_url, latency, procs, tasks, slots=None, chats=400):
+    """tasks/s of `procs` worker processes of `slots` slots each (32 with a latency, else 4)
+    draining `tasks` queued in `chats` chats."""
     env = fresh_db(backend, work, n)
-    chats = 400
     fill(backend, env, tasks, chats)
     worker_env = {**os.environ, **env, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "k",
                   "LOG_LEVEL": "warn",
-                  "WORKER_CONCURRENCY": "32" if latency else "4"}
+                  "WORKER_CONCURRENCY": str(slots or (32 if latency else 4))}
     start = time.monotonic()
     ps = [subprocess.Popen([BIN, "worker", "--drain"], env=worker_env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
