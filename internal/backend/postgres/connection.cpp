@@ -54,6 +54,24 @@ std::string without_nul_escapes(const std::string& json) {
   return out;
 }
 
+std::string array_literal(const std::vector<Param>& values) {
+  std::string out = "{";
+  for (const Param& v : values) {
+    if (out.size() > 1) out += ',';
+    if (!v) {
+      out += "NULL";
+      continue;
+    }
+    out += '"';
+    for (const char ch : *v) {
+      if (ch == '"' || ch == '\\') out += '\\';
+      out += ch;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
 Result::~Result() { PQclear(r_); }
 int Result::rows() const noexcept { return PQntuples(r_); }
 int Result::columns() const noexcept { return PQnfields(r_); }

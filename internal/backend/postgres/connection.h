@@ -138,4 +138,9 @@ std::string redact_url(const std::string& url);
 // escape, and an escaped backslash followed by "u0000", is kept.
 std::string without_nul_escapes(const std::string& json);
 
+// `values` as one array parameter in PostgreSQL's array input syntax ({"a","b\"c",NULL}), to
+// send many rows in one statement (`unnest($1::text[], …)`); nullopt is NULL. Each element is
+// quoted, so any text (commas, braces, quotes, backslashes, "NULL") reads back as it was.
+std::string array_literal(const std::vector<Param>& values);
+
 }  // namespace autonous::db::pg

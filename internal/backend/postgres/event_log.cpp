@@ -18,12 +18,45 @@ const std::string kInsert =
     "ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') ELSE autonous_now() END, $2, $3, $4, $5, "
     "$6::jsonb) RETURNING id";
 
-}  // namespace
+const std::string kInsertAll =
+    "INSERT INTO events(created_at, type, task_id, chat_id, parent_id, payload) "
+    "SELECT CASE WHEN e.at > 0 THEN to_char(to_timestamp(e.at / 1000.0) AT TIME ZONE 'UTC', "
+    "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') ELSE autonous_now() END, e.type, e.task_id, "
+    "e.chat_id, e.parent_id, e.payload::jsonb FROM unnest($1::bigint[], $2::text[], "
+    "$3::bigint[], $4::text[], $5::bigint[], $6::text[]) WITH ORDINALITY AS e(at, type, "
+    "task_id, chat_id, parent_id, payload, n) ORDER BY e.n";
 
-int64_t append(db::pg::Connection& c, const Event& event) {
+void check_payload(const Event& event) {
   const auto parsed = nlohmann::json::parse(event.payload, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object())
     throw std::invalid_argument("event payload is not a JSON object: type=" + event.type);
+}
+
+}  // namespace
+
+void append_all(db::pg::Connection& c, const std::vector<Event>& list) {
+  if (list.empty()) return;
+  if (list.size() == 1) {
+    append(c, list.front());
+    return;
+  }
+  std::vector<db::pg::Param> at, type, task, chat, parent, payload;
+  for (const Event& e : list) {
+    check_payload(e);
+    at.push_back(db::pg::param(e.at_unix_ms));
+    type.push_back(db::pg::param(e.type));
+    task.push_back(db::pg::param(e.task_id));
+    chat.push_back(db::pg::param(e.chat_id));
+    parent.push_back(db::pg::param(e.parent_id));
+    payload.push_back(db::pg::without_nul_escapes(e.payload));
+  }
+  c.query(kInsertAll, {db::pg::array_literal(at), db::pg::array_literal(type),
+                       db::pg::array_literal(task), db::pg::array_literal(chat),
+                       db::pg::array_literal(parent), db::pg::array_literal(payload)});
+}
+
+int64_t append(db::pg::Connection& c, const Event& event) {
+  check_payload(event);
   const db::pg::Result r = c.query(
       kInsert, {db::pg::param(event.at_unix_ms), db::pg::param(event.type),
                 db::pg::param(event.task_id), db::pg::param(event.chat_id),

@@ -17,6 +17,8 @@ class Connection;
 namespace autonous::events {
 
 int64_t append(db::pg::Connection& c, const Event& event);
+// Appends `list` in one statement, ids ascending in its order (a transaction's trail).
+void append_all(db::pg::Connection& c, const std::vector<Event>& list);
 std::vector<StoredEvent> query(db::pg::Connection& c, const EventFilter& filter);
 std::vector<EstimateStats> estimate_stats(db::pg::Connection& c, const StatsFilter& filter);
 CompressionStats compression_stats(db::pg::Connection& c, const StatsFilter& filter);

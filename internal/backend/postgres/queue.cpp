@@ -11,15 +11,24 @@ namespace {
 
 using db::pg::param;
 
-// The claim: see queue.h. `pick.status` tells a reclaim (an expired lease) from a first
-// claim; RETURNING sees the claimed row after the update.
+// The claim: see queue.h. A task whose lease expired first (tasks_lease_expiry), else the first
+// claimable head (chat_heads_claimable: heads whose task is queued), marked running in the same
+// statement (migrations/postgres/0016). `pick.status` tells a reclaim from a first claim;
+// RETURNING sees the claimed row after the update.
 const std::string kClaim =
-    "WITH pick AS ("
-    " SELECT t.id, t.status FROM chat_heads h JOIN tasks t ON t.id = h.task_id"
-    " WHERE (t.status = 'queued' AND t.run_after <= $1)"
-    "    OR (t.status = 'running' AND coalesce(t.lease_expires_at, 0) <= $1)"
+    "WITH expired AS ("
+    " SELECT t.id, t.status FROM tasks t"
+    " WHERE t.status = 'running' AND coalesce(t.lease_expires_at, 0) <= $1"
+    " ORDER BY coalesce(t.lease_expires_at, 0) LIMIT 1 FOR UPDATE SKIP LOCKED), "
+    "queued AS ("
+    " SELECT t.id, t.status, h.chat_id FROM chat_heads h JOIN tasks t ON t.id = h.task_id"
+    " WHERE NOT h.running AND t.status = 'queued' AND t.run_after <= $1"
+    " AND NOT EXISTS (SELECT 1 FROM expired)"
     " ORDER BY h.priority DESC, h.task_id LIMIT 1"
-    " FOR UPDATE OF h, t SKIP LOCKED) "
+    " FOR UPDATE OF h, t SKIP LOCKED), "
+    "marked AS (UPDATE chat_heads SET running = true FROM queued"
+    " WHERE chat_heads.chat_id = queued.chat_id), "
+    "pick AS (SELECT id, status FROM expired UNION ALL SELECT id, status FROM queued) "
     "UPDATE tasks SET status = 'running', attempts = tasks.attempts + 1, lease_owner = $2,"
     " lease_token = $3, lease_expires_at = $4, started_at = coalesce(tasks.started_at, "
     "autonous_now()),"
@@ -167,7 +176,7 @@ bool PgQueue::complete_within(const Task& task, const std::string& user_text,
     c_.query(kHistoryRow, {param(task.chat_id), param("assistant"), param(reply), param(task.id),
                            std::nullopt, std::nullopt});
   }
-  for (const auto& e : list) events::append(c_, e);
+  events::append_all(c_, list);
   return true;
 }
 
@@ -203,7 +212,7 @@ bool PgQueue::fenced(const std::string& update_sql,
                      const std::vector<events::Event>& list) {
   db::pg::Transaction tx(c_);
   if (c_.query(update_sql, params).affected() != 1) return false;  // rolled back
-  for (const auto& e : list) events::append(c_, e);
+  events::append_all(c_, list);
   tx.commit();
   return true;
 }

@@ -1,14 +1,16 @@
 #pragma once
 // PgQueue: the PostgreSQL backend of TaskQueue (task_queue.h), for workers on several hosts.
-// A claim is one statement: the first runnable chat head in (priority, id) order, both the head
-// row and the task row locked with FOR UPDATE SKIP LOCKED, so concurrent claimers never wait
-// for each other and never take the same task; the head row's lock also makes a concurrent
-// head change (a requeue, an enqueue into the chat) wait until the claimed task shows running
-// (migrations/postgres/0001_init.sql, autonous_recompute_head). Every later change is fenced
-// on the lease token in its WHERE clause, which PostgreSQL re-checks on the newest row version.
-// The triggers NOTIFY kTasksChannel when a task becomes claimable, with its id as the payload
-// (one notification per task: migrations/postgres/0011; a worker process LISTENs on one
-// connection: backend/postgres/listener.cpp). Times are compared on the server's
+// A claim is one statement: a task whose lease expired, else the first claimable chat head (one
+// whose task is queued) in (priority, id) order, both the head row and the task row locked with
+// FOR UPDATE SKIP LOCKED and the head marked running, so concurrent claimers never wait for each
+// other, never take the same task and never walk past running heads; the head row's lock also
+// makes a concurrent head change (a requeue, an enqueue into the chat) wait until the claimed
+// task shows running (migrations/postgres/0016, autonous_recompute_head). Every later change is
+// fenced on the lease token in its WHERE clause, which PostgreSQL re-checks on the newest row
+// version. The triggers NOTIFY kTasksChannel when a task becomes claimable, with its id as the
+// payload, except after a completion, whose transaction claims the next task itself (0011,
+// 0016; a worker process LISTENs on one connection: backend/postgres/listener.cpp). Times are
+// compared on the server's
 // clock (the offset to this host's is measured once), so hosts with skewed clocks agree on when
 // a lease expires. One PgQueue per connection.
 

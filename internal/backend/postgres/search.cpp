@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <queue>
 #include <stdexcept>
 
@@ -86,7 +87,26 @@ int64_t PgSearchIndex::rows_with(const std::string& source, const std::string& c
 
 PgSearchIndex::Planned PgSearchIndex::planned(const std::string& source, const std::string& chat,
                                               const std::vector<std::string>& terms) {
+  // Every count the plan may ask for, in one statement: each term's (and "": all rows) overall
+  // count with the deltas not folded yet, and its count in `chat`.
+  std::vector<db::pg::Param> keys{std::string()};
+  for (const std::string& t : terms)
+    if (std::find(keys.begin(), keys.end(), db::pg::Param(t)) == keys.end()) keys.push_back(t);
+  const db::pg::Result r = c_.query(
+      "SELECT k.term, coalesce((SELECT rows FROM search_term_rows WHERE source = $1 AND chat = '' "
+      "AND term = k.term), 0) + coalesce((SELECT sum(rows) FROM search_term_deltas WHERE source "
+      "= $1 AND term = k.term), 0), coalesce((SELECT rows FROM search_term_rows WHERE source = "
+      "$1 AND chat = $2 AND term = k.term), 0) FROM unnest($3::text[]) AS k(term)",
+      {param(source), param(chat), db::pg::array_literal(keys)});
+  std::map<std::string, int64_t> overall, in_chat;
+  for (int i = 0; i < r.rows(); ++i) {
+    overall[r.text(i, 0)] = r.int64(i, 1);
+    in_chat[r.text(i, 0)] = r.int64(i, 2);
+  }
   const auto rows = [&](const std::string& c, const std::string& t) {
+    const auto& known = c.empty() ? overall : in_chat;
+    const auto it = known.find(t);
+    if ((c.empty() || c == chat) && it != known.end()) return it->second;
     return rows_with(source, c, t);
   };
   Planned p;

@@ -24,40 +24,41 @@ constexpr int64_t kFoldBatch = 20000;
 // (migrations/postgres/0010).
 void add_counts(db::pg::Connection& c_, const std::string& source,
                 const recall::TermCounts& counts) {
-  std::string terms_array = "{";
-  std::string rows_array = "{";
+  std::vector<db::pg::Param> overall_terms, overall_rows;
   for (const auto& [key, n] : counts) {
     if (n == 0 || !key.first.empty()) continue;
-    if (terms_array.size() > 1) {
-      terms_array += ',';
-      rows_array += ',';
-    }
-    terms_array += '"';
-    for (const char ch : key.second) {
-      if (ch == '"' || ch == '\\') terms_array += '\\';
-      terms_array += ch;
-    }
-    terms_array += '"';
-    rows_array += std::to_string(n);
+    overall_terms.push_back(key.second);
+    overall_rows.push_back(param(n));
   }
-  if (terms_array.size() > 1)
+  if (!overall_terms.empty())
     c_.query(
         "INSERT INTO search_term_deltas(source, term, rows) SELECT $1, t, n FROM "
         "unnest($2::text[], $3::bigint[]) AS d(t, n)",
-        {param(source), terms_array + "}", rows_array + "}"});
+        {param(source), db::pg::array_literal(overall_terms), db::pg::array_literal(overall_rows)});
+  // A chat's counts, in one statement (and one more when some went down: a count that reached
+  // 0 goes, by its key, so a deleted chat's terms do not stay).
+  std::vector<db::pg::Param> chats, terms, rows;
+  bool lowered = false;
   for (const auto& [key, n] : counts) {
     if (n == 0 || key.first.empty()) continue;
-    c_.query(
-        "INSERT INTO search_term_rows(source, chat, term, rows) VALUES ($1, $2, $3, $4) ON "
-        "CONFLICT (source, chat, term) DO UPDATE SET rows = search_term_rows.rows + "
-        "excluded.rows",
-        {param(source), param(key.first), param(key.second), param(n)});
-    if (n < 0)
-      c_.query(
-          "DELETE FROM search_term_rows WHERE source = $1 AND chat = $2 AND term = $3 AND rows "
-          "<= 0",
-          {param(source), param(key.first), param(key.second)});
+    chats.push_back(key.first);
+    terms.push_back(key.second);
+    rows.push_back(param(n));
+    lowered = lowered || n < 0;
   }
+  if (chats.empty()) return;
+  const std::string chats_array = db::pg::array_literal(chats);
+  const std::string terms_array = db::pg::array_literal(terms);
+  c_.query(
+      "INSERT INTO search_term_rows(source, chat, term, rows) SELECT $1, c, t, n FROM "
+      "unnest($2::text[], $3::text[], $4::bigint[]) AS d(c, t, n) ON CONFLICT (source, chat, "
+      "term) DO UPDATE SET rows = search_term_rows.rows + excluded.rows",
+      {param(source), chats_array, terms_array, db::pg::array_literal(rows)});
+  if (lowered)
+    c_.query(
+        "DELETE FROM search_term_rows s USING unnest($2::text[], $3::text[]) AS d(c, t) WHERE "
+        "s.source = $1 AND s.chat = d.c AND s.term = d.t AND s.rows <= 0",
+        {param(source), chats_array, terms_array});
 }
 
 }  // namespace
@@ -71,10 +72,13 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
   const std::string where = chat_id ? " AND q.chat_id = $2" : "";
   std::vector<db::pg::Param> any_params{param(source)};
   if (chat_id) any_params.push_back(param(*chat_id));
-  if (c_.query("SELECT EXISTS (SELECT 1 FROM search_queue q WHERE q.source = $1" + where + ")",
+  // Nothing queued (most calls outside a turn): no transaction at all. Within one (a turn's),
+  // the select below tells as much.
+  if (!in_transaction &&
+      c_.query("SELECT EXISTS (SELECT 1 FROM search_queue q WHERE q.source = $1" + where + ")",
                any_params)
-          .text(0, 0) != "t")
-    return 0;  // nothing queued (most turns): no transaction at all
+              .text(0, 0) != "t")
+    return 0;
   std::optional<db::pg::Transaction> tx;
   if (!in_transaction) tx.emplace(c_);
   const std::string select =
@@ -89,30 +93,44 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
   const db::pg::Result rows = c_.query(
       select + where + " LIMIT $" + std::to_string(params.size()) + " FOR UPDATE OF q SKIP LOCKED",
       params);
+  if (rows.rows() == 0) {
+    if (tx) tx->commit();
+    return 0;
+  }
   const std::string table = recall::terms_table(source);
+  // The rows' terms computed here (the costly part, until `until`), then written in three
+  // statements: the old terms out (counted down), the new ones in, the queue's rows gone.
+  std::vector<db::pg::Param> ids, new_ids, new_chats, new_terms;
   recall::TermCounts counts;
-  int64_t done = 0;
   for (int i = 0; i < rows.rows(); ++i) {
-    const int64_t id = rows.int64(i, 0);
-    const db::pg::Result old =
-        c_.query("DELETE FROM " + table + " WHERE rowid = $1 RETURNING chat, terms", {param(id)});
-    if (old.rows() > 0) recall::count_terms(old.text(0, 0), old.text(0, 1), -1, counts);
+    ids.push_back(param(rows.int64(i, 0)));
     if (!rows.is_null(i, 2)) {
       const std::string chat = recall::row_chat_token(
           rows.is_null(i, 1) ? std::nullopt : std::optional<std::string>(rows.text(i, 1)));
-      const std::string terms = recall::search_terms_text(rows.text(i, 2));
-      c_.query("INSERT INTO " + table + "(rowid, chat, terms) VALUES ($1, $2, $3)",
-               {param(id), param(chat), param(terms)});
+      std::string terms = recall::search_terms_text(rows.text(i, 2));
       recall::count_terms(chat, terms, +1, counts);
+      new_ids.push_back(ids.back());
+      new_chats.push_back(chat);
+      new_terms.push_back(std::move(terms));
     }
-    c_.query("DELETE FROM search_queue WHERE source = $1 AND row_id = $2",
-             {param(source), param(id)});
-    ++done;
     if (until && std::chrono::steady_clock::now() >= *until) break;
   }
+  const std::string ids_array = db::pg::array_literal(ids);
+  const db::pg::Result old =
+      c_.query("DELETE FROM " + table + " WHERE rowid = ANY($1::bigint[]) RETURNING chat, terms",
+               {ids_array});
+  for (int i = 0; i < old.rows(); ++i)
+    recall::count_terms(old.text(i, 0), old.text(i, 1), -1, counts);
+  if (!new_ids.empty())
+    c_.query("INSERT INTO " + table +
+                 "(rowid, chat, terms) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])",
+             {db::pg::array_literal(new_ids), db::pg::array_literal(new_chats),
+              db::pg::array_literal(new_terms)});
+  c_.query("DELETE FROM search_queue WHERE source = $1 AND row_id = ANY($2::bigint[])",
+           {param(source), ids_array});
   add_counts(c_, source, counts);
   if (tx) tx->commit();
-  return done;
+  return static_cast<int64_t>(ids.size());
 }
 
 bool PgSearchIndex::fold_deltas() {
@@ -124,8 +142,8 @@ bool PgSearchIndex::fold_deltas() {
           .text(0, 0) != "t")
     return false;
   const db::pg::Result folded = c_.query(
-      "WITH d AS (DELETE FROM search_term_deltas WHERE id IN (SELECT id FROM "
-      "search_term_deltas ORDER BY id LIMIT $1) RETURNING source, term, rows), "
+      "WITH d AS (DELETE FROM search_term_deltas WHERE ctid = ANY(ARRAY(SELECT ctid FROM "
+      "search_term_deltas LIMIT $1)) RETURNING source, term, rows), "
       "s AS (SELECT source, term, sum(rows) AS rows FROM d GROUP BY source, term) "
       "INSERT INTO search_term_rows(source, chat, term, rows) SELECT source, '', term, rows "
       "FROM s ORDER BY source, term ON CONFLICT (source, chat, term) DO UPDATE SET rows "

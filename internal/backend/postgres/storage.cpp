@@ -194,12 +194,23 @@ class PgStorage final : public engine::EngineStorage {
   }
   void write_blocks(const std::string& chat_id,
                     const std::vector<engine::BlockRecord>& blocks) override {
-    c_.query("DELETE FROM context_blocks WHERE chat_id = $1", {param(chat_id)});
-    for (const engine::BlockRecord& b : blocks)
-      c_.query(
-          "INSERT INTO context_blocks(chat_id, name, sha256, tokens, through) VALUES ($1, $2, "
-          "$3, $4, $5)",
-          {param(chat_id), param(b.name), param(b.sha256), param(b.tokens), param(b.through)});
+    // One statement: the blocks not written this time go, the others are written over.
+    std::vector<db::pg::Param> names, shas, tokens, through;
+    for (const engine::BlockRecord& b : blocks) {
+      names.push_back(b.name);
+      shas.push_back(b.sha256);
+      tokens.push_back(param(b.tokens));
+      through.push_back(param(b.through));
+    }
+    const std::string names_array = db::pg::array_literal(names);
+    c_.query(
+        "WITH gone AS (DELETE FROM context_blocks WHERE chat_id = $1 AND name <> ALL($2::text[])) "
+        "INSERT INTO context_blocks(chat_id, name, sha256, tokens, through) SELECT $1, n, s, t, h "
+        "FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS b(n, s, t, h) "
+        "ON CONFLICT (chat_id, name) DO UPDATE SET sha256 = excluded.sha256, tokens = "
+        "excluded.tokens, through = excluded.through, updated_at = autonous_now()",
+        {param(chat_id), names_array, db::pg::array_literal(shas), db::pg::array_literal(tokens),
+         db::pg::array_literal(through)});
   }
   double calibration_scale(const std::string& endpoint, const std::string& model) override {
     const db::pg::Result r = c_.query(
