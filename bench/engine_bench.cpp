@@ -22,12 +22,14 @@
 
 #include "internal/backend/sqlite/database.h"
 #include "internal/backend/sqlite/migrator.h"
+#include "internal/backend/sqlite/search_index.h"
 #include "internal/backend/sqlite/sqlite_provider.h"
 #include "internal/backend/sqlite/stores.h"
 #include "internal/engine/context_state_store.h"
 #include "internal/engine/engine.h"
 #include "internal/engine/level_compressor.h"
 #include "internal/tokens/bpe_counter.h"
+#include "internal/tokens/memo_counter.h"
 #include "internal/tokens/token_counter.h"
 
 namespace {
@@ -53,10 +55,14 @@ std::string text_of(int64_t i) {
   return out;
 }
 
-const tokens::TokenCounter& exact_counter() {
-  static const auto kCounter =
+// The exact o200k counter, bare or behind the memo the worker uses (memo_counter.h).
+const tokens::TokenCounter& exact_counter(bool memo) {
+  static const auto kBare =
       tokens::load_bpe_counter("o200k_base", tokens::kDefaultTokenizerDataDir);
-  return *kCounter;
+  static const tokens::MemoCounter kMemo(
+      tokens::load_bpe_counter("o200k_base", tokens::kDefaultTokenizerDataDir));
+  if (memo) return kMemo;
+  return *kBare;
 }
 
 // Appends `rows` messages to `chat` in one transaction, user and assistant in turn.
@@ -85,6 +91,9 @@ SQLite::Database& db_with_rows(int64_t rows) {
   // Numbered from the newest, so the newest messages are the same texts whatever the size:
   // chats of different sizes differ only in how much older history they hold.
   insert_history(*slot, "c", rows, [rows](int64_t i) { return text_of(rows - 1 - i); });
+  // Indexed for recall, as a worker leaves a chat it has run: a queued backlog would make each
+  // build spend its catch-up budget (kCatchUpBudget) indexing, whatever the engine costs.
+  store::SearchIndex(*slot).index_all();
   slot->exec("ANALYZE");
   return *slot;
 }
@@ -102,7 +111,7 @@ void BM_EngineTurn(benchmark::State& state) {
   const auto level = static_cast<engine::Level>(state.range(0));
   SQLite::Database& db = db_with_rows(state.range(1));
   store::SQLiteProvider provider(db);
-  const tokens::TokenCounter& counter = exact_counter();
+  const tokens::TokenCounter& counter = exact_counter(state.range(2) == 1);
   engine::EngineSettings settings;
   settings.context.system_prompt = kSystem;
   settings.context.history_window = 50;
@@ -134,9 +143,10 @@ void BM_EngineTurn(benchmark::State& state) {
 }
 // Chats of 1 000 and 100 000 messages (a 10-message chat cannot reach the upper levels: its
 // floor of KEEP_RECENT_MESSAGES holds most of it).
+// memo: 0 the bare counter (every turn counts every message), 1 the worker's MemoCounter.
 BENCHMARK(BM_EngineTurn)
-    ->ArgsProduct({{0, 1, 2, 3}, {1000, 100000}})
-    ->ArgNames({"level", "messages"})
+    ->ArgsProduct({{0, 1, 2, 3}, {1000, 100000}, {0, 1}})
+    ->ArgNames({"level", "messages", "memo"})
     ->Unit(benchmark::kMicrosecond);
 
 void BM_EngineCompress(benchmark::State& state) {
@@ -178,7 +188,7 @@ void BM_MustFitWorstCase(benchmark::State& state) {
     });
     return d;
   }();
-  const tokens::TokenCounter& counter = exact_counter();
+  const tokens::TokenCounter& counter = exact_counter(false);
   engine::EngineSettings settings;
   settings.context.system_prompt = kSystem;
   settings.context.policy.max_tokens = state.range(0);

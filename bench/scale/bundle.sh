@@ -21,6 +21,12 @@ for f in plpgsql.so pg_stat_statements.so dict_snowball.so; do
 done
 cp -a /usr/share/postgresql/15 "$b/pg/usr/share/postgresql/"
 cp -a /usr/local/share/autonous/tokenizer/. "$b/tok/"
+# Token-count samples for bench/tokens_python.py: each corpus file repeated to about 12 MB.
+mkdir -p "$b/samples"
+for f in english.txt chinese_simplified.txt code.txt json_compact.json mixed_chat.txt; do
+  python3 -c 'import sys; t = open(sys.argv[1], "rb").read(); open(sys.argv[2], "wb").write(t * (12000000 // len(t) + 1))' \
+    "$root/tests/data/tokens/corpus/$f" "$b/samples/$f"
+done
 for f in "$b"/bin/* "$b"/pg/usr/lib/postgresql/15/bin/* "$b"/pg/usr/lib/postgresql/15/lib/*.so; do
   ldd "$f" 2>/dev/null | awk '$3 ~ /^\// {print $3}'
 done | sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux-x86-64)\.so' |

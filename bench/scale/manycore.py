@@ -149,11 +149,17 @@ def run(args, backend, work, n, url, procs, extra):
     if waits:
         waits.__enter__()
     try:
+        logs = [open(os.path.join(work, f"worker{n}_{i}.log"), "w+") for i in range(procs)]
         ps = [subprocess.Popen([BIN, "worker", "--drain"], env=worker_env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-              for _ in range(procs)]
-        errors = [p.communicate()[1].decode()[-300:] for p in ps]
-        failed = [e for p, e in zip(ps, errors) if p.returncode != 0]
+                               stdout=subprocess.DEVNULL, stderr=log) for log in logs]
+        for p in ps:
+            p.wait()
+        failed = []
+        for p, log in zip(ps, logs):
+            log.seek(0)
+            if p.returncode != 0:
+                failed.append(log.read()[-300:])
+            log.close()
     finally:
         if waits:
             waits.__exit__()

@@ -5,6 +5,7 @@
 #include "internal/tokens/bpe_counter.h"
 #include "internal/tokens/estimator.h"
 #include "internal/tokens/hf_counter.h"
+#include "internal/tokens/memo_counter.h"
 
 namespace autonous::tokens {
 namespace {
@@ -39,11 +40,11 @@ CounterChoice make_token_counter(const std::string& setting, const std::string& 
     return out;
   }
   if (setting == "cl100k_base" || setting == "o200k_base") {
-    out.counter = load_bpe_counter(setting, data_dir);
+    out.counter = std::make_unique<MemoCounter>(load_bpe_counter(setting, data_dir));
     return out;
   }
   if (hf_family(setting) != nullptr) {
-    out.counter = load_hf_counter(setting, data_dir);
+    out.counter = std::make_unique<MemoCounter>(load_hf_counter(setting, data_dir));
     return out;
   }
   if (setting != "auto") throw std::invalid_argument("unknown token counter '" + setting + "'");
@@ -51,7 +52,7 @@ CounterChoice make_token_counter(const std::string& setting, const std::string& 
   const HfFamily* family = encoding ? nullptr : hf_family_for_model(model);
   if (family != nullptr) {
     try {
-      out.counter = load_hf_counter(family->name, data_dir);
+      out.counter = std::make_unique<MemoCounter>(load_hf_counter(family->name, data_dir));
       return out;
     } catch (const std::runtime_error& e) {
       out.warning = std::string(e.what()) + "; using the script-aware estimate";
@@ -61,7 +62,7 @@ CounterChoice make_token_counter(const std::string& setting, const std::string& 
         "no exact encoding is known for model '" + model + "'; using the script-aware estimate";
   } else {
     try {
-      out.counter = load_bpe_counter(*encoding, data_dir);
+      out.counter = std::make_unique<MemoCounter>(load_bpe_counter(*encoding, data_dir));
       return out;
     } catch (const std::runtime_error& e) {
       out.warning = std::string(e.what()) + "; using the script-aware estimate";

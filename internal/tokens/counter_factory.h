@@ -4,7 +4,8 @@
 // its open-weight family (Llama 3.x → llama3, Qwen → qwen3, DeepSeek V3/R1 → deepseek_v3;
 // hf_counter.h) and falls back to the script-aware estimate for other models or when the data
 // files are missing, saying so in `warning`. An explicit counter whose data is missing is an
-// error.
+// error. An exact counter comes behind a MemoCounter (memo_counter.h): a message is counted once
+// per process.
 
 #include <memory>
 #include <optional>

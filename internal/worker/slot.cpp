@@ -387,6 +387,10 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
   }
   ++stats_.completed;
   committed(trail);
+  // The chat's next task, if any, was not announced (PostgreSQL does not notify completions:
+  // migrations/postgres/0016): when this slot took another chat's task, an idle slot of this
+  // process looks (another process's finds it at its next poll).
+  if (next && next->chat_id != task.chat_id) run_.wake(1, stats_.slots);
   spdlog::info("task done task_id={} chat_id={:?} latency_ms={} reply_chars={}", task.id,
                task.chat_id, o.result->latency.count(), reply.size());
   return next;

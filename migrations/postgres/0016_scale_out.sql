@@ -13,9 +13,15 @@
 --    by walking heads: the claim takes such a task first, then a claimable head.
 -- 3. A completion does not NOTIFY. PostgreSQL commits the transactions that issued NOTIFY one
 --    at a time (the `Lock:object` wait the issue measured), each waiting for its own WAL flush.
---    The worker that completes a task claims in the same transaction, so it takes its chat's
---    next task itself unless an older head was waiting; other idle slots find it by their poll
---    (POLL_INTERVAL_MS). New tasks, retries, releases, requeues and failures still notify.
+--    The worker that completes a task claims in the same transaction: it takes its chat's next
+--    task itself unless an older or more urgent head was waiting (then it wakes an idle slot of
+--    its own process; another process's finds the task at its next poll, POLL_INTERVAL_MS). A
+--    completion that claims nothing after it (a stopping worker) notifies from the worker
+--    (PgQueue::before_commit). New tasks, retries, releases, requeues and failures still notify.
+--    A task set 'done' by hand notifies nobody: its chat's next task waits for a poll.
+-- Nothing writes tasks meanwhile (an older worker's retry must not commit between the backfill
+-- and the new trigger), and tasks is locked before chat_heads, the order workers take them in.
+LOCK TABLE tasks IN SHARE ROW EXCLUSIVE MODE;
 ALTER TABLE chat_heads ADD COLUMN running boolean NOT NULL DEFAULT false;
 UPDATE chat_heads h SET running = true FROM tasks t WHERE t.id = h.task_id AND t.status = 'running';
 DROP INDEX chat_heads_order;
@@ -104,5 +110,11 @@ CREATE TRIGGER tasks_head_update AFTER UPDATE OF status, priority, chat_id ON ta
 -- 4. The overall term counts' write buffer (0010) without its identity key: every completion
 --    inserts its deltas there, and with 8 processes x 32 slots (16 cores) those inserts waited
 --    on the sequence's page and the key index's rightmost page (`LWLock:BufferContent`, 6.4 ms
---    an insert). The fold takes its batch by ctid instead of by id; order never mattered (it sums).
-ALTER TABLE search_term_deltas DROP COLUMN id;
+--    an insert). The fold takes its batch by ctid; order never mattered (it sums). The column
+--    stays, nullable (a binary from before 0016 still running folds by it: it folds nothing and
+--    leaves the rows to a new one); REPLICA IDENTITY FULL lets the fold's DELETE through a
+--    publication that replicates deletes, now that the table has no key.
+ALTER TABLE search_term_deltas DROP CONSTRAINT search_term_deltas_pkey;
+ALTER TABLE search_term_deltas ALTER COLUMN id DROP IDENTITY;
+ALTER TABLE search_term_deltas ALTER COLUMN id DROP NOT NULL;
+ALTER TABLE search_term_deltas REPLICA IDENTITY FULL;

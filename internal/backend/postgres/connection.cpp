@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <stdexcept>
 #include <string_view>
 
 #include <libpq-fe.h>
@@ -62,6 +63,8 @@ std::string array_literal(const std::vector<Param>& values) {
       out += "NULL";
       continue;
     }
+    if (v->find('\0') != std::string::npos)
+      throw std::invalid_argument("a NUL byte cannot be sent in an array parameter");
     out += '"';
     for (const char ch : *v) {
       if (ch == '"' || ch == '\\') out += '\\';

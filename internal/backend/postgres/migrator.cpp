@@ -69,13 +69,17 @@ int pg_migrate(pg::Connection& c, const std::vector<Migration>& migrations,
     try {
       c.exec(std::string(m.sql));
     } catch (const pg::PgError& e) {
-      if (e.sqlstate() != "55P03") throw;
-      throw pg::PgError("migration " + std::string(m.name) + " waited " +
-                            std::to_string(lock_wait.count()) +
-                            " ms for a lock another transaction holds (a long or idle-in-"
-                            "transaction session?); nothing of it was applied, run it again: " +
-                            e.what(),
-                        e.sqlstate());
+      // 55P03: a lock not granted in time; 40P01: a deadlock with a running worker's
+      // transaction (PostgreSQL rolled this one back). Either way nothing was applied.
+      if (e.sqlstate() != "55P03" && e.sqlstate() != "40P01") throw;
+      throw pg::PgError(
+          "migration " + std::string(m.name) +
+              (e.sqlstate() == "40P01" ? std::string(" deadlocked with another transaction")
+                                       : " waited " + std::to_string(lock_wait.count()) +
+                                             " ms for a lock another transaction holds (a long or "
+                                             "idle-in-transaction session?)") +
+              "; nothing of it was applied, run it again: " + e.what(),
+          e.sqlstate());
     }
     c.query("INSERT INTO schema_migrations(version, name) VALUES ($1, $2)",
             {pg::param(int64_t{m.version}), pg::param(std::string(m.name))});

@@ -11,24 +11,11 @@ namespace {
 
 using db::pg::param;
 
-// The claim: see queue.h. A task whose lease expired first (tasks_lease_expiry), else the first
-// claimable head (chat_heads_claimable: heads whose task is queued), marked running in the same
-// statement (migrations/postgres/0016). `pick.status` tells a reclaim from a first claim;
-// RETURNING sees the claimed row after the update.
-const std::string kClaim =
-    "WITH expired AS ("
-    " SELECT t.id, t.status FROM tasks t"
-    " WHERE t.status = 'running' AND coalesce(t.lease_expires_at, 0) <= $1"
-    " ORDER BY coalesce(t.lease_expires_at, 0) LIMIT 1 FOR UPDATE SKIP LOCKED), "
-    "queued AS ("
-    " SELECT t.id, t.status, h.chat_id FROM chat_heads h JOIN tasks t ON t.id = h.task_id"
-    " WHERE NOT h.running AND t.status = 'queued' AND t.run_after <= $1"
-    " AND NOT EXISTS (SELECT 1 FROM expired)"
-    " ORDER BY h.priority DESC, h.task_id LIMIT 1"
-    " FOR UPDATE OF h, t SKIP LOCKED), "
-    "marked AS (UPDATE chat_heads SET running = true FROM queued"
-    " WHERE chat_heads.chat_id = queued.chat_id), "
-    "pick AS (SELECT id, status FROM expired UNION ALL SELECT id, status FROM queued) "
+// The claim: see queue.h, in two statements (migrations/postgres/0016). kClaimHead takes the
+// first claimable head (chat_heads_claimable: heads whose task is queued) and marks it running;
+// kClaimExpired takes a running head whose lease expired (tasks_lease_expiry). `pick.status`
+// tells a reclaim from a first claim; RETURNING sees the claimed row after the update.
+const std::string kClaimUpdate =
     "UPDATE tasks SET status = 'running', attempts = tasks.attempts + 1, lease_owner = $2,"
     " lease_token = $3, lease_expires_at = $4, started_at = coalesce(tasks.started_at, "
     "autonous_now()),"
@@ -38,6 +25,26 @@ const std::string kClaim =
     "FROM pick WHERE tasks.id = pick.id "
     "RETURNING tasks.id, pick.status, tasks.chat_id, tasks.text, tasks.priority, tasks.attempts,"
     " tasks.first_claimed_at, tasks.lease_expiries";
+const std::string kClaimHead =
+    "WITH pick AS ("
+    " SELECT t.id, t.status, h.chat_id FROM chat_heads h JOIN tasks t ON t.id = h.task_id"
+    " WHERE NOT h.running AND t.status = 'queued' AND t.run_after <= $1"
+    " ORDER BY h.priority DESC, h.task_id LIMIT 1"
+    " FOR UPDATE OF h, t SKIP LOCKED), "
+    "marked AS (UPDATE chat_heads SET running = true FROM pick"
+    " WHERE chat_heads.chat_id = pick.chat_id) " +
+    kClaimUpdate;
+// Only a chat's head: a row someone set running by hand behind its chat's head waits its turn.
+const std::string kClaimExpired =
+    "WITH pick AS ("
+    " SELECT t.id, t.status FROM tasks t JOIN chat_heads h ON h.chat_id = t.chat_id"
+    " AND h.task_id = t.id"
+    " WHERE t.status = 'running' AND coalesce(t.lease_expires_at, 0) <= $1"
+    " ORDER BY coalesce(t.lease_expires_at, 0) LIMIT 1 FOR UPDATE OF t SKIP LOCKED) " +
+    kClaimUpdate;
+// Expired leases are looked for at most this often per queue (and whenever no head is
+// claimable): the expiry index's dead entries are walked on each look.
+constexpr int64_t kExpiredEveryMs = 1000;
 const std::string kRenew =
     "UPDATE tasks SET lease_expires_at = $1 WHERE id = $2 AND lease_token = $3 AND status = "
     "'running'";
@@ -131,12 +138,24 @@ std::optional<Task> PgQueue::claim(const std::string& worker_id, common::TimePoi
 
 std::optional<Task> PgQueue::claim_in_transaction(const std::string& worker_id, int64_t now_ms,
                                                   std::chrono::seconds lease) {
+  // A completion's chat is not notified once its transaction claims: its next task was taken
+  // here, or an older head was (the system is busy), or none is claimable now.
+  wake_chat_.clear();
   Task task;
   task.lease_token = new_lease_token();
   unconfirmed_claim_ = task.lease_token;  // until the caller's commit returns
   {
-    const db::pg::Result r = c_.query(kClaim, {param(now_ms), param(worker_id),
-                                               param(task.lease_token), param(now_ms + ms(lease))});
+    const std::vector<db::pg::Param> params{param(now_ms), param(worker_id),
+                                            param(task.lease_token), param(now_ms + ms(lease))};
+    const auto expired = [&] {
+      expired_checked_ms_ = now_ms;
+      return c_.query(kClaimExpired, params);
+    };
+    const bool look_first = now_ms - expired_checked_ms_ >= kExpiredEveryMs;
+    const db::pg::Result first = look_first ? expired() : c_.query(kClaimHead, params);
+    std::optional<db::pg::Result> second;
+    if (first.rows() == 0) second.emplace(look_first ? c_.query(kClaimHead, params) : expired());
+    const db::pg::Result& r = second ? *second : first;
     if (r.rows() == 0) return std::nullopt;
     task.id = r.int64(0, 0);
     task.reclaimed = r.text(0, 1) == "running";
@@ -161,7 +180,8 @@ bool PgQueue::complete_within(const Task& task, const std::string& user_text,
                               const std::vector<common::Message>& steps, const std::string& reply,
                               const std::vector<events::Event>& list) {
   if (c_.query(kComplete, {param(reply), param(task.id), param(task.lease_token)}).affected() != 1)
-    return false;  // lease taken over: the caller rolls back
+    return false;             // lease taken over: the caller rolls back
+  wake_chat_ = task.chat_id;  // until this transaction claims the chat's next task
   if (steps.empty()) {
     c_.query(kHistory, {param(task.chat_id), param(user_text), param(reply), param(task.id)});
   } else {
@@ -185,10 +205,23 @@ std::optional<Task> PgQueue::claim_within(const std::string& worker_id, common::
   return claim_in_transaction(worker_id, server_ms(now), lease);
 }
 
+void PgQueue::before_commit() {
+  if (wake_chat_.empty()) return;
+  // A completion that claims nothing after it (a stopping slot, complete()): the chat's next
+  // task, if it has one, is claimable and no one was told.
+  c_.query(
+      "SELECT pg_notify('autonous_tasks', task_id::text) FROM chat_heads WHERE chat_id = $1 "
+      "AND NOT running",
+      {param(wake_chat_)});
+  wake_chat_.clear();
+}
+
 bool PgQueue::complete(const Task& task, const std::string& user_text, const std::string& reply,
                        const std::vector<events::Event>& list) {
   db::pg::Transaction tx(c_);
+  wake_chat_.clear();
   if (!complete_within(task, user_text, {}, reply, list)) return false;
+  before_commit();
   tx.commit();
   return true;
 }
@@ -199,9 +232,11 @@ TaskQueue::CompleteAndClaim PgQueue::complete_and_claim(
     std::chrono::seconds lease) {
   CompleteAndClaim out;
   db::pg::Transaction tx(c_);
+  wake_chat_.clear();
   if (!complete_within(task, user_text, {}, reply, list)) return out;
   out.completed = true;
   out.next = claim_in_transaction(worker_id, server_ms(now), lease);
+  before_commit();
   tx.commit();
   unconfirmed_claim_.clear();
   return out;

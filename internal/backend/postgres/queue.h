@@ -43,6 +43,11 @@ class PgQueue final : public TaskQueue {
   // A transaction on this connection committed (backend::Session::write_if): a claim made in
   // it is confirmed, so after_reconnect() has nothing to give back.
   void claims_committed() noexcept { unconfirmed_claim_.clear(); }
+  // Around a transaction of the session's write_if: the chat of a completion that claims nothing
+  // after it (a stopping slot) is notified before the commit (the head trigger does not notify
+  // completions: migrations/postgres/0016).
+  void transaction_begins() noexcept { wake_chat_.clear(); }
+  void before_commit();
 
   int64_t enqueue(const std::string& chat_id, const std::string& text, int priority = 0) override;
   std::optional<Task> claim(const std::string& worker_id, common::TimePoint now,
@@ -86,6 +91,11 @@ class PgQueue final : public TaskQueue {
   int64_t clock_offset_ms_ = 0;
   // The lease token of a claim whose transaction has not been seen to commit (after_reconnect).
   std::string unconfirmed_claim_;
+  // The chat of a task completed in the open transaction that has claimed nothing since.
+  std::string wake_chat_;
+  // The server time (ms) of the last claim that looked for expired leases (kClaim's expired
+  // branch runs at most once a second per queue, and whenever no claimable head was found).
+  int64_t expired_checked_ms_ = 0;
 };
 
 }  // namespace autonous::queue

@@ -156,7 +156,9 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
 
   bool write_if(const std::function<bool()>& body) override {
     db::pg::Transaction tx(*c_);
+    queue_.transaction_begins();
     if (!body()) return false;  // rolled back
+    queue_.before_commit();
     tx.commit();
     queue_.claims_committed();
     return true;

@@ -65,29 +65,69 @@ TEST(PgClaimTest, ATaskWhoseLeaseExpiredIsTakenBeforeAQueuedHeadOfHigherPriority
   EXPECT_EQ(q.claim("w2", kT0 + seconds(31), seconds(30))->chat_id, "b");
 }
 
-TEST(PgClaimTest, ACompletionWakesNobodyWhileANewTaskAFailureAndARetryDo) {
+TEST(PgClaimTest, ACompletionThatClaimsWakesNobodyWhileOneThatDoesNotAndTheOthersDo) {
   PG_TEST_OR_SKIP();
   testing::PgTestDb t;
   PgQueue q(t.db());
   auto listener = t.open_connection();
   listener->listen("autonous_tasks");
-  q.enqueue("a", "1");
-  q.enqueue("a", "2");
-  q.enqueue("a", "3");
-  q.enqueue("a", "4");
+  for (int i = 1; i <= 6; ++i) q.enqueue("a", std::to_string(i));
   EXPECT_EQ(notifications(*listener, std::chrono::milliseconds(300)), 1);  // the head only
-  const auto t1 = q.claim("w", kT0, seconds(30));
-  ASSERT_TRUE(t1);
-  // The completing worker claims in the same transaction; NOTIFY would serialise the commits.
-  ASSERT_TRUE(q.complete(*t1, "1", "ok", {}));
+  auto task = q.claim("w", kT0, seconds(30));
+  ASSERT_TRUE(task);
+  // A completion that claims in its transaction: NOTIFY would serialise the commits.
+  auto both = q.complete_and_claim(*task, "1", "ok", {}, "w", kT0, seconds(30));
+  ASSERT_TRUE(both.completed);
+  ASSERT_TRUE(both.next);
   EXPECT_EQ(notifications(*listener, std::chrono::milliseconds(300)), 0);
-  // A failure leaves the next task to whoever is idle: it notifies.
-  const auto t2 = q.claim("w", kT0, seconds(30));
-  ASSERT_TRUE(q.fail(*t2, "boom", {}));
+  // One that claims nothing after it (a stopping worker): the chat's next task is announced.
+  ASSERT_TRUE(q.complete(*both.next, "2", "ok", {}));
+  EXPECT_EQ(notifications(*listener, std::chrono::milliseconds(300)), 1);
+  // A failure, a retry and a release leave their chat's next task to whoever is idle.
+  task = q.claim("w", kT0, seconds(30));
+  ASSERT_TRUE(q.fail(*task, "boom", {}));
   EXPECT_GE(notifications(*listener, std::chrono::milliseconds(300)), 1);
-  const auto t3 = q.claim("w", kT0, seconds(30));
-  ASSERT_TRUE(q.retry_later(*t3, kT0, "again", {}));
+  task = q.claim("w", kT0, seconds(30));
+  ASSERT_TRUE(q.retry_later(*task, kT0, "again", {}));
   EXPECT_GE(notifications(*listener, std::chrono::milliseconds(300)), 1);
+  task = q.claim("w", kT0, seconds(30));
+  ASSERT_TRUE(q.release(*task, {}));
+  EXPECT_GE(notifications(*listener, std::chrono::milliseconds(300)), 1);
+  // A requeued failure behind nothing: it becomes the head again once the chat is idle.
+  task = q.claim("w", kT0, seconds(30));
+  ASSERT_TRUE(q.complete(*task, "4", "ok", {}));
+  notifications(*listener, std::chrono::milliseconds(300));
+  for (auto next = q.claim("w", kT0, seconds(30)); next; next = q.claim("w", kT0, seconds(30)))
+    ASSERT_TRUE(q.complete(*next, next->text, "ok", {}));
+  notifications(*listener, std::chrono::milliseconds(300));
+  ASSERT_TRUE(q.requeue(q.failed_ids().front()));
+  EXPECT_GE(notifications(*listener, std::chrono::milliseconds(300)), 1);
+}
+
+// Front ends and operators may write tasks by hand (docs/front-end.md).
+TEST(PgClaimTest, HandWrittenChangesKeepTheRunningMarkExact) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  PgQueue q(t.db());
+  const int64_t a1 = q.enqueue("a", "1");
+  const int64_t a2 = q.enqueue("a", "2");
+  ASSERT_EQ(q.claim("w", kT0, seconds(30))->id, a1);
+  // Running to queued by hand: the head is claimable again.
+  t.db().exec("UPDATE tasks SET status = 'queued', lease_token = NULL WHERE id = " +
+              std::to_string(a1));
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM chat_heads WHERE running"), 0);
+  ASSERT_EQ(q.claim("w", kT0, seconds(30))->id, a1);
+  // The running head deleted: the next task is the head, claimable.
+  t.db().exec("DELETE FROM tasks WHERE id = " + std::to_string(a1));
+  EXPECT_EQ(t.scalar("SELECT task_id FROM chat_heads WHERE chat_id = 'a' AND NOT running"), a2);
+  // Queued to running by hand, behind its chat's head, without a lease: not reclaimed as
+  // expired while the head waits (that would run two of the chat's tasks at once).
+  const int64_t a3 = q.enqueue("a", "3");
+  t.db().exec("UPDATE tasks SET status = 'running' WHERE id = " + std::to_string(a3));
+  const auto head = q.claim("w", kT0 + seconds(5), seconds(30));
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->id, a2);
+  EXPECT_FALSE(q.claim("w", kT0 + seconds(10), seconds(30)));
 }
 
 TEST(PgClaimTest, AnArrayParameterCarriesAnyTextAndNullUnchanged) {
@@ -108,6 +148,7 @@ TEST(PgClaimTest, AnArrayParameterCarriesAnyTextAndNullUnchanged) {
     }
   }
   EXPECT_EQ(db::pg::array_literal({}), "{}");
+  EXPECT_THROW(db::pg::array_literal({std::string("a\0b", 3)}), std::invalid_argument);
 }
 
 TEST(PgClaimTest, ATrailIsAppendedInOneStatementInItsOrderAndABadPayloadWritesNothing) {

@@ -1,0 +1,49 @@
+#pragma once
+// MemoCounter: an exact counter that remembers what it counted. Every turn counts the chat's
+// whole verbatim history again, and with an exact BPE counter that was most of a turn's CPU
+// (#30); a message is now counted once per process: later turns look its count up by its text's
+// 64-bit hash and length. The memo is a fixed table (kSlots entries, about 6 MB, a newer text
+// takes an older one's place), shared by every slot, striped over kStripes locks. Texts under
+// kMinBytes are counted directly (cheaper than the lookup).
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "internal/tokens/token_counter.h"
+
+namespace autonous::tokens {
+
+class MemoCounter final : public TokenCounter {
+ public:
+  static constexpr size_t kSlots = size_t{1} << 18;
+  static constexpr size_t kStripes = 64;
+  static constexpr size_t kMinBytes = 64;
+
+  explicit MemoCounter(std::unique_ptr<TokenCounter> inner);
+
+  int64_t count_text(std::string_view text) const override;
+  int64_t per_message() const noexcept override { return inner_->per_message(); }
+  int64_t per_request() const noexcept override { return inner_->per_request(); }
+  std::string_view name() const noexcept override { return inner_->name(); }
+
+  // Lookups answered from the memo and texts counted, since start (for tests and benches).
+  int64_t hits() const;
+  int64_t misses() const;
+
+ private:
+  struct Entry {
+    uint64_t hash = 0;
+    uint64_t bytes = 0;  // 0: empty
+    int64_t tokens = 0;
+  };
+  std::unique_ptr<TokenCounter> inner_;
+  mutable std::vector<Entry> table_;
+  mutable std::array<std::mutex, kStripes> locks_;
+  mutable std::atomic<int64_t> hits_{0};
+  mutable std::atomic<int64_t> misses_{0};
+};
+
+}  // namespace autonous::tokens
