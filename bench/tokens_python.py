@@ -53,7 +53,7 @@ def main():
         startup, _ = ours(encoding, empty)
         for name in sorted(os.listdir(samples)):
             path = os.path.join(samples, name)
-            text = open(path, encoding="utf-8").read()
+            text = open(path, encoding="utf-8", newline="").read()  # \r\n kept as the file has it
             mb = len(text.encode()) / 1e6
             best = 1e9
             for _ in range(3):

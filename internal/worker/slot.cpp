@@ -390,7 +390,11 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
   // The chat's next task, if any, was not announced (PostgreSQL does not notify completions:
   // migrations/postgres/0016): when this slot took another chat's task, an idle slot of this
   // process looks (another process's finds it at its next poll).
-  if (next && next->chat_id != task.chat_id) run_.wake(1, stats_.slots);
+  // (At most as many wake-ups pending as slots are idle: none when all are busy.)
+  if (next && next->chat_id != task.chat_id) {
+    const int idle = stats_.slots - run_.busy.load();
+    if (idle > 0) run_.wake(1, idle);
+  }
   spdlog::info("task done task_id={} chat_id={:?} latency_ms={} reply_chars={}", task.id,
                task.chat_id, o.result->latency.count(), reply.size());
   return next;

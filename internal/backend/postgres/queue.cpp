@@ -44,7 +44,7 @@ const std::string kClaimExpired =
     kClaimUpdate;
 // Expired leases are looked for at most this often per queue (and whenever no head is
 // claimable): the expiry index's dead entries are walked on each look.
-constexpr int64_t kExpiredEveryMs = 1000;
+constexpr int64_t kExpiredEveryMs = 10000;
 const std::string kRenew =
     "UPDATE tasks SET lease_expires_at = $1 WHERE id = $2 AND lease_token = $3 AND status = "
     "'running'";

@@ -94,7 +94,7 @@ class PgQueue final : public TaskQueue {
   // The chat of a task completed in the open transaction that has claimed nothing since.
   std::string wake_chat_;
   // The server time (ms) of the last claim that looked for expired leases (kClaim's expired
-  // branch runs at most once a second per queue, and whenever no claimable head was found).
+  // branch runs at most once every 10 s per queue, and whenever no claimable head was found).
   int64_t expired_checked_ms_ = 0;
 };
 
