@@ -107,6 +107,10 @@ class TaskQueue {
   virtual std::vector<int64_t> failed_ids() = 0;
 
   // True while any task is queued or running.
+  // True when a completion that claims another chat's task leaves its own chat's next task
+  // unannounced (PostgreSQL: migrations/postgres/0016), so the worker wakes an idle slot of its
+  // process to look.
+  virtual bool quiet_completions() const noexcept { return false; }
   virtual bool has_pending() = 0;
 
   virtual QueueStats stats(common::TimePoint now) = 0;

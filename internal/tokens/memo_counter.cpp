@@ -1,22 +1,57 @@
 #include "internal/tokens/memo_counter.h"
 
+#include <cstring>
 #include <functional>
+#include <random>
 #include <string_view>
 
 namespace autonous::tokens {
 
+namespace {
+
+uint64_t mix(uint64_t x) noexcept {  // splitmix64's finaliser
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t draw_secret() {
+  std::random_device device;
+  return (uint64_t{device()} << 32) ^ device() ^ 0x9e3779b97f4a7c15ULL;
+}
+
+}  // namespace
+
 MemoCounter::MemoCounter(std::unique_ptr<TokenCounter> inner)
-    : inner_(std::move(inner)), table_(kSlots) {}
+    : inner_(std::move(inner)), secret_(draw_secret()), table_(kSlots) {}
+
+// Each 8-byte block is mixed with the secret and the running state; the secret is never
+// written anywhere, so which texts collide under it cannot be worked out from outside.
+uint64_t MemoCounter::keyed_hash(std::string_view text) const noexcept {
+  uint64_t h = secret_ ^ text.size();
+  size_t i = 0;
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t block;
+    std::memcpy(&block, text.data() + i, 8);
+    h = mix(h ^ block ^ secret_) + 0x9e3779b97f4a7c15ULL;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, text.data() + i, text.size() - i);
+  return mix(h ^ tail ^ (secret_ >> 1));
+}
 
 int64_t MemoCounter::count_text(std::string_view text) const {
   if (text.size() < kMinBytes) return inner_->count_text(text);
   const uint64_t hash = std::hash<std::string_view>{}(text);
+  const uint64_t keyed = keyed_hash(text);
   const size_t slot = hash & (kSlots - 1);
   std::mutex& lock = locks_[slot % kStripes];
   {
     const std::lock_guard<std::mutex> guard(lock);
     const Entry& e = table_[slot];
-    if (e.hash == hash && e.bytes == text.size()) {
+    if (e.hash == hash && e.keyed == keyed && e.bytes == text.size()) {
       hits_.fetch_add(1, std::memory_order_relaxed);
       return e.tokens;
     }
@@ -24,7 +59,7 @@ int64_t MemoCounter::count_text(std::string_view text) const {
   const int64_t tokens = inner_->count_text(text);  // outside the lock: other slots go on
   misses_.fetch_add(1, std::memory_order_relaxed);
   const std::lock_guard<std::mutex> guard(lock);
-  table_[slot] = Entry{hash, text.size(), tokens};
+  table_[slot] = Entry{hash, keyed, text.size(), tokens};
   return tokens;
 }
 

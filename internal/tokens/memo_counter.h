@@ -2,9 +2,11 @@
 // MemoCounter: an exact counter that remembers what it counted. Every turn counts the chat's
 // whole verbatim history again, and with an exact BPE counter that was most of a turn's CPU
 // (#30); a message is now counted once per process: later turns look its count up by its text's
-// 64-bit hash and length. The memo is a fixed table (kSlots entries, about 6 MB, a newer text
-// takes an older one's place), shared by every slot, striped over kStripes locks. Texts under
-// kMinBytes are counted directly (cheaper than the lookup).
+// length and two 64-bit hashes, one of them keyed with a secret drawn at start (a text made to
+// collide with another's unkeyed hash, say a known system prompt's, still misses). The memo is
+// a fixed table (kSlots entries, about 8 MB, a newer text takes an older one's place), shared by
+// every slot, striped over kStripes locks. Texts under kMinBytes are counted directly (cheaper
+// than the lookup).
 
 #include <array>
 #include <atomic>
@@ -36,10 +38,13 @@ class MemoCounter final : public TokenCounter {
  private:
   struct Entry {
     uint64_t hash = 0;
+    uint64_t keyed = 0;
     uint64_t bytes = 0;  // 0: empty
     int64_t tokens = 0;
   };
+  uint64_t keyed_hash(std::string_view text) const noexcept;
   std::unique_ptr<TokenCounter> inner_;
+  uint64_t secret_;
   mutable std::vector<Entry> table_;
   mutable std::array<std::mutex, kStripes> locks_;
   mutable std::atomic<int64_t> hits_{0};

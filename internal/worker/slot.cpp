@@ -391,7 +391,7 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
   // migrations/postgres/0016): when this slot took another chat's task, an idle slot of this
   // process looks (another process's finds it at its next poll).
   // (At most as many wake-ups pending as slots are idle: none when all are busy.)
-  if (next && next->chat_id != task.chat_id) {
+  if (next && next->chat_id != task.chat_id && queue_.quiet_completions()) {
     const int idle = stats_.slots - run_.busy.load();
     if (idle > 0) run_.wake(1, idle);
   }

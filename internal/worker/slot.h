@@ -55,7 +55,7 @@ struct RunState {
   void wake(int n, int cap) {
     {
       const std::lock_guard lock(mu);
-      wakeups = std::min(wakeups + n, cap);
+      wakeups = std::max(wakeups, std::min(wakeups + n, cap));  // a lower cap takes none away
     }
     cv.notify_all();
   }

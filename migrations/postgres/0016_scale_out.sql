@@ -10,7 +10,7 @@
 --    heads that are not running (chat_heads_claimable) and marks the head it takes; a head
 --    that stops running (done, failed, queued again) is recomputed by the trigger as before.
 -- 2. A lease that expired is found through tasks_lease_expiry (running tasks by expiry), not
---    by walking heads: the claim takes such a task first, then a claimable head.
+--    by walking heads, by a second statement the worker runs now and then (PgQueue).
 -- 3. A completion does not NOTIFY. PostgreSQL commits the transactions that issued NOTIFY one
 --    at a time (the `Lock:object` wait the issue measured), each waiting for its own WAL flush.
 --    The worker that completes a task claims in the same transaction: it takes its chat's next
@@ -20,7 +20,8 @@
 --    (PgQueue::before_commit). New tasks, retries, releases, requeues and failures still notify.
 --    A task set 'done' by hand notifies nobody: its chat's next task waits for a poll.
 -- Nothing writes tasks meanwhile (an older worker's retry must not commit between the backfill
--- and the new trigger), and tasks is locked before chat_heads, the order workers take them in.
+-- and the new trigger). A worker's statement that locks chat_heads first can still deadlock
+-- with this; PostgreSQL then rolls one back and the migration says to run it again.
 LOCK TABLE tasks IN SHARE ROW EXCLUSIVE MODE;
 ALTER TABLE chat_heads ADD COLUMN running boolean NOT NULL DEFAULT false;
 UPDATE chat_heads h SET running = true FROM tasks t WHERE t.id = h.task_id AND t.status = 'running';

@@ -1,5 +1,6 @@
 #include "internal/tokens/memo_counter.h"
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -13,13 +14,14 @@
 namespace autonous::tokens {
 namespace {
 
-// Counts calls to the inner counter: one token per byte.
+// Counts calls to the inner counter: one token per byte, plus one per 'e' (a count that depends
+// on the content, not only on the length the memo's key holds).
 class Bytes final : public TokenCounter {
  public:
   explicit Bytes(std::atomic<int>& calls) : calls_(calls) {}
   int64_t count_text(std::string_view text) const override {
     ++calls_;
-    return static_cast<int64_t>(text.size());
+    return static_cast<int64_t>(text.size() + std::count(text.begin(), text.end(), 'e'));
   }
   int64_t per_message() const noexcept override { return 4; }
   int64_t per_request() const noexcept override { return 3; }
@@ -39,9 +41,10 @@ TEST(MemoCounterTest, ATextIsCountedOnceAndShortTextsEveryTime) {
   std::atomic<int> calls{0};
   const MemoCounter memo(std::make_unique<Bytes>(calls));
   const std::string long_text = text_of(1, 500);
-  EXPECT_EQ(memo.count_text(long_text), 500);
-  EXPECT_EQ(memo.count_text(long_text), 500);
-  EXPECT_EQ(memo.count_text(std::string(long_text)), 500);  // another copy of the same text
+  const auto want = static_cast<int64_t>(500 + std::count(long_text.begin(), long_text.end(), 'e'));
+  EXPECT_EQ(memo.count_text(long_text), want);
+  EXPECT_EQ(memo.count_text(long_text), want);
+  EXPECT_EQ(memo.count_text(std::string(long_text)), want);  // another copy of the same text
   EXPECT_EQ(calls.load(), 1);
   EXPECT_EQ(memo.hits(), 2);
   EXPECT_EQ(memo.misses(), 1);
@@ -58,9 +61,10 @@ TEST(MemoCounterTest, AnEditedTextOfTheSameLengthIsCountedAgain) {
   std::atomic<int> calls{0};
   const MemoCounter memo(std::make_unique<Bytes>(calls));
   std::string text = text_of(2, 200);
-  memo.count_text(text);
-  text[100] = text[100] == 'x' ? 'y' : 'x';
-  memo.count_text(text);
+  text[100] = 'x';
+  const int64_t before = memo.count_text(text);
+  text[100] = 'e';
+  EXPECT_EQ(memo.count_text(text), before + 1);
   EXPECT_EQ(calls.load(), 2);
 }
 
@@ -71,7 +75,9 @@ TEST(MemoCounterTest, AFullMemoStaysExact) {
   for (int round = 0; round < 2; ++round)
     for (int i = 0; i < static_cast<int>(MemoCounter::kSlots) + 5000; i += 7) {
       const std::string t = text_of(i, 64 + static_cast<size_t>(i % 300));
-      ASSERT_EQ(memo.count_text(t), static_cast<int64_t>(t.size())) << i;
+      ASSERT_EQ(memo.count_text(t),
+                static_cast<int64_t>(t.size() + std::count(t.begin(), t.end(), 'e')))
+          << i;
     }
 }
 

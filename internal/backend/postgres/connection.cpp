@@ -63,10 +63,12 @@ std::string array_literal(const std::vector<Param>& values) {
       out += "NULL";
       continue;
     }
-    if (v->find('\0') != std::string::npos)
-      throw std::invalid_argument("a NUL byte cannot be sent in an array parameter");
     out += '"';
     for (const char ch : *v) {
+      if (ch == '\0') {  // text cannot hold it: repaired as a scalar parameter is (query())
+        out += "\xEF\xBF\xBD";
+        continue;
+      }
       if (ch == '"' || ch == '\\') out += '\\';
       out += ch;
     }

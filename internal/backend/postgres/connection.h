@@ -140,8 +140,8 @@ std::string without_nul_escapes(const std::string& json);
 
 // `values` as one array parameter in PostgreSQL's array input syntax ({"a","b\"c",NULL}), to
 // send many rows in one statement (`unnest($1::text[], …)`); nullopt is NULL. Each element is
-// quoted, so any text (commas, braces, quotes, backslashes, "NULL") reads back as it was. Throws
-// std::invalid_argument for a NUL byte (PostgreSQL's text cannot hold one).
+// quoted, so any text (commas, braces, quotes, backslashes, "NULL") reads back as it was; a NUL
+// byte (which PostgreSQL's text cannot hold) becomes U+FFFD, as in a scalar parameter.
 std::string array_literal(const std::vector<Param>& values);
 
 }  // namespace autonous::db::pg

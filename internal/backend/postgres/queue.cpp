@@ -42,9 +42,11 @@ const std::string kClaimExpired =
     " WHERE t.status = 'running' AND coalesce(t.lease_expires_at, 0) <= $1"
     " ORDER BY coalesce(t.lease_expires_at, 0) LIMIT 1 FOR UPDATE OF t SKIP LOCKED) " +
     kClaimUpdate;
-// Expired leases are looked for at most this often per queue (and whenever no head is
-// claimable): the expiry index's dead entries are walked on each look.
-constexpr int64_t kExpiredEveryMs = 10000;
+// Expired leases are looked for before the heads at most every kExpiredFirstMs per queue, and
+// after them, when no head was claimable, at most every kExpiredIdleMs: each look walks the
+// expiry index's dead entries. (A clock that went back, a new server's, looks again at once.)
+constexpr int64_t kExpiredFirstMs = 10000;
+constexpr int64_t kExpiredIdleMs = 1000;
 const std::string kRenew =
     "UPDATE tasks SET lease_expires_at = $1 WHERE id = $2 AND lease_token = $3 AND status = "
     "'running'";
@@ -151,10 +153,14 @@ std::optional<Task> PgQueue::claim_in_transaction(const std::string& worker_id, 
       expired_checked_ms_ = now_ms;
       return c_.query(kClaimExpired, params);
     };
-    const bool look_first = now_ms - expired_checked_ms_ >= kExpiredEveryMs;
+    const auto due = [&](int64_t every) {
+      return now_ms < expired_checked_ms_ || now_ms - expired_checked_ms_ >= every;
+    };
+    const bool look_first = due(kExpiredFirstMs);
     const db::pg::Result first = look_first ? expired() : c_.query(kClaimHead, params);
     std::optional<db::pg::Result> second;
-    if (first.rows() == 0) second.emplace(look_first ? c_.query(kClaimHead, params) : expired());
+    if (first.rows() == 0 && (look_first || due(kExpiredIdleMs)))
+      second.emplace(look_first ? c_.query(kClaimHead, params) : expired());
     const db::pg::Result& r = second ? *second : first;
     if (r.rows() == 0) return std::nullopt;
     task.id = r.int64(0, 0);

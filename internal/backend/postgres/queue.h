@@ -1,12 +1,14 @@
 #pragma once
 // PgQueue: the PostgreSQL backend of TaskQueue (task_queue.h), for workers on several hosts.
-// A claim is one statement: a task whose lease expired, else the first claimable chat head (one
-// whose task is queued) in (priority, id) order, both the head row and the task row locked with
-// FOR UPDATE SKIP LOCKED and the head marked running, so concurrent claimers never wait for each
-// other, never take the same task and never walk past running heads; the head row's lock also
-// makes a concurrent head change (a requeue, an enqueue into the chat) wait until the claimed
-// task shows running (migrations/postgres/0016, autonous_recompute_head). Every later change is
-// fenced on the lease token in its WHERE clause, which PostgreSQL re-checks on the newest row
+// A claim is one statement: the first claimable chat head (one whose task is queued) in
+// (priority, id) order, both the head row and the task row locked with FOR UPDATE SKIP LOCKED
+// and the head marked running, so concurrent claimers never wait for each other, never take the
+// same task and never walk past running heads; the head row's lock also makes a concurrent head
+// change (a requeue, an enqueue into the chat) wait until the claimed task shows running
+// (migrations/postgres/0016, autonous_recompute_head). Now and then (before the heads every
+// 10 s, after them when none was claimable every second) a second statement looks for a running
+// head whose lease expired. Every later change is fenced on the lease token in its WHERE
+// clause, which PostgreSQL re-checks on the newest row
 // version. The triggers NOTIFY kTasksChannel when a task becomes claimable, with its id as the
 // payload, except after a completion, whose transaction claims the next task itself (0011,
 // 0016; a worker process LISTENs on one connection: backend/postgres/listener.cpp). Times are
@@ -73,6 +75,7 @@ class PgQueue final : public TaskQueue {
   bool requeue(int64_t task_id) override;
   std::vector<int64_t> failed_ids() override;
   bool has_pending() override;
+  bool quiet_completions() const noexcept override { return true; }
   QueueStats stats(common::TimePoint now) override;
 
  private:
@@ -93,8 +96,7 @@ class PgQueue final : public TaskQueue {
   std::string unconfirmed_claim_;
   // The chat of a task completed in the open transaction that has claimed nothing since.
   std::string wake_chat_;
-  // The server time (ms) of the last claim that looked for expired leases (kClaim's expired
-  // branch runs at most once every 10 s per queue, and whenever no claimable head was found).
+  // The server time (ms) of the last look for expired leases (queue.cpp, kExpiredFirstMs).
   int64_t expired_checked_ms_ = 0;
 };
 

@@ -148,7 +148,11 @@ TEST(PgClaimTest, AnArrayParameterCarriesAnyTextAndNullUnchanged) {
     }
   }
   EXPECT_EQ(db::pg::array_literal({}), "{}");
-  EXPECT_THROW(db::pg::array_literal({std::string("a\0b", 3)}), std::invalid_argument);
+  const db::pg::Result nul =
+      t.db().query("SELECT (($1::text[]))[1]", {db::pg::array_literal({std::string("a\0b", 3)})});
+  EXPECT_EQ(nul.text(0, 0),
+            "a\xEF\xBF\xBD"
+            "b");
 }
 
 TEST(PgClaimTest, ATrailIsAppendedInOneStatementInItsOrderAndABadPayloadWritesNothing) {
