@@ -26,26 +26,13 @@ import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("AUTONOUS_BIN", os.path.join(ROOT, "build/cmd/autonous/autonous"))
-STUB = os.environ.get("AUTONOUS_STUB", os.path.join(ROOT, "build/cmd/autonous-stub/autonous-stub"))
-PG = os.environ.get("AUTONOUS_TEST_PG_URL") or os.environ.get("PG_URL", "")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import BIN, PG, done_count, fill, fresh_db, pg_name, start_stub  # noqa: E402
 
 
 def psql(url, sql):
     r = subprocess.run(["psql", "-tA", "-F", "\t", url, "-c", sql], capture_output=True, text=True)
     return r.stdout if r.returncode == 0 else ""
-
-
-def start_stub(work, latency):
-    port_file = os.path.join(work, "port")
-    proc = subprocess.Popen([STUB, "--port-file", port_file, "--latency-ms", str(latency)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if os.path.exists(port_file) and open(port_file).read().strip():
-            break
-        time.sleep(0.05)
-    return proc, f"http://127.0.0.1:{open(port_file).read().strip()}/v1"
 
 
 class Waits:
@@ -103,38 +90,6 @@ def cpu_by_command():
     return total
 
 
-def fresh_db(backend, work, n):
-    if backend == "sqlite":
-        env = {"DB_PATH": os.path.join(work, f"m{n}.db")}
-    else:
-        name = f"autonous_mc_{os.getpid()}_{n}"
-        subprocess.run(["psql", "-q", PG, "-c", f"CREATE DATABASE {name}"], check=True,
-                       stdout=subprocess.DEVNULL)
-        env = {"DATABASE_URL": PG.rsplit("/", 1)[0] + "/" + name}
-    subprocess.run([BIN, "migrate"], env={**os.environ, **env}, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return env
-
-
-def fill(backend, env, tasks, chats):
-    if backend == "sqlite":
-        sql = (f"WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < "
-               f"{tasks - 1}) INSERT INTO tasks(chat_id, text) SELECT 'chat' || (i % {chats}), "
-               "'load message ' || i FROM n")
-        subprocess.run(["sqlite3", env["DB_PATH"], sql], check=True)
-    else:
-        sql = (f"INSERT INTO tasks(chat_id, text) SELECT 'chat' || (i % {chats}), "
-               f"'load message ' || i FROM generate_series(0, {tasks - 1}) AS g(i)")
-        subprocess.run(["psql", "-q", env["DATABASE_URL"], "-c", sql], check=True)
-
-
-def count_done(backend, env):
-    q = "SELECT count(*) FROM tasks WHERE status = 'done'"
-    cmd = ["sqlite3", env["DB_PATH"], q] if backend == "sqlite" else \
-        ["psql", "-tA", env["DATABASE_URL"], "-c", q]
-    return int(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip())
-
-
 def run(args, backend, work, n, url, procs, extra):
     tasks = args.tasks_per_proc * procs
     env = fresh_db(backend, work, n)
@@ -165,7 +120,7 @@ def run(args, backend, work, n, url, procs, extra):
             waits.__exit__()
     elapsed = time.monotonic() - start
     cpu_after = cpu_by_command()
-    done = count_done(backend, env)
+    done = done_count(backend, env)
     rec = {"backend": backend, "procs": procs, "slots": args.slots, "latency_ms": args.latency,
            "tasks": tasks, "done": done, "secs": round(elapsed, 2),
            "rate": round(done / elapsed, 1),
@@ -182,12 +137,12 @@ def run(args, backend, work, n, url, procs, extra):
         top = psql(PG,
                    "SELECT round(total_exec_time::numeric), calls, round(mean_exec_time::numeric, 3), round(max_exec_time::numeric, 1),"
                    " left(regexp_replace(query, '\\s+', ' ', 'g'), 150) FROM pg_stat_statements "
-                   f"WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'autonous_mc_{os.getpid()}_{n}') "
+                   f"WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '{pg_name(n)}') "
                    f"ORDER BY total_exec_time DESC LIMIT {os.environ.get('MANYCORE_TOP', 12)}")
         rec["top_statements"] = [line.split("\t") for line in top.splitlines()]
     if backend == "postgres":
         subprocess.run(["psql", "-q", PG, "-c",
-                        f"DROP DATABASE autonous_mc_{os.getpid()}_{n} WITH (FORCE)"],
+                        f"DROP DATABASE {pg_name(n)} WITH (FORCE)"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return rec
 

@@ -20,9 +20,14 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.path.join(ROOT, "build/cmd/autonous/autonous")
-STUB = os.path.join(ROOT, "build/cmd/autonous-stub/autonous-stub")
-PG = os.environ.get("AUTONOUS_TEST_PG_URL", "")
+BIN = os.environ.get("AUTONOUS_BIN", os.path.join(ROOT, "build/cmd/autonous/autonous"))
+STUB = os.environ.get("AUTONOUS_STUB", os.path.join(ROOT, "build/cmd/autonous-stub/autonous-stub"))
+PG = os.environ.get("AUTONOUS_TEST_PG_URL") or os.environ.get("PG_URL", "")
+
+
+def pg_name(n):
+    """The name of run `n`'s PostgreSQL database."""
+    return f"autonous_scale_{os.getpid()}_{n}"
 
 
 def start_stub(work, latency):
@@ -45,7 +50,7 @@ def fresh_db(backend, work, n):
                 os.remove(path + suffix)
         env = {"DB_PATH": path}
     else:
-        name = f"autonous_scale_{os.getpid()}_{n}"
+        name = pg_name(n)
         subprocess.run(["psql", "-q", PG, "-c", f"CREATE DATABASE {name}"], check=True,
                        stdout=subprocess.DEVNULL)
         env = {"DATABASE_URL": PG.rsplit("/", 1)[0] + "/" + name}
@@ -94,7 +99,7 @@ def run(backend, work, n, base_url, latency, procs, tasks, slots=None, chats=400
         sys.exit(f"{done} of {tasks} done ({backend})")
     if backend == "postgres":
         subprocess.run(["psql", "-q", PG, "-c",
-                        f"DROP DATABASE autonous_scale_{os.getpid()}_{n} WITH (FORCE)"],
+                        f"DROP DATABASE {pg_name(n)} WITH (FORCE)"],
                        check=True, stdout=subprocess.DEVNULL)
     return done / elapsed
 
