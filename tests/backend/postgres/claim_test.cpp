@@ -3,11 +3,13 @@
 // writes (array parameters, a trail's events in one statement).
 #include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "internal/backend/postgres/connection.h"
 #include "internal/backend/postgres/events.h"
+#include "internal/backend/postgres/migrator.h"
 #include "internal/backend/postgres/queue.h"
 #include "tests/support/pg_test_db.h"
 
@@ -128,6 +130,50 @@ TEST(PgClaimTest, HandWrittenChangesKeepTheRunningMarkExact) {
   ASSERT_TRUE(head);
   EXPECT_EQ(head->id, a2);
   EXPECT_FALSE(q.claim("w", kT0 + seconds(10), seconds(30)));
+}
+
+// An upgrade to 0016 while workers from before it still run: a running task's head is marked
+// running, and a retry that an older worker commits while the migration waits for the table is
+// seen by the backfill (before the migration locked tasks first, the backfill read the task as
+// running, the retry committed after, and the chat's head stayed marked running for good).
+TEST(PgClaimTest, AnUpgradeTo16WithTasksInFlightMarksTheRunningHeadsAndNothingElse) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  t.db().exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public");
+  std::vector<db::Migration> upto15;
+  for (const db::Migration& m : db::embedded_pg_migrations())
+    if (m.version <= 15) upto15.push_back(m);
+  ASSERT_EQ(db::pg_migrate(t.db(), upto15), 15);
+  t.db().exec(
+      "INSERT INTO tasks(chat_id, text) VALUES ('a', '1'), ('a', '2'), ('b', '3'), ('c', '4')");
+  // An older worker's claims (0015's rules: the head row stays as it is).
+  t.db().exec(
+      "UPDATE tasks SET status = 'running', lease_token = 't', lease_expires_at = 1 "
+      "WHERE id IN (1, 3)");
+  // Another older worker retries task 3, its transaction still open when the migration starts.
+  auto retrier = t.open_connection();
+  retrier->exec("BEGIN");
+  retrier->exec("UPDATE tasks SET status = 'queued', lease_token = NULL WHERE id = 3");
+  std::thread migration([&] {
+    auto c = t.open_connection();
+    EXPECT_EQ(db::pg_migrate(*c, db::embedded_pg_migrations(), std::chrono::seconds(20)), 16);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the migration waits for it
+  retrier->exec("COMMIT");
+  migration.join();
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM chat_heads WHERE running AND chat_id = 'a'"), 1);
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM chat_heads WHERE running"), 1);
+  // The new claim: b's retried task and c's, never a's second while its first runs; then a's
+  // first, whose lease expired, is taken over.
+  PgQueue q(t.db());
+  const auto first = q.claim("w", kT0, seconds(30));
+  const auto second = q.claim("w", kT0, seconds(30));
+  ASSERT_TRUE(first && second);
+  EXPECT_TRUE(first->reclaimed);  // the expired lease first
+  EXPECT_EQ(first->id, 1);
+  EXPECT_EQ(second->id, 3);
+  EXPECT_EQ(q.claim("w", kT0, seconds(30))->id, 4);
+  EXPECT_FALSE(q.claim("w", kT0, seconds(30)));
 }
 
 TEST(PgClaimTest, AnArrayParameterCarriesAnyTextAndNullUnchanged) {
