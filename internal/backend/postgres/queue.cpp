@@ -11,8 +11,8 @@ namespace {
 
 using db::pg::param;
 
-// The claim: see queue.h, in two statements (migrations/postgres/0016). kClaimHead takes the
-// first claimable head (chat_heads_claimable: heads whose task is queued) and marks it running;
+// The claim: see queue.h, in two statements (migrations/postgres/0016, 0017). kClaimHead takes
+// the first claimable head (autonous_pick_head walks chat_heads_claimable) and marks it running;
 // kClaimExpired takes a running head whose lease expired (tasks_lease_expiry). `pick.status`
 // tells a reclaim from a first claim; RETURNING sees the claimed row after the update.
 const std::string kClaimUpdate =
@@ -26,13 +26,8 @@ const std::string kClaimUpdate =
     "RETURNING tasks.id, pick.status, tasks.chat_id, tasks.text, tasks.priority, tasks.attempts,"
     " tasks.first_claimed_at, tasks.lease_expiries";
 const std::string kClaimHead =
-    "WITH pick AS ("
-    " SELECT t.id, t.status, h.chat_id FROM chat_heads h JOIN tasks t ON t.id = h.task_id"
-    " WHERE NOT h.running AND t.status = 'queued' AND t.run_after <= $1"
-    " ORDER BY h.priority DESC, h.task_id LIMIT 1"
-    " FOR UPDATE OF h, t SKIP LOCKED), "
-    "marked AS (UPDATE chat_heads SET running = true FROM pick"
-    " WHERE chat_heads.chat_id = pick.chat_id) " +
+    "WITH pick AS (SELECT task_id AS id, was AS status, chat AS chat_id"
+    " FROM autonous_pick_head($1)) " +
     kClaimUpdate;
 // Only a chat's head: a row someone set running by hand behind its chat's head waits its turn.
 const std::string kClaimExpired =
