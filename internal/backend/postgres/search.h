@@ -80,12 +80,11 @@ class PgSearchIndex final : public recall::Searcher {
   // Folds up to kFoldBatch buffered overall-count deltas into search_term_rows unless another
   // connection is folding; true when more are waiting.
   bool fold_deltas();
-  void fold_now_and_then();  // fold_deltas() at most every kFoldEvery
+  void fold_now_and_then();  // fold_deltas() at most every kFoldEvery in this process
 
   db::pg::Connection& c_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   bool timeout_set_ = false;
-  std::chrono::steady_clock::time_point last_fold_{};
 };
 
 // Messages from a result whose columns are id, role, text, created_at (storage.cpp).
