@@ -18,7 +18,9 @@ std::unique_ptr<Session> open_sqlite_session(const config::Config& config,
 std::unique_ptr<ops::PageDb> open_sqlite_page_db(const config::Config& config, bool need_write);
 
 // DATABASE_URL's PostgreSQL (postgres/session.cpp, postgres/listener.cpp).
-std::unique_ptr<Session> open_pg_session(const std::string& url, const OpenOptions& options);
+// `pool_size`: the process's pool for `url` (postgres/pool.h), made by its first session.
+std::unique_ptr<Session> open_pg_session(const std::string& url, int pool_size,
+                                         const OpenOptions& options);
 std::unique_ptr<ops::PageDb> open_pg_page_db(const std::string& url);
 std::unique_ptr<Listener> open_pg_listener(const std::string& url, Wake wake, int slots);
 

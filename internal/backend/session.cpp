@@ -11,7 +11,8 @@ namespace autonous::backend {
 
 // Config refuses DATABASE_URL together with DB_PATH: one of the two is the database.
 std::unique_ptr<Session> open_session(const config::Config& config, const OpenOptions& options) {
-  if (!config.database_url.empty()) return open_pg_session(config.database_url, options);
+  if (!config.database_url.empty())
+    return open_pg_session(config.database_url, config.database_pool_size, options);
   return open_sqlite_session(config, options);
 }
 

@@ -325,6 +325,8 @@ void read_http(const EnvLookup& env, Config& c) {
 void read_database(const EnvLookup& env, Config& c) {
   c.db_path = read_string(env, "DB_PATH", c.db_path);
   c.database_url = trim(read_string(env, "DATABASE_URL", ""));
+  c.database_pool_size =
+      static_cast<int>(read_int(env, "DATABASE_POOL_SIZE", c.database_pool_size, 1, 256));
   if (c.database_url.empty()) return;
   if (!c.database_url.starts_with("postgresql://") && !c.database_url.starts_with("postgres://"))
     throw ConfigError(

@@ -35,6 +35,9 @@ struct Config {
   std::string db_path = "./autonous.db";
   // DATABASE_URL (postgresql://…): the PostgreSQL backend; empty selects SQLite at db_path.
   std::string database_url;
+  // DATABASE_POOL_SIZE: PostgreSQL connections a process shares among its slots (and commands),
+  // opened as needed (backend/postgres/pool.h).
+  int database_pool_size = 8;
   std::string openai_base_url;  // empty when unset; required by `worker` only
   std::string openai_api_key;   // never logged, never stored
   std::string openai_model = "gpt-4o-mini";

@@ -104,9 +104,8 @@ TEST_F(FollowE2eTest, OldRolledBackGapsArePassedAtOnceFilteredOrNot) {
   }
 }
 
-// A DBA's pg_terminate_backend (or a server restart) ended the follower's session: it connects
-// again and goes on after the last event it printed (it used to exit 1, silently for a
-// consumer tailing it).
+// A DBA's pg_terminate_backend (or a server restart) ended the follower's session: it goes on
+// after the last event it printed (it used to exit 1, silently for a consumer tailing it).
 TEST_F(FollowE2eTest, AFollowOutlivesATerminatedSessionAndMissesNothing) {
   mark(0);
   Process follow({autonous_bin(), "events", "--type", "x.mark", "--follow"}, db_env(),
@@ -121,8 +120,8 @@ TEST_F(FollowE2eTest, AFollowOutlivesATerminatedSessionAndMissesNothing) {
   const std::string out = follow.stdout_text();
   EXPECT_EQ(out.find("\"n\":0"), out.rfind("\"n\":0")) << out;  // nothing printed twice
   EXPECT_LT(out.find("\"n\":1"), out.find("\"n\":2")) << out;
-  EXPECT_NE(follow.stderr_text().find("connecting again"), std::string::npos)
-      << follow.stderr_text();
+  // (The follow's pooled connection ended while idle between two polls: the pool connected
+  // afresh before the next one, so the follow itself had nothing to connect again.)
   stop(follow);
 }
 

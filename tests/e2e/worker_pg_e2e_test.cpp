@@ -34,9 +34,9 @@ TEST_F(WorkerE2eTest, OnPostgresAnIdleWorkerWakesOnNotifyNotAfterThePollInterval
   ASSERT_TRUE(worker.wait(seconds(10)));
 }
 
-// A session lost during a long call is noticed by the lease renewal, which connects again and
-// renews through the new session: the lease is kept (no other worker takes the task over) and
-// the reply is stored once.
+// A session lost during a long call: the lease renewal renews through a new session (the pool
+// connects afresh), the lease is kept (no other worker takes the task over) and the reply is
+// stored once.
 TEST_F(WorkerE2eTest, OnPostgresALeaseRenewalConnectsAgainAfterALostSession) {
   if (!pg_) GTEST_SKIP() << "a PostgreSQL server's sessions";
   StubServer stub(dir_.path().string(), 5000);
@@ -59,7 +59,9 @@ TEST_F(WorkerE2eTest, OnPostgresALeaseRenewalConnectsAgainAfterALostSession) {
   const auto r = worker.wait(seconds(20));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->exit_code, 0) << r->err;
-  EXPECT_NE(r->err.find("connection was lost renewing task_id"), std::string::npos) << r->err;
+  // (The slot's pooled connection ended while the call ran: the pool noticed before it lent it
+  // to the next renewal and connected afresh; the renewals kept the lease, 3 s, over the 5 s
+  // call.)
   EXPECT_EQ(r->err.find("reconnecting failed"), std::string::npos) << r->err;
   EXPECT_EQ(num("SELECT attempts FROM tasks"), 1);
   EXPECT_EQ(num("SELECT lease_expiries FROM tasks"), 0);
@@ -135,9 +137,9 @@ TEST_F(WorkerE2eTest, OnPostgresAWorkerWhoseSessionsEndConnectsAgainAndGoesOn) {
   const auto r = worker.wait(seconds(20));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->exit_code, 0) << r->err;
-  EXPECT_NE(r->err.find("reconnected"), std::string::npos) << r->err;
-  // The replies of the calls in flight were stored through the new session, not retried.
-  EXPECT_NE(r->err.find("connection was lost storing task_id"), std::string::npos) << r->err;
+  // The replies of the calls in flight were stored through new sessions (the pool connected
+  // afresh for them), not retried.
+  EXPECT_EQ(num("SELECT max(attempts) FROM tasks"), 1);
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 9);
   expect_exactly_once(9);
 }

@@ -10,6 +10,7 @@
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include "internal/backend/postgres/pool.h"
 #include "internal/common/utf8.h"
 
 namespace autonous::db::pg {
@@ -150,9 +151,85 @@ void Connection::configure() {
                   "");
 }
 
-bool Connection::broken() const noexcept { return PQstatus(c_) != CONNECTION_OK; }
+std::unique_ptr<Connection> Connection::pooled(std::shared_ptr<Pool> pool) {
+  if (!pool) throw std::invalid_argument("Connection::pooled: no pool");
+  return std::unique_ptr<Connection>(new Connection(std::move(pool)));
+}
+
+Connection::Connection(std::shared_ptr<Pool> pool) noexcept : pool_(std::move(pool)) {}
+
+bool Connection::idle_and_sound() const noexcept {
+  if (PQstatus(c_) != CONNECTION_OK || PQtransactionStatus(c_) != PQTRANS_IDLE) return false;
+  // An idle session is sent nothing (pooled ones LISTEN to nothing): anything readable is the
+  // server ending it (a restart, pg_terminate_backend, idle_session_timeout) or closing it.
+  pollfd p{PQsocket(c_), POLLIN, 0};
+  return p.fd >= 0 && ::poll(&p, 1, 0) == 0;
+}
+
+Connection& Connection::borrowed() {
+  if (lost_)
+    throw PgError("PostgreSQL: the connection was lost; nothing runs until it is reconnected", "");
+  if (!lent_) {
+    try {
+      lent_ = pool_->take();
+    } catch (const PgError& e) {
+      // None could be opened (the server down, refusing connections): as a direct connection
+      // that broke, reported lost until reconnect() connects.
+      if (e.sqlstate().empty()) lost_ = true;
+      throw;
+    }
+  }
+  return *lent_;
+}
+
+void Connection::settle() noexcept {
+  if (!lent_) return;
+  if (lent_->broken()) {
+    lost_ = true;  // as a direct connection would be: broken until reconnect()
+    pool_->drop(std::move(lent_));
+    return;
+  }
+  if (held_ || lent_->in_transaction()) return;
+  if (doomed_) {
+    doomed_ = false;
+    pool_->drop(std::move(lent_));
+    return;
+  }
+  pool_->give(std::move(lent_));
+}
+
+void Connection::failed(const PgError& e) noexcept {
+  // A session opened read-only (a standby, default_transaction_read_only) stays so however the
+  // server changes: closed, so that the next statement connects afresh (to a promoted primary).
+  // Closed when its transaction ends (until then its statements fail as the server says).
+  if (lent_ && e.sqlstate() == "25006") doomed_ = true;
+  settle();
+}
+
+void Connection::hold(bool on) {
+  if (!pool_) return;
+  held_ = on;
+  if (!on) settle();
+}
+
+bool Connection::broken() const noexcept {
+  if (pool_) return lost_ || (lent_ && lent_->broken());
+  return PQstatus(c_) != CONNECTION_OK;
+}
 
 void Connection::reconnect() {
+  if (pool_) {
+    // A transaction or a session setting in the broken connection is gone with it.
+    if (lent_) pool_->drop(std::move(lent_));
+    held_ = false;
+    doomed_ = false;
+    ++session_;
+    lost_ = true;
+    lent_ = pool_->take();  // throws when the server cannot be reached: still lost
+    lost_ = false;
+    settle();
+    return;
+  }
   PQreset(c_);
   if (PQstatus(c_) != CONNECTION_OK)
     throw PgError("PostgreSQL " + redact_url(url_) + ": " + trimmed(PQerrorMessage(c_)), "");
@@ -162,7 +239,11 @@ void Connection::reconnect() {
   for (const std::string& channel : channels_) exec("LISTEN " + channel);
 }
 
-Connection::~Connection() { PQfinish(c_); }
+Connection::~Connection() {
+  if (c_ != nullptr) PQfinish(c_);
+  // A borrowed connection still in a transaction or holding a setting is closed, not reused.
+  if (lent_) pool_->drop(std::move(lent_));
+}
 
 bool PgError::transient() const noexcept {
   const std::string& s = sqlstate_;
@@ -188,6 +269,19 @@ void Connection::fail(const std::string& what, pg_result* r) const {
 }
 
 void Connection::exec(const std::string& sql) {
+  if (pool_) {
+    try {
+      borrowed().exec(sql);
+    } catch (const PgError& e) {
+      failed(e);
+      throw;
+    } catch (...) {
+      settle();
+      throw;
+    }
+    settle();
+    return;
+  }
   pg_result* r = PQexec(c_, sql.c_str());
   const auto status = PQresultStatus(r);
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail("statement failed", r);
@@ -195,6 +289,19 @@ void Connection::exec(const std::string& sql) {
 }
 
 Result Connection::query(const std::string& sql, const std::vector<Param>& params) {
+  if (pool_) {
+    try {
+      Result r = borrowed().query(sql, params);  // a result outlives its connection's turn
+      settle();
+      return r;
+    } catch (const PgError& e) {
+      failed(e);
+      throw;
+    } catch (...) {
+      settle();
+      throw;
+    }
+  }
   auto it = prepared_.find(sql);
   if (it == prepared_.end()) {
     const std::string name = "autonous_" + std::to_string(prepared_.size() + 1);
@@ -232,12 +339,14 @@ Result Connection::query(const std::string& sql, const std::vector<Param>& param
 }
 
 void Connection::listen(const std::string& channel) {
+  if (pool_) throw std::logic_error("LISTEN needs a direct connection, not a pooled one");
   exec("LISTEN " + channel);
   if (std::find(channels_.begin(), channels_.end(), channel) == channels_.end())
     channels_.push_back(channel);
 }
 
 int Connection::wait(std::chrono::milliseconds timeout) {
+  if (pool_) throw std::logic_error("wait() needs a direct connection, not a pooled one");
   const auto consume = [this] {
     int got = 0;
     while (PGnotify* n = PQnotifies(c_)) {
@@ -257,7 +366,10 @@ int Connection::wait(std::chrono::milliseconds timeout) {
   return consume();
 }
 
-bool Connection::in_transaction() const noexcept { return PQtransactionStatus(c_) != PQTRANS_IDLE; }
+bool Connection::in_transaction() const noexcept {
+  if (pool_) return lent_ && lent_->in_transaction();
+  return PQtransactionStatus(c_) != PQTRANS_IDLE;
+}
 
 Transaction::Transaction(Connection& c) : c_(c), session_(c.session()) { c_.exec("BEGIN"); }
 Transaction::~Transaction() {
@@ -268,6 +380,20 @@ Transaction::~Transaction() {
   }
 }
 void Connection::commit() {
+  if (pool_) {
+    if (!lent_) throw PgError("PostgreSQL: COMMIT outside a transaction", "25P01");
+    try {
+      lent_->commit();
+    } catch (const PgError& e) {
+      failed(e);
+      throw;
+    } catch (...) {
+      settle();
+      throw;
+    }
+    settle();
+    return;
+  }
   pg_result* r = PQexec(c_, "COMMIT");
   if (PQresultStatus(r) != PGRES_COMMAND_OK) fail("COMMIT failed", r);
   const std::string tag = PQcmdStatus(r);

@@ -20,6 +20,8 @@ struct pg_result;
 
 namespace autonous::db::pg {
 
+class Pool;  // pool.h
+
 class PgError : public std::runtime_error {
  public:
   PgError(const std::string& message, std::string sqlstate)
@@ -69,12 +71,19 @@ class Result {
   pg_result* r_;
 };
 
+// Direct (open()): one libpq connection of its own. Pooled (pooled()): the same interface over
+// a process's Pool (pool.h): each statement borrows one of the pool's connections and gives it
+// back at once, except that a connection in a transaction (from BEGIN to COMMIT or ROLLBACK) or
+// held (hold()) stays with this one until then, so a transaction, its prepared statements'
+// results and a session setting see one server session.
 class Connection {
  public:
   // Connects to `url` (postgresql://user[:password]@host[:port]/db?options). Throws PgError
   // naming the server's reason; the URL's password is never in the message.
   static std::unique_ptr<Connection> open(
       const std::string& url, std::chrono::seconds connect_timeout = std::chrono::seconds(10));
+  // A connection that borrows from `pool`; connects nothing until its first statement.
+  static std::unique_ptr<Connection> pooled(std::shared_ptr<Pool> pool);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -87,16 +96,21 @@ class Connection {
 
   // LISTEN on `channel` (an identifier; again after a reconnect()). wait() returns how many
   // notifications arrived (all pending ones are consumed), 0 after `timeout`. Throws PgError
-  // when the connection breaks.
+  // when the connection breaks. Direct connections only (std::logic_error when pooled).
   void listen(const std::string& channel);
   int wait(std::chrono::milliseconds timeout);
 
+  // Pooled: keeps the borrowed connection while `on` (a session setting such as SET
+  // statement_timeout is in force until its RESET). Direct: nothing to do.
+  void hold(bool on);
+
   // True when the connection to the server is gone (a restart, a failover, a terminated
-  // session): statements fail until reconnect().
+  // session): statements fail until reconnect(). Pooled: the connection borrowed broke.
   bool broken() const noexcept;
   // Connects again with the same parameters: the session settings and LISTENs are restored,
   // statements are prepared again on first use. Throws PgError when the server cannot be
-  // reached (the connection stays broken; call again later).
+  // reached (the connection stays broken; call again later). Pooled: forgets the broken one
+  // (a transaction in it is gone) and borrows again.
   void reconnect();
   // Counts reconnect()s: a Transaction begun in an earlier session refuses to commit.
   uint64_t session() const noexcept { return session_; }
@@ -106,14 +120,25 @@ class Connection {
   void commit();
 
  private:
-  explicit Connection(pg_conn* c, std::string url) noexcept : c_(c), url_(std::move(url)) {}
+  friend class Pool;
+  Connection(pg_conn* c, std::string url) noexcept : c_(c), url_(std::move(url)) {}
+  explicit Connection(std::shared_ptr<Pool> pool) noexcept;
   [[noreturn]] void fail(const std::string& what, pg_result* r = nullptr) const;
-  void configure();  // the session settings; checks the encoding
-  pg_conn* c_;
+  void configure();                        // the session settings; checks the encoding
+  bool idle_and_sound() const noexcept;    // for the pool: nothing arrived while it was idle
+  Connection& borrowed();                  // pooled: the connection borrowed, borrowing one
+  void settle() noexcept;                  // pooled: gives it back unless in a transaction or held
+  void failed(const PgError& e) noexcept;  // pooled: settle() after `e`, closing a read-only one
+  pg_conn* c_ = nullptr;                   // direct
   std::string url_;
   std::map<std::string, std::string> prepared_;  // sql → statement name
   std::vector<std::string> channels_;            // LISTENed
   uint64_t session_ = 0;
+  std::shared_ptr<Pool> pool_;        // pooled
+  std::unique_ptr<Connection> lent_;  // pooled: borrowed now
+  bool held_ = false;
+  bool doomed_ = false;  // pooled: the borrowed one is closed, not given back, when idle
+  bool lost_ = false;    // pooled: the borrowed connection broke; statements fail until reconnect()
 };
 
 // BEGIN at READ COMMITTED; rolls back unless commit() ran.

@@ -219,11 +219,18 @@ void PgSearchIndex::set_deadline(std::optional<std::chrono::steady_clock::time_p
   if (deadline_) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         *deadline_ - std::chrono::steady_clock::now());
-    c_.exec(fmt::format("SET statement_timeout = {}", std::max<int64_t>(1, left.count())));
+    c_.hold(true);  // a session setting: the same server session until its RESET
     timeout_set_ = true;
+    c_.exec(fmt::format("SET statement_timeout = {}", std::max<int64_t>(1, left.count())));
   } else if (timeout_set_) {
-    c_.exec("RESET statement_timeout");  // the role's or server's own setting
     timeout_set_ = false;
+    try {
+      c_.exec("RESET statement_timeout");  // the role's or server's own setting
+    } catch (...) {
+      c_.hold(false);
+      throw;
+    }
+    c_.hold(false);
   }
 }
 

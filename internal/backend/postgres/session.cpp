@@ -1,5 +1,6 @@
-// A Session on DATABASE_URL's PostgreSQL: one libpq connection (db::pg::Connection), which a
-// server restart, a failover or a terminated session can break; reconnect() restores it. Also
+// A Session on DATABASE_URL's PostgreSQL: a pooled db::pg::Connection (the process's pool,
+// pool.h: a connection borrowed per statement or transaction), which a server restart, a
+// failover or a terminated session can break; reconnect() borrows a sound one again. Also
 // the dashboard's PageDb, and the follow feed that waits out gaps in the event ids.
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include "internal/backend/postgres/events.h"
 #include "internal/backend/postgres/migrator.h"
 #include "internal/backend/postgres/page_db.h"
+#include "internal/backend/postgres/pool.h"
 #include "internal/backend/postgres/queue.h"
 #include "internal/backend/postgres/search.h"
 #include "internal/backend/postgres/settled_ids.h"
@@ -132,11 +134,18 @@ class PgFeed final : public EventFeed {
   Clock::time_point gap_since_{};  // when the first unreturned gap was seen; {} none
 };
 
+std::unique_ptr<db::pg::Connection> migrated_then_pooled(const std::string& url, int pool_size,
+                                                         bool migrate) {
+  if (migrate) db::pg_migrate(*db::pg::Connection::open(url));
+  return db::pg::Connection::pooled(db::pg::Pool::shared(url, pool_size));
+}
+
 class PgSession final : public Session, public EventLog, public ChatAdmin {
  public:
-  PgSession(const std::string& url, bool migrate) : c_(db::pg::Connection::open(url)), queue_(*c_) {
-    if (migrate) db::pg_migrate(*c_);
-  }
+  // Migrates on a connection of its own (the migrator holds a session lock), then borrows from
+  // the process's pool.
+  PgSession(const std::string& url, int pool_size, bool migrate)
+      : c_(migrated_then_pooled(url, pool_size, migrate)), queue_(*c_) {}
 
   queue::TaskQueue& queue() override { return queue_; }
   std::unique_ptr<engine::EngineStorage> engine_storage() override {
@@ -221,10 +230,11 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
 // terminated session, a failover) is opened again, up to three tries: a worker (re)started in
 // that instant starts instead of exiting. A server that cannot be reached still fails (after
 // about half a second).
-std::unique_ptr<Session> open_pg_session(const std::string& url, const OpenOptions& options) {
+std::unique_ptr<Session> open_pg_session(const std::string& url, int pool_size,
+                                         const OpenOptions& options) {
   for (int tries = 1;; ++tries) {
     try {
-      return std::make_unique<PgSession>(url, options.migrate);
+      return std::make_unique<PgSession>(url, pool_size, options.migrate);
     } catch (const db::pg::PgError& e) {
       if (tries >= 3 || !(e.sqlstate().empty() || e.transient())) throw;
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
