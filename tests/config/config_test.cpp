@@ -95,7 +95,8 @@ TEST(ConfigTest, RefusesNonNumbersTrailingGarbageAndOutOfRange) {
   for (const char* var :
        {"HISTORY_WINDOW", "MAX_CONTEXT_TOKENS", "MAX_CHARS_PER_MESSAGE", "WORKER_CONCURRENCY",
         "POLL_INTERVAL_MS", "TASK_LEASE_SECONDS", "TASK_MAX_ATTEMPTS", "LLM_TIMEOUT_SECONDS",
-        "RETRY_BASE_MS", "RETRY_MAX_SECONDS", "SQLITE_BUSY_TIMEOUT_MS", "SHUTDOWN_GRACE_SECONDS"}) {
+        "RETRY_BASE_MS", "RETRY_MAX_SECONDS", "SQLITE_BUSY_TIMEOUT_MS", "SHUTDOWN_GRACE_SECONDS",
+        "DATABASE_POOL_SIZE"}) {
     SCOPED_TRACE(var);
     expect_refused(var, "abc");
     expect_refused(var, "10x");
@@ -106,9 +107,10 @@ TEST(ConfigTest, RefusesNonNumbersTrailingGarbageAndOutOfRange) {
 }
 
 TEST(ConfigTest, RefusesZeroWhereItMakesNoSense) {
-  for (const char* var : {"MAX_CONTEXT_TOKENS", "MAX_CHARS_PER_MESSAGE", "WORKER_CONCURRENCY",
-                          "POLL_INTERVAL_MS", "TASK_LEASE_SECONDS", "TASK_MAX_ATTEMPTS",
-                          "LLM_TIMEOUT_SECONDS", "RETRY_BASE_MS", "RETRY_MAX_SECONDS"}) {
+  for (const char* var :
+       {"MAX_CONTEXT_TOKENS", "MAX_CHARS_PER_MESSAGE", "WORKER_CONCURRENCY", "POLL_INTERVAL_MS",
+        "TASK_LEASE_SECONDS", "TASK_MAX_ATTEMPTS", "LLM_TIMEOUT_SECONDS", "RETRY_BASE_MS",
+        "RETRY_MAX_SECONDS", "DATABASE_POOL_SIZE"}) {
     SCOPED_TRACE(var);
     expect_refused(var, "0");
   }
@@ -119,6 +121,9 @@ TEST(ConfigTest, RefusesZeroWhereItMakesNoSense) {
 
 TEST(ConfigTest, RefusesValuesAboveTheirMaximum) {
   expect_refused("WORKER_CONCURRENCY", "257");
+  expect_refused("DATABASE_POOL_SIZE", "257");
+  EXPECT_EQ(load_config(env_of({})).database_pool_size, 8);
+  EXPECT_EQ(load_config(env_of({{"DATABASE_POOL_SIZE", "3"}})).database_pool_size, 3);
   expect_refused("HISTORY_WINDOW", "100001");
   expect_refused("TASK_LEASE_SECONDS", "86401");
 }

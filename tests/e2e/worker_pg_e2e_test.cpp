@@ -69,6 +69,35 @@ TEST_F(WorkerE2eTest, OnPostgresALeaseRenewalConnectsAgainAfterALostSession) {
   expect_exactly_once(1);
 }
 
+// Slots share the process's pool (DATABASE_POOL_SIZE): 16 slots run their calls at once on 2
+// connections (and the listener's), never more, and every task is answered once.
+TEST_F(WorkerE2eTest, OnPostgresManySlotsShareAFewPooledConnections) {
+  if (!pg_) GTEST_SKIP() << "PostgreSQL's connection pool";
+  StubServer stub(dir_.path().string(), 1000);
+  for (int i = 0; i < 32; ++i) enqueue("p" + std::to_string(i), "pooled");
+  const auto started = std::chrono::steady_clock::now();
+  Process worker({autonous_bin(), "worker", "--drain"},
+                 env(stub, {{"WORKER_CONCURRENCY", "16"}, {"DATABASE_POOL_SIZE", "2"}}),
+                 dir_.path().string());
+  const std::string sessions =
+      "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND "
+      "application_name = 'autonous' AND backend_type = 'client backend' AND "
+      "pid <> pg_backend_pid()";  // (not this test's own)
+  int64_t most = 0;
+  std::optional<ProcessResult> r;
+  while (!(r = worker.wait(milliseconds(50)))) {
+    // (After the migration's own connection at start is closed.)
+    if (num("SELECT count(*) FROM tasks WHERE status <> 'queued'") > 0)
+      most = std::max(most, num(sessions));
+  }
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  EXPECT_GT(most, 0);
+  EXPECT_LE(most, 3);  // the pool's 2 and the listener's 1
+  EXPECT_LT(std::chrono::steady_clock::now() - started, seconds(12));  // 32 s one at a time
+  EXPECT_EQ(num("SELECT max(attempts) FROM tasks"), 1);
+  expect_exactly_once(32);
+}
+
 // PostgreSQL folds identical notifications of a transaction into one: a multi-row insert for
 // three chats must still wake three idle slots (one notification per task that became claimable).
 TEST_F(WorkerE2eTest, OnPostgresAMultiRowInsertWakesASlotPerChat) {
