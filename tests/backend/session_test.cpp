@@ -372,6 +372,35 @@ TEST(PgSessionTest, AClaimCommittedInTheWorkersTransactionIsNotGivenBackOnReconn
       "running");
 }
 
+// The pooled connection breaks inside the worker's transaction, after its claim: nothing of it
+// committed, the session is lost until reconnect(), which finds nothing to give back, and the
+// task is claimable again (its head not left running).
+TEST(PgSessionTest, AConnectionLostInsideTheWorkersTransactionLeavesItsClaimUndone) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb db;
+  config::Config c;
+  c.database_url = db.url();
+  const auto session = open_session(c);
+  const int64_t id = session->queue().enqueue("chat-6", "hello");
+  EXPECT_ANY_THROW(session->write_if([&] {
+    EXPECT_TRUE(session->queue().claim_within("w1", common::SystemClock().now(), seconds(60)));
+    db.db().query(
+        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = "
+        "current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()");
+    return session->queue().has_pending();  // on the ended connection: throws
+  }));
+  EXPECT_TRUE(session->lost());
+  EXPECT_EQ(session->reconnect(), 0);  // the claim never committed: nothing to give back
+  EXPECT_FALSE(session->lost());
+  EXPECT_EQ(
+      db.db().query("SELECT status FROM tasks WHERE id = $1", {std::to_string(id)}).text(0, 0),
+      "queued");
+  EXPECT_EQ(db.db().query("SELECT count(*) FROM chat_heads WHERE running").int64(0, 0), 0);
+  const auto again = session->queue().claim("w1", common::SystemClock().now(), seconds(60));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->id, id);
+}
+
 TEST(PgSessionTest, TheListenerWakesSlotsWhenATaskBecomesClaimable) {
   PG_TEST_OR_SKIP();
   testing::PgTestDb db;

@@ -98,6 +98,52 @@ TEST_F(WorkerE2eTest, OnPostgresManySlotsShareAFewPooledConnections) {
   expect_exactly_once(32);
 }
 
+// A connection that breaks while the slot's completion waits inside its transaction (a lock
+// the test holds on the task row): the slot connects again and stores the reply through the
+// new session, once, without counting an attempt.
+TEST_F(WorkerE2eTest, OnPostgresACompletionWhoseConnectionBreaksIsStoredThroughANewOne) {
+  if (!pg_) GTEST_SKIP() << "a PostgreSQL server's sessions";
+  StubServer stub(dir_.path().string(), 1500);
+  Process worker({autonous_bin(), "worker"}, env(stub, {{"WORKER_CONCURRENCY", "1"}}),
+                 dir_.path().string());
+  const int64_t id = enqueue("a", "stored after a break");
+  const auto calling_by = std::chrono::steady_clock::now() + seconds(10);
+  while (stub.log_lines().empty() && std::chrono::steady_clock::now() < calling_by)
+    std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_EQ(stub.log_lines().size(), 1u);
+  auto locker = pg_->open_connection();
+  locker->exec("BEGIN");
+  locker->query("SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE", {std::to_string(id)});
+  const int64_t locker_pid = locker->query("SELECT pg_backend_pid()").int64(0, 0);
+  const std::string others =
+      "application_name = 'autonous' AND datname = current_database() "
+      "AND pid NOT IN (pg_backend_pid(), " +
+      std::to_string(locker_pid) + ")";
+  const auto waiting_by = std::chrono::steady_clock::now() + seconds(10);
+  while (num("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND " +
+             others) == 0 &&
+         std::chrono::steady_clock::now() < waiting_by)
+    std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_EQ(
+      num("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND " + others),
+      1);  // the completion, inside its transaction
+  num("SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity WHERE " + others);
+  locker->exec("ROLLBACK");
+  const auto done_by = std::chrono::steady_clock::now() + seconds(20);
+  while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < 1 &&
+         std::chrono::steady_clock::now() < done_by)
+    std::this_thread::sleep_for(milliseconds(50));
+  worker.signal(SIGTERM);
+  const auto r = worker.wait(seconds(20));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  EXPECT_NE(r->err.find("connection was lost storing task_id"), std::string::npos) << r->err;
+  EXPECT_EQ(num("SELECT attempts FROM tasks"), 1);
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 1);
+  EXPECT_EQ(stub.log_lines().size(), 1u);  // not called again
+  expect_exactly_once(1);
+}
+
 // PostgreSQL folds identical notifications of a transaction into one: a multi-row insert for
 // three chats must still wake three idle slots (one notification per task that became claimable).
 TEST_F(WorkerE2eTest, OnPostgresAMultiRowInsertWakesASlotPerChat) {

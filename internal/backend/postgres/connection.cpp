@@ -186,7 +186,7 @@ void Connection::settle() noexcept {
   if (!lent_) return;
   if (lent_->broken()) {
     lost_ = true;  // as a direct connection would be: broken until reconnect()
-    pool_->drop(std::move(lent_));
+    pool_->drop(std::move(lent_), /*broken=*/true);
     return;
   }
   if (held_ || lent_->in_transaction()) return;
@@ -220,12 +220,20 @@ bool Connection::broken() const noexcept {
 void Connection::reconnect() {
   if (pool_) {
     // A transaction or a session setting in the broken connection is gone with it.
-    if (lent_) pool_->drop(std::move(lent_));
+    if (lent_) {
+      const bool broken = lent_->broken();
+      pool_->drop(std::move(lent_), broken);
+    }
     held_ = false;
     doomed_ = false;
     ++session_;
     lost_ = true;
-    lent_ = pool_->take();  // throws when the server cannot be reached: still lost
+    try {
+      lent_ = pool_->take();  // throws when the server cannot be reached: still lost
+    } catch (const PgError& e) {
+      if (e.sqlstate() == "53300") lost_ = false;  // the pool is busy, not the server gone
+      throw;
+    }
     lost_ = false;
     settle();
     return;
@@ -374,6 +382,9 @@ bool Connection::in_transaction() const noexcept {
 Transaction::Transaction(Connection& c) : c_(c), session_(c.session()) { c_.exec("BEGIN"); }
 Transaction::~Transaction() {
   if (done_ || c_.session() != session_) return;  // a new session has no transaction of ours
+  // A failed COMMIT that left the session idle (the server rolled back): nothing to roll back,
+  // and a pooled connection must not borrow another just to say so.
+  if (!c_.in_transaction()) return;
   try {
     c_.exec("ROLLBACK");
   } catch (...) {  // the connection is broken; the server rolls back when it closes

@@ -27,15 +27,19 @@ std::shared_ptr<Pool> Pool::shared(const std::string& url, int size) {
 
 std::unique_ptr<Connection> Pool::take() {
   std::vector<std::unique_ptr<Connection>> stale;  // closed outside the lock
+  uint64_t generation = 0;
   {
     std::unique_lock lock(m_);
     const auto until = std::chrono::steady_clock::now() + wait_;
     for (;;) {
       while (!idle_.empty()) {
-        std::unique_ptr<Connection> c = std::move(idle_.back());  // the warmest
+        Idle i = std::move(idle_.back());  // the warmest
         idle_.pop_back();
-        if (c->idle_and_sound()) return c;
-        stale.push_back(std::move(c));
+        if (i.generation == generation_ && i.c->idle_and_sound()) {
+          lent_[i.c.get()] = i.generation;
+          return std::move(i.c);
+        }
+        stale.push_back(std::move(i.c));
         --open_;
       }
       if (open_ < size_) break;
@@ -47,9 +51,13 @@ std::unique_ptr<Connection> Pool::take() {
                       "53300");
     }
     ++open_;
+    generation = generation_;
   }
   try {
-    return Connection::open(url_);
+    std::unique_ptr<Connection> c = Connection::open(url_);
+    const std::lock_guard lock(m_);
+    lent_[c.get()] = generation;
+    return c;
   } catch (...) {
     {
       const std::lock_guard lock(m_);
@@ -63,17 +71,30 @@ std::unique_ptr<Connection> Pool::take() {
 void Pool::give(std::unique_ptr<Connection> c) {
   {
     const std::lock_guard lock(m_);
-    idle_.push_back(std::move(c));
+    const auto it = lent_.find(c.get());
+    const uint64_t generation = it != lent_.end() ? it->second : 0;
+    if (it != lent_.end()) lent_.erase(it);
+    if (generation == generation_) {
+      idle_.push_back({std::move(c), generation});
+    } else {
+      --open_;  // opened before a break: closed (below, outside the lock)
+    }
   }
+  c.reset();
   freed_.notify_one();
 }
 
-void Pool::drop(std::unique_ptr<Connection> c) {
-  c.reset();
+void Pool::drop(std::unique_ptr<Connection> c, bool broken) {
   {
     const std::lock_guard lock(m_);
+    const auto it = lent_.find(c.get());
+    if (it != lent_.end()) {
+      if (broken && it->second == generation_) ++generation_;
+      lent_.erase(it);
+    }
     --open_;
   }
+  c.reset();
   freed_.notify_one();
 }
 

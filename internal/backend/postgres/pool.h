@@ -12,6 +12,8 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,8 +41,10 @@ class Pool {
   std::unique_ptr<Connection> take();
   // Back into the pool (idle, not in a transaction).
   void give(std::unique_ptr<Connection> c);
-  // Closes `c` (broken, or left in a transaction): its place is free for a new one.
-  void drop(std::unique_ptr<Connection> c);
+  // Closes `c` (broken, or left in a transaction): its place is free for a new one. `broken`:
+  // the server may be gone (a restart, a failover), so every connection opened before is closed
+  // too as it comes back or before it is lent (one to a dead host can look idle and sound).
+  void drop(std::unique_ptr<Connection> c, bool broken = false);
 
   int size() const noexcept { return size_; }
   int open_now();  // connections open (lent and idle): for tests
@@ -51,8 +55,14 @@ class Pool {
   const std::chrono::milliseconds wait_;
   std::mutex m_;
   std::condition_variable freed_;
-  std::vector<std::unique_ptr<Connection>> idle_;
-  int open_ = 0;  // lent + idle + being opened
+  struct Idle {
+    std::unique_ptr<Connection> c;
+    uint64_t generation;  // generation_ when it was opened
+  };
+  std::vector<Idle> idle_;
+  int open_ = 0;                                // lent + idle + being opened
+  std::map<const Connection*, uint64_t> lent_;  // lent ones, by the generation they were opened in
+  uint64_t generation_ = 0;                     // how many broken connections were dropped
 };
 
 }  // namespace autonous::db::pg

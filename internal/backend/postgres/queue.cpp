@@ -12,9 +12,9 @@ namespace {
 using db::pg::param;
 
 // The claim: see queue.h, in two statements (migrations/postgres/0016, 0017). kClaimHead takes
-// the first claimable head (autonous_pick_head walks chat_heads_claimable) and marks it running;
-// kClaimExpired takes a running head whose lease expired (tasks_lease_expiry). `pick.status`
-// tells a reclaim from a first claim; RETURNING sees the claimed row after the update.
+// the first claimable head and marks it running (autonous_claim_head, 0017); kClaimExpired takes
+// a running head whose lease expired (tasks_lease_expiry). Both return the claimed row after the
+// update, with its status before it (`running`: a reclaim).
 const std::string kClaimUpdate =
     "UPDATE tasks SET status = 'running', attempts = tasks.attempts + 1, lease_owner = $2,"
     " lease_token = $3, lease_expires_at = $4, started_at = coalesce(tasks.started_at, "
@@ -25,10 +25,7 @@ const std::string kClaimUpdate =
     "FROM pick WHERE tasks.id = pick.id "
     "RETURNING tasks.id, pick.status, tasks.chat_id, tasks.text, tasks.priority, tasks.attempts,"
     " tasks.first_claimed_at, tasks.lease_expiries";
-const std::string kClaimHead =
-    "WITH pick AS (SELECT task_id AS id, was AS status, chat AS chat_id"
-    " FROM autonous_pick_head($1)) " +
-    kClaimUpdate;
+const std::string kClaimHead = "SELECT * FROM autonous_claim_head($1, $2, $3, $4)";
 // Only a chat's head: a row someone set running by hand behind its chat's head waits its turn.
 const std::string kClaimExpired =
     "WITH pick AS ("

@@ -220,8 +220,13 @@ void PgSearchIndex::set_deadline(std::optional<std::chrono::steady_clock::time_p
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         *deadline_ - std::chrono::steady_clock::now());
     c_.hold(true);  // a session setting: the same server session until its RESET
+    try {
+      c_.exec(fmt::format("SET statement_timeout = {}", std::max<int64_t>(1, left.count())));
+    } catch (...) {
+      c_.hold(false);  // nothing set (or the connection is gone): nothing to keep
+      throw;
+    }
     timeout_set_ = true;
-    c_.exec(fmt::format("SET statement_timeout = {}", std::max<int64_t>(1, left.count())));
   } else if (timeout_set_) {
     timeout_set_ = false;
     try {

@@ -78,7 +78,7 @@ class PgSearchIndex final : public recall::Searcher {
                    const std::vector<std::string>& row_terms, const Planned& p, int limit);
   void check_deadline() const;
   // Folds up to kFoldBatch buffered overall-count deltas into search_term_rows unless another
-  // connection is folding; true when more are waiting.
+  // connection is folding; true when it folded a full batch (more may be waiting).
   bool fold_deltas();
   void fold_now_and_then();  // fold_deltas() at most every kFoldEvery in this process
 

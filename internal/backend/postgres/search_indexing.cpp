@@ -148,10 +148,11 @@ bool PgSearchIndex::fold_deltas() {
   const db::pg::Result folded = c_.query(
       "WITH d AS (DELETE FROM search_term_deltas WHERE ctid = ANY(ARRAY(SELECT ctid FROM "
       "search_term_deltas LIMIT $1)) RETURNING source, term, rows), "
-      "s AS (SELECT source, term, sum(rows) AS rows FROM d GROUP BY source, term) "
-      "INSERT INTO search_term_rows(source, chat, term, rows) SELECT source, '', term, rows "
-      "FROM s ORDER BY source, term ON CONFLICT (source, chat, term) DO UPDATE SET rows "
-      "= search_term_rows.rows + excluded.rows RETURNING source, term, rows",
+      "s AS (SELECT source, term, sum(rows) AS rows FROM d GROUP BY source, term), "
+      "f AS (INSERT INTO search_term_rows(source, chat, term, rows) SELECT source, '', term, "
+      "rows FROM s ORDER BY source, term ON CONFLICT (source, chat, term) DO UPDATE SET rows "
+      "= search_term_rows.rows + excluded.rows RETURNING source, term, rows) "
+      "SELECT source, term, rows, (SELECT count(*) FROM d) FROM f",
       {param(kFoldBatch)});
   // A count that reached 0 goes, by its key (a deleted chat's terms would otherwise stay).
   for (int i = 0; i < folded.rows(); ++i)
@@ -159,7 +160,7 @@ bool PgSearchIndex::fold_deltas() {
       c_.query("DELETE FROM search_term_rows WHERE source = $1 AND chat = '' AND term = $2",
                {param(folded.text(i, 0)), param(folded.text(i, 1))});
   tx.commit();
-  return folded.rows() > 0;  // more may be waiting
+  return folded.rows() > 0 && folded.int64(0, 3) >= kFoldBatch;  // a full batch: more waiting
 }
 
 void PgSearchIndex::fold_now_and_then() {
@@ -169,7 +170,7 @@ void PgSearchIndex::fold_now_and_then() {
   int64_t last = last_fold_ns.load();
   if (last != 0 && now - last < std::chrono::nanoseconds(kFoldEvery).count()) return;
   if (!last_fold_ns.compare_exchange_strong(last, now)) return;  // another slot's turn
-  fold_deltas();
+  if (fold_deltas()) last_fold_ns.store(0);  // more waiting: the next turn folds again
 }
 
 int64_t PgSearchIndex::index_within(const std::optional<std::string>& chat_id,

@@ -2,9 +2,14 @@
 // cursor whatever the statistics, an expired lease first, no
 // notification for a completion (its transaction claims the next task itself), and the batched
 // writes (array parameters, a trail's events in one statement).
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -79,14 +84,16 @@ TEST(PgClaimTest, AClaimReadsItsHeadsTaskOnlyHoweverManyAreQueuedAndWithoutStati
   }
 }
 
-// Concurrent claimers: each locks the one head it takes (not a batch of them), passes over
-// heads another claim holds and a head whose task row a front end holds, and never waits.
+// Concurrent claimers: each locks the head it takes, passes over heads another claim holds and
+// a head whose task row a front end holds (that head stays locked until the claim commits), and
+// never waits; a head whose task is not due yet (a retry's run_after) is passed over unlocked.
 TEST(PgClaimTest, ConcurrentClaimsLockOneHeadEachAndPassOverLockedRowsWithoutWaiting) {
   PG_TEST_OR_SKIP();
   testing::PgTestDb t;
   t.db().exec(
       "INSERT INTO tasks(chat_id, text) SELECT 'chat' || i, 'm' || i "
       "FROM generate_series(1, 20) AS g(i)");
+  t.db().exec("UPDATE tasks SET run_after = 9000000000000000 WHERE id = 1");  // not due
   auto c1 = t.open_connection();
   auto c2 = t.open_connection();
   auto front = t.open_connection();
@@ -99,17 +106,64 @@ TEST(PgClaimTest, ConcurrentClaimsLockOneHeadEachAndPassOverLockedRowsWithoutWai
   const auto a = q1.claim_within("w1", kT0, seconds(30));
   const auto b = q2.claim_within("w2", kT0, seconds(30));
   ASSERT_TRUE(a && b);
-  EXPECT_EQ(a->id, 1);
-  EXPECT_EQ(b->id, 3);  // 1 is held by the first claim, 2's row by the front end
-  // Held now: the two claimed heads and the head whose task the front end holds (its claimer
-  // locked it before it looked at the task); every other head is free.
-  EXPECT_EQ(t.scalar("SELECT count(*) FROM (SELECT 1 FROM chat_heads FOR UPDATE SKIP LOCKED) x"),
-            20 - 3);
+  EXPECT_EQ(a->id, 3);  // 1 is not due, 2's row is held by the front end
+  EXPECT_EQ(b->id, 4);  // and 3 is held by the first claim
+  // Held now: the two claimed heads and the head whose task the front end holds (the first
+  // claimer locked it before it looked at the task); the not-due head and the rest are free.
+  const std::string free_heads =
+      "SELECT count(*) FROM (SELECT 1 FROM chat_heads FOR UPDATE SKIP LOCKED) x";
+  EXPECT_EQ(t.scalar(free_heads), 20 - 3);
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM (SELECT 1 FROM chat_heads WHERE chat_id = 'chat1' "
+                     "FOR UPDATE SKIP LOCKED) x"),
+            1);
   c1->exec("COMMIT");
   c2->exec("COMMIT");
   front->exec("COMMIT");
   EXPECT_EQ(t.scalar("SELECT count(*) FROM chat_heads WHERE running"), 2);
   EXPECT_EQ(q1.claim("w1", kT0, seconds(30))->id, 2);  // free again
+}
+
+// Claims racing inserts into new and busy chats: every task is claimed once, in its chat's
+// order, and no head is left marked running over a task still queued (a claim whose pick saw a
+// task its update did not would strand the chat for good).
+TEST(PgClaimTest, ClaimsRacingInsertsLeaveNoHeadRunningOverAQueuedTask) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  constexpr int kTasks = 300;
+  std::atomic<int> claimed{0};
+  std::atomic<bool> inserting{true};
+  std::vector<std::thread> claimers;
+  std::mutex m;
+  std::map<std::string, std::vector<int64_t>> order;  // per chat, as claimed
+  for (int w = 0; w < 3; ++w)
+    claimers.emplace_back([&, w] {
+      auto c = t.open_connection();
+      PgQueue q(*c);
+      while (inserting || claimed < kTasks) {
+        const auto task = q.claim("w" + std::to_string(w), kT0, seconds(30));
+        if (!task) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          continue;
+        }
+        {
+          const std::lock_guard lock(m);
+          order[task->chat_id].push_back(task->id);
+        }
+        ++claimed;
+        ASSERT_TRUE(q.complete(*task, "u", "r", {}));
+      }
+    });
+  {
+    auto c = t.open_connection();
+    PgQueue q(*c);
+    for (int i = 0; i < kTasks; ++i) q.enqueue("chat" + std::to_string(i % 37), "m");
+    inserting = false;
+  }
+  for (auto& th : claimers) th.join();
+  EXPECT_EQ(claimed, kTasks);
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM tasks WHERE status = 'done' AND attempts = 1"), kTasks);
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM chat_heads"), 0);
+  for (const auto& [chat, ids] : order) EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end())) << chat;
 }
 
 TEST(PgClaimTest, ATaskWhoseLeaseExpiredIsTakenBeforeAQueuedHeadOfHigherPriority) {

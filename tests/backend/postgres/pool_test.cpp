@@ -106,6 +106,28 @@ TEST(PgPoolTest, AConnectionEndedInATransactionIsReportedUntilReconnect) {
   EXPECT_EQ(pool->open_now(), 1);  // the broken one closed, its place reused
 }
 
+// One connection that broke says the server may be gone (a failover to another host leaves
+// the old connections looking idle and sound): every connection opened before it is closed
+// rather than lent again.
+TEST(PgPoolTest, AConnectionThatBreaksRetiresEveryConnectionOpenedBeforeIt) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  auto pool = std::make_shared<Pool>(t.url(), 3);
+  auto a = Connection::pooled(pool);
+  auto b = Connection::pooled(pool);
+  Transaction tx(*a);
+  const int64_t in_a = pid(*a);
+  const int64_t idle = pid(*b);  // another connection, given back idle and sound
+  EXPECT_NE(in_a, idle);
+  t.db().query("SELECT pg_terminate_backend($1, 5000)", {param(in_a)});
+  EXPECT_THROW(a->exec("SELECT 1"), PgError);
+  EXPECT_TRUE(a->broken());
+  EXPECT_NE(pid(*b), idle);  // the old idle one was closed, not lent
+  EXPECT_EQ(pool->open_now(), 1);
+  a->reconnect();
+  EXPECT_FALSE(a->broken());
+}
+
 TEST(PgPoolTest, AReadOnlySessionIsClosedSoThatTheNextStatementConnectsAfresh) {
   PG_TEST_OR_SKIP();
   testing::PgTestDb t;
