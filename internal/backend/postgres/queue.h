@@ -1,9 +1,10 @@
 #pragma once
 // PgQueue: the PostgreSQL backend of TaskQueue (task_queue.h), for workers on several hosts.
-// A claim is one statement: the first claimable chat head (one whose task is queued) in
-// (priority, id) order, both the head row and the task row locked with FOR UPDATE SKIP LOCKED
-// and the head marked running, so concurrent claimers never wait for each other, never take the
-// same task and never walk past running heads; the head row's lock also makes a concurrent head
+// A claim is one statement (autonous_claim_head, migrations/postgres/0017): the first claimable
+// chat head (one whose task is queued and due) in (priority, id) order, the head row then the
+// task row locked with FOR UPDATE SKIP LOCKED, the task looked up by key, and the head marked
+// running, so concurrent claimers never wait for each other, never take the same task and never
+// walk past running heads; the head row's lock also makes a concurrent head
 // change (a requeue, an enqueue into the chat) wait until the claimed task shows running
 // (migrations/postgres/0016, autonous_recompute_head). Now and then (before the heads every
 // 10 s, after them when none was claimable every second) a second statement looks for a running
