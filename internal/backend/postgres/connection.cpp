@@ -198,6 +198,20 @@ void Connection::settle() noexcept {
   pool_->give(std::move(lent_));
 }
 
+template <typename Body>
+void Connection::lend(Body&& body) {
+  try {
+    body(borrowed());
+  } catch (const PgError& e) {
+    failed(e);
+    throw;
+  } catch (...) {
+    settle();
+    throw;
+  }
+  settle();
+}
+
 void Connection::failed(const PgError& e) noexcept {
   // A session opened read-only (a standby, default_transaction_read_only) stays so however the
   // server changes: closed, so that the next statement connects afresh (to a promoted primary).
@@ -277,19 +291,7 @@ void Connection::fail(const std::string& what, pg_result* r) const {
 }
 
 void Connection::exec(const std::string& sql) {
-  if (pool_) {
-    try {
-      borrowed().exec(sql);
-    } catch (const PgError& e) {
-      failed(e);
-      throw;
-    } catch (...) {
-      settle();
-      throw;
-    }
-    settle();
-    return;
-  }
+  if (pool_) return lend([&](Connection& c) { c.exec(sql); });
   pg_result* r = PQexec(c_, sql.c_str());
   const auto status = PQresultStatus(r);
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail("statement failed", r);
@@ -298,17 +300,9 @@ void Connection::exec(const std::string& sql) {
 
 Result Connection::query(const std::string& sql, const std::vector<Param>& params) {
   if (pool_) {
-    try {
-      Result r = borrowed().query(sql, params);  // a result outlives its connection's turn
-      settle();
-      return r;
-    } catch (const PgError& e) {
-      failed(e);
-      throw;
-    } catch (...) {
-      settle();
-      throw;
-    }
+    std::optional<Result> r;  // a result outlives its connection's turn
+    lend([&](Connection& c) { r.emplace(c.query(sql, params)); });
+    return std::move(*r);
   }
   auto it = prepared_.find(sql);
   if (it == prepared_.end()) {
@@ -393,17 +387,7 @@ Transaction::~Transaction() {
 void Connection::commit() {
   if (pool_) {
     if (!lent_) throw PgError("PostgreSQL: COMMIT outside a transaction", "25P01");
-    try {
-      lent_->commit();
-    } catch (const PgError& e) {
-      failed(e);
-      throw;
-    } catch (...) {
-      settle();
-      throw;
-    }
-    settle();
-    return;
+    return lend([](Connection& c) { c.commit(); });
   }
   pg_result* r = PQexec(c_, "COMMIT");
   if (PQresultStatus(r) != PGRES_COMMAND_OK) fail("COMMIT failed", r);

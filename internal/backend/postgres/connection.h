@@ -129,7 +129,10 @@ class Connection {
   Connection& borrowed();                  // pooled: the connection borrowed, borrowing one
   void settle() noexcept;                  // pooled: gives it back unless in a transaction or held
   void failed(const PgError& e) noexcept;  // pooled: settle() after `e`, closing a read-only one
-  pg_conn* c_ = nullptr;                   // direct
+  // Pooled: `body` on the borrowed connection, then settle() (or failed()).
+  template <typename Body>
+  void lend(Body&& body);
+  pg_conn* c_ = nullptr;  // direct
   std::string url_;
   std::map<std::string, std::string> prepared_;  // sql → statement name
   std::vector<std::string> channels_;            // LISTENed
