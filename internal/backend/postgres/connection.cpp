@@ -186,13 +186,13 @@ void Connection::settle() noexcept {
   if (!lent_) return;
   if (lent_->broken()) {
     lost_ = true;  // as a direct connection would be: broken until reconnect()
-    pool_->drop(std::move(lent_), /*broken=*/true);
+    pool_->drop(std::move(lent_), /*retire=*/true);
     return;
   }
   if (held_ || lent_->in_transaction()) return;
   if (doomed_) {
     doomed_ = false;
-    pool_->drop(std::move(lent_));
+    pool_->drop(std::move(lent_), /*retire=*/true);
     return;
   }
   pool_->give(std::move(lent_));
@@ -215,7 +215,8 @@ void Connection::lend(Body&& body) {
 void Connection::failed(const PgError& e) noexcept {
   // A session opened read-only (a standby, default_transaction_read_only) stays so however the
   // server changes: closed, so that the next statement connects afresh (to a promoted primary).
-  // Closed when its transaction ends (until then its statements fail as the server says).
+  // Closed when its transaction ends (until then its statements fail as the server says), and
+  // the pool's others with it: they were opened on the same read-only server.
   if (lent_ && e.sqlstate() == "25006") doomed_ = true;
   settle();
 }
@@ -233,11 +234,14 @@ bool Connection::broken() const noexcept {
 
 void Connection::reconnect() {
   if (pool_) {
-    // A transaction or a session setting in the broken connection is gone with it.
-    if (lent_) {
-      const bool broken = lent_->broken();
-      pool_->drop(std::move(lent_), broken);
-    }
+    // A transaction or a session setting in the broken connection is gone with it. Every
+    // connection of the pool opened before is retired too: the caller wants a new session (a
+    // server restarted or promoted meanwhile).
+    // (A handle already lost retired them when its connection broke.)
+    if (lent_)
+      pool_->drop(std::move(lent_), /*retire=*/true);
+    else if (!lost_)
+      pool_->retire();
     held_ = false;
     doomed_ = false;
     ++session_;
@@ -264,7 +268,10 @@ void Connection::reconnect() {
 Connection::~Connection() {
   if (c_ != nullptr) PQfinish(c_);
   // A borrowed connection still in a transaction or holding a setting is closed, not reused.
-  if (lent_) pool_->drop(std::move(lent_));
+  if (lent_) {
+    const bool broken = lent_->broken();
+    pool_->drop(std::move(lent_), broken);
+  }
 }
 
 bool PgError::transient() const noexcept {

@@ -84,18 +84,23 @@ void Pool::give(std::unique_ptr<Connection> c) {
   freed_.notify_one();
 }
 
-void Pool::drop(std::unique_ptr<Connection> c, bool broken) {
+void Pool::drop(std::unique_ptr<Connection> c, bool retire) {
   {
     const std::lock_guard lock(m_);
     const auto it = lent_.find(c.get());
     if (it != lent_.end()) {
-      if (broken && it->second == generation_) ++generation_;
+      if (retire && it->second == generation_) ++generation_;  // (an older one retires nothing)
       lent_.erase(it);
     }
     --open_;
   }
   c.reset();
   freed_.notify_one();
+}
+
+void Pool::retire() {
+  const std::lock_guard lock(m_);
+  ++generation_;
 }
 
 int Pool::open_now() {

@@ -41,10 +41,13 @@ class Pool {
   std::unique_ptr<Connection> take();
   // Back into the pool (idle, not in a transaction).
   void give(std::unique_ptr<Connection> c);
-  // Closes `c` (broken, or left in a transaction): its place is free for a new one. `broken`:
-  // the server may be gone (a restart, a failover), so every connection opened before is closed
-  // too as it comes back or before it is lent (one to a dead host can look idle and sound).
-  void drop(std::unique_ptr<Connection> c, bool broken = false);
+  // Closes `c` (broken, or left in a transaction): its place is free for a new one. `retire`:
+  // the server may be gone or changed (a restart, a failover, a standby), so every connection
+  // opened before `c` is closed too, as it comes back or before it is lent (one to a dead host
+  // can look idle and sound).
+  void drop(std::unique_ptr<Connection> c, bool retire = false);
+  // The same for every connection open now, without one in hand.
+  void retire();
 
   int size() const noexcept { return size_; }
   int open_now();  // connections open (lent and idle): for tests

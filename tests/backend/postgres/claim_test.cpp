@@ -7,6 +7,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -123,24 +124,33 @@ TEST(PgClaimTest, ConcurrentClaimsLockOneHeadEachAndPassOverLockedRowsWithoutWai
   EXPECT_EQ(q1.claim("w1", kT0, seconds(30))->id, 2);  // free again
 }
 
-// Claims racing inserts into new and busy chats: every task is claimed once, in its chat's
-// order, and no head is left marked running over a task still queued (a claim whose pick saw a
-// task its update did not would strand the chat for good).
+// Claims racing inserts into new and busy chats, half of them in completions' transactions
+// (the worker's path): every task is claimed once, in its chat's order, and no head is ever
+// marked running over a task that is not (a claim whose pick saw a task its update did not
+// would strand the chat for good). Bounded: a stranded chat fails the test, it does not hang.
 TEST(PgClaimTest, ClaimsRacingInsertsLeaveNoHeadRunningOverAQueuedTask) {
   PG_TEST_OR_SKIP();
   testing::PgTestDb t;
   constexpr int kTasks = 300;
+  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
   std::atomic<int> claimed{0};
   std::atomic<bool> inserting{true};
-  std::vector<std::thread> claimers;
+  std::atomic<bool> failed{false};
   std::mutex m;
   std::map<std::string, std::vector<int64_t>> order;  // per chat, as claimed
-  for (int w = 0; w < 3; ++w)
+  const std::string stranded =
+      "SELECT count(*) FROM chat_heads h JOIN tasks t ON t.id = h.task_id "
+      "WHERE h.running AND t.status <> 'running'";
+  std::vector<std::thread> claimers;
+  for (int w = 0; w < 4; ++w)
     claimers.emplace_back([&, w] {
       auto c = t.open_connection();
       PgQueue q(*c);
-      while (inserting || claimed < kTasks) {
-        const auto task = q.claim("w" + std::to_string(w), kT0, seconds(30));
+      const std::string worker = "w" + std::to_string(w);
+      std::optional<Task> task;
+      while ((inserting || claimed < kTasks) && !failed &&
+             std::chrono::steady_clock::now() < deadline) {
+        if (!task) task = q.claim(worker, kT0, seconds(30));
         if (!task) {
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
           continue;
@@ -150,17 +160,29 @@ TEST(PgClaimTest, ClaimsRacingInsertsLeaveNoHeadRunningOverAQueuedTask) {
           order[task->chat_id].push_back(task->id);
         }
         ++claimed;
-        ASSERT_TRUE(q.complete(*task, "u", "r", {}));
+        if (w % 2 == 0) {  // complete, then claim apart
+          if (!q.complete(*task, "u", "r", {})) failed = true;
+          task.reset();
+        } else {  // complete and claim the next in one transaction
+          const auto out = q.complete_and_claim(*task, "u", "r", {}, worker, kT0, seconds(30));
+          if (!out.completed) failed = true;
+          task = out.next;
+        }
       }
     });
   {
     auto c = t.open_connection();
     PgQueue q(*c);
-    for (int i = 0; i < kTasks; ++i) q.enqueue("chat" + std::to_string(i % 37), "m");
+    for (int i = 0; i < kTasks; ++i) {
+      q.enqueue("chat" + std::to_string(i % 37), "m");
+      if (i % 50 == 0 && t.scalar(stranded) != 0) failed = true;
+    }
     inserting = false;
   }
   for (auto& th : claimers) th.join();
+  EXPECT_FALSE(failed);
   EXPECT_EQ(claimed, kTasks);
+  EXPECT_EQ(t.scalar(stranded), 0);
   EXPECT_EQ(t.scalar("SELECT count(*) FROM tasks WHERE status = 'done' AND attempts = 1"), kTasks);
   EXPECT_EQ(t.scalar("SELECT count(*) FROM chat_heads"), 0);
   for (const auto& [chat, ids] : order) EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end())) << chat;

@@ -128,6 +128,48 @@ TEST(PgPoolTest, AConnectionThatBreaksRetiresEveryConnectionOpenedBeforeIt) {
   EXPECT_FALSE(a->broken());
 }
 
+// One lent across the break is closed when it comes back, not kept.
+TEST(PgPoolTest, AConnectionLentAcrossABreakIsClosedWhenItComesBack) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  auto pool = std::make_shared<Pool>(t.url(), 3);
+  auto a = Connection::pooled(pool);
+  auto b = Connection::pooled(pool);
+  Transaction ta(*a);
+  Transaction tb(*b);
+  const int64_t in_a = pid(*a);
+  const int64_t in_b = pid(*b);
+  EXPECT_EQ(pool->open_now(), 2);
+  t.db().query("SELECT pg_terminate_backend($1, 5000)", {param(in_a)});
+  EXPECT_THROW(a->exec("SELECT 1"), PgError);  // a breaks: the pool retires what it had
+  EXPECT_EQ(pool->open_now(), 1);
+  tb.commit();  // b's comes back after the break: closed
+  EXPECT_EQ(pool->open_now(), 0);
+  EXPECT_NE(pid(*b), in_b);
+}
+
+// A pool that stays busy is not a lost server: reconnect() fails transiently and the handle is
+// not reported lost.
+TEST(PgPoolTest, AReconnectThatFindsThePoolBusyLeavesTheHandleNotLost) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  auto pool = std::make_shared<Pool>(t.url(), 1, milliseconds(200));
+  auto a = Connection::pooled(pool);
+  auto b = Connection::pooled(pool);
+  Transaction tb(*b);  // holds the only connection
+  pid(*b);
+  try {
+    a->reconnect();
+    FAIL() << "a connection was lent from a full pool";
+  } catch (const PgError& e) {
+    EXPECT_EQ(e.sqlstate(), "53300");
+  }
+  EXPECT_FALSE(a->broken());
+  tb.commit();
+  a->reconnect();
+  EXPECT_EQ(a->query("SELECT 1").int64(0, 0), 1);
+}
+
 TEST(PgPoolTest, AReadOnlySessionIsClosedSoThatTheNextStatementConnectsAfresh) {
   PG_TEST_OR_SKIP();
   testing::PgTestDb t;
@@ -158,6 +200,29 @@ TEST(PgPoolTest, AReadOnlySessionIsClosedSoThatTheNextStatementConnectsAfresh) {
               " RESET default_transaction_read_only");
   a->exec("INSERT INTO pool_t VALUES (1)");  // a session opened after the change
   EXPECT_EQ(a->query("SELECT count(*) FROM pool_t").int64(0, 0), 1);
+}
+
+// A read-only session says the server is (or was) a standby: the pool's other sessions, opened
+// there too, are closed as well, not lent to refuse once each.
+TEST(PgPoolTest, AReadOnlySessionRetiresThePoolsOtherSessions) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  const std::string name = t.db().query("SELECT current_database()").text(0, 0);
+  t.db().exec("CREATE TABLE pool_t(x int)");
+  t.db().exec("ALTER DATABASE " + name + " SET default_transaction_read_only = on");
+  auto pool = std::make_shared<Pool>(t.url(), 3);
+  auto a = Connection::pooled(pool);
+  auto b = Connection::pooled(pool);
+  {
+    Transaction ta(*a);  // two sessions opened read-only, both idle after this block
+    pid(*a);
+    pid(*b);
+  }
+  EXPECT_EQ(pool->open_now(), 2);
+  t.db().exec("ALTER DATABASE " + name + " RESET default_transaction_read_only");
+  EXPECT_THROW(a->exec("INSERT INTO pool_t VALUES (1)"), PgError);  // 25006 on one of them
+  b->exec("INSERT INTO pool_t VALUES (2)");                         // not the other: a new session
+  EXPECT_EQ(pool->open_now(), 1);
 }
 
 // A server that refuses connections: the statement fails, the handle is lost (the slot's
