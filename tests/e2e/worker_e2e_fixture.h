@@ -3,7 +3,9 @@
 // PostgreSQL only): bulk enqueue by plain SQL, ending the workers' sessions, and the
 // exactly-once check.
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/e2e/e2e_support.h"
@@ -20,6 +22,13 @@ class WorkerE2eTest : public E2eTest {
       for (int c = 0; c < chats; ++c)
         rows.push_back({"chat" + std::to_string(c), prefix + std::to_string(k)});
     insert_many("INSERT INTO tasks(chat_id, text) VALUES ($1, $2)", rows);
+  }
+  // Waits until `n` tasks are done, at most `timeout`.
+  void wait_done(int64_t n, std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < n &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   // Ends every session the workers hold (a server restart, a failover); returns how many.
   int64_t end_worker_sessions() {

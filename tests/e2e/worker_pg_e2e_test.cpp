@@ -51,10 +51,7 @@ TEST_F(WorkerE2eTest, OnPostgresALeaseRenewalConnectsAgainAfterALostSession) {
     std::this_thread::sleep_for(milliseconds(20));
   ASSERT_EQ(stub.log_lines().size(), 1u);
   EXPECT_GE(end_worker_sessions(), 2);  // the slot's and the listener's
-  const auto done_by = std::chrono::steady_clock::now() + seconds(20);
-  while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < 1 &&
-         std::chrono::steady_clock::now() < done_by)
-    std::this_thread::sleep_for(milliseconds(50));
+  wait_done(1, seconds(20));
   worker.signal(SIGTERM);
   const auto r = worker.wait(seconds(20));
   ASSERT_TRUE(r);
@@ -129,10 +126,7 @@ TEST_F(WorkerE2eTest, OnPostgresACompletionWhoseConnectionBreaksIsStoredThroughA
       1);  // the completion, inside its transaction
   num("SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity WHERE " + others);
   locker->exec("ROLLBACK");
-  const auto done_by = std::chrono::steady_clock::now() + seconds(20);
-  while (num("SELECT count(*) FROM tasks WHERE status = 'done'") < 1 &&
-         std::chrono::steady_clock::now() < done_by)
-    std::this_thread::sleep_for(milliseconds(50));
+  wait_done(1, seconds(20));
   worker.signal(SIGTERM);
   const auto r = worker.wait(seconds(20));
   ASSERT_TRUE(r);

@@ -22,6 +22,11 @@ using std::chrono::milliseconds;
 
 int64_t pid(Connection& c) { return c.query("SELECT pg_backend_pid()").int64(0, 0); }
 
+// As a DBA's pg_terminate_backend (or a restart) would: the session `backend` ends.
+void end_session(testing::PgTestDb& t, int64_t backend) {
+  t.db().query("SELECT pg_terminate_backend($1, 5000)", {param(backend)});
+}
+
 TEST(PgPoolTest, ConnectionsAreOpenedAsNeededReusedAndNeverMoreThanTheSize) {
   PG_TEST_OR_SKIP();
   testing::PgTestDb t;
@@ -78,7 +83,7 @@ TEST(PgPoolTest, AConnectionEndedWhileIdleIsReplacedBeforeItIsLent) {
   auto pool = std::make_shared<Pool>(t.url(), 2);
   auto a = Connection::pooled(pool);
   const int64_t first = pid(*a);
-  t.db().query("SELECT pg_terminate_backend($1, 5000)", {param(first)});
+  end_session(t, first);
   EXPECT_NE(pid(*a), first);  // no error: a new session
   EXPECT_FALSE(a->broken());
   EXPECT_EQ(pool->open_now(), 1);
@@ -93,7 +98,7 @@ TEST(PgPoolTest, AConnectionEndedInATransactionIsReportedUntilReconnect) {
   {
     Transaction tx(*a);
     a->exec("INSERT INTO pool_t VALUES (1)");
-    t.db().query("SELECT pg_terminate_backend($1, 5000)", {param(pid(*a))});
+    end_session(t, pid(*a));
     EXPECT_THROW(a->exec("INSERT INTO pool_t VALUES (2)"), PgError);
     EXPECT_TRUE(a->broken());
     // Nothing runs outside the lost transaction as if it were in it.
@@ -119,7 +124,7 @@ TEST(PgPoolTest, AConnectionThatBreaksRetiresEveryConnectionOpenedBeforeIt) {
   const int64_t in_a = pid(*a);
   const int64_t idle = pid(*b);  // another connection, given back idle and sound
   EXPECT_NE(in_a, idle);
-  t.db().query("SELECT pg_terminate_backend($1, 5000)", {param(in_a)});
+  end_session(t, in_a);
   EXPECT_THROW(a->exec("SELECT 1"), PgError);
   EXPECT_TRUE(a->broken());
   EXPECT_NE(pid(*b), idle);  // the old idle one was closed, not lent
@@ -140,7 +145,7 @@ TEST(PgPoolTest, AConnectionLentAcrossABreakIsClosedWhenItComesBack) {
   const int64_t in_a = pid(*a);
   const int64_t in_b = pid(*b);
   EXPECT_EQ(pool->open_now(), 2);
-  t.db().query("SELECT pg_terminate_backend($1, 5000)", {param(in_a)});
+  end_session(t, in_a);
   EXPECT_THROW(a->exec("SELECT 1"), PgError);  // a breaks: the pool retires what it had
   EXPECT_EQ(pool->open_now(), 1);
   tb.commit();  // b's comes back after the break: closed
@@ -178,7 +183,7 @@ TEST(PgPoolTest, AReadOnlySessionIsClosedSoThatTheNextStatementConnectsAfresh) {
   a->exec("CREATE TABLE pool_t(x int)");
   t.db().exec("ALTER DATABASE " + t.db().query("SELECT current_database()").text(0, 0) +
               " SET default_transaction_read_only = on");
-  t.db().query("SELECT pg_terminate_backend($1, 5000)", {param(pid(*a))});
+  end_session(t, pid(*a));
   try {
     a->exec("INSERT INTO pool_t VALUES (1)");  // a new session, read-only as the server says
     FAIL() << "a read-only session wrote";
@@ -236,7 +241,7 @@ TEST(PgPoolTest, AServerThatRefusesConnectionsLeavesTheHandleLostUntilReconnect)
   auto a = Connection::pooled(pool);
   const int64_t first = pid(*a);
   admin->exec("ALTER DATABASE " + name + " WITH ALLOW_CONNECTIONS false");
-  t.db().query("SELECT pg_terminate_backend($1, 5000)", {param(first)});
+  end_session(t, first);
   EXPECT_THROW(a->query("SELECT 1"), PgError);
   EXPECT_TRUE(a->broken());
   EXPECT_THROW(a->reconnect(), PgError);
