@@ -5,6 +5,8 @@
 //   StandardAssembler) with the exact o200k counter, for a chat of N stored messages, with the
 //   budget set so the usage of what is read lands in the level's band (none 0.5, normal 0.78,
 //   aggressive 0.9, emergency 2.0). HISTORY_WINDOW 50, the default: what is read is bounded.
+// BM_EngineColdTurn/<stored>: the first build of a chat in a process, with the rows' counts
+//   stored (migration 0018) or not.
 // BM_EngineCompress/<level>/<N>: the compressor alone over N in-memory messages (what a turn
 //   costs when HISTORY_WINDOW reaches back over the whole chat), chars4 counter.
 // BM_MustFitWorstCase: everything oversized at once with the exact counter: 50 messages at the
@@ -148,6 +150,70 @@ BENCHMARK(BM_EngineTurn)
     ->ArgsProduct({{0, 1, 2, 3}, {1000, 100000}, {0, 1}})
     ->ArgNames({"level", "messages", "memo"})
     ->Unit(benchmark::kMicrosecond);
+
+// Forwards to a counter it does not own (a fresh MemoCounter per iteration over one bare one).
+class Borrowed final : public tokens::TokenCounter {
+ public:
+  explicit Borrowed(const tokens::TokenCounter& inner) : inner_(inner) {}
+  int64_t count_text(std::string_view text) const override { return inner_.count_text(text); }
+  int64_t per_message() const noexcept override { return inner_.per_message(); }
+  int64_t per_request() const noexcept override { return inner_.per_request(); }
+  std::string_view name() const noexcept override { return inner_.name(); }
+
+ private:
+  const tokens::TokenCounter& inner_;
+};
+
+// BM_EngineColdTurn/stored: the first build of a 1 000-message chat in a process (a fresh
+// memo each iteration, as after a restart or in a process that has not met the chat), with the
+// rows' exact counts stored (migration 0018: stored 1) or not (stored 0, every row of the
+// window counted). Level none, the window 50.
+void BM_EngineColdTurn(benchmark::State& state) {
+  SQLite::Database& db = db_with_rows(1000);
+  const tokens::TokenCounter& bare = exact_counter(false);
+  if (state.range(0) == 1) {
+    SQLite::Transaction tx(db);
+    SQLite::Statement rows(db, "SELECT id, text FROM history");
+    SQLite::Statement set(db, "UPDATE history SET token_count = ?, token_counter = ? WHERE id = ?");
+    while (rows.executeStep()) {
+      set.bind(1, bare.count_text(rows.getColumn(1).getString()));
+      set.bind(2, std::string(bare.name()));
+      set.bind(3, rows.getColumn(0).getInt64());
+      set.exec();
+      set.reset();
+    }
+    tx.commit();
+  } else {
+    db.exec("UPDATE history SET token_count = NULL, token_counter = NULL");
+  }
+  store::SQLiteProvider provider(db);
+  engine::EngineSettings settings;
+  settings.context.system_prompt = kSystem;
+  settings.context.history_window = 50;
+  settings.context.policy.max_tokens =
+      static_cast<int64_t>(static_cast<double>(uncompressed_cost(provider, bare, 50)) / kUsage[0]);
+  const int64_t newest = db.execAndGet("SELECT coalesce(max(id), 0) FROM history").getInt64();
+  engine::ContextState at_rest;
+  at_rest.verbatim_after = std::max<int64_t>(newest - 50, 0);
+  store::save_context_state(db, "c", at_rest);
+  engine::BuiltContext built;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto memo = std::make_unique<tokens::MemoCounter>(std::make_unique<Borrowed>(bare));
+    auto builder =
+        std::make_unique<engine::Engine>(store::make_sqlite_storage(db), settings, *memo);
+    state.ResumeTiming();
+    built = builder->build("c", kUser);
+    benchmark::DoNotOptimize(built.messages.data());
+    state.PauseTiming();
+    builder.reset();
+    memo.reset();
+    state.ResumeTiming();
+  }
+  state.counters["counted"] = static_cast<double>(built.counted.size());
+  state.counters["kept"] = static_cast<double>(built.figures.compressed_count);
+}
+BENCHMARK(BM_EngineColdTurn)->Arg(0)->Arg(1)->ArgName("stored")->Unit(benchmark::kMicrosecond);
 
 void BM_EngineCompress(benchmark::State& state) {
   const auto level = static_cast<engine::Level>(state.range(0));

@@ -139,6 +139,10 @@ struct BuiltContext {
   int64_t pins_left_out = 0;  // pinned facts over their share of the budget
   CustomFit custom;           // the P4 custom blocks placed (ids, tokens, halved, left out)
   Delta delta;                // this prompt against the chat's last answered one
+  // History rows this build counted for want of a stored count, and the counter's stored_name():
+  // stored with the answered turn (Engine::write_state; migration 0018).
+  std::vector<TokenCount> counted;
+  std::string counted_by;
 };
 
 // How a turn is built: a rebuild after a provider's "context length exceeded" compacts

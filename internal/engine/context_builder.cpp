@@ -233,6 +233,8 @@ BuiltContext ContextBuilder::build(const std::string& chat_id, const std::string
   const Ends ends = begin(chat_id, user_text, options, out);
   const Marks marks = count_marks(settings_, out.chat.policy);
   Verbatim v = read(chat_id, ends, marks, out);
+  out.counted = std::move(v.counted);
+  if (!out.counted.empty()) out.counted_by = std::string(counter_.stored_name());
   const bool summarize = out.chat.strategy == Strategy::kSummarize;
   const bool will_fold = summarize && out.state.before.summary_skips == 0;
   Cut cut = plan(chat_id, v, ends, marks, options, will_fold, out);

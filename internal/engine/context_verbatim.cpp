@@ -12,6 +12,20 @@
 namespace autonous::engine {
 namespace {
 
+// Each row's stored count goes to the counter (a lookup from then on); a row without one, when
+// the counter's counts are stored, is counted here and listed in `counted` for write_state.
+void count_once(const tokens::TokenCounter& counter, const std::vector<common::Message>& rows,
+                const std::vector<int64_t>& stored, std::vector<TokenCount>& counted) {
+  if (counter.stored_name().empty()) return;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const common::Message& m = rows[i];
+    if (i < stored.size() && stored[i] >= 0)
+      counter.remember(m.content, stored[i]);
+    else if (m.history_id > 0)
+      counted.push_back({m.history_id, counter.count_text(m.content)});
+  }
+}
+
 Verbatim read_from(const VerbatimSource& src, const std::string& chat_id, const ResolvedChat& chat,
                    const ContextState& state, const Ends& ends, const Marks& marks) {
   const ContextSettings& settings = src.settings;
@@ -35,8 +49,11 @@ Verbatim read_from(const VerbatimSource& src, const std::string& chat_id, const 
   const int limit =
       settings.history_window > 0 && settings.layout != Layout::kMinimal ? read_limit(marks) : 0;
   if (ends.user_truncated || limit <= 0) return v;
-  std::vector<common::Message> rows = src.provider.get_history(chat_id, limit, v.after);
+  std::vector<int64_t> stored;
+  std::vector<common::Message> rows =
+      src.provider.read_history(chat_id, limit, v.after, src.counter.stored_name(), stored);
   v.full = static_cast<int>(rows.size()) == limit;
+  count_once(src.counter, rows, stored, v.counted);
   const int64_t message_cap =
       settings.max_chars_per_message > 0 ? 0 : ends.budget_tokens / kMessageShareDivisor;
   for (auto& m : rows) common::defuse_block_tags(m.content);

@@ -33,6 +33,8 @@ struct Verbatim {
   int64_t after = 0;   // rows above this id were read
   bool full = false;   // read as many as asked: older ones may be unread
   bool older = false;  // older messages of the chat (after its clear point) left the prompt
+  // Rows read without a count stored by the counter's stored_name(), counted now (to store).
+  std::vector<TokenCount> counted;
 };
 
 struct VerbatimRead {

@@ -156,6 +156,7 @@ void Engine::write_state(const std::string& chat_id, const BuiltContext& built) 
     parts_->storage->write_context_state(chat_id, built.state.after);
   if (built.delta.records != built.chat.blocks)
     parts_->storage->write_blocks(chat_id, built.delta.records);
+  if (!built.counted.empty()) parts_->storage->write_token_counts(built.counted_by, built.counted);
 }
 
 double Engine::calibration_scale(const std::string& endpoint, const std::string& model) const {

@@ -77,7 +77,8 @@ class Engine {
   BuiltContext build(const std::string& chat_id, const std::string& user_text,
                      const BuildOptions& options = {}) const;
 
-  // Stores the chat's context state (and its prompt's stable blocks, for the delta builder) and
+  // Stores the chat's context state (and its prompt's stable blocks, for the delta builder, and
+  // the token counts of history rows the build counted) and
   // indexes the turn's new history rows for search, after a build made with defer_commit, once
   // its prompt was answered, inside the caller's write
   // transaction (the turn's completion: the state and the reply are stored together or not at all);

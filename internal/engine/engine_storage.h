@@ -32,6 +32,10 @@ class EngineStorage {
   // Inside the caller's transaction: the chat's context state, its prompt's stable blocks.
   virtual void write_context_state(const std::string& chat_id, const ContextState& s) = 0;
   virtual void write_blocks(const std::string& chat_id, const std::vector<BlockRecord>& blocks) = 0;
+  // Inside the caller's transaction: history rows' token counts under `counter` (rows a front end
+  // wrote, counted the first time a turn read them).
+  virtual void write_token_counts(std::string_view counter,
+                                  const std::vector<TokenCount>& counts) = 0;
   // calibration_store.h and context_state_store.h, each in its own transaction.
   // The scale of (endpoint, model), else of ('', model) (a row from before migration 0012),
   // else 1.0; and storing calibration_next's move. `endpoint` is endpoint_key()'s.

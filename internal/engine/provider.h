@@ -58,6 +58,13 @@ struct ChatState {
   std::vector<CustomBlock> custom;   // the chat's and every chat's custom blocks, oldest first
 };
 
+// A history row's token count (history.token_count), by the counter the engine counts with.
+struct TokenCount {
+  int64_t history_id = 0;
+  int64_t tokens = 0;
+  bool operator==(const TokenCount&) const = default;
+};
+
 class Provider {
  public:
   virtual ~Provider() = default;
@@ -65,6 +72,17 @@ class Provider {
   // Throws on storage errors.
   virtual std::vector<common::Message> get_history(const std::string& chat_id, int limit,
                                                    int64_t after_id) = 0;
+  // get_history(), and in `counts` the token count of each message's text stored under
+  // `counter` (history.token_count, migration 0018), -1 where none is. The default (a provider
+  // that stores no counts) answers -1 for every message.
+  virtual std::vector<common::Message> read_history(const std::string& chat_id, int limit,
+                                                    int64_t after_id, std::string_view counter,
+                                                    std::vector<int64_t>& counts) {
+    (void)counter;
+    std::vector<common::Message> out = get_history(chat_id, limit, after_id);
+    counts.assign(out.size(), -1);
+    return out;
+  }
   // The chat's stored state; defaults when it has none. Throws on storage errors.
   virtual ChatState chat_state(const std::string& chat_id) = 0;
   // Stores the chat's context state after a compaction. Throws on storage errors.

@@ -23,6 +23,16 @@
 
 namespace autonous::queue {
 
+// The token counts of the texts a completion writes into history, by the worker's exact counter
+// `counter` (migration 0018: a later turn reads them instead of counting again). An empty
+// `counter`, or a count of -1, stores none. `steps`: one per step, or empty.
+struct TurnTokens {
+  std::string counter;
+  int64_t user = -1;
+  std::vector<int64_t> steps;
+  int64_t reply = -1;
+};
+
 struct QueueStats {
   int64_t queued = 0;
   int64_t running = 0;
@@ -80,10 +90,11 @@ class TaskQueue {
   // returns false, having written nothing, when the lease is lost: the caller rolls back.
   // `steps` go into history between the user's message and the reply, in order: a tool-using
   // turn's assistant messages with their tool_calls and its tool results with their
-  // tool_call_id (each stored in the column of that name).
+  // tool_call_id (each stored in the column of that name). `tokens`: the rows' token counts.
   virtual bool complete_within(const Task& task, const std::string& user_text,
                                const std::vector<common::Message>& steps, const std::string& reply,
-                               const std::vector<events::Event>& list) = 0;
+                               const std::vector<events::Event>& list,
+                               const TurnTokens& tokens) = 0;
   virtual std::optional<Task> claim_within(const std::string& worker_id, common::TimePoint now,
                                            std::chrono::seconds lease) = 0;
 

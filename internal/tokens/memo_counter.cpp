@@ -63,6 +63,15 @@ int64_t MemoCounter::count_text(std::string_view text) const {
   return tokens;
 }
 
+void MemoCounter::remember(std::string_view text, int64_t tokens) const {
+  if (text.size() < kMinBytes || tokens < 0) return;
+  const uint64_t hash = std::hash<std::string_view>{}(text);
+  const uint64_t keyed = keyed_hash(text);
+  const size_t slot = hash & (kSlots - 1);
+  const std::lock_guard<std::mutex> guard(locks_[slot % kStripes]);
+  table_[slot] = Entry{hash, keyed, text.size(), tokens};
+}
+
 int64_t MemoCounter::hits() const { return hits_.load(std::memory_order_relaxed); }
 int64_t MemoCounter::misses() const { return misses_.load(std::memory_order_relaxed); }
 

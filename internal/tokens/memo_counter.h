@@ -6,7 +6,8 @@
 // collide with another's unkeyed hash, say a known system prompt's, still misses). The memo is
 // a fixed table (kSlots entries, about 8 MB, a newer text takes an older one's place), shared by
 // every slot, striped over kStripes locks. Texts under kMinBytes are counted directly (cheaper
-// than the lookup).
+// than the lookup). Counts stored with history rows (migration 0018) are put in with remember():
+// a process that starts, or meets a chat it has not seen, looks them up instead of counting.
 
 #include <array>
 #include <atomic>
@@ -30,6 +31,10 @@ class MemoCounter final : public TokenCounter {
   int64_t per_message() const noexcept override { return inner_->per_message(); }
   int64_t per_request() const noexcept override { return inner_->per_request(); }
   std::string_view name() const noexcept override { return inner_->name(); }
+  // Exact counts are worth storing: under the inner counter's name.
+  std::string_view stored_name() const noexcept override { return inner_->name(); }
+  // Keeps `tokens` as the count of `text` (a stored count: migration 0018), as if counted here.
+  void remember(std::string_view text, int64_t tokens) const override;
 
   // Lookups answered from the memo and texts counted, since start (for tests and benches).
   int64_t hits() const;

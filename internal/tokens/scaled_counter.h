@@ -39,6 +39,14 @@ class ScaledCounter final : public TokenCounter {
   int64_t per_message() const noexcept override { return inner_.per_message(); }
   int64_t per_request() const noexcept override { return inner_.per_request(); }
   std::string_view name() const noexcept override { return inner_.name(); }
+  // The inner counter's counts are stored while they are not scaled (an exact counter's scale
+  // stays 1: only the estimate is calibrated), and stored counts go to it.
+  std::string_view stored_name() const noexcept override {
+    return scale_ == 1.0 ? inner_.stored_name() : std::string_view();
+  }
+  void remember(std::string_view text, int64_t tokens) const override {
+    inner_.remember(text, tokens);
+  }
 
  private:
   const TokenCounter& inner_;

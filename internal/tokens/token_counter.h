@@ -22,6 +22,16 @@ class TokenCounter {
   virtual int64_t per_request() const noexcept { return 0; }
   // The name operators see in events and `autonous context`.
   virtual std::string_view name() const noexcept = 0;
+  // The name under which this counter's counts of history texts are stored (history.
+  // token_counter, migration 0018); empty: none are stored (an estimate costs less to redo than
+  // to read).
+  virtual std::string_view stored_name() const noexcept { return {}; }
+  // A count of `text` read from storage (stored under stored_name()): a counter that remembers
+  // counts keeps it, so counting that text costs a lookup. Does nothing by default.
+  virtual void remember(std::string_view text, int64_t tokens) const {
+    (void)text;
+    (void)tokens;
+  }
 
   // A message: its text and its overhead.
   int64_t count_message(const common::Message& m) const {

@@ -369,11 +369,20 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
   const std::string user_text = common::sanitize_utf8(task.text);
   const std::string& reply = o.result->content;
   const bool stopping = run_.stop.stop_requested();
+  // The rows' token counts, stored with them when the counter is exact (migration 0018): the
+  // user's text was counted by the build (a lookup now), the reply is counted once here.
+  queue::TurnTokens tokens;
+  if (!counter_.stored_name().empty()) {
+    tokens.counter = std::string(counter_.stored_name());
+    tokens.user = counter_.count_text(user_text);
+    for (const common::Message& m : o.steps) tokens.steps.push_back(counter_.count_text(m.content));
+    tokens.reply = counter_.count_text(reply);
+  }
   std::optional<queue::Task> next;
   // One transaction, the slot's: the pair, the task done, the trail, the chat's context state
   // after this turn, and (unless stopping) the chat's next task claimed.
   const bool completed = session_->write_if([&] {
-    if (!queue_.complete_within(task, user_text, o.steps, reply, trail)) return false;
+    if (!queue_.complete_within(task, user_text, o.steps, reply, trail, tokens)) return false;
     engine_.write_state(task.chat_id, o.contexts.back().built);
     if (!stopping) next = queue_.claim_within(worker_id_, now(), config_.task_lease);
     return true;

@@ -69,8 +69,8 @@ TYPED_TEST(EngineStorageTest, ATurnsToolStepsAreStoredInOrderAndReadBackWithThei
   r2.tool_call_id = "call_2";
   bool done = false;
   b.s->write([&] {
-    done =
-        b.q().complete_within(*task, "where is order 42?", {call, r1, r2}, "It has shipped.", {});
+    done = b.q().complete_within(*task, "where is order 42?", {call, r1, r2}, "It has shipped.", {},
+                                 {});
   });
   ASSERT_TRUE(done);
   const auto h = this->s().provider().get_history("c", 10, 0);
@@ -111,6 +111,67 @@ TYPED_TEST(EngineStorageTest, ATurnsToolStepsAreStoredInOrderAndReadBackWithThei
   // A front end's tool row without an id is still taken (read as before tools).
   b.exec("INSERT INTO history(chat_id, role, text) VALUES ('c', 'tool', 'legacy')");
   EXPECT_EQ(this->s().provider().get_history("c", 10, 0).size(), 6u);
+}
+
+// Migration 0018: a completion stores its rows' token counts under the counter's name; a read
+// by that counter gets them back, a read by another counter gets none (-1); the engine's counts
+// of rows a front end wrote are stored in the caller's transaction; editing a row's text clears
+// its count; a completion without a counter stores none.
+TYPED_TEST(EngineStorageTest, TokenCountsAreStoredPerCounterAndClearedWhenTheTextChanges) {
+  auto& b = *this->b_;
+  b.add_history("c", "user", "a front end's row");  // id 1: no count
+  b.q().enqueue("c", "where is order 42?");
+  const auto task = b.q().claim("w", std::chrono::system_clock::now(), std::chrono::seconds(60));
+  ASSERT_TRUE(task);
+  common::Message r1{common::Role::kTool, "shipped"};
+  r1.tool_call_id = "call_1";
+  common::Message call{common::Role::kAssistant, ""};
+  call.tool_calls =
+      R"([{"id":"call_1","type":"function","function":{"name":"o","arguments":"{}"}}])";
+  const queue::TurnTokens tokens{"o200k_base", 7, {3, 2}, 5};
+  bool done = false;
+  b.s->write([&] {
+    done = b.q().complete_within(*task, "where is order 42?", {call, r1}, "It has shipped.", {},
+                                 tokens);
+  });
+  ASSERT_TRUE(done);
+  std::vector<int64_t> counts;
+  auto h = this->s().provider().read_history("c", 10, 0, "o200k_base", counts);
+  ASSERT_EQ(h.size(), 5u);
+  EXPECT_EQ(counts, (std::vector<int64_t>{-1, 7, 3, 2, 5}));
+  h = this->s().provider().read_history("c", 10, 0, "llama3", counts);
+  EXPECT_EQ(counts, (std::vector<int64_t>{-1, -1, -1, -1, -1}));
+  h = this->s().provider().read_history("c", 2, 2, "o200k_base", counts);  // newest two
+  EXPECT_EQ(counts, (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(h[1].content, "It has shipped.");
+  // The engine's counts of rows without one, written in a transaction; another counter's
+  // replaces a count.
+  b.s->write([&] { this->s().write_token_counts("o200k_base", {{1, 4}, {2, 9}}); });
+  this->s().provider().read_history("c", 10, 0, "o200k_base", counts);
+  EXPECT_EQ(counts, (std::vector<int64_t>{4, 9, 3, 2, 5}));
+  b.s->write([&] { this->s().write_token_counts("llama3", {{5, 6}}); });
+  this->s().provider().read_history("c", 10, 0, "llama3", counts);
+  EXPECT_EQ(counts, (std::vector<int64_t>{-1, -1, -1, -1, 6}));
+  // An edit of a row's text clears its count; an edit of another column keeps it.
+  b.exec("UPDATE history SET text = 'edited' WHERE id = 2");
+  b.exec("UPDATE history SET created_at = created_at WHERE id = 1");
+  b.exec("UPDATE history SET text = text WHERE id = 3");
+  this->s().provider().read_history("c", 10, 0, "o200k_base", counts);
+  EXPECT_EQ(counts, (std::vector<int64_t>{4, -1, 3, 2, -1}));
+  EXPECT_EQ(b.scalar("SELECT count(*) FROM history WHERE token_counter IS NULL AND "
+                     "token_count IS NULL"),
+            1);
+  // The schema refuses a negative count; a completion without a counter stores none.
+  EXPECT_ANY_THROW(b.exec("UPDATE history SET token_count = -1 WHERE id = 1"));
+  b.q().enqueue("c", "and order 43?");
+  const auto next = b.q().claim("w", std::chrono::system_clock::now(), std::chrono::seconds(60));
+  ASSERT_TRUE(next);
+  b.s->write([&] {
+    done = b.q().complete_within(*next, "and order 43?", {}, "Not yet.", {},
+                                 queue::TurnTokens{"", 1, {}, 1});
+  });
+  ASSERT_TRUE(done);
+  EXPECT_EQ(b.scalar("SELECT count(*) FROM history WHERE token_count IS NULL"), 3);
 }
 
 TYPED_TEST(EngineStorageTest, AChatsStoredStateReadsBackWhole) {

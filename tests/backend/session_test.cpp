@@ -73,7 +73,7 @@ TYPED_TEST(SessionTest, TheEngineStorageWritesInsideTheWorkersCompletionTransact
   // the reply and the task's state too; so does a refused completion (a lost lease).
   size_t seen = 0;
   EXPECT_ANY_THROW(session->write_if([&]() -> bool {
-    EXPECT_TRUE(session->queue().complete_within(*task, "hello", {}, "hi there", {}));
+    EXPECT_TRUE(session->queue().complete_within(*task, "hello", {}, "hi there", {}, {}));
     seen = storage->provider().get_history("chat-4", 10, 0).size();
     throw std::runtime_error("the turn's other write failed");
   }));
@@ -82,14 +82,14 @@ TYPED_TEST(SessionTest, TheEngineStorageWritesInsideTheWorkersCompletionTransact
   queue::Task stale = *task;
   stale.lease_token = "not-the-lease";
   EXPECT_FALSE(session->write_if(
-      [&] { return session->queue().complete_within(stale, "hello", {}, "hi there", {}); }));
+      [&] { return session->queue().complete_within(stale, "hello", {}, "hi there", {}, {}); }));
   const auto other = open_session(this->b_->config());
   EXPECT_TRUE(other->queue().has_pending());  // still running, not done: its chat still waits
   // The next task of the chat is claimed in the same transaction as the completion.
   const int64_t second = session->queue().enqueue("chat-4", "and then?");
   std::optional<queue::Task> next;
   EXPECT_TRUE(session->write_if([&] {
-    if (!session->queue().complete_within(*task, "hello", {}, "hi there", {})) return false;
+    if (!session->queue().complete_within(*task, "hello", {}, "hi there", {}, {})) return false;
     next = session->queue().claim_within("w1", common::SystemClock().now(), seconds(60));
     return true;
   }));

@@ -193,6 +193,60 @@ TEST_F(TokensE2eTest, ContextStatsReportsEstimateErrorPerModelAndCounter) {
   EXPECT_EQ(autonous(dir_, {"context"}, env).exit_code, 2);  // --chat still required without stats
 }
 
+// Migration 0018 through the worker: every row of a chat ends with its exact count stored under
+// its counter (the turns' rows when written, a front end's rows when a turn first reads them); an
+// edited row's count is cleared and counted again by the next turn; the estimate stores none.
+TEST_F(TokensE2eTest, EachHistoryRowsExactCountIsStoredOnceWithItsCounter) {
+  StubServer stub(dir_.path().string());
+  ASSERT_EQ(autonous(dir_, {"migrate"}, db_env()).exit_code, 0);
+  std::vector<std::vector<std::string>> rows;
+  for (int i = 0; i < 6; ++i)
+    rows.push_back(
+        {i % 2 ? "assistant" : "user", "Imported message " + std::to_string(i) +
+                                           ": 我们的面包店每天早上七点开门, "
+                                           "and the sourdough takes thirty-six hours. 🍞 " +
+                                           std::string(i * 40, 'x')});
+  insert_many("INSERT INTO history(chat_id, role, text) VALUES ('c', $1, $2)", rows);
+  const Env env = db_env({{"OPENAI_BASE_URL", stub.base_url()},
+                          {"OPENAI_MODEL", "gpt-4o-mini"},
+                          {"POLL_INTERVAL_MS", "20"},
+                          {"SQLITE_SYNCHRONOUS", "NORMAL"}});
+  const auto o200k = tokens::load_bpe_counter("o200k_base", tokenizer_data_dir());
+  const auto check_all_counted = [&](int64_t rows_expected) {
+    EXPECT_EQ(num("SELECT count(*) FROM history WHERE chat_id = 'c'"), rows_expected);
+    for (int64_t id = 1; id <= rows_expected; ++id) {
+      const std::string where = " FROM history WHERE id = " + std::to_string(id);
+      EXPECT_EQ(str("SELECT token_counter" + where), "o200k_base") << id;
+      EXPECT_EQ(num("SELECT token_count" + where), o200k->count_text(str("SELECT text" + where)))
+          << id;
+    }
+  };
+  for (const char* text : {"When do you open on Saturday?", "周六能预留两根法棍吗？"})
+    ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "c", text}, env).exit_code, 0);
+  ASSERT_EQ(autonous(dir_, {"worker", "--drain"}, env).exit_code, 0);
+  check_all_counted(10);
+
+  // An edit clears the row's count; a dry run stores nothing; the next turn counts it again.
+  insert_many("UPDATE history SET text = $1 WHERE id = 3",
+              {{"An edited message, much longer than before: " + std::string(300, 'y')}});
+  EXPECT_EQ(str("SELECT token_counter FROM history WHERE id = 3"), "");
+  ASSERT_EQ(autonous(dir_, {"context", "--chat", "c", "--text", "hello"}, env).exit_code, 0);
+  EXPECT_EQ(str("SELECT token_counter FROM history WHERE id = 3"), "");
+  ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "c", "And on Sunday?"}, env).exit_code, 0);
+  ASSERT_EQ(autonous(dir_, {"worker", "--drain"}, env).exit_code, 0);
+  check_all_counted(12);
+
+  // The estimate's counts are not stored.
+  Env estimate = env;
+  estimate["TOKEN_COUNTER"] = "estimate";
+  ASSERT_EQ(autonous(dir_, {"enqueue", "--chat", "e", "hello there"}, estimate).exit_code, 0);
+  ASSERT_EQ(autonous(dir_, {"worker", "--drain"}, estimate).exit_code, 0);
+  EXPECT_EQ(num("SELECT count(*) FROM history WHERE chat_id = 'e'"), 2);
+  EXPECT_EQ(num("SELECT count(*) FROM history WHERE chat_id = 'e' AND token_count IS NULL AND "
+                "token_counter IS NULL"),
+            2);
+}
+
 TEST_F(TokensE2eTest, CalibrationFollowsTheServersCountBothWaysPerEndpoint) {
   StubServer stub(dir_.path().string(), 0, {"--usage-scale", "5"});  // the API counts 5x more
   // TOKEN_CALIBRATION is on by default.

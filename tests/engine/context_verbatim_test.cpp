@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "internal/tokens/memo_counter.h"
 #include "internal/tokens/token_counter.h"
 #include "tests/engine/memory_summary_store.h"
 #include "tests/engine/vector_provider.h"
@@ -48,6 +49,56 @@ class ContextVerbatimTest : public ::testing::Test {
   Ends ends_;
   tokens::CharsOver4Counter counter_{0, 0};
 };
+
+// Counts one token per byte and the texts it was asked for.
+class Recording final : public tokens::TokenCounter {
+ public:
+  explicit Recording(std::vector<std::string>& seen) : seen_(seen) {}
+  int64_t count_text(std::string_view text) const override {
+    seen_.emplace_back(text);
+    return static_cast<int64_t>(text.size());
+  }
+  std::string_view name() const noexcept override { return "bytes"; }
+
+ private:
+  std::vector<std::string>& seen_;
+};
+
+// Migration 0018: a row's stored count is looked up, never counted again; a row without one is
+// counted once and listed for write_state; a counter whose counts are not stored lists nothing.
+TEST_F(ContextVerbatimTest, StoredCountsAreLookedUpAndMissingOnesCountedOnceAndListed) {
+  for (size_t i = 0; i < provider_.history.size(); ++i)
+    provider_.history[i].content = "a message long enough to be remembered, number " +
+                                   std::to_string(i + 1) + std::string(20, '.');
+  provider_.stored_by = "bytes";
+  for (size_t i = 0; i < provider_.history.size(); ++i)
+    provider_.stored.push_back(i % 3 == 0 ? -1 : 30 + static_cast<int64_t>(i));
+  std::vector<std::string> seen;
+  const tokens::MemoCounter memo(std::make_unique<Recording>(seen));
+  const VerbatimRead r = read_verbatim({provider_, &store_, settings_, memo}, "c", chat_,
+                                       ContextState{}, ends_, count_marks(settings_, chat_.policy));
+  // Rows 1, 4, 7, 10 had no count: counted (once each) and listed with their byte counts.
+  std::vector<TokenCount> want;
+  for (const int64_t id : {1, 4, 7, 10})
+    want.push_back({id, static_cast<int64_t>(provider_.history[id - 1].content.size())});
+  EXPECT_EQ(r.verbatim.counted, want);
+  EXPECT_EQ(seen.size(), 4u);
+  // The others cost what was stored, without a count: the stored figure proves it.
+  ASSERT_EQ(r.verbatim.rows.messages.size(), 10u);
+  EXPECT_EQ(r.verbatim.rows.cost[1], 31);
+  EXPECT_EQ(r.verbatim.rows.cost[0], want[0].tokens);
+  // Another counter's stored counts are not used.
+  provider_.stored_by = "o200k_base";
+  seen.clear();
+  const tokens::MemoCounter fresh(std::make_unique<Recording>(seen));
+  const VerbatimRead other =
+      read_verbatim({provider_, &store_, settings_, fresh}, "c", chat_, ContextState{}, ends_,
+                    count_marks(settings_, chat_.policy));
+  EXPECT_EQ(other.verbatim.counted.size(), 10u);
+  EXPECT_EQ(other.verbatim.rows.cost[1], static_cast<int64_t>(provider_.history[1].content.size()));
+  // An estimate stores nothing: nothing is listed.
+  EXPECT_TRUE(read({}).verbatim.counted.empty());
+}
 
 TEST_F(ContextVerbatimTest, ReadsWhatFollowsTheLastCompactionEachMessageCosted) {
   const VerbatimRead r = read({.verbatim_after = 4});

@@ -22,6 +22,20 @@ class VectorProvider final : public Provider {
     if (static_cast<int>(out.size()) > limit) out.erase(out.begin(), out.end() - limit);
     return out;
   }
+  // Stored token counts (migration 0018): stored[i] is history[i]'s under `stored_by`, -1 none.
+  std::vector<common::Message> read_history(const std::string& chat_id, int limit, int64_t after_id,
+                                            std::string_view counter,
+                                            std::vector<int64_t>& counts) override {
+    std::vector<common::Message> out = get_history(chat_id, limit, after_id);
+    counts.clear();
+    for (const common::Message& m : out) {
+      int64_t n = -1;
+      for (size_t i = 0; i < history.size() && i < stored.size(); ++i)
+        if (history[i].history_id == m.history_id && counter == stored_by) n = stored[i];
+      counts.push_back(n);
+    }
+    return out;
+  }
   ChatState chat_state(const std::string& /*chat_id*/) override { return state; }
   void save_context_state(const std::string& /*chat_id*/, const ContextState& saved) override {
     state.context = saved;
@@ -29,6 +43,8 @@ class VectorProvider final : public Provider {
   }
 
   std::vector<common::Message> history;
+  std::vector<int64_t> stored;
+  std::string stored_by;
   ChatState state;
   std::string last_chat;
   int last_limit = -1;

@@ -57,6 +57,22 @@ TEST(MemoCounterTest, ATextIsCountedOnceAndShortTextsEveryTime) {
   EXPECT_EQ(memo.name(), "bytes");
 }
 
+// A stored count (migration 0018) is taken as the count; a short text is counted as before.
+TEST(MemoCounterTest, ARememberedCountIsAnsweredWithoutCounting) {
+  std::atomic<int> calls{0};
+  const MemoCounter memo(std::make_unique<Bytes>(calls));
+  EXPECT_EQ(memo.stored_name(), "bytes");
+  const std::string text = text_of(3, 300);
+  memo.remember(text, 42);
+  EXPECT_EQ(memo.count_text(text), 42);
+  EXPECT_EQ(calls.load(), 0);
+  memo.remember("short", 42);
+  EXPECT_EQ(memo.count_text("short"), 5);
+  memo.remember(text_of(4, 300), -1);  // not a count
+  EXPECT_GT(memo.count_text(text_of(4, 300)), 0);
+  EXPECT_EQ(calls.load(), 2);
+}
+
 TEST(MemoCounterTest, AnEditedTextOfTheSameLengthIsCountedAgain) {
   std::atomic<int> calls{0};
   const MemoCounter memo(std::make_unique<Bytes>(calls));

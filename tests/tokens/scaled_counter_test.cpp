@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "internal/common/message.h"
+#include "internal/tokens/memo_counter.h"
 
 namespace autonous::tokens {
 namespace {
@@ -41,6 +42,21 @@ class FixedCounter final : public TokenCounter {
  private:
   int64_t n_;
 };
+
+// Counts are stored (migration 0018) only while they are the inner counter's own: at scale 1.
+TEST(ScaledCounterTest, ItsCountsAreStoredUnderTheInnerNameOnlyUnscaled) {
+  const MemoCounter memo(std::make_unique<CharsOver4Counter>(3, 3));
+  ScaledCounter c(memo);
+  EXPECT_EQ(c.stored_name(), "chars4");
+  const std::string text(200, 'a');
+  c.remember(text, 7);  // reaches the memo
+  EXPECT_EQ(c.count_text(text), 7);
+  c.set_scale(2.0);
+  EXPECT_EQ(c.stored_name(), "");
+  EXPECT_EQ(c.count_text(text), 14);
+  const CharsOver4Counter plain(3, 3);
+  EXPECT_EQ(ScaledCounter(plain).stored_name(), "");  // the estimate's are never stored
+}
 
 TEST(ScaledCounterTest, TheScaleIsBoundedAndACountSaturatesInsteadOfOverflowing) {
   const FixedCounter inner(100);

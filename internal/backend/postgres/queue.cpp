@@ -47,11 +47,11 @@ const std::string kComplete =
     "lease_token = NULL, lease_expires_at = NULL, finished_at = autonous_now(), "
     "updated_at = autonous_now() WHERE id = $2 AND lease_token = $3 AND status = 'running'";
 const std::string kHistory =
-    "INSERT INTO history(chat_id, role, text, task_id) VALUES ($1, 'user', $2, $4), "
-    "($1, 'assistant', $3, $4)";
+    "INSERT INTO history(chat_id, role, text, task_id, token_count, token_counter) VALUES "
+    "($1, 'user', $2, $4, $5, $7), ($1, 'assistant', $3, $4, $6, $7)";
 const std::string kHistoryRow =
-    "INSERT INTO history(chat_id, role, text, task_id, tool_calls, tool_call_id) "
-    "VALUES ($1, $2, $3, $4, $5, $6)";
+    "INSERT INTO history(chat_id, role, text, task_id, tool_calls, tool_call_id, token_count, "
+    "token_counter) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 const std::string kRetry =
     "UPDATE tasks SET status = 'queued', run_after = $1, error = $2, lease_owner = NULL, "
     "lease_token = NULL, lease_expires_at = NULL, updated_at = autonous_now() "
@@ -70,6 +70,14 @@ const std::string kRequeue =
     "WHERE id = $1 AND status = 'failed' RETURNING chat_id";
 
 int64_t ms(std::chrono::seconds s) { return std::chrono::milliseconds(s).count(); }
+
+// A row's token count and its counter's name as parameters: NULL when none is stored.
+db::pg::Param count_of(const TurnTokens& t, int64_t n) {
+  return t.counter.empty() || n < 0 ? db::pg::Param() : param(n);
+}
+db::pg::Param counter_of(const TurnTokens& t) {
+  return t.counter.empty() ? db::pg::Param() : param(t.counter);
+}
 
 }  // namespace
 
@@ -176,23 +184,31 @@ bool PgQueue::renew_lease(const Task& task, common::TimePoint now, std::chrono::
 
 bool PgQueue::complete_within(const Task& task, const std::string& user_text,
                               const std::vector<common::Message>& steps, const std::string& reply,
-                              const std::vector<events::Event>& list) {
+                              const std::vector<events::Event>& list, const TurnTokens& tokens) {
   if (c_.query(kComplete, {param(reply), param(task.id), param(task.lease_token)}).affected() != 1)
     return false;             // lease taken over: the caller rolls back
   wake_chat_ = task.chat_id;  // until this transaction claims the chat's next task
   if (steps.empty()) {
-    c_.query(kHistory, {param(task.chat_id), param(user_text), param(reply), param(task.id)});
+    c_.query(kHistory,
+             {param(task.chat_id), param(user_text), param(reply), param(task.id),
+              count_of(tokens, tokens.user), count_of(tokens, tokens.reply), counter_of(tokens)});
   } else {
     // The user's message, the steps in order, the reply: ids ascending in that order.
-    c_.query(kHistoryRow, {param(task.chat_id), param("user"), param(user_text), param(task.id),
-                           std::nullopt, std::nullopt});
-    for (const common::Message& m : steps)
+    c_.query(kHistoryRow,
+             {param(task.chat_id), param("user"), param(user_text), param(task.id), std::nullopt,
+              std::nullopt, count_of(tokens, tokens.user), counter_of(tokens)});
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const common::Message& m = steps[i];
+      const int64_t n = i < tokens.steps.size() ? tokens.steps[i] : -1;
       c_.query(kHistoryRow, {param(task.chat_id), param(std::string(common::to_string(m.role))),
                              param(m.content), param(task.id),
                              m.tool_calls.empty() ? db::pg::Param() : param(m.tool_calls),
-                             m.tool_call_id.empty() ? db::pg::Param() : param(m.tool_call_id)});
-    c_.query(kHistoryRow, {param(task.chat_id), param("assistant"), param(reply), param(task.id),
-                           std::nullopt, std::nullopt});
+                             m.tool_call_id.empty() ? db::pg::Param() : param(m.tool_call_id),
+                             count_of(tokens, n), counter_of(tokens)});
+    }
+    c_.query(kHistoryRow,
+             {param(task.chat_id), param("assistant"), param(reply), param(task.id), std::nullopt,
+              std::nullopt, count_of(tokens, tokens.reply), counter_of(tokens)});
   }
   events::append_all(c_, list);
   return true;
@@ -218,7 +234,7 @@ bool PgQueue::complete(const Task& task, const std::string& user_text, const std
                        const std::vector<events::Event>& list) {
   db::pg::Transaction tx(c_);
   wake_chat_.clear();
-  if (!complete_within(task, user_text, {}, reply, list)) return false;
+  if (!complete_within(task, user_text, {}, reply, list, {})) return false;
   before_commit();
   tx.commit();
   return true;
@@ -231,7 +247,7 @@ TaskQueue::CompleteAndClaim PgQueue::complete_and_claim(
   CompleteAndClaim out;
   db::pg::Transaction tx(c_);
   wake_chat_.clear();
-  if (!complete_within(task, user_text, {}, reply, list)) return out;
+  if (!complete_within(task, user_text, {}, reply, list, {})) return out;
   out.completed = true;
   out.next = claim_in_transaction(worker_id, server_ms(now), lease);
   before_commit();

@@ -31,12 +31,24 @@ class PgProvider final : public engine::Provider {
 
   std::vector<common::Message> get_history(const std::string& chat_id, int limit,
                                            int64_t after_id) override {
+    std::vector<int64_t> counts;
+    return read_history(chat_id, limit, after_id, {}, counts);
+  }
+
+  std::vector<common::Message> read_history(const std::string& chat_id, int limit, int64_t after_id,
+                                            std::string_view counter,
+                                            std::vector<int64_t>& counts) override {
+    counts.clear();
     if (limit <= 0) return {};
-    std::vector<common::Message> out = pg_messages(
-        c_.query("SELECT id, role, text, created_at, tool_calls, tool_call_id FROM history "
-                 "WHERE chat_id = $1 AND id > $2 ORDER BY id DESC LIMIT $3",
-                 {param(chat_id), param(after_id), param(int64_t{limit})}));
+    const db::pg::Result r = c_.query(
+        "SELECT id, role, text, created_at, tool_calls, tool_call_id, CASE WHEN token_counter = "
+        "$4 THEN token_count END FROM history WHERE chat_id = $1 AND id > $2 ORDER BY id DESC "
+        "LIMIT $3",
+        {param(chat_id), param(after_id), param(int64_t{limit}), param(std::string(counter))});
+    std::vector<common::Message> out = pg_messages(r);
+    for (int i = 0; i < r.rows(); ++i) counts.push_back(r.is_null(i, 6) ? -1 : r.int64(i, 6));
     std::reverse(out.begin(), out.end());
+    std::reverse(counts.begin(), counts.end());
     return out;
   }
 
@@ -211,6 +223,19 @@ class PgStorage final : public engine::EngineStorage {
         "excluded.tokens, through = excluded.through, updated_at = autonous_now()",
         {param(chat_id), names_array, db::pg::array_literal(shas), db::pg::array_literal(tokens),
          db::pg::array_literal(through)});
+  }
+  void write_token_counts(std::string_view counter,
+                          const std::vector<engine::TokenCount>& counts) override {
+    if (counts.empty() || counter.empty()) return;
+    std::vector<db::pg::Param> ids, tokens;
+    for (const engine::TokenCount& c : counts) {
+      ids.push_back(param(c.history_id));
+      tokens.push_back(param(c.tokens));
+    }
+    c_.query(
+        "UPDATE history h SET token_count = v.n, token_counter = $1 FROM unnest($2::bigint[], "
+        "$3::integer[]) AS v(id, n) WHERE h.id = v.id",
+        {param(std::string(counter)), db::pg::array_literal(ids), db::pg::array_literal(tokens)});
   }
   double calibration_scale(const std::string& endpoint, const std::string& model) override {
     const db::pg::Result r = c_.query(

@@ -40,10 +40,11 @@ const std::string kComplete =
     ", "
     "updated_at = " AUTONOUS_NOW " WHERE id = ? AND lease_token = ? AND status = 'running'";
 const std::string kHistory =
-    "INSERT INTO history(chat_id, role, text, task_id) VALUES (?, ?, ?, ?)";
-const std::string kHistoryStep =
-    "INSERT INTO history(chat_id, role, text, task_id, tool_calls, tool_call_id) "
+    "INSERT INTO history(chat_id, role, text, task_id, token_count, token_counter) "
     "VALUES (?, ?, ?, ?, ?, ?)";
+const std::string kHistoryStep =
+    "INSERT INTO history(chat_id, role, text, task_id, tool_calls, tool_call_id, token_count, "
+    "token_counter) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 const std::string kRetry =
     "UPDATE tasks SET status = 'queued', run_after = ?, error = ?, lease_owner = NULL, "
     "lease_token = NULL, lease_expires_at = NULL, updated_at = " AUTONOUS_NOW
@@ -158,7 +159,17 @@ bool Queue::renew_lease(const Task& task, common::TimePoint now, std::chrono::se
 
 bool Queue::complete_within(const Task& task, const std::string& user_text,
                             const std::vector<common::Message>& steps, const std::string& reply,
-                            const std::vector<events::Event>& list) {
+                            const std::vector<events::Event>& list, const TurnTokens& tokens) {
+  // A row's token count and its counter's name at `at`, `at + 1`: NULL when none is stored.
+  const auto bind_count = [&tokens](SQLite::Statement& q, int at, int64_t n) {
+    if (tokens.counter.empty() || n < 0) {
+      q.bind(at);
+      q.bind(at + 1);
+    } else {
+      q.bind(at, n);
+      q.bind(at + 1, tokens.counter);
+    }
+  };
   {
     const db::CachedStatement upd = cache_.get(kComplete);
     upd->bind(1, reply);
@@ -172,12 +183,14 @@ bool Queue::complete_within(const Task& task, const std::string& user_text,
     hist->bind(2, "user");
     hist->bind(3, user_text);
     hist->bind(4, task.id);
+    bind_count(*hist, 5, tokens.user);
     hist->exec();
     hist->reset();
   }
   if (!steps.empty()) {
     const db::CachedStatement step = cache_.get(kHistoryStep);
-    for (const common::Message& m : steps) {
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const common::Message& m = steps[i];
       step->bind(1, task.chat_id);
       step->bind(2, std::string(common::to_string(m.role)));
       step->bind(3, m.content);
@@ -190,6 +203,7 @@ bool Queue::complete_within(const Task& task, const std::string& user_text,
         step->bind(6);
       else
         step->bind(6, m.tool_call_id);
+      bind_count(*step, 7, i < tokens.steps.size() ? tokens.steps[i] : -1);
       step->exec();
       step->reset();
     }
@@ -200,6 +214,7 @@ bool Queue::complete_within(const Task& task, const std::string& user_text,
     hist->bind(2, "assistant");
     hist->bind(3, reply);
     hist->bind(4, task.id);
+    bind_count(*hist, 5, tokens.reply);
     hist->exec();
   }
   for (const auto& e : list) events::append(cache_, e);
@@ -214,7 +229,7 @@ std::optional<Task> Queue::claim_within(const std::string& worker_id, common::Ti
 bool Queue::complete(const Task& task, const std::string& user_text, const std::string& reply,
                      const std::vector<events::Event>& list) {
   db::WriteTransaction tx(db_);
-  if (!complete_within(task, user_text, {}, reply, list)) return false;
+  if (!complete_within(task, user_text, {}, reply, list, {})) return false;
   tx.commit();
   return true;
 }
@@ -227,7 +242,7 @@ Queue::CompleteAndClaim Queue::complete_and_claim(const Task& task, const std::s
                                                   std::chrono::seconds lease) {
   CompleteAndClaim out;
   db::WriteTransaction tx(db_);
-  if (!complete_within(task, user_text, {}, reply, list)) return out;
+  if (!complete_within(task, user_text, {}, reply, list, {})) return out;
   out.completed = true;
   out.next = claim_in_transaction(worker_id, common::to_unix_ms(now), lease);
   tx.commit();

@@ -47,7 +47,7 @@ class Queue final : public TaskQueue {
                                       std::chrono::seconds lease) override;
   bool complete_within(const Task& task, const std::string& user_text,
                        const std::vector<common::Message>& steps, const std::string& reply,
-                       const std::vector<events::Event>& list) override;
+                       const std::vector<events::Event>& list, const TurnTokens& tokens) override;
   std::optional<Task> claim_within(const std::string& worker_id, common::TimePoint now,
                                    std::chrono::seconds lease) override;
 

@@ -19,22 +19,38 @@ SQLiteProvider::~SQLiteProvider() = default;
 
 std::vector<common::Message> SQLiteProvider::get_history(const std::string& chat_id, int limit,
                                                          int64_t after_id) {
+  std::vector<int64_t> counts;
+  return read_history(chat_id, limit, after_id, {}, counts);
+}
+
+std::vector<common::Message> SQLiteProvider::read_history(const std::string& chat_id, int limit,
+                                                          int64_t after_id,
+                                                          std::string_view counter,
+                                                          std::vector<int64_t>& counts) {
+  counts.clear();
   if (limit <= 0) return {};
   // Newest first through the (chat_id, id) index, then reversed: a seek plus `limit` steps.
   auto q = cache_->get(
-      "SELECT id, role, text, created_at, tool_calls, tool_call_id FROM history INDEXED BY "
-      "history_by_chat WHERE chat_id = ? AND id > ? ORDER BY id DESC LIMIT ?");
-  q->bind(1, chat_id);
-  q->bind(2, after_id);
-  q->bind(3, limit);
-  std::vector<common::Message> out = read_messages(*q);
+      "SELECT id, role, text, created_at, tool_calls, tool_call_id, CASE WHEN token_counter = ? "
+      "THEN token_count END FROM history INDEXED BY history_by_chat WHERE chat_id = ? AND id > ? "
+      "ORDER BY id DESC LIMIT ?");
+  q->bind(1, std::string(counter));
+  q->bind(2, chat_id);
+  q->bind(3, after_id);
+  q->bind(4, limit);
+  std::vector<common::Message> out = read_messages(*q, &counts);
   std::reverse(out.begin(), out.end());
+  std::reverse(counts.begin(), counts.end());
   return out;
 }
 
-std::vector<common::Message> read_messages(SQLite::Statement& q) {
+std::vector<common::Message> read_messages(SQLite::Statement& q, std::vector<int64_t>* counts) {
   std::vector<common::Message> out;
   while (q.executeStep()) {
+    if (counts != nullptr) {  // the 7th column: the stored count, NULL when none
+      const SQLite::Column n = q.getColumn(6);
+      counts->push_back(n.isNull() ? -1 : n.getInt64());
+    }
     common::Message m;
     m.history_id = q.getColumn(0).getInt64();
     m.role = common::parse_role(q.getColumn(1).getString()).value_or(common::Role::kUser);

@@ -24,6 +24,9 @@ class SQLiteProvider final : public engine::Provider {
   ~SQLiteProvider() override;
   std::vector<common::Message> get_history(const std::string& chat_id, int limit,
                                            int64_t after_id) override;
+  std::vector<common::Message> read_history(const std::string& chat_id, int limit, int64_t after_id,
+                                            std::string_view counter,
+                                            std::vector<int64_t>& counts) override;
   engine::ChatState chat_state(const std::string& chat_id) override;
   void save_context_state(const std::string& chat_id, const engine::ContextState& state) override;
 
@@ -32,8 +35,10 @@ class SQLiteProvider final : public engine::Provider {
   std::unique_ptr<db::StatementCache> cache_;  // both reads run on every turn
 };
 
-// Steps `q`, whose columns are history's (id, role, text[, created_at]), into messages in row
-// order. Text comes back byte for byte (a BLOB or text with NULs survives).
-std::vector<common::Message> read_messages(SQLite::Statement& q);
+// Steps `q`, whose columns are history's (id, role, text[, created_at, tool_calls,
+// tool_call_id]), into messages in row order. Text comes back byte for byte (a BLOB or text with
+// NULs survives). With `counts`, a 7th column is a stored token count (NULL: -1) appended to it.
+std::vector<common::Message> read_messages(SQLite::Statement& q,
+                                           std::vector<int64_t>* counts = nullptr);
 
 }  // namespace autonous::store

@@ -1,6 +1,7 @@
 // EngineStorage on SQLite (engine_storage.h): the SQLite stores of this folder, together.
 
 #include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
 
 #include "internal/backend/sqlite/search_index.h"
 #include "internal/backend/sqlite/sqlite_provider.h"
@@ -32,6 +33,18 @@ class SqliteStorage final : public engine::EngineStorage {
   void write_blocks(const std::string& chat_id,
                     const std::vector<engine::BlockRecord>& blocks) override {
     store::write_blocks(db_, chat_id, blocks);
+  }
+  void write_token_counts(std::string_view counter,
+                          const std::vector<engine::TokenCount>& counts) override {
+    if (counts.empty() || counter.empty()) return;
+    SQLite::Statement q(db_, "UPDATE history SET token_count = ?, token_counter = ? WHERE id = ?");
+    for (const engine::TokenCount& c : counts) {
+      q.bind(1, c.tokens);
+      q.bind(2, std::string(counter));
+      q.bind(3, c.history_id);
+      q.exec();
+      q.reset();
+    }
   }
   double calibration_scale(const std::string& endpoint, const std::string& model) override {
     return store::calibration_scale(db_, endpoint, model);
