@@ -4,9 +4,10 @@
 -- reads the figure instead of counting the text again. A count belongs to one counter: a row
 -- counted by another counter (another model's) is counted again and the figure replaced.
 -- Editing a row's text clears its count. The estimating counters store nothing (they are cheaper
--- than the lookup). Adding nullable columns without a default rewrites nothing.
-ALTER TABLE history ADD COLUMN token_count integer CHECK (token_count >= 0);
-ALTER TABLE history ADD COLUMN token_counter text;
+-- than the lookup). Nullable columns without a default, and a check NOT VALID (every existing
+-- row is NULL), neither rewrite nor scan the table: a long history migrates at once.
+ALTER TABLE history ADD COLUMN token_count integer, ADD COLUMN token_counter text;
+ALTER TABLE history ADD CONSTRAINT history_token_count_check CHECK (token_count >= 0) NOT VALID;
 
 CREATE FUNCTION autonous_token_count_edited() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
