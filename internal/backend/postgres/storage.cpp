@@ -52,40 +52,60 @@ class PgProvider final : public engine::Provider {
     return out;
   }
 
+  // The chat's settings, context state, pins, prompt blocks and custom blocks in one round trip
+  // (five reads a turn were five round trips): one row per item, tagged by kind (k) and ordered
+  // within it (n); columns a to h are text.
   engine::ChatState chat_state(const std::string& chat_id) override {
+    static const std::string kRead =
+        "SELECT k, a, b, c, d, e, f, g, h FROM ("
+        " SELECT 0 AS k, 0::bigint AS n, settings::text AS a, cleared_through::text AS b,"
+        " NULL::text AS c, NULL::text AS d, NULL::text AS e, NULL::text AS f, NULL::text AS g,"
+        " NULL::text AS h FROM chat_settings WHERE chat_id = $1"
+        " UNION ALL SELECT 1, 0, chain_start::text, verbatim_after::text, compactions::text,"
+        " coalesce(last_reason, ''), summary_failures::text, summary_skips::text,"
+        " summary_from::text, cut_through::text FROM context_state WHERE chat_id = $1"
+        " UNION ALL SELECT 2, id, text, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM"
+        " (SELECT id, text FROM chat_pins WHERE chat_id = $1 ORDER BY id DESC LIMIT $2) p"
+        " UNION ALL SELECT 3, row_number() OVER (ORDER BY name COLLATE \"C\"), name, sha256,"
+        " tokens::text, through::text, NULL, NULL, NULL, NULL FROM context_blocks"
+        " WHERE chat_id = $1"
+        " UNION ALL SELECT 4, row_number() OVER (ORDER BY chat_id IS NULL, id), id::text, name,"
+        " text, NULL, NULL, NULL, NULL, NULL FROM (SELECT id, name, text, chat_id FROM"
+        " custom_blocks WHERE chat_id = $1 OR chat_id IS NULL ORDER BY chat_id IS NULL, id"
+        " LIMIT $3) u"
+        ") x ORDER BY k, n";
+    const db::pg::Result r =
+        c_.query(kRead, {param(chat_id), param(static_cast<int64_t>(engine::kMaxPins)),
+                         param(static_cast<int64_t>(engine::kMaxCustomBlocks))});
     engine::ChatState out;
-    {
-      const db::pg::Result r =
-          c_.query("SELECT settings::text, cleared_through FROM chat_settings WHERE chat_id = $1",
-                   {param(chat_id)});
-      if (r.rows() > 0) {
-        out.settings_json = r.text(0, 0);
-        out.cleared_through = r.int64(0, 1);
+    const auto num = [&r](int row, int col) { return std::stoll(r.text(row, col)); };
+    for (int i = 0; i < r.rows(); ++i) {
+      switch (num(i, 0)) {
+        case 0:
+          out.settings_json = r.text(i, 1);
+          out.cleared_through = num(i, 2);
+          break;
+        case 1: {
+          engine::ContextState& s = out.context;
+          s.chain_start = num(i, 1);
+          s.verbatim_after = num(i, 2);
+          s.compactions = num(i, 3);
+          s.last_reason = parse_reason(r.text(i, 4));
+          s.summary_failures = num(i, 5);
+          s.summary_skips = num(i, 6);
+          s.summary_from = num(i, 7);
+          s.cut_through = num(i, 8);
+          break;
+        }
+        case 2:
+          out.pins.push_back(r.text(i, 1));
+          break;
+        case 3:
+          out.blocks.push_back({r.text(i, 1), r.text(i, 2), num(i, 3), num(i, 4)});
+          break;
+        default:
+          out.custom.push_back({num(i, 1), r.text(i, 2), r.text(i, 3)});
       }
-    }
-    out.context = load_state(chat_id);
-    {
-      const db::pg::Result r = c_.query(
-          "SELECT text FROM (SELECT id, text FROM chat_pins WHERE chat_id = $1 ORDER BY id DESC "
-          "LIMIT $2) p ORDER BY id",
-          {param(chat_id), param(static_cast<int64_t>(engine::kMaxPins))});
-      for (int i = 0; i < r.rows(); ++i) out.pins.push_back(r.text(i, 0));
-    }
-    {
-      const db::pg::Result r = c_.query(
-          "SELECT name, sha256, tokens, through FROM context_blocks WHERE chat_id = $1 ORDER BY "
-          "name COLLATE \"C\"",
-          {param(chat_id)});
-      for (int i = 0; i < r.rows(); ++i)
-        out.blocks.push_back({r.text(i, 0), r.text(i, 1), r.int64(i, 2), r.int64(i, 3)});
-    }
-    {
-      const db::pg::Result r = c_.query(
-          "SELECT id, name, text FROM custom_blocks WHERE chat_id = $1 OR chat_id IS NULL "
-          "ORDER BY chat_id IS NULL, id LIMIT $2",
-          {param(chat_id), param(static_cast<int64_t>(engine::kMaxCustomBlocks))});
-      for (int i = 0; i < r.rows(); ++i)
-        out.custom.push_back({r.int64(i, 0), r.text(i, 1), r.text(i, 2)});
     }
     return out;
   }
@@ -115,25 +135,6 @@ class PgProvider final : public engine::Provider {
   }
 
  private:
-  engine::ContextState load_state(const std::string& chat_id) {
-    const db::pg::Result r = c_.query(
-        "SELECT chain_start, verbatim_after, compactions, coalesce(last_reason, ''), "
-        "summary_failures, summary_skips, summary_from, cut_through FROM context_state "
-        "WHERE chat_id = $1",
-        {param(chat_id)});
-    engine::ContextState s;
-    if (r.rows() == 0) return s;
-    s.chain_start = r.int64(0, 0);
-    s.verbatim_after = r.int64(0, 1);
-    s.compactions = r.int64(0, 2);
-    s.last_reason = parse_reason(r.text(0, 3));
-    s.summary_failures = r.int64(0, 4);
-    s.summary_skips = r.int64(0, 5);
-    s.summary_from = r.int64(0, 6);
-    s.cut_through = r.int64(0, 7);
-    return s;
-  }
-
   db::pg::Connection& c_;
 };
 
