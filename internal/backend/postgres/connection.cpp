@@ -11,6 +11,7 @@
 #include <poll.h>
 
 #include "internal/backend/postgres/pool.h"
+#include "internal/backend/postgres/timed_exec.h"
 #include "internal/common/utf8.h"
 
 namespace autonous::db::pg {
@@ -308,9 +309,14 @@ void Connection::exec(const std::string& sql) {
 Result Connection::query(const std::string& sql, const std::vector<Param>& params) {
   if (pool_) {
     std::optional<Result> r;  // a result outlives its connection's turn
-    lend([&](Connection& c) { r.emplace(c.query(sql, params)); });
+    lend([&](Connection& c) { r.emplace(c.run(sql, params, deadline_)); });
     return std::move(*r);
   }
+  return run(sql, params, deadline_);
+}
+
+Result Connection::run(const std::string& sql, const std::vector<Param>& params,
+                       std::optional<std::chrono::steady_clock::time_point> deadline) {
   auto it = prepared_.find(sql);
   if (it == prepared_.end()) {
     const std::string name = "autonous_" + std::to_string(prepared_.size() + 1);
@@ -340,9 +346,18 @@ Result Connection::query(const std::string& sql, const std::vector<Param>& param
     repaired.push_back(std::move(v));
     values.push_back(repaired.back().c_str());
   }
-  pg_result* r = PQexecPrepared(c_, it->second.c_str(), static_cast<int>(values.size()),
+  bool cancelled = false;
+  pg_result* r =
+      deadline ? exec_prepared_until(c_, it->second.c_str(), values, *deadline, &cancelled)
+               : PQexecPrepared(c_, it->second.c_str(), static_cast<int>(values.size()),
                                 values.data(), nullptr, nullptr, 0);
   const auto status = PQresultStatus(r);
+  const char* state = r != nullptr ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  if (cancelled && status == PGRES_FATAL_ERROR && state != nullptr &&
+      std::string_view(state) == "57014") {
+    PQclear(r);
+    throw PgError("PostgreSQL: the statement passed its deadline and was cancelled", "57014");
+  }
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail("statement failed", r);
   return Result(r);
 }

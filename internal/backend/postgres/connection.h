@@ -100,6 +100,13 @@ class Connection {
   void listen(const std::string& channel);
   int wait(std::chrono::milliseconds timeout);
 
+  // Statements by query() from now on end by `deadline` (nullopt: none): past it the statement
+  // is cancelled and fails with PgError 57014 ("... passed its deadline"), not transient. A
+  // client-side statement_timeout without a SET and a RESET (timed_exec.h).
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) noexcept {
+    deadline_ = deadline;
+  }
+
   // Pooled: keeps the borrowed connection while `on` (a session setting such as SET
   // statement_timeout is in force until its RESET). Direct: nothing to do.
   void hold(bool on);
@@ -132,6 +139,8 @@ class Connection {
   // Pooled: `body` on the borrowed connection, then settle() (or failed()).
   template <typename Body>
   void lend(Body&& body);
+  Result run(const std::string& sql, const std::vector<Param>& params,
+             std::optional<std::chrono::steady_clock::time_point> deadline);
   pg_conn* c_ = nullptr;  // direct
   std::string url_;
   std::map<std::string, std::string> prepared_;  // sql → statement name
@@ -139,6 +148,7 @@ class Connection {
   uint64_t session_ = 0;
   std::shared_ptr<Pool> pool_;        // pooled
   std::unique_ptr<Connection> lent_;  // pooled: borrowed now
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
   bool held_ = false;
   bool doomed_ = false;  // pooled: the borrowed one is closed, not given back, when idle
   bool lost_ = false;    // pooled: the borrowed connection broke; statements fail until reconnect()

@@ -6,7 +6,6 @@
 #include <queue>
 #include <stdexcept>
 
-#include <fmt/format.h>
 
 #include "internal/backend/postgres/connection.h"
 #include "internal/recall/search_plan.h"
@@ -216,27 +215,7 @@ std::vector<common::Message> PgSearchIndex::neighbours(const std::string& chat_i
 
 void PgSearchIndex::set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) {
   deadline_ = deadline;
-  if (deadline_) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        *deadline_ - std::chrono::steady_clock::now());
-    c_.hold(true);  // a session setting: the same server session until its RESET
-    try {
-      c_.exec(fmt::format("SET statement_timeout = {}", std::max<int64_t>(1, left.count())));
-    } catch (...) {
-      c_.hold(false);  // nothing set (or the connection is gone): nothing to keep
-      throw;
-    }
-    timeout_set_ = true;
-  } else if (timeout_set_) {
-    timeout_set_ = false;
-    try {
-      c_.exec("RESET statement_timeout");  // the role's or server's own setting
-    } catch (...) {
-      c_.hold(false);
-      throw;
-    }
-    c_.hold(false);
-  }
+  c_.set_deadline(deadline);  // each read ends by it on the server too (cancelled past it)
 }
 
 void PgSearchIndex::check_deadline() const {

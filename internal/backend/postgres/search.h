@@ -84,7 +84,6 @@ class PgSearchIndex final : public recall::Searcher {
 
   db::pg::Connection& c_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
-  bool timeout_set_ = false;
 };
 
 // Messages from a result whose columns are id, role, text, created_at (storage.cpp).

@@ -23,46 +23,48 @@ constexpr std::chrono::seconds kFoldEvery{1};
 constexpr int64_t kFoldBatch = 20000;
 std::atomic<int64_t> last_fold_ns{0};  // steady_clock's; 0: never
 
-// Adds a batch's change to the term counts. A chat's counts are written by that chat's turns,
-// which never run at once: updated in place. The overall counts (chat "") go to the write buffer
-// (migrations/postgres/0010).
-void add_counts(db::pg::Connection& c_, const std::string& source,
-                const recall::TermCounts& counts) {
-  std::vector<db::pg::Param> overall_terms, overall_rows;
+// A batch's change to the term counts, as the parameters of index_queued's write. A chat's
+// counts are written by that chat's turns, which never run at once: updated in place. The overall
+// counts (chat "") go to the write buffer (migrations/postgres/0010).
+struct CountChange {
+  std::vector<db::pg::Param> overall_terms, overall_rows, chats, terms, rows;
+  bool lowered = false;  // a chat's count went down: one that reached 0 goes, by its key
+};
+
+CountChange count_change(const recall::TermCounts& counts) {
+  CountChange out;
   for (const auto& [key, n] : counts) {
-    if (n == 0 || !key.first.empty()) continue;
-    overall_terms.push_back(key.second);
-    overall_rows.push_back(param(n));
+    if (n == 0) continue;
+    if (key.first.empty()) {
+      out.overall_terms.push_back(key.second);
+      out.overall_rows.push_back(param(n));
+    } else {
+      out.chats.push_back(key.first);
+      out.terms.push_back(key.second);
+      out.rows.push_back(param(n));
+      out.lowered = out.lowered || n < 0;
+    }
   }
-  if (!overall_terms.empty())
-    c_.query(
-        "INSERT INTO search_term_deltas(source, term, rows) SELECT $1, t, n FROM "
-        "unnest($2::text[], $3::bigint[]) AS d(t, n)",
-        {param(source), db::pg::array_literal(overall_terms), db::pg::array_literal(overall_rows)});
-  // A chat's counts, in one statement (and one more when some went down: a count that reached
-  // 0 goes, by its key, so a deleted chat's terms do not stay).
-  std::vector<db::pg::Param> chats, terms, rows;
-  bool lowered = false;
-  for (const auto& [key, n] : counts) {
-    if (n == 0 || key.first.empty()) continue;
-    chats.push_back(key.first);
-    terms.push_back(key.second);
-    rows.push_back(param(n));
-    lowered = lowered || n < 0;
-  }
-  if (chats.empty()) return;
-  const std::string chats_array = db::pg::array_literal(chats);
-  const std::string terms_array = db::pg::array_literal(terms);
-  c_.query(
-      "INSERT INTO search_term_rows(source, chat, term, rows) SELECT $1, c, t, n FROM "
-      "unnest($2::text[], $3::text[], $4::bigint[]) AS d(c, t, n) ON CONFLICT (source, chat, "
-      "term) DO UPDATE SET rows = search_term_rows.rows + excluded.rows",
-      {param(source), chats_array, terms_array, db::pg::array_literal(rows)});
-  if (lowered)
-    c_.query(
-        "DELETE FROM search_term_rows s USING unnest($2::text[], $3::text[]) AS d(c, t) WHERE "
-        "s.source = $1 AND s.chat = d.c AND s.term = d.t AND s.rows <= 0",
-        {param(source), chats_array, terms_array});
+  return out;
+}
+
+// A batch's writes in one statement (inside a turn's completion every statement is a round trip
+// while the transaction holds its locks): the rows' terms replaced (a row whose text is gone
+// loses them), the queue's rows gone, the overall counts' deltas and the chats' counts added.
+// The sub-statements share one snapshot, so no two of them touch the same row.
+std::string batch_write(const std::string& table) {
+  return "WITH gone AS (DELETE FROM " + table +
+         " WHERE rowid = ANY($1::bigint[]) AND rowid <> ALL($2::bigint[])), "
+         "terms AS (INSERT INTO " +
+         table +
+         "(rowid, chat, terms) SELECT * FROM unnest($2::bigint[], $3::text[], $4::text[]) ON "
+         "CONFLICT (rowid) DO UPDATE SET chat = excluded.chat, terms = excluded.terms), "
+         "queue AS (DELETE FROM search_queue WHERE source = $5 AND row_id = ANY($1::bigint[])), "
+         "deltas AS (INSERT INTO search_term_deltas(source, term, rows) SELECT $5, t, n FROM "
+         "unnest($6::text[], $7::bigint[]) AS d(t, n)) "
+         "INSERT INTO search_term_rows(source, chat, term, rows) SELECT $5, c, t, n FROM "
+         "unnest($8::text[], $9::text[], $10::bigint[]) AS d(c, t, n) ON CONFLICT (source, chat, "
+         "term) DO UPDATE SET rows = search_term_rows.rows + excluded.rows";
 }
 
 }  // namespace
@@ -85,12 +87,16 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
     return 0;
   std::optional<db::pg::Transaction> tx;
   if (!in_transaction) tx.emplace(c_);
+  const std::string table = recall::terms_table(source);
+  // Each queued row with its text now (NULL: gone) and its terms indexed before (NULL: none).
   const std::string select =
-      source == "history"
-          ? "SELECT q.row_id, h.chat_id, h.text FROM search_queue q LEFT JOIN history h ON h.id = "
-            "q.row_id WHERE q.source = $1"
-          : "SELECT q.row_id, d.chat_id, d.title || chr(10) || d.text FROM search_queue q LEFT "
-            "JOIN documents d ON d.id = q.row_id WHERE q.source = $1";
+      std::string(
+          source == "history"
+              ? "SELECT q.row_id, h.chat_id, h.text, o.chat, o.terms FROM search_queue q LEFT JOIN "
+                "history h ON h.id = q.row_id"
+              : "SELECT q.row_id, d.chat_id, d.title || chr(10) || d.text, o.chat, o.terms FROM "
+                "search_queue q LEFT JOIN documents d ON d.id = q.row_id") +
+      " LEFT JOIN " + table + " o ON o.rowid = q.row_id WHERE q.source = $1";
   std::vector<db::pg::Param> params = any_params;
   params.push_back(param(int64_t{limit}));
   // Another worker's batch is skipped, not waited for.
@@ -101,13 +107,13 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
     if (tx) tx->commit();
     return 0;
   }
-  const std::string table = recall::terms_table(source);
-  // The rows' terms computed here (the costly part, until `until`), then written in three
-  // statements: the old terms out (counted down), the new ones in, the queue's rows gone.
+  // The rows' terms computed here (the costly part, until `until`), then written in one
+  // statement: the old terms out (counted down), the new ones in, the queue's rows gone.
   std::vector<db::pg::Param> ids, new_ids, new_chats, new_terms;
   recall::TermCounts counts;
   for (int i = 0; i < rows.rows(); ++i) {
     ids.push_back(param(rows.int64(i, 0)));
+    if (!rows.is_null(i, 3)) recall::count_terms(rows.text(i, 3), rows.text(i, 4), -1, counts);
     if (!rows.is_null(i, 2)) {
       const std::string chat = recall::row_chat_token(
           rows.is_null(i, 1) ? std::nullopt : std::optional<std::string>(rows.text(i, 1)));
@@ -119,20 +125,19 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
     }
     if (until && std::chrono::steady_clock::now() >= *until) break;
   }
-  const std::string ids_array = db::pg::array_literal(ids);
-  const db::pg::Result old =
-      c_.query("DELETE FROM " + table + " WHERE rowid = ANY($1::bigint[]) RETURNING chat, terms",
-               {ids_array});
-  for (int i = 0; i < old.rows(); ++i)
-    recall::count_terms(old.text(i, 0), old.text(i, 1), -1, counts);
-  if (!new_ids.empty())
-    c_.query("INSERT INTO " + table +
-                 "(rowid, chat, terms) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])",
-             {db::pg::array_literal(new_ids), db::pg::array_literal(new_chats),
-              db::pg::array_literal(new_terms)});
-  c_.query("DELETE FROM search_queue WHERE source = $1 AND row_id = ANY($2::bigint[])",
-           {param(source), ids_array});
-  add_counts(c_, source, counts);
+  const CountChange change = count_change(counts);
+  const std::string chats_array = db::pg::array_literal(change.chats);
+  const std::string terms_array = db::pg::array_literal(change.terms);
+  c_.query(batch_write(table),
+           {db::pg::array_literal(ids), db::pg::array_literal(new_ids),
+            db::pg::array_literal(new_chats), db::pg::array_literal(new_terms), param(source),
+            db::pg::array_literal(change.overall_terms), db::pg::array_literal(change.overall_rows),
+            chats_array, terms_array, db::pg::array_literal(change.rows)});
+  if (change.lowered)  // after the counts were added: a statement of its own sees them
+    c_.query(
+        "DELETE FROM search_term_rows s USING unnest($2::text[], $3::text[]) AS d(c, t) WHERE "
+        "s.source = $1 AND s.chat = d.c AND s.term = d.t AND s.rows <= 0",
+        {param(source), chats_array, terms_array});
   if (tx) tx->commit();
   return static_cast<int64_t>(ids.size());
 }

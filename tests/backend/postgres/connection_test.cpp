@@ -4,6 +4,7 @@
 
 #include "internal/backend/postgres/events.h"
 #include "internal/backend/postgres/migrator.h"
+#include "internal/backend/postgres/pool.h"
 #include "internal/backend/sqlite/events.h"
 #include "internal/backend/sqlite/migrator.h"
 #include "internal/events/event_log.h"
@@ -28,6 +29,40 @@ TEST(PgConnectionTest, AFailedConnectNamesTheServerButNotThePassword) {
   } catch (const PgError& e) {
     EXPECT_EQ(std::string(e.what()).find("s3cret"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("127.0.0.1"), std::string::npos) << e.what();
+  }
+}
+
+// Recall's reads end by their deadline without a SET / RESET statement_timeout (timed_exec.h):
+// a statement past it is cancelled on the server and fails with 57014 at once, not as a
+// transient error; one that ends in time returns its rows; the connection, direct or pooled, runs
+// the next statement as usual, and no deadline is left behind.
+TEST(PgConnectionTest, AStatementPastItsDeadlineIsCancelledAndTheConnectionGoesOn) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  auto pool = std::make_shared<Pool>(t.url(), 1);
+  const std::unique_ptr<Connection> pooled = Connection::pooled(pool);
+  for (Connection* c : {&t.db(), pooled.get()}) {
+    const auto started = std::chrono::steady_clock::now();
+    c->set_deadline(started + std::chrono::milliseconds(200));
+    try {
+      c->query("SELECT pg_sleep($1::double precision)", {param("5")});
+      ADD_FAILURE() << "not cancelled";
+    } catch (const PgError& e) {
+      EXPECT_EQ(e.sqlstate(), "57014");
+      EXPECT_NE(std::string(e.what()).find("deadline"), std::string::npos) << e.what();
+      EXPECT_FALSE(e.transient());
+    }
+    const auto took = std::chrono::steady_clock::now() - started;
+    EXPECT_GE(took, std::chrono::milliseconds(190));
+    EXPECT_LT(took, std::chrono::seconds(3));
+    EXPECT_FALSE(c->broken());
+    // In time: the rows, whatever the deadline.
+    EXPECT_EQ(c->query("SELECT $1::int + 1", {param("41")}).text(0, 0), "42");
+    // No deadline: a statement longer than the last one's runs to its end.
+    c->set_deadline(std::nullopt);
+    EXPECT_EQ(c->query("SELECT pg_sleep(0.3)::text || 'x'").text(0, 0), "x");
+    // The server's session setting was never touched.
+    EXPECT_EQ(c->query("SHOW statement_timeout").text(0, 0), "0");
   }
 }
 
