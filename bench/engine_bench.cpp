@@ -164,10 +164,11 @@ class Borrowed final : public tokens::TokenCounter {
   const tokens::TokenCounter& inner_;
 };
 
-// BM_EngineColdTurn/stored: the first build of a 1 000-message chat in a process (a fresh
-// memo each iteration, as after a restart or in a process that has not met the chat), with the
-// rows' exact counts stored (migration 0018: stored 1) or not (stored 0, every row of the
-// window counted). Level none, the window 50.
+// BM_EngineColdTurn/stored/fresh: a build of a 1 000-message chat with the rows' exact counts
+// stored (migration 0018: stored 1) or not (stored 0), the first in a process (fresh 1: a new
+// memo each iteration, as after a restart or in a process that has not met the chat) or a later
+// one (fresh 0: one memo, warm: what stored counts cost a turn that needs none). Level none,
+// the window 50.
 void BM_EngineColdTurn(benchmark::State& state) {
   SQLite::Database& db = db_with_rows(1000);
   const tokens::TokenCounter& bare = exact_counter(false);
@@ -177,7 +178,8 @@ void BM_EngineColdTurn(benchmark::State& state) {
     SQLite::Statement set(db, "UPDATE history SET token_count = ?, token_counter = ? WHERE id = ?");
     while (rows.executeStep()) {
       set.bind(1, bare.count_text(rows.getColumn(1).getString()));
-      set.bind(2, std::string(bare.name()));
+      set.bind(2,
+               std::string(bare.name()) + "@" + std::to_string(tokens::MemoCounter::kCountVersion));
       set.bind(3, rows.getColumn(0).getInt64());
       set.exec();
       set.reset();
@@ -197,23 +199,28 @@ void BM_EngineColdTurn(benchmark::State& state) {
   at_rest.verbatim_after = std::max<int64_t>(newest - 50, 0);
   store::save_context_state(db, "c", at_rest);
   engine::BuiltContext built;
+  const bool fresh = state.range(1) == 1;
+  auto memo = std::make_unique<tokens::MemoCounter>(std::make_unique<Borrowed>(bare));
+  auto builder = std::make_unique<engine::Engine>(store::make_sqlite_storage(db), settings, *memo);
+  if (!fresh) built = builder->build("c", kUser);  // warm
   for (auto _ : state) {
-    state.PauseTiming();
-    auto memo = std::make_unique<tokens::MemoCounter>(std::make_unique<Borrowed>(bare));
-    auto builder =
-        std::make_unique<engine::Engine>(store::make_sqlite_storage(db), settings, *memo);
-    state.ResumeTiming();
+    if (fresh) {
+      state.PauseTiming();
+      builder.reset();
+      memo = std::make_unique<tokens::MemoCounter>(std::make_unique<Borrowed>(bare));
+      builder = std::make_unique<engine::Engine>(store::make_sqlite_storage(db), settings, *memo);
+      state.ResumeTiming();
+    }
     built = builder->build("c", kUser);
     benchmark::DoNotOptimize(built.messages.data());
-    state.PauseTiming();
-    builder.reset();
-    memo.reset();
-    state.ResumeTiming();
   }
   state.counters["counted"] = static_cast<double>(built.counted.size());
   state.counters["kept"] = static_cast<double>(built.figures.compressed_count);
 }
-BENCHMARK(BM_EngineColdTurn)->Arg(0)->Arg(1)->ArgName("stored")->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EngineColdTurn)
+    ->ArgsProduct({{0, 1}, {1, 0}})
+    ->ArgNames({"stored", "fresh"})
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_EngineCompress(benchmark::State& state) {
   const auto level = static_cast<engine::Level>(state.range(0));

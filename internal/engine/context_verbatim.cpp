@@ -22,7 +22,7 @@ void count_once(const tokens::TokenCounter& counter, const std::vector<common::M
     if (i < stored.size() && stored[i] >= 0)
       counter.remember(m.content, stored[i]);
     else if (m.history_id > 0)
-      counted.push_back({m.history_id, counter.count_text(m.content)});
+      counted.push_back({m.history_id, counter.count_text(m.content), m.content});
   }
 }
 

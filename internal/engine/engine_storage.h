@@ -33,7 +33,8 @@ class EngineStorage {
   virtual void write_context_state(const std::string& chat_id, const ContextState& s) = 0;
   virtual void write_blocks(const std::string& chat_id, const std::vector<BlockRecord>& blocks) = 0;
   // Inside the caller's transaction: history rows' token counts under `counter` (rows a front end
-  // wrote, counted the first time a turn read them).
+  // wrote, counted the first time a turn read them), each where the row still holds the text
+  // counted.
   virtual void write_token_counts(std::string_view counter,
                                   const std::vector<TokenCount>& counts) = 0;
   // calibration_store.h and context_state_store.h, each in its own transaction.

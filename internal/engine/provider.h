@@ -58,10 +58,13 @@ struct ChatState {
   std::vector<CustomBlock> custom;   // the chat's and every chat's custom blocks, oldest first
 };
 
-// A history row's token count (history.token_count), by the counter the engine counts with.
+// A history row's token count (history.token_count), by the counter the engine counts with, and
+// the text it counted: stored only while the row still holds that text (an edit or a reused id
+// between the read and the turn's completion leaves the row without a count).
 struct TokenCount {
   int64_t history_id = 0;
   int64_t tokens = 0;
+  std::string text;
   bool operator==(const TokenCount&) const = default;
 };
 

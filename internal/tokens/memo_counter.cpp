@@ -25,7 +25,10 @@ uint64_t draw_secret() {
 }  // namespace
 
 MemoCounter::MemoCounter(std::unique_ptr<TokenCounter> inner)
-    : inner_(std::move(inner)), secret_(draw_secret()), table_(kSlots) {}
+    : inner_(std::move(inner)),
+      stored_name_(std::string(inner_->name()) + "@" + std::to_string(kCountVersion)),
+      secret_(draw_secret()),
+      table_(kSlots) {}
 
 // Each 8-byte block is mixed with the secret and the running state; the secret is never
 // written anywhere, so which texts collide under it cannot be worked out from outside.
@@ -64,12 +67,16 @@ int64_t MemoCounter::count_text(std::string_view text) const {
 }
 
 void MemoCounter::remember(std::string_view text, int64_t tokens) const {
-  if (text.size() < kMinBytes || tokens < 0) return;
+  // A byte-level BPE token holds at least one byte: a count outside [1, bytes] is not this
+  // text's (a front end's figure, another counter's), and is not taken.
+  if (text.size() < kMinBytes || tokens < 1 || static_cast<uint64_t>(tokens) > text.size()) return;
   const uint64_t hash = std::hash<std::string_view>{}(text);
   const uint64_t keyed = keyed_hash(text);
   const size_t slot = hash & (kSlots - 1);
   const std::lock_guard<std::mutex> guard(locks_[slot % kStripes]);
-  table_[slot] = Entry{hash, keyed, text.size(), tokens};
+  Entry& e = table_[slot];
+  if (e.hash == hash && e.keyed == keyed && e.bytes == text.size()) return;  // counted here
+  e = Entry{hash, keyed, text.size(), tokens};
 }
 
 int64_t MemoCounter::hits() const { return hits_.load(std::memory_order_relaxed); }

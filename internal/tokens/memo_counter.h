@@ -13,6 +13,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "internal/tokens/token_counter.h"
@@ -31,9 +32,14 @@ class MemoCounter final : public TokenCounter {
   int64_t per_message() const noexcept override { return inner_->per_message(); }
   int64_t per_request() const noexcept override { return inner_->per_request(); }
   std::string_view name() const noexcept override { return inner_->name(); }
-  // Exact counts are worth storing: under the inner counter's name.
-  std::string_view stored_name() const noexcept override { return inner_->name(); }
-  // Keeps `tokens` as the count of `text` (a stored count: migration 0018), as if counted here.
+  // Exact counts are worth storing: under the inner counter's name and kCountVersion
+  // ("o200k_base@1"). A change to what a counter counts raises the version: counts stored
+  // before are then counted again, never trusted.
+  static constexpr int kCountVersion = 1;
+  std::string_view stored_name() const noexcept override { return stored_name_; }
+  // Keeps `tokens` as the count of `text` (a stored count: migration 0018), as if counted here,
+  // unless the memo holds that text already (its own count stays) or `tokens` is outside
+  // [1, bytes] (no byte-level BPE count is: the figure is not this text's).
   void remember(std::string_view text, int64_t tokens) const override;
 
   // Lookups answered from the memo and texts counted, since start (for tests and benches).
@@ -49,6 +55,7 @@ class MemoCounter final : public TokenCounter {
   };
   uint64_t keyed_hash(std::string_view text) const noexcept;
   std::unique_ptr<TokenCounter> inner_;
+  std::string stored_name_;
   uint64_t secret_;
   mutable std::vector<Entry> table_;
   mutable std::array<std::mutex, kStripes> locks_;

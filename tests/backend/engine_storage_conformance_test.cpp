@@ -146,10 +146,16 @@ TYPED_TEST(EngineStorageTest, TokenCountsAreStoredPerCounterAndClearedWhenTheTex
   EXPECT_EQ(h[1].content, "It has shipped.");
   // The engine's counts of rows without one, written in a transaction; another counter's
   // replaces a count.
-  b.s->write([&] { this->s().write_token_counts("o200k_base", {{1, 4}, {2, 9}}); });
+  // A row whose text is no longer the one counted (edited, or its id reused since the read) is
+  // left without a count.
+  b.s->write([&] {
+    this->s().write_token_counts(
+        "o200k_base",
+        {{1, 4, "a front end's row"}, {2, 9, "where is order 42?"}, {5, 1, "another text"}});
+  });
   this->s().provider().read_history("c", 10, 0, "o200k_base", counts);
   EXPECT_EQ(counts, (std::vector<int64_t>{4, 9, 3, 2, 5}));
-  b.s->write([&] { this->s().write_token_counts("llama3", {{5, 6}}); });
+  b.s->write([&] { this->s().write_token_counts("llama3", {{5, 6, "It has shipped."}}); });
   this->s().provider().read_history("c", 10, 0, "llama3", counts);
   EXPECT_EQ(counts, (std::vector<int64_t>{-1, -1, -1, -1, 6}));
   // An edit of a row's text clears its count; an edit of another column keeps it.

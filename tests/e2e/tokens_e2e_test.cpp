@@ -216,7 +216,7 @@ TEST_F(TokensE2eTest, EachHistoryRowsExactCountIsStoredOnceWithItsCounter) {
     EXPECT_EQ(num("SELECT count(*) FROM history WHERE chat_id = 'c'"), rows_expected);
     for (int64_t id = 1; id <= rows_expected; ++id) {
       const std::string where = " FROM history WHERE id = " + std::to_string(id);
-      EXPECT_EQ(str("SELECT token_counter" + where), "o200k_base") << id;
+      EXPECT_EQ(str("SELECT token_counter" + where), "o200k_base@1") << id;
       EXPECT_EQ(num("SELECT token_count" + where), o200k->count_text(str("SELECT text" + where)))
           << id;
     }

@@ -70,7 +70,7 @@ TEST_F(ContextVerbatimTest, StoredCountsAreLookedUpAndMissingOnesCountedOnceAndL
   for (size_t i = 0; i < provider_.history.size(); ++i)
     provider_.history[i].content = "a message long enough to be remembered, number " +
                                    std::to_string(i + 1) + std::string(20, '.');
-  provider_.stored_by = "bytes";
+  provider_.stored_by = "bytes@1";
   for (size_t i = 0; i < provider_.history.size(); ++i)
     provider_.stored.push_back(i % 3 == 0 ? -1 : 30 + static_cast<int64_t>(i));
   std::vector<std::string> seen;
@@ -80,7 +80,8 @@ TEST_F(ContextVerbatimTest, StoredCountsAreLookedUpAndMissingOnesCountedOnceAndL
   // Rows 1, 4, 7, 10 had no count: counted (once each) and listed with their byte counts.
   std::vector<TokenCount> want;
   for (const int64_t id : {1, 4, 7, 10})
-    want.push_back({id, static_cast<int64_t>(provider_.history[id - 1].content.size())});
+    want.push_back({id, static_cast<int64_t>(provider_.history[id - 1].content.size()),
+                    provider_.history[id - 1].content});
   EXPECT_EQ(r.verbatim.counted, want);
   EXPECT_EQ(seen.size(), 4u);
   // The others cost what was stored, without a count: the stored figure proves it.

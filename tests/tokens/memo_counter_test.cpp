@@ -61,7 +61,7 @@ TEST(MemoCounterTest, ATextIsCountedOnceAndShortTextsEveryTime) {
 TEST(MemoCounterTest, ARememberedCountIsAnsweredWithoutCounting) {
   std::atomic<int> calls{0};
   const MemoCounter memo(std::make_unique<Bytes>(calls));
-  EXPECT_EQ(memo.stored_name(), "bytes");
+  EXPECT_EQ(memo.stored_name(), "bytes@1");
   const std::string text = text_of(3, 300);
   memo.remember(text, 42);
   EXPECT_EQ(memo.count_text(text), 42);
@@ -71,6 +71,18 @@ TEST(MemoCounterTest, ARememberedCountIsAnsweredWithoutCounting) {
   memo.remember(text_of(4, 300), -1);  // not a count
   EXPECT_GT(memo.count_text(text_of(4, 300)), 0);
   EXPECT_EQ(calls.load(), 2);
+  // A count no byte-level BPE gives (0, or more tokens than bytes) is not taken.
+  memo.remember(text_of(5, 300), 0);
+  memo.remember(text_of(6, 300), 301);
+  EXPECT_GT(memo.count_text(text_of(5, 300)), 0);
+  const std::string six = text_of(6, 300);
+  EXPECT_EQ(memo.count_text(six),
+            static_cast<int64_t>(300 + std::count(six.begin(), six.end(), 'e')));
+  EXPECT_EQ(calls.load(), 4);
+  // A text the memo counted itself keeps its own count.
+  const int64_t own = memo.count_text(text_of(7, 300));
+  memo.remember(text_of(7, 300), 9);
+  EXPECT_EQ(memo.count_text(text_of(7, 300)), own);
 }
 
 TEST(MemoCounterTest, AnEditedTextOfTheSameLengthIsCountedAgain) {

@@ -47,7 +47,7 @@ class FixedCounter final : public TokenCounter {
 TEST(ScaledCounterTest, ItsCountsAreStoredUnderTheInnerNameOnlyUnscaled) {
   const MemoCounter memo(std::make_unique<CharsOver4Counter>(3, 3));
   ScaledCounter c(memo);
-  EXPECT_EQ(c.stored_name(), "chars4");
+  EXPECT_EQ(c.stored_name(), "chars4@1");
   const std::string text(200, 'a');
   c.remember(text, 7);  // reaches the memo
   EXPECT_EQ(c.count_text(text), 7);

@@ -347,10 +347,10 @@ Result Connection::run(const std::string& sql, const std::vector<Param>& params,
     values.push_back(repaired.back().c_str());
   }
   bool cancelled = false;
-  pg_result* r =
-      deadline ? exec_prepared_until(c_, it->second.c_str(), values, *deadline, &cancelled)
-               : PQexecPrepared(c_, it->second.c_str(), static_cast<int>(values.size()),
-                                values.data(), nullptr, nullptr, 0);
+  pg_result* r = deadline
+                     ? exec_prepared_until(c_, it->second.c_str(), values, *deadline, &cancelled)
+                     : PQexecPrepared(c_, it->second.c_str(), static_cast<int>(values.size()),
+                                      values.data(), nullptr, nullptr, 0);
   const auto status = PQresultStatus(r);
   const char* state = r != nullptr ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
   if (cancelled && status == PGRES_FATAL_ERROR && state != nullptr &&

@@ -107,8 +107,8 @@ class Connection {
     deadline_ = deadline;
   }
 
-  // Pooled: keeps the borrowed connection while `on` (a session setting such as SET
-  // statement_timeout is in force until its RESET). Direct: nothing to do.
+  // Pooled: keeps the borrowed connection while `on` (a session setting, from its SET to its
+  // RESET, stays with one server session). Direct: nothing to do.
   void hold(bool on);
 
   // True when the connection to the server is gone (a restart, a failover, a terminated

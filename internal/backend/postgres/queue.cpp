@@ -2,6 +2,7 @@
 
 #include "internal/backend/postgres/connection.h"
 #include "internal/backend/postgres/events.h"
+#include "internal/common/utf8.h"
 #include "internal/events/event_types.h"
 #include "internal/queue/lease_token.h"
 #include "internal/queue/queue_events.h"
@@ -71,9 +72,13 @@ const std::string kRequeue =
 
 int64_t ms(std::chrono::seconds s) { return std::chrono::milliseconds(s).count(); }
 
-// A row's token count and its counter's name as parameters: NULL when none is stored.
-db::pg::Param count_of(const TurnTokens& t, int64_t n) {
-  return t.counter.empty() || n < 0 ? db::pg::Param() : param(n);
+// A row's token count as a parameter: NULL when none is stored, or when the connection repairs
+// `text` on its way (a NUL byte, invalid UTF-8: connection.h) and the count is another text's.
+db::pg::Param count_of(const TurnTokens& t, int64_t n, const std::string& text) {
+  if (t.counter.empty() || n < 0 || text.find('\0') != std::string::npos ||
+      !common::is_valid_utf8(text))
+    return db::pg::Param();
+  return param(n);
 }
 db::pg::Param counter_of(const TurnTokens& t) {
   return t.counter.empty() ? db::pg::Param() : param(t.counter);
@@ -189,14 +194,14 @@ bool PgQueue::complete_within(const Task& task, const std::string& user_text,
     return false;             // lease taken over: the caller rolls back
   wake_chat_ = task.chat_id;  // until this transaction claims the chat's next task
   if (steps.empty()) {
-    c_.query(kHistory,
-             {param(task.chat_id), param(user_text), param(reply), param(task.id),
-              count_of(tokens, tokens.user), count_of(tokens, tokens.reply), counter_of(tokens)});
+    c_.query(kHistory, {param(task.chat_id), param(user_text), param(reply), param(task.id),
+                        count_of(tokens, tokens.user, user_text),
+                        count_of(tokens, tokens.reply, reply), counter_of(tokens)});
   } else {
     // The user's message, the steps in order, the reply: ids ascending in that order.
     c_.query(kHistoryRow,
              {param(task.chat_id), param("user"), param(user_text), param(task.id), std::nullopt,
-              std::nullopt, count_of(tokens, tokens.user), counter_of(tokens)});
+              std::nullopt, count_of(tokens, tokens.user, user_text), counter_of(tokens)});
     for (size_t i = 0; i < steps.size(); ++i) {
       const common::Message& m = steps[i];
       const int64_t n = i < tokens.steps.size() ? tokens.steps[i] : -1;
@@ -204,11 +209,11 @@ bool PgQueue::complete_within(const Task& task, const std::string& user_text,
                              param(m.content), param(task.id),
                              m.tool_calls.empty() ? db::pg::Param() : param(m.tool_calls),
                              m.tool_call_id.empty() ? db::pg::Param() : param(m.tool_call_id),
-                             count_of(tokens, n), counter_of(tokens)});
+                             count_of(tokens, n, m.content), counter_of(tokens)});
     }
     c_.query(kHistoryRow,
              {param(task.chat_id), param("assistant"), param(reply), param(task.id), std::nullopt,
-              std::nullopt, count_of(tokens, tokens.reply), counter_of(tokens)});
+              std::nullopt, count_of(tokens, tokens.reply, reply), counter_of(tokens)});
   }
   events::append_all(c_, list);
   return true;

@@ -6,7 +6,6 @@
 #include <queue>
 #include <stdexcept>
 
-
 #include "internal/backend/postgres/connection.h"
 #include "internal/recall/search_plan.h"
 #include "internal/recall/search_terms.h"

@@ -228,15 +228,17 @@ class PgStorage final : public engine::EngineStorage {
   void write_token_counts(std::string_view counter,
                           const std::vector<engine::TokenCount>& counts) override {
     if (counts.empty() || counter.empty()) return;
-    std::vector<db::pg::Param> ids, tokens;
+    std::vector<db::pg::Param> ids, tokens, texts;
     for (const engine::TokenCount& c : counts) {
       ids.push_back(param(c.history_id));
       tokens.push_back(param(c.tokens));
+      texts.push_back(c.text);
     }
     c_.query(
         "UPDATE history h SET token_count = v.n, token_counter = $1 FROM unnest($2::bigint[], "
-        "$3::integer[]) AS v(id, n) WHERE h.id = v.id",
-        {param(std::string(counter)), db::pg::array_literal(ids), db::pg::array_literal(tokens)});
+        "$3::integer[], $4::text[]) AS v(id, n, t) WHERE h.id = v.id AND h.text = v.t",
+        {param(std::string(counter)), db::pg::array_literal(ids), db::pg::array_literal(tokens),
+         db::pg::array_literal(texts)});
   }
   double calibration_scale(const std::string& endpoint, const std::string& model) override {
     const db::pg::Result r = c_.query(

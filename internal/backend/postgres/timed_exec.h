@@ -3,8 +3,10 @@
 // by RECALL_TIMEOUT_MS; a SET / RESET statement_timeout around them cost two round trips each
 // (four a turn, #30). Here the statement is sent, its answer awaited on the socket until the
 // deadline, and past it the server is asked to cancel it (PQcancel, a connection of its own):
-// the statement then ends with the server's 57014, or with its own result if it ended first.
-// Either way the connection is ready for the next statement.
+// the statement then ends with the server's 57014, or with its own result if it ended first, and
+// the connection is ready for the next statement. A server that answers neither within 2 s more
+// loses the connection (its socket shut: broken(), as after a restart). libpq 15's PQcancel
+// connects without a timeout: to a host that vanished it may block until TCP gives up.
 
 #include <chrono>
 #include <vector>

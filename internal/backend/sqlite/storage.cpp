@@ -37,11 +37,13 @@ class SqliteStorage final : public engine::EngineStorage {
   void write_token_counts(std::string_view counter,
                           const std::vector<engine::TokenCount>& counts) override {
     if (counts.empty() || counter.empty()) return;
-    SQLite::Statement q(db_, "UPDATE history SET token_count = ?, token_counter = ? WHERE id = ?");
+    SQLite::Statement q(
+        db_, "UPDATE history SET token_count = ?, token_counter = ? WHERE id = ? AND text = ?");
     for (const engine::TokenCount& c : counts) {
       q.bind(1, c.tokens);
       q.bind(2, std::string(counter));
       q.bind(3, c.history_id);
+      q.bind(4, c.text);
       q.exec();
       q.reset();
     }
