@@ -30,6 +30,9 @@ std::optional<std::string> canned_response(const Fault& fault) {
   if (k == "html502")
     return response(502, "<html><body><h1>502 Bad Gateway</h1></body></html>", {}, "text/html");
   if (k == "empty500") return response(500, "");
+  if (k == "or402")  // OpenRouter out of credits: a numeric code, its own words
+    return response(402, R"({"error":{"code":402,"message":"Insufficient credits. Add more )"
+                         R"(using https://openrouter.ai/credits"}})");
   if (k == "malformed") return response(200, "{\"choices\": [ {\"message\": ");
   return std::nullopt;
 }
@@ -41,6 +44,15 @@ void reshape(const std::string& kind, const std::string& arg, ReplyShape& shape)
   if (kind == "length") shape.finish = "length";
   if (kind == "nousage") shape.usage = false;
   if (kind == "chunked") shape.chunked = true;
+  if (kind == "filtered") {  // Azure's and Gemini's content filter: no text at all
+    shape.content = nullptr;
+    shape.finish = "content_filter";
+  }
+  if (kind == "refusal") {  // OpenAI's refusal field, the content null
+    shape.content = nullptr;
+    shape.refusal = "I'm sorry, I can't help with that.";
+  }
+  if (kind == "deepseek") shape.deepseek_cache = true;
 }
 
 }  // namespace

@@ -11,7 +11,9 @@
 //   truncated (Content-Length larger than the body, then close) · drop (close, no response)
 //   hang[:S] (no answer for S seconds, default forever) · slow:MS · null (content null)
 //   length (finish_reason length) · nousage · usage:N (usage.prompt_tokens N, hostile ones too)
-//   chunked (Transfer-Encoding: chunked)
+//   chunked (Transfer-Encoding: chunked) · filtered (content null, finish_reason content_filter)
+//   refusal (content null, message.refusal) · or402 (OpenRouter's 402, no credits)
+//   deepseek (usage's cache hits as prompt_cache_hit_tokens / prompt_cache_miss_tokens)
 // Summary requests have faults of their own, described in summaries.h; hostile bodies (deep
 // JSON, huge and endless bodies, a gzip bomb, an echoed key, outage windows) in hostile.h.
 

@@ -139,6 +139,10 @@ bool read_request(int fd, std::string& buffer, Request& req) {
   if (sp1 == std::string::npos || sp2 == std::string::npos) return false;
   req.method = request_line.substr(0, sp1);
   req.path = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
+  if (const size_t q = req.path.find('?'); q != std::string::npos) {  // Azure's ?api-version=…
+    req.query = req.path.substr(q + 1);
+    req.path.resize(q);
+  }
   parse_headers(head, line_end, req.headers);
   size_t length = 0;
   if (auto it = req.headers.find("content-length"); it != req.headers.end())

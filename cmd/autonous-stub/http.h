@@ -20,8 +20,9 @@ inline constexpr char kJsonType[] = "application/json";
 
 struct Request {
   std::string method;
-  std::string path;
-  Headers headers;  // names lower-cased
+  std::string path;   // without the query
+  std::string query;  // after '?', "" when none
+  Headers headers;    // names lower-cased
   std::string body;
 };
 

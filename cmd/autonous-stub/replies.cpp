@@ -14,15 +14,25 @@ json usage(const ReplyShape& shape, size_t prompt_chars, int64_t cached_chars, d
       shape.content.is_string()
           ? static_cast<int64_t>(shape.content.get<std::string>().size() / 4 + 1)
           : 0;
-  return {
+  const int64_t cached = std::min<int64_t>(prompt, cached_chars / 4);
+  json out = {
       {"prompt_tokens", prompt},
       {"completion_tokens", completion},
       {"total_tokens",
-       prompt > std::numeric_limits<int64_t>::max() - completion ? prompt : prompt + completion},
-      {"prompt_tokens_details", {{"cached_tokens", std::min<int64_t>(prompt, cached_chars / 4)}}}};
+       prompt > std::numeric_limits<int64_t>::max() - completion ? prompt : prompt + completion}};
+  if (shape.deepseek_cache) {
+    out["prompt_cache_hit_tokens"] = cached;
+    out["prompt_cache_miss_tokens"] = prompt - cached;
+  } else {
+    out["prompt_tokens_details"] = {{"cached_tokens", cached}};
+  }
+  return out;
 }
 
 json completion(const json& body, const ReplyShape& shape) {
+  json message = {{"role", "assistant"}, {"content", shape.content}};
+  if (!shape.tool_calls.is_null()) message["tool_calls"] = shape.tool_calls;
+  if (!shape.refusal.empty()) message["refusal"] = shape.refusal;
   return {
       {"id", "chatcmpl-stub"},
       {"object", "chat.completion"},
@@ -31,13 +41,7 @@ json completion(const json& body, const ReplyShape& shape) {
       {"model", body.value("model", "stub")},
       {"system_fingerprint", "stub"},
       {"choices",
-       json::array({{{"index", 0},
-                     {"message", shape.tool_calls.is_null()
-                                     ? json{{"role", "assistant"}, {"content", shape.content}}
-                                     : json{{"role", "assistant"},
-                                            {"content", shape.content},
-                                            {"tool_calls", shape.tool_calls}}},
-                     {"finish_reason", shape.finish}}})}};
+       json::array({{{"index", 0}, {"message", message}, {"finish_reason", shape.finish}}})}};
 }
 
 // The user's own text: a user message without the engine's data blocks (a summary leading it,

@@ -36,6 +36,8 @@ struct ReplyShape {
   bool usage = true;
   std::optional<int64_t> prompt_tokens;  // reported instead of the stub's own count
   bool chunked = false;
+  std::string refusal;          // message.refusal (OpenAI's refusal), when not empty
+  bool deepseek_cache = false;  // cache hits as DeepSeek reports them (prompt_cache_hit_tokens)
 };
 
 // The 200 response for a chat request `body`: the completion (model from the body), usage when the

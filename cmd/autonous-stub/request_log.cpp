@@ -15,7 +15,9 @@ void RequestLog::write(const Request& req, const json& body,
        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
            .count()},
       {"path", req.path},
+      {"query", req.query},
       {"authorization", auth != req.headers.end() ? json(auth->second) : json(nullptr)},
+      {"headers", json(req.headers)},
       {"fault", fault ? json(*fault) : json(nullptr)},
       {"body", body}};
   const std::lock_guard lock(mu_);

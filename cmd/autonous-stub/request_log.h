@@ -1,6 +1,7 @@
 #pragma once
-// --log FILE: appends one JSON line per chat request (flushed at once): t_ms, path,
-// authorization (or null), fault (the directive that fired, or null), body.
+// --log FILE: appends one JSON line per chat request (flushed at once): t_ms, path, query,
+// authorization (or null), headers (every header, names lower-cased), fault (the directive that
+// fired, or null), body.
 
 #include <fstream>
 #include <mutex>

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 
 #include "internal/common/text.h"
+#include "internal/config/http_headers.h"
 
 namespace autonous::config {
 namespace {
@@ -149,7 +150,8 @@ std::string authority_problem(const std::string& authority) {
   return "";
 }
 
-// scheme://host[:port][/path], http or https, no user info, query, fragment or whitespace.
+// scheme://host[:port][/path][?query], http or https, no user info, fragment or whitespace. A
+// query (Azure's ?api-version=…) is kept: the client puts it after /chat/completions.
 void check_base_url(const std::string& url, const char* name = "OPENAI_BASE_URL") {
   const std::string l = lower(url);
   const size_t scheme = l.rfind("https://", 0) == 0 ? 8 : l.rfind("http://", 0) == 0 ? 7 : 0;
@@ -159,8 +161,10 @@ void check_base_url(const std::string& url, const char* name = "OPENAI_BASE_URL"
   if (scheme == 0) refuse("is not an http:// or https:// URL");
   refuse_control_characters(name, url);
   if (url.find_first_of(" \t") != std::string::npos) refuse("holds whitespace");
-  if (url.find_first_of("?#") != std::string::npos) refuse("has a query or fragment");
-  const size_t host_end = std::min(url.find('/', scheme), url.size());
+  if (url.find('#') != std::string::npos) refuse("has a fragment");
+  if (url.find('?') != std::string::npos && url.find('?') + 1 == url.size())
+    refuse("ends with an empty query");
+  const size_t host_end = std::min(url.find_first_of("/?", scheme), url.size());
   const std::string authority = url.substr(scheme, host_end - scheme);
   if (authority.find('@') != std::string::npos)
     refuse(std::string("carries user info (put the key in ") +
@@ -169,15 +173,29 @@ void check_base_url(const std::string& url, const char* name = "OPENAI_BASE_URL"
   if (const std::string why = authority_problem(authority); !why.empty()) refuse(why);
 }
 
+// The URL's path without its trailing slashes, the query kept: https://h/v1/?q=1 →
+// https://h/v1?q=1.
+std::string without_trailing_slashes(const std::string& url) {
+  const size_t q = std::min(url.find('?'), url.size());
+  std::string path = url.substr(0, q);
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  return path + url.substr(q);
+}
+
 void read_llm(const EnvLookup& env, Config& c) {
   c.openai_base_url = trim(read_string(env, "OPENAI_BASE_URL", ""));
   if (!c.openai_base_url.empty()) {
     check_base_url(c.openai_base_url);
-    while (!c.openai_base_url.empty() && c.openai_base_url.back() == '/')
-      c.openai_base_url.pop_back();
+    c.openai_base_url = without_trailing_slashes(c.openai_base_url);
   }
   c.openai_api_key = trim(read_string(env, "OPENAI_API_KEY", ""));
   refuse_control_characters("OPENAI_API_KEY", c.openai_api_key);
+  c.openai_api_key_header = trim(read_string(env, "OPENAI_API_KEY_HEADER", ""));
+  if (!c.openai_api_key_header.empty())
+    check_header_name("OPENAI_API_KEY_HEADER", c.openai_api_key_header);
+  c.openai_extra_headers =
+      parse_extra_headers("OPENAI_EXTRA_HEADERS", read_string(env, "OPENAI_EXTRA_HEADERS", ""),
+                          c.openai_api_key_header, !c.openai_api_key.empty());
   c.openai_model = trim(read_string(env, "OPENAI_MODEL", c.openai_model));
   refuse_control_characters("OPENAI_MODEL", c.openai_model);
   c.system_prompt = read_string(env, "SYSTEM_PROMPT", c.system_prompt);
@@ -291,8 +309,7 @@ void read_recall(const EnvLookup& env, Config& c) {
   c.embedding_base_url = trim(read_string(env, "EMBEDDING_BASE_URL", ""));
   if (!c.embedding_base_url.empty()) {
     check_base_url(c.embedding_base_url, "EMBEDDING_BASE_URL");
-    while (!c.embedding_base_url.empty() && c.embedding_base_url.back() == '/')
-      c.embedding_base_url.pop_back();
+    c.embedding_base_url = without_trailing_slashes(c.embedding_base_url);
   }
   c.embedding_api_key = trim(read_string(env, "EMBEDDING_API_KEY", ""));
   refuse_control_characters("EMBEDDING_API_KEY", c.embedding_api_key);
@@ -303,6 +320,17 @@ void read_recall(const EnvLookup& env, Config& c) {
     throw ConfigError("EMBEDDING_API_KEY",
                       "is set without EMBEDDING_BASE_URL: the embeddings go to OPENAI_BASE_URL "
                       "with OPENAI_API_KEY; set EMBEDDING_BASE_URL for another endpoint");
+  c.embedding_api_key_header = trim(read_string(env, "EMBEDDING_API_KEY_HEADER", ""));
+  if (!c.embedding_api_key_header.empty())
+    check_header_name("EMBEDDING_API_KEY_HEADER", c.embedding_api_key_header);
+  c.embedding_extra_headers = parse_extra_headers(
+      "EMBEDDING_EXTRA_HEADERS", read_string(env, "EMBEDDING_EXTRA_HEADERS", ""),
+      c.embedding_api_key_header, !c.embedding_api_key.empty());
+  for (const char* v : {"EMBEDDING_API_KEY_HEADER", "EMBEDDING_EXTRA_HEADERS"})
+    if (c.embedding_base_url.empty() && !trim(read_string(env, v, "")).empty())
+      throw ConfigError(v,
+                        "is set without EMBEDDING_BASE_URL: the embeddings go to OPENAI_BASE_URL "
+                        "with OPENAI_API_KEY_HEADER and OPENAI_EXTRA_HEADERS");
   c.embedding_min_similarity =
       read_share(env, "EMBEDDING_MIN_SIMILARITY", c.embedding_min_similarity);
   c.embedding_timeout = std::chrono::milliseconds(

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "internal/config/listen_address.h"
 
@@ -40,6 +42,10 @@ struct Config {
   int database_pool_size = 8;
   std::string openai_base_url;  // empty when unset; required by `worker` only
   std::string openai_api_key;   // never logged, never stored
+  // OPENAI_API_KEY_HEADER: the header that carries the key as it is (empty: Authorization: Bearer).
+  std::string openai_api_key_header;
+  // OPENAI_EXTRA_HEADERS: sent on every call (config/http_headers.h); values never logged.
+  std::vector<std::pair<std::string, std::string>> openai_extra_headers;
   std::string openai_model = "gpt-4o-mini";
   std::string system_prompt = std::string(kDefaultSystemPrompt);
   int history_window = 100;
@@ -114,6 +120,9 @@ struct Config {
   std::string embedding_model;     // EMBEDDING_MODEL
   std::string embedding_base_url;  // EMBEDDING_BASE_URL (empty: OPENAI_BASE_URL's)
   std::string embedding_api_key;   // EMBEDDING_API_KEY (with EMBEDDING_BASE_URL); never logged
+  std::string embedding_api_key_header;  // EMBEDDING_API_KEY_HEADER (with EMBEDDING_BASE_URL)
+  std::vector<std::pair<std::string, std::string>>
+      embedding_extra_headers;                        // EMBEDDING_EXTRA_HEADERS
   double embedding_min_similarity = 0.4;              // EMBEDDING_MIN_SIMILARITY
   std::chrono::milliseconds embedding_timeout{5000};  // EMBEDDING_TIMEOUT_MS
   // The operator surface (internal/ops): off while HTTP_LISTEN is unset.

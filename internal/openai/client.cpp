@@ -97,19 +97,21 @@ std::string content_text(const json& message) {
   } else {
     out = string_or_empty(message, "content");
   }
-  if (out.empty()) out = string_or_empty(message, "refusal");
   return without_nul(out);
 }
 
-// `text` with every occurrence of `secret` replaced: some gateways echo the key in errors.
-std::string redacted(std::string text, const std::string& secret) {
-  if (secret.size() < 4) return text;
-  for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at))
-    text.replace(at, secret.size(), "[redacted]");
+// `text` with every occurrence of each secret (the key, the extra headers' values) replaced:
+// some gateways echo them in errors.
+std::string redacted(std::string text, const Secrets& secrets) {
+  for (const std::string& secret : secrets) {
+    if (secret.size() < 4) continue;
+    for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at))
+      text.replace(at, secret.size(), "[redacted]");
+  }
   return text;
 }
 
-[[noreturn]] void throw_api_error(const HttpResponse& r, const std::string& api_key,
+[[noreturn]] void throw_api_error(const HttpResponse& r, const Secrets& api_key,
                                   bool in_success_body = false) {
   std::string type;
   std::string code;
@@ -133,10 +135,13 @@ std::string redacted(std::string text, const std::string& secret) {
   }
   const std::optional<Overflow> overflow = read_overflow(r.status, r.body, type, code, message);
   // Redacted before clipping, so a key cut in half by the clip cannot survive either.
-  throw ApiError(r.status, redacted(type, api_key), redacted(code, api_key),
-                 "HTTP " + std::to_string(r.status) + ": " + clip(redacted(message, api_key)),
-                 parse_retry_after(r.headers, std::chrono::system_clock::now()), should_retry,
-                 in_success_body, overflow);
+  // A 402 says why in words of its own (OpenRouter's "Insufficient credits", others' less).
+  const std::string said = r.status == 402 ? "payment required: " : "";
+  throw ApiError(
+      r.status, redacted(type, api_key), redacted(code, api_key),
+      "HTTP " + std::to_string(r.status) + ": " + said + clip(redacted(message, api_key)),
+      parse_retry_after(r.headers, std::chrono::system_clock::now()), should_retry, in_success_body,
+      overflow);
 }
 
 int64_t int_or_zero(const json& j, const char* key) {
@@ -156,6 +161,10 @@ std::optional<Usage> read_usage(const json& body) {
     if (const auto c = d->find("cached_tokens"); c != d->end() && c->is_number_integer())
       usage.cached_tokens = c->get<int64_t>();
   }
+  // DeepSeek's own field for the prompt's tokens read from its cache (part of prompt_tokens).
+  if (!usage.cached_tokens)
+    if (const auto c = u->find("prompt_cache_hit_tokens"); c != u->end() && c->is_number_integer())
+      usage.cached_tokens = c->get<int64_t>();
   return usage;
 }
 
@@ -177,7 +186,7 @@ std::string made_up_call_id() {
 // (a server may require its own fields back: Gemini's thought signatures), with the id filled
 // in and the arguments as text; the key is redacted from all of it. A call without a function or
 // a function name makes the whole reply malformed (retryable, as any malformed reply).
-void read_tool_calls(const json& message, const std::string& api_key, ChatResult& out) {
+void read_tool_calls(const json& message, const Secrets& api_key, ChatResult& out) {
   const auto calls = message.find("tool_calls");
   if (calls == message.end() || !calls->is_array() || calls->empty()) return;
   json wire = json::array();
@@ -216,7 +225,7 @@ void read_tool_calls(const json& message, const std::string& api_key, ChatResult
       redacted(wire.dump(-1, ' ', false, json::error_handler_t::replace), api_key);
 }
 
-ChatResult parse_success(const HttpResponse& r, const std::string& api_key, bool tools_offered) {
+ChatResult parse_success(const HttpResponse& r, const Secrets& api_key, bool tools_offered) {
   if (nesting_depth(r.body, kMaxJsonDepth) > kMaxJsonDepth)
     throw ResponseError("malformed response: JSON nested deeper than " +
                         std::to_string(kMaxJsonDepth) + " levels (" +
@@ -243,6 +252,17 @@ ChatResult parse_success(const HttpResponse& r, const std::string& api_key, bool
   out.content = redacted(content_text(*message), api_key);
   out.finish_reason = redacted(string_or_empty(choice, "finish_reason"), api_key);
   if (tools_offered) read_tool_calls(*message, api_key, out);
+  if (out.content.empty() && out.tool_calls.empty()) {
+    // Withheld, not empty: another try would be filtered or refused again.
+    const std::string refusal =
+        redacted(without_nul(string_or_empty(*message, "refusal")), api_key);
+    if (!refusal.empty())
+      throw ReplyWithheldError("the model refused: " + clip(refusal), "refusal");
+    if (out.finish_reason == "content_filter")
+      throw ReplyWithheldError(
+          "the provider's content filter withheld the reply (finish_reason 'content_filter')",
+          "content_filter");
+  }
   if (out.content.empty() && out.tool_calls.empty())
     throw ResponseError("the reply has no text (finish_reason '" + out.finish_reason +
                             "'; tool calls and empty replies are not answers)",
@@ -271,7 +291,7 @@ std::vector<float> read_vector(const json& item) {
   return v;
 }
 
-EmbeddingResult parse_embeddings(const HttpResponse& r, size_t inputs, const std::string& api_key) {
+EmbeddingResult parse_embeddings(const HttpResponse& r, size_t inputs, const Secrets& api_key) {
   const json body = parse_bounded(r.body);
   if (body.is_discarded() || !body.is_object())
     throw ResponseError("malformed embeddings: body is not a JSON object (" +
@@ -345,10 +365,19 @@ std::string request_body(const std::string& model, const std::vector<common::Mes
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+std::string endpoint_url(const std::string& base_url, const std::string& path) {
+  const size_t q = std::min(base_url.find('?'), base_url.size());
+  return base_url.substr(0, q) + path + base_url.substr(q);
+}
+
 Client::Client(HttpTransport& transport, ClientOptions options)
     : transport_(transport),
       options_(std::move(options)),
-      url_(options_.base_url + "/chat/completions") {}
+      url_(endpoint_url(options_.base_url, "/chat/completions")),
+      embeddings_url_(endpoint_url(options_.base_url, "/embeddings")) {
+  secrets_.push_back(options_.api_key);
+  for (const auto& h : options_.extra_headers) secrets_.push_back(h.second);
+}
 
 HttpResponse Client::post(const std::string& url, std::string body,
                           std::chrono::milliseconds timeout,
@@ -356,14 +385,19 @@ HttpResponse Client::post(const std::string& url, std::string body,
   HttpRequest req;
   req.url = url;
   req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
-  if (!options_.api_key.empty())
-    req.headers.emplace_back("Authorization", "Bearer " + options_.api_key);
+  if (!options_.api_key.empty()) {
+    if (options_.key_header.empty())
+      req.headers.emplace_back("Authorization", "Bearer " + options_.api_key);
+    else
+      req.headers.emplace_back(options_.key_header, options_.api_key);
+  }
+  for (const auto& h : options_.extra_headers) req.headers.push_back(h);
   req.body = std::move(body);
   req.timeout = timeout;
   req.max_body_bytes = options_.max_response_bytes;
   req.keep_going = keep_going;
   HttpResponse r = transport_.post(req);
-  if (r.status < 200 || r.status >= 300) throw_api_error(r, options_.api_key);
+  if (r.status < 200 || r.status >= 300) throw_api_error(r, secrets_);
   return r;
 }
 
@@ -372,7 +406,7 @@ ChatResult Client::chat(const std::vector<common::Message>& messages,
   const auto started = std::chrono::steady_clock::now();
   const HttpResponse r =
       post(url_, request_body(options_.model, messages, call), options_.timeout, keep_going);
-  ChatResult out = parse_success(r, options_.api_key, offers_tools(call));
+  ChatResult out = parse_success(r, secrets_, offers_tools(call));
   out.latency = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
   return out;
@@ -384,9 +418,9 @@ EmbeddingResult Client::embed(const std::string& model, const std::vector<std::s
   const auto started = std::chrono::steady_clock::now();
   const json body = {{"model", model}, {"input", inputs}, {"encoding_format", "float"}};
   const HttpResponse r =
-      post(options_.base_url + "/embeddings",
-           body.dump(-1, ' ', false, json::error_handler_t::replace), timeout, keep_going);
-  EmbeddingResult out = parse_embeddings(r, inputs.size(), options_.api_key);
+      post(embeddings_url_, body.dump(-1, ' ', false, json::error_handler_t::replace), timeout,
+           keep_going);
+  EmbeddingResult out = parse_embeddings(r, inputs.size(), secrets_);
   out.latency = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
   return out;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "internal/common/message.h"
@@ -19,13 +20,26 @@ namespace autonous::openai {
 class HttpTransport;
 struct HttpResponse;
 
+// What the client redacts from everything a server's answer could echo.
+using Secrets = std::vector<std::string>;
+
 struct ClientOptions {
-  std::string base_url;  // e.g. https://api.openai.com/v1; "/chat/completions" is appended
-  std::string api_key;   // empty: no Authorization header
+  // e.g. https://api.openai.com/v1; "/chat/completions" (or "/embeddings") goes after its path
+  // and before its query (Azure: …/deployments/NAME?api-version=…).
+  std::string base_url;
+  std::string api_key;  // empty: no key header
   std::string model;
   std::chrono::milliseconds timeout{120000};
   size_t max_response_bytes = 8u << 20;  // MAX_RESPONSE_BYTES
+  // The header that carries the key as it is (Azure's api-key); empty: Authorization: Bearer.
+  std::string key_header = {};
+  // Sent on every call (OPENAI_EXTRA_HEADERS); never logged, redacted like the key from what
+  // the server's answers echo.
+  std::vector<std::pair<std::string, std::string>> extra_headers = {};
 };
+
+// `base_url` with `path` put after its path, before its query.
+std::string endpoint_url(const std::string& base_url, const std::string& path);
 
 // Per-call overrides of the request (the summarizer's model, a low temperature, a reply cap).
 struct CallOptions {
@@ -70,6 +84,8 @@ class Client {
   HttpTransport& transport_;
   ClientOptions options_;
   std::string url_;
+  std::string embeddings_url_;
+  std::vector<std::string> secrets_;  // the key and the extra headers' values: redacted
 };
 
 // The request body for `messages` (exposed for tests and the stub). Throws

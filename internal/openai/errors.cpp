@@ -67,6 +67,7 @@ bool ApiError::retryable() const noexcept {
 std::string ApiError::reason() const {
   if (context_overflow())
     return overflow_->probable ? "probable_context_overflow" : "context_length_exceeded";
+  if (status_ == 402) return "payment_required";  // OpenRouter and others: no credits left
   return "http_" + std::to_string(status_);
 }
 

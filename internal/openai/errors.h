@@ -93,6 +93,21 @@ class ResponseError final : public Error {
   std::string reason_;
 };
 
+// A 2xx whose answer the provider withheld: its content filter emptied it (finish_reason
+// "content_filter" with no text: Azure, Gemini; reason "content_filter") or the model refused
+// (message.refusal: reason "refusal", the refusal's text in the message). Not retryable: the
+// same prompt is filtered or refused again, so the task fails at once.
+class ReplyWithheldError final : public Error {
+ public:
+  ReplyWithheldError(const std::string& message, std::string reason)
+      : Error(message), reason_(std::move(reason)) {}
+  bool retryable() const noexcept override { return false; }
+  std::string reason() const override { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
 // A response body over the configured cap (MAX_RESPONSE_BYTES, counted after decoding): the
 // transfer is stopped there. Not retryable: a server that sends that much will again.
 class ResponseTooLargeError final : public Error {

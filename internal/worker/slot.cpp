@@ -11,6 +11,7 @@
 #include "internal/openai/errors.h"
 #include "internal/openai/http_transport.h"
 #include "internal/tools/http_tool.h"
+#include "internal/worker/client_options.h"
 #include "internal/worker/tool_post.h"
 #include "internal/worker/turn_events.h"
 #include "internal/worker/worker.h"
@@ -19,20 +20,6 @@ namespace autonous::worker {
 
 using std::chrono::milliseconds;
 using Kind = TurnOutcome::Kind;
-
-namespace {
-
-// The embeddings' own client when they have their own endpoint and key (EMBEDDING_BASE_URL).
-std::unique_ptr<openai::Client> embedding_client(const config::Config& config,
-                                                 openai::HttpTransport& transport) {
-  if (config.embedding_model.empty() || config.embedding_base_url.empty()) return nullptr;
-  return std::make_unique<openai::Client>(
-      transport, openai::ClientOptions{config.embedding_base_url, config.embedding_api_key,
-                                       config.embedding_model, config.llm_timeout,
-                                       static_cast<size_t>(config.max_response_bytes)});
-}
-
-}  // namespace
 
 Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
            const WorkerDeps& deps, WorkerStats& stats, RunState& run, const std::string& worker_id,
@@ -47,14 +34,15 @@ Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
       queue_(session_->queue()),
       counter_(*deps.counter),
       transport_(deps.make_transport()),
-      client_(*transport_, openai::ClientOptions{config.openai_base_url, config.openai_api_key,
-                                                 config.openai_model, config.llm_timeout,
-                                                 static_cast<size_t>(config.max_response_bytes)}),
+      client_(*transport_, chat_client_options(config)),
       summarizer_(
           client_, counter_,
           SummarizerOptions{engine.summary_model, engine.summary_max_tokens, engine.summary_shape,
                             engine.summary_window_budget, config.retry_base}),
-      embedding_client_(embedding_client(config, *transport_)),
+      embedding_client_(
+          embedding_client_options(config)
+              ? std::make_unique<openai::Client>(*transport_, *embedding_client_options(config))
+              : nullptr),
       embedder_(
           config.embedding_model.empty()
               ? nullptr
@@ -369,14 +357,13 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
   const std::string user_text = common::sanitize_utf8(task.text);
   const std::string& reply = o.result->content;
   const bool stopping = run_.stop.stop_requested();
-  // The rows' token counts, stored with them when the counter is exact (migration 0018): the
-  // user's text was counted by the build (a lookup now), the reply is counted once here.
-  queue::TurnTokens tokens;
+  queue::TurnTokens tokens;  // the rows' counts, stored with them when exact (migration 0018)
   if (!counter_.stored_name().empty()) {
-    tokens.counter = std::string(counter_.stored_name());
-    tokens.user = counter_.count_text(user_text);
+    tokens = {std::string(counter_.stored_name()),
+              counter_.count_text(user_text),
+              {},
+              counter_.count_text(reply)};
     for (const common::Message& m : o.steps) tokens.steps.push_back(counter_.count_text(m.content));
-    tokens.reply = counter_.count_text(reply);
   }
   std::optional<queue::Task> next;
   // One transaction, the slot's: the pair, the task done, the trail, the chat's context state

@@ -5,6 +5,7 @@
 // forge conversation turns or instructions through the summary.
 
 #include <set>
+#include <tuple>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -119,6 +120,65 @@ TEST_P(LearnedLimitE2eTest, ASmallerServerIsLearnedOnceAndRememberedAcrossRestar
 INSTANTIATE_TEST_SUITE_P(Providers, LearnedLimitE2eTest,
                          ::testing::Values("openai", "vllm", "llamacpp", "gemini", "anthropic",
                                            "mistral", "openrouter", "deepseek", "groq"));
+
+// #31 through the real binary: an Azure-shaped base URL (a deployment path and
+// ?api-version=…), the key in `api-key`, extra headers on every call; the header values are in
+// no log line, event or error. Then the replies providers mean as failures: a content filter, a
+// refusal and OpenRouter's 402 fail at once (one attempt each), saying why; DeepSeek's cache
+// hits are counted as cached tokens.
+TEST_F(ProviderE2eTest, AzuresUrlAndHeadersAreSentAndWithheldRepliesFailAtOnce) {
+  StubServer stub(dir_.path().string());
+  const std::string azure = "http://127.0.0.1:" + std::to_string(stub.port()) +
+                            "/openai/deployments/gpt4o/?api-version=2024-10-21";
+  Env e = env(stub, {{"OPENAI_BASE_URL", azure},
+                     {"OPENAI_API_KEY", "azure-s3cret-key"},
+                     {"OPENAI_API_KEY_HEADER", "api-key"},
+                     {"OPENAI_EXTRA_HEADERS",
+                      R"({"X-Title": "My bot", "X-Gateway-Token": "gw-s3cret-token"})"},
+                     {"LOG_LEVEL", "debug"}});
+  enqueue("a", "hello Azure");
+  const int64_t filtered = enqueue("f", "tell me [[stub:filtered]]");
+  const int64_t refused = enqueue("r", "tell me [[stub:refusal]]");
+  const int64_t broke = enqueue("p", "tell me [[stub:or402]]");
+  enqueue("d", "cached? [[stub:deepseek]]");
+  const ProcessResult r = drain(e);
+  for (const std::string secret : {"azure-s3cret-key", "gw-s3cret-token"}) {
+    EXPECT_EQ(r.out.find(secret), std::string::npos) << secret;
+    EXPECT_EQ(r.err.find(secret), std::string::npos) << secret;
+    EXPECT_EQ(
+        num("SELECT count(*) FROM events WHERE CAST(payload AS TEXT) LIKE '%" + secret + "%'"), 0);
+    EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE coalesce(error, '') LIKE '%" + secret + "%'"),
+              0);
+  }
+  const std::vector<std::string> lines = stub.log_lines();
+  ASSERT_GE(lines.size(), 5u);
+  for (const auto& line : lines) {
+    const json j = json::parse(line);
+    EXPECT_EQ(j["path"], "/openai/deployments/gpt4o/chat/completions");
+    EXPECT_EQ(j["query"], "api-version=2024-10-21");
+    EXPECT_TRUE(j["authorization"].is_null());
+    EXPECT_EQ(j["headers"]["api-key"], "azure-s3cret-key");
+    EXPECT_EQ(j["headers"]["x-title"], "My bot");
+    EXPECT_EQ(j["headers"]["x-gateway-token"], "gw-s3cret-token");
+  }
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE chat_id = 'a'"), "done");
+  for (const auto& [id, reason, words] : std::vector<std::tuple<int64_t, std::string, std::string>>{
+           {filtered, "content_filter", "content filter"},
+           {refused, "refusal", "I'm sorry, I can't help with that."},
+           {broke, "payment_required", "payment required: Insufficient credits"}}) {
+    const std::string t = std::to_string(id);
+    EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + t), "failed") << reason;
+    EXPECT_EQ(num("SELECT attempts FROM tasks WHERE id = " + t), 1) << reason;
+    EXPECT_NE(str("SELECT error FROM tasks WHERE id = " + t).find(words), std::string::npos)
+        << str("SELECT error FROM tasks WHERE id = " + t);
+    const auto failed = payloads("turn.failed", id);
+    ASSERT_EQ(failed.size(), 1u) << reason;
+    EXPECT_EQ(failed[0]["reason"], reason);
+  }
+  const auto deepseek = payloads("llm.response", num("SELECT id FROM tasks WHERE chat_id = 'd'"));
+  ASSERT_EQ(deepseek.size(), 1u);
+  EXPECT_TRUE(deepseek[0]["usage"]["cached_tokens"].is_number_integer()) << deepseek[0].dump();
+}
 
 TEST_F(ProviderE2eTest, AServerThatCutsThePromptSilentlyIsWarnedAbout) {
   StubServer stub(dir_.path().string(), 0, {"--silent-limit", "1000"});

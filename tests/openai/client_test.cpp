@@ -77,9 +77,21 @@ TEST_F(ClientTest, ToleratesMissingUsageNullContentAndUnknownFields) {
       {200,
        {},
        R"({"choices":[{"message":{"role":"assistant","content":null,"refusal":"I can't."},"finish_reason":"content_filter","logprobs":null}],"timings":{}})"});
+  // A refusal is withheld, not an answer (#31): fails at once, the refusal's text in the error.
+  try {
+    (void)client().chat(messages_);
+    FAIL() << "a refusal was accepted";
+  } catch (const ReplyWithheldError& e) {
+    EXPECT_EQ(e.reason(), "refusal");
+    EXPECT_FALSE(e.retryable());
+    EXPECT_NE(std::string(e.what()).find("I can't."), std::string::npos) << e.what();
+  }
+  transport_.push(
+      {200,
+       {},
+       R"({"choices":[{"message":{"role":"assistant","content":"ok"},"finish_reason":"stop","logprobs":null}],"timings":{}})"});
   const ChatResult r = client().chat(messages_);
-  EXPECT_EQ(r.content, "I can't.");
-  EXPECT_EQ(r.finish_reason, "content_filter");
+  EXPECT_EQ(r.content, "ok");
   EXPECT_FALSE(r.usage);
   // A tool_calls-only or null reply is not an answer: retried with a clear reason, never
   // stored as an empty "done" reply.

@@ -1,0 +1,121 @@
+// #31, providers as they are: a base URL with a query and the key in another header (Azure),
+// extra headers (OpenRouter's attribution), what a content filter, a refusal and a 402 mean,
+// DeepSeek's cache fields.
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "internal/openai/client.h"
+#include "internal/openai/errors.h"
+#include "tests/support/scripted_transport.h"
+
+namespace autonous::openai {
+namespace {
+
+using common::Message;
+using common::Role;
+
+const std::string kProviderOk = R"({"id":"x","model":"gpt-4o-mini-2024","system_fingerprint":"fp",
+  "choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],
+  "usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,
+           "prompt_tokens_details":{"cached_tokens":8}}})";
+
+class ProvidersTest : public ::testing::Test {
+ protected:
+  Client client() {
+    return Client(transport_,
+                  {"http://127.0.0.1:1/v1", "sk-secret", "m1", std::chrono::seconds(5)});
+  }
+  const std::vector<Message> messages_ = {{Role::kSystem, "sys", 0}, {Role::kUser, "hi", 0}};
+  testing::ScriptedTransport transport_;
+};
+
+// Runs one chat against a scripted response and returns the ApiError it must throw.
+template <typename E>
+E expect_provider_error(Client c, const std::vector<Message>& m) {
+  try {
+    c.chat(m);
+  } catch (const E& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no exception of the expected type";
+  throw std::logic_error("unreachable");
+}
+
+// #31's provider plumbing: a base URL's query goes after the endpoint's path (Azure's
+// api-version), the key in the header named (Azure's api-key) instead of Authorization, extra
+// headers on every call; a server echoing a header's value has it redacted like the key.
+TEST_F(ProvidersTest, TheQueryTheKeysHeaderAndExtraHeadersReachTheWire) {
+  ClientOptions o{"https://r.openai.azure.com/openai/deployments/d?api-version=2024-10-21",
+                  "azure-key", "gpt-4o", std::chrono::seconds(5)};
+  o.key_header = "api-key";
+  o.extra_headers = {{"X-Title", "My bot"}, {"X-Gateway-Secret", "gw-s3cret"}};
+  Client c(transport_, o);
+  transport_.push({200, {}, kProviderOk});
+  c.chat(messages_);
+  const auto& req = transport_.requests[0];
+  EXPECT_EQ(
+      req.url,
+      "https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21");
+  std::map<std::string, std::string> h(req.headers.begin(), req.headers.end());
+  EXPECT_EQ(h["api-key"], "azure-key");
+  EXPECT_EQ(h.count("Authorization"), 0u);
+  EXPECT_EQ(h["X-Title"], "My bot");
+  EXPECT_EQ(h["X-Gateway-Secret"], "gw-s3cret");
+  transport_.push({200, {}, R"({"data":[{"embedding":[0.5,0.5]}]})"});
+  c.embed("e", {"x"}, std::chrono::seconds(1));
+  EXPECT_EQ(transport_.requests[1].url,
+            "https://r.openai.azure.com/openai/deployments/d/embeddings?api-version=2024-10-21");
+  transport_.push({401, {}, R"({"error":{"message":"bad header gw-s3cret or key azure-key"}})"});
+  const auto e = expect_provider_error<ApiError>(c, messages_);
+  EXPECT_EQ(std::string(e.what()).find("gw-s3cret"), std::string::npos) << e.what();
+  EXPECT_EQ(std::string(e.what()).find("azure-key"), std::string::npos) << e.what();
+  EXPECT_EQ(endpoint_url("http://h/v1", "/chat/completions"), "http://h/v1/chat/completions");
+}
+
+// #31: replies classified as providers mean them. A content filter's empty reply and a 402
+// fail at once, each saying why; DeepSeek's cache hits are read as cached tokens.
+TEST_F(ProvidersTest, ContentFilterAndPaymentRequiredFailAtOnceAndDeepSeeksCacheIsRead) {
+  transport_.push({200, {}, R"({"choices":[{"index":0,"finish_reason":"content_filter",
+    "message":{"role":"assistant","content":null},"content_filter_results":{"hate":
+    {"filtered":true,"severity":"high"}}}]})"});
+  try {
+    (void)client().chat(messages_);
+    FAIL() << "a filtered reply was accepted";
+  } catch (const ReplyWithheldError& e) {
+    EXPECT_EQ(e.reason(), "content_filter");
+    EXPECT_FALSE(e.retryable());
+  }
+  // A partial text cut by the filter is still the reply (Azure sometimes sends one).
+  transport_.push({200, {}, R"({"choices":[{"finish_reason":"content_filter",
+    "message":{"content":"Here is the first part"}}]})"});
+  EXPECT_EQ(client().chat(messages_).content, "Here is the first part");
+  transport_.push(
+      {402,
+       {},
+       R"({"error":{"code":402,"message":"Insufficient credits. Add more using https://openrouter.ai/credits"}})"});
+  const auto e = expect_provider_error<ApiError>(client(), messages_);
+  EXPECT_EQ(e.reason(), "payment_required");
+  EXPECT_FALSE(e.retryable());
+  EXPECT_NE(std::string(e.what()).find("HTTP 402: payment required: Insufficient credits"),
+            std::string::npos)
+      << e.what();
+  transport_.push({200, {}, R"({"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],
+    "usage":{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105,
+             "prompt_cache_hit_tokens":64,"prompt_cache_miss_tokens":36}})"});
+  const ChatResult r = client().chat(messages_);
+  ASSERT_TRUE(r.usage);
+  EXPECT_EQ(r.usage->cached_tokens, 64);
+  EXPECT_EQ(r.usage->prompt_tokens, 100);
+  // OpenAI's own field wins when both are there.
+  transport_.push({200, {}, R"({"choices":[{"message":{"content":"hi"}}],"usage":{
+    "prompt_tokens":10,"prompt_tokens_details":{"cached_tokens":3},"prompt_cache_hit_tokens":9}})"});
+  EXPECT_EQ(client().chat(messages_).usage->cached_tokens, 3);
+}
+
+}  // namespace
+}  // namespace autonous::openai
