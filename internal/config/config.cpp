@@ -155,8 +155,11 @@ std::string authority_problem(const std::string& authority) {
 void check_base_url(const std::string& url, const char* name = "OPENAI_BASE_URL") {
   const std::string l = lower(url);
   const size_t scheme = l.rfind("https://", 0) == 0 ? 8 : l.rfind("http://", 0) == 0 ? 7 : 0;
+  // A query may hold a gateway's subscription key: never echoed.
+  const std::string shown =
+      url.find('?') == std::string::npos ? url : url.substr(0, url.find('?')) + "?…";
   const auto refuse = [&](const std::string& why) {
-    throw ConfigError(name, "'" + url + "' " + why + "; expected e.g. https://api.openai.com/v1");
+    throw ConfigError(name, "'" + shown + "' " + why + "; expected e.g. https://api.openai.com/v1");
   };
   if (scheme == 0) refuse("is not an http:// or https:// URL");
   refuse_control_characters(name, url);

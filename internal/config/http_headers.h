@@ -13,15 +13,16 @@ namespace autonous::config {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
-// `name` checked as a header name (RFC 9110 token characters), for `variable`. Throws
-// ConfigError.
+// `name` checked as a header name (RFC 9110 token characters) that autonous does not write
+// itself, for `variable`. Throws ConfigError (without echoing a bad name).
 void check_header_name(const std::string& variable, const std::string& name);
 
 // The headers of `json_text` (`variable`'s value: a JSON object of strings), in the object's
 // order. Throws ConfigError naming `variable`: not a JSON object, a value that is not a string or
-// holds a line break or NUL, a bad name, a name given twice (in any case), a header autonous
-// writes itself (Content-Type, Content-Length, Host, Transfer-Encoding, Connection, Accept,
-// Accept-Encoding) or the key's own header (`key_header`, when a key is set).
+// is empty or holds a control character (tab allowed), a bad name, a name given twice (in any
+// case), a header autonous writes itself (Content-Type, Content-Length, Host, Transfer-Encoding,
+// Connection, Accept, Accept-Encoding, Expect) or the key's own header (`key_header`, when a
+// key is set). A bad name is not echoed (it may hold a key typed in the wrong place).
 Headers parse_extra_headers(const std::string& variable, const std::string& json_text,
                             const std::string& key_header, bool key_set);
 

@@ -1,16 +1,19 @@
 #include "internal/openai/client.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "internal/openai/errors.h"
 #include "internal/openai/http_transport.h"
+#include "internal/openai/redact.h"
 #include "internal/openai/retry_after.h"
 
 namespace autonous::openai {
@@ -100,15 +103,15 @@ std::string content_text(const json& message) {
   return without_nul(out);
 }
 
-// `text` with every occurrence of each secret (the key, the extra headers' values) replaced:
-// some gateways echo them in errors.
-std::string redacted(std::string text, const Secrets& secrets) {
-  for (const std::string& secret : secrets) {
-    if (secret.size() < 4) continue;
-    for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at))
-      text.replace(at, secret.size(), "[redacted]");
-  }
-  return text;
+// The HTTP status an error object inside a 2xx body states as its numeric code, else 500.
+long status_in_body(const json& body) {
+  const json& e = body["error"];
+  if (e.is_object())
+    if (const auto c = e.find("code"); c != e.end() && c->is_number_integer()) {
+      const auto code = c->get<int64_t>();
+      if (code >= 400 && code <= 599) return static_cast<long>(code);
+    }
+  return 500;
 }
 
 [[noreturn]] void throw_api_error(const HttpResponse& r, const Secrets& api_key,
@@ -165,6 +168,8 @@ std::optional<Usage> read_usage(const json& body) {
   if (!usage.cached_tokens)
     if (const auto c = u->find("prompt_cache_hit_tokens"); c != u->end() && c->is_number_integer())
       usage.cached_tokens = c->get<int64_t>();
+  if (usage.cached_tokens)  // a part of the prompt: within [0, prompt_tokens]
+    usage.cached_tokens = std::clamp<int64_t>(*usage.cached_tokens, 0, usage.prompt_tokens);
   return usage;
 }
 
@@ -234,9 +239,11 @@ ChatResult parse_success(const HttpResponse& r, const Secrets& api_key, bool too
   if (body.is_discarded() || !body.is_object())
     throw ResponseError("malformed response: body is not a JSON object (" +
                         std::to_string(r.body.size()) + " bytes)");
-  // Some servers answer 200 with an error object.
+  // Some servers answer 200 with an error object: its own status when its code is one
+  // (OpenRouter's {"error": {"code": 402, …}}), else a 500.
   if (body.contains("error") && !body.contains("choices"))
-    throw_api_error(HttpResponse{500, r.headers, r.body}, api_key, /*in_success_body=*/true);
+    throw_api_error(HttpResponse{status_in_body(body), r.headers, r.body}, api_key,
+                    /*in_success_body=*/true);
   const auto choices = body.find("choices");
   if (choices == body.end() || !choices->is_array() || choices->empty() ||
       !(*choices)[0].is_object())
@@ -254,8 +261,10 @@ ChatResult parse_success(const HttpResponse& r, const Secrets& api_key, bool too
   if (tools_offered) read_tool_calls(*message, api_key, out);
   if (out.content.empty() && out.tool_calls.empty()) {
     // Withheld, not empty: another try would be filtered or refused again.
-    const std::string refusal =
-        redacted(without_nul(string_or_empty(*message, "refusal")), api_key);
+    const auto field = message->find("refusal");  // a string; `false` or an object is none
+    const std::string refusal = field != message->end() && field->is_string()
+                                    ? redacted(without_nul(field->get<std::string>()), api_key)
+                                    : std::string();
     if (!refusal.empty())
       throw ReplyWithheldError("the model refused: " + clip(refusal), "refusal");
     if (out.finish_reason == "content_filter")
@@ -374,10 +383,8 @@ Client::Client(HttpTransport& transport, ClientOptions options)
     : transport_(transport),
       options_(std::move(options)),
       url_(endpoint_url(options_.base_url, "/chat/completions")),
-      embeddings_url_(endpoint_url(options_.base_url, "/embeddings")) {
-  secrets_.push_back(options_.api_key);
-  for (const auto& h : options_.extra_headers) secrets_.push_back(h.second);
-}
+      embeddings_url_(endpoint_url(options_.base_url, "/embeddings")),
+      secrets_(secrets_of(options_.api_key, options_.extra_headers)) {}
 
 HttpResponse Client::post(const std::string& url, std::string body,
                           std::chrono::milliseconds timeout,

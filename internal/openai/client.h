@@ -13,15 +13,13 @@
 #include <vector>
 
 #include "internal/common/message.h"
+#include "internal/openai/redact.h"
 #include "internal/openai/types.h"
 
 namespace autonous::openai {
 
 class HttpTransport;
 struct HttpResponse;
-
-// What the client redacts from everything a server's answer could echo.
-using Secrets = std::vector<std::string>;
 
 struct ClientOptions {
   // e.g. https://api.openai.com/v1; "/chat/completions" (or "/embeddings") goes after its path

@@ -59,6 +59,8 @@ ApiError::ApiError(long status, std::string type, std::string code, const std::s
 
 bool ApiError::retryable() const noexcept {
   if (should_retry_) return *should_retry_;  // the server's own word (x-should-retry)
+  // A 402 with Retry-After is a budget that refills (OpenRouter's); without it, no credits.
+  if (status_ == 402) return retry_after_.has_value();
   // As the official client: 408, 409, 429 and 5xx are worth another try. A context overflow
   // is not retried as it is: the worker learns the budget, compacts and retries (at most twice).
   return status_ == 408 || status_ == 409 || status_ == 429 || status_ >= 500;
@@ -67,7 +69,8 @@ bool ApiError::retryable() const noexcept {
 std::string ApiError::reason() const {
   if (context_overflow())
     return overflow_->probable ? "probable_context_overflow" : "context_length_exceeded";
-  if (status_ == 402) return "payment_required";  // OpenRouter and others: no credits left
+  if (status_ == 402) return "payment_required";           // OpenRouter and others: no credits left
+  if (code_ == "content_filter") return "content_filter";  // Azure's filter refused the prompt
   return "http_" + std::to_string(status_);
 }
 

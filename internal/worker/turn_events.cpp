@@ -4,6 +4,7 @@
 
 #include "internal/common/utf8.h"
 #include "internal/engine/context_report.h"
+#include "internal/engine/context_state_store.h"
 #include "internal/events/event_types.h"
 
 namespace autonous::worker {
@@ -60,7 +61,7 @@ void add_context(Trail& trail, const TurnOutcome& o, const ContextStep& step) {
 
 void add_learned(Trail& trail, const LearnedBudget& l, common::TimePoint at) {
   trail.add(events::kContextLimitLearned,
-            {{"endpoint", l.endpoint},
+            {{"endpoint", engine::endpoint_key(l.endpoint)},
              {"model", l.model},
              {"budget_tokens", l.budget_tokens},
              {"sent_tokens", l.sent_tokens},

@@ -76,6 +76,9 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
         std::make_unique<Slot>(config_, engine_, deps_, stats_, state, config_.worker_id, i));
   spdlog::info("worker started worker_id={:?} concurrency={} drain={}", config_.worker_id,
                config_.worker_concurrency, drain_);
+  if (!config_.openai_api_key_header.empty() && config_.openai_api_key.empty())
+    spdlog::warn("OPENAI_API_KEY_HEADER={} is set but OPENAI_API_KEY is empty: no key is sent",
+                 config_.openai_api_key_header);
 
   std::atomic<int> running{config_.worker_concurrency};
   std::mutex failure_mu;

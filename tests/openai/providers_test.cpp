@@ -117,5 +117,44 @@ TEST_F(ProvidersTest, ContentFilterAndPaymentRequiredFailAtOnceAndDeepSeeksCache
   EXPECT_EQ(client().chat(messages_).usage->cached_tokens, 3);
 }
 
+// The review's cases: only credential-like headers are redacted (a bot's title stays in its
+// replies), a secret found inside "[redacted]" ends, Azure's prompt filter (a 400 with code
+// content_filter), a 402 inside a 200 body, a 402 with Retry-After (a budget that refills),
+// a refusal that is not text, and cached tokens kept within the prompt.
+TEST_F(ProvidersTest, WhatTheReviewFoundIsClassifiedAndRedactedRight) {
+  ClientOptions o{"http://h/v1", "redacted", "m", std::chrono::seconds(5)};
+  o.extra_headers = {{"X-Title", "My bot"}, {"X-Api-Token", "tok-s3cret"}};
+  Client c(transport_, o);
+  transport_.push({200, {}, R"({"choices":[{"message":{"content":
+    "I am My bot. The token is tok-s3cret; redacted redacted."}}]})"});
+  const ChatResult r = c.chat(messages_);
+  EXPECT_EQ(r.content, "I am My bot. The token is [redacted]; [redacted] [redacted].");
+  transport_.push(
+      {400,
+       {},
+       R"({"error":{"code":"content_filter","message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy."}})"});
+  auto e = expect_provider_error<ApiError>(client(), messages_);
+  EXPECT_EQ(e.reason(), "content_filter");
+  EXPECT_FALSE(e.retryable());
+  transport_.push({200, {}, R"({"error":{"code":402,"message":"Insufficient credits"}})"});
+  e = expect_provider_error<ApiError>(client(), messages_);
+  EXPECT_EQ(e.status(), 402);
+  EXPECT_EQ(e.reason(), "payment_required");
+  EXPECT_FALSE(e.retryable());
+  transport_.push({402, {{"retry-after", "5"}}, R"({"error":{"message":"over budget"}})"});
+  e = expect_provider_error<ApiError>(client(), messages_);
+  EXPECT_TRUE(e.retryable());
+  transport_.push({200, {}, R"({"choices":[{"message":{"content":null,"refusal":false}}]})"});
+  try {
+    (void)client().chat(messages_);
+    FAIL() << "accepted";
+  } catch (const ResponseError& re) {
+    EXPECT_EQ(re.reason(), "empty_reply");
+  }
+  transport_.push({200, {}, R"({"choices":[{"message":{"content":"x"}}],"usage":{
+    "prompt_tokens":10,"prompt_cache_hit_tokens":99}})"});
+  EXPECT_EQ(client().chat(messages_).usage->cached_tokens, 10);
+}
+
 }  // namespace
 }  // namespace autonous::openai
