@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "internal/openai/errors.h"
-#include "tests/support/scripted_transport.h"
+#include "tests/openai/client_fixture.h"
 
 namespace autonous::openai {
 namespace {
@@ -15,32 +15,10 @@ namespace {
 using common::Message;
 using common::Role;
 
-const std::string kOk = R"({"id":"x","model":"gpt-4o-mini-2024","system_fingerprint":"fp",
-  "choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],
-  "usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,
-           "prompt_tokens_details":{"cached_tokens":8}}})";
+using testing_support::expect_throw;
+using testing_support::kOk;
 
-class ClientTest : public ::testing::Test {
- protected:
-  Client client() {
-    return Client(transport_,
-                  {"http://127.0.0.1:1/v1", "sk-secret", "m1", std::chrono::seconds(5)});
-  }
-  const std::vector<Message> messages_ = {{Role::kSystem, "sys", 0}, {Role::kUser, "hi", 0}};
-  testing::ScriptedTransport transport_;
-};
-
-// Runs one chat against a scripted response and returns the ApiError it must throw.
-template <typename E>
-E expect_throw(Client c, const std::vector<Message>& m) {
-  try {
-    c.chat(m);
-  } catch (const E& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no exception of the expected type";
-  throw std::logic_error("unreachable");
-}
+class ClientTest : public testing_support::ClientFixture {};
 
 TEST_F(ClientTest, SendsModelMessagesAndBearerKey) {
   transport_.push({200, {}, kOk});

@@ -11,7 +11,7 @@
 
 #include "internal/openai/client.h"
 #include "internal/openai/errors.h"
-#include "tests/support/scripted_transport.h"
+#include "tests/openai/client_fixture.h"
 
 namespace autonous::openai {
 namespace {
@@ -19,32 +19,10 @@ namespace {
 using common::Message;
 using common::Role;
 
-const std::string kProviderOk = R"({"id":"x","model":"gpt-4o-mini-2024","system_fingerprint":"fp",
-  "choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],
-  "usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,
-           "prompt_tokens_details":{"cached_tokens":8}}})";
+using testing_support::expect_throw;
+using testing_support::kOk;
 
-class ProvidersTest : public ::testing::Test {
- protected:
-  Client client() {
-    return Client(transport_,
-                  {"http://127.0.0.1:1/v1", "sk-secret", "m1", std::chrono::seconds(5)});
-  }
-  const std::vector<Message> messages_ = {{Role::kSystem, "sys", 0}, {Role::kUser, "hi", 0}};
-  testing::ScriptedTransport transport_;
-};
-
-// Runs one chat against a scripted response and returns the ApiError it must throw.
-template <typename E>
-E expect_provider_error(Client c, const std::vector<Message>& m) {
-  try {
-    c.chat(m);
-  } catch (const E& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no exception of the expected type";
-  throw std::logic_error("unreachable");
-}
+class ProvidersTest : public testing_support::ClientFixture {};
 
 // #31's provider plumbing: a base URL's query goes after the endpoint's path (Azure's
 // api-version), the key in the header named (Azure's api-key) instead of Authorization, extra
@@ -55,7 +33,7 @@ TEST_F(ProvidersTest, TheQueryTheKeysHeaderAndExtraHeadersReachTheWire) {
   o.key_header = "api-key";
   o.extra_headers = {{"X-Title", "My bot"}, {"X-Gateway-Secret", "gw-s3cret"}};
   Client c(transport_, o);
-  transport_.push({200, {}, kProviderOk});
+  transport_.push({200, {}, kOk});
   c.chat(messages_);
   const auto& req = transport_.requests[0];
   EXPECT_EQ(
@@ -71,7 +49,7 @@ TEST_F(ProvidersTest, TheQueryTheKeysHeaderAndExtraHeadersReachTheWire) {
   EXPECT_EQ(transport_.requests[1].url,
             "https://r.openai.azure.com/openai/deployments/d/embeddings?api-version=2024-10-21");
   transport_.push({401, {}, R"({"error":{"message":"bad header gw-s3cret or key azure-key"}})"});
-  const auto e = expect_provider_error<ApiError>(c, messages_);
+  const auto e = expect_throw<ApiError>(c, messages_);
   EXPECT_EQ(std::string(e.what()).find("gw-s3cret"), std::string::npos) << e.what();
   EXPECT_EQ(std::string(e.what()).find("azure-key"), std::string::npos) << e.what();
   EXPECT_EQ(endpoint_url("http://h/v1", "/chat/completions"), "http://h/v1/chat/completions");
@@ -98,7 +76,7 @@ TEST_F(ProvidersTest, ContentFilterAndPaymentRequiredFailAtOnceAndDeepSeeksCache
       {402,
        {},
        R"({"error":{"code":402,"message":"Insufficient credits. Add more using https://openrouter.ai/credits"}})"});
-  const auto e = expect_provider_error<ApiError>(client(), messages_);
+  const auto e = expect_throw<ApiError>(client(), messages_);
   EXPECT_EQ(e.reason(), "payment_required");
   EXPECT_FALSE(e.retryable());
   EXPECT_NE(std::string(e.what()).find("HTTP 402: payment required: Insufficient credits"),
@@ -133,16 +111,16 @@ TEST_F(ProvidersTest, WhatTheReviewFoundIsClassifiedAndRedactedRight) {
       {400,
        {},
        R"({"error":{"code":"content_filter","message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy."}})"});
-  auto e = expect_provider_error<ApiError>(client(), messages_);
+  auto e = expect_throw<ApiError>(client(), messages_);
   EXPECT_EQ(e.reason(), "content_filter");
   EXPECT_FALSE(e.retryable());
   transport_.push({200, {}, R"({"error":{"code":402,"message":"Insufficient credits"}})"});
-  e = expect_provider_error<ApiError>(client(), messages_);
+  e = expect_throw<ApiError>(client(), messages_);
   EXPECT_EQ(e.status(), 402);
   EXPECT_EQ(e.reason(), "payment_required");
   EXPECT_FALSE(e.retryable());
   transport_.push({402, {{"retry-after", "5"}}, R"({"error":{"message":"over budget"}})"});
-  e = expect_provider_error<ApiError>(client(), messages_);
+  e = expect_throw<ApiError>(client(), messages_);
   EXPECT_TRUE(e.retryable());
   transport_.push({200, {}, R"({"choices":[{"message":{"content":null,"refusal":false}}]})"});
   try {
