@@ -38,6 +38,8 @@ struct ClientOptions {
 
 // `base_url` with `path` put after its path, before its query.
 std::string endpoint_url(const std::string& base_url, const std::string& path);
+// The host of `base_url` (scheme://host[:port]…), lower-cased; "" when it has none.
+std::string url_host(const std::string& base_url);
 
 // Per-call overrides of the request (the summarizer's model, a low temperature, a reply cap).
 struct CallOptions {

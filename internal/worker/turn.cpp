@@ -207,7 +207,8 @@ openai::CallOptions Turn::call_options(const std::string& chat_id,
       call.tool_choice = "none";  // one call: text
   }
   const std::string& mode = parts_.config.prompt_cache_key;
-  const bool openai = parts_.config.openai_base_url.find("://api.openai.com") != std::string::npos;
+  // OpenAI's own host, not the name anywhere in the URL (a gateway's query may hold it).
+  const bool openai = openai::url_host(parts_.config.openai_base_url) == "api.openai.com";
   if (mode == "on" || (mode == "auto" && openai))
     call.prompt_cache_key = "autonous-" + common::sha256_hex(chat_id).substr(0, 32);
   return call;

@@ -189,6 +189,10 @@ TEST_F(RecallE2eTest, TheDeltaBuilderSeesTheLastAnsweredPromptAndTheCacheKeyIsPe
   enqueue("a", "fourth");
   drain(defaults(stub));
   EXPECT_FALSE(json::parse(stub.log_lines().back())["body"].contains("prompt_cache_key"));
+  // ... also when OpenAI's host name is only in the URL's query (#31: a query is kept).
+  enqueue("a", "fifth");
+  drain(defaults(stub, {{"OPENAI_BASE_URL", stub.base_url() + "?via=https://api.openai.com/v1"}}));
+  EXPECT_FALSE(json::parse(stub.log_lines().back())["body"].contains("prompt_cache_key"));
   // A dry run writes no blocks.
   const int64_t before = num("SELECT count(*) FROM context_blocks");
   ASSERT_EQ(autonous(dir_, {"context", "--chat", "new", "--text", "x"}, defaults(stub)).exit_code,

@@ -53,6 +53,11 @@ TEST_F(ProvidersTest, TheQueryTheKeysHeaderAndExtraHeadersReachTheWire) {
   EXPECT_EQ(std::string(e.what()).find("gw-s3cret"), std::string::npos) << e.what();
   EXPECT_EQ(std::string(e.what()).find("azure-key"), std::string::npos) << e.what();
   EXPECT_EQ(endpoint_url("http://h/v1", "/chat/completions"), "http://h/v1/chat/completions");
+  EXPECT_EQ(url_host("https://API.OpenAI.com/v1"), "api.openai.com");
+  EXPECT_EQ(url_host("https://api.openai.com:443?x=1"), "api.openai.com");
+  EXPECT_EQ(url_host("http://127.0.0.1:9/v1?via=https://api.openai.com/v1"), "127.0.0.1");
+  EXPECT_EQ(url_host("http://[::1]:8443/v1"), "[::1]");
+  EXPECT_EQ(url_host("not a url"), "");
 }
 
 // #31: replies classified as providers mean them. A content filter's empty reply and a 402
