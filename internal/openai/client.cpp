@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "internal/openai/endpoint.h"
 #include "internal/openai/errors.h"
 #include "internal/openai/http_transport.h"
 #include "internal/openai/redact.h"
@@ -372,26 +373,6 @@ std::string request_body(const std::string& model, const std::vector<common::Mes
   if (call.prompt_cache_key) body["prompt_cache_key"] = *call.prompt_cache_key;
   // Content is valid UTF-8 by the time it gets here; `replace` keeps a bug from becoming a crash.
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::string url_host(const std::string& base_url) {
-  const size_t start = base_url.find("://");
-  if (start == std::string::npos) return "";
-  const size_t from = start + 3;
-  std::string host = base_url.substr(from, base_url.find_first_of("/?#", from) - from);
-  if (const size_t at = host.rfind('@'); at != std::string::npos) host.erase(0, at + 1);
-  if (!host.empty() && host[0] == '[') {
-    host = host.substr(0, host.find(']') + 1);  // an IPv6 literal keeps its brackets
-  } else if (const size_t colon = host.find(':'); colon != std::string::npos) {
-    host.resize(colon);
-  }
-  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return host;
-}
-
-std::string endpoint_url(const std::string& base_url, const std::string& path) {
-  const size_t q = std::min(base_url.find('?'), base_url.size());
-  return base_url.substr(0, q) + path + base_url.substr(q);
 }
 
 Client::Client(HttpTransport& transport, ClientOptions options)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "internal/common/message.h"
+#include "internal/openai/endpoint.h"
 #include "internal/openai/redact.h"
 #include "internal/openai/types.h"
 
@@ -35,11 +36,6 @@ struct ClientOptions {
   // the server's answers echo.
   std::vector<std::pair<std::string, std::string>> extra_headers = {};
 };
-
-// `base_url` with `path` put after its path, before its query.
-std::string endpoint_url(const std::string& base_url, const std::string& path);
-// The host of `base_url` (scheme://host[:port]…), lower-cased; "" when it has none.
-std::string url_host(const std::string& base_url);
 
 // Per-call overrides of the request (the summarizer's model, a low temperature, a reply cap).
 struct CallOptions {
