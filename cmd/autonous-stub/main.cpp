@@ -18,7 +18,7 @@ constexpr char kUsage[] =
     "usage: autonous-stub [--port N] [--latency-ms N] [--log FILE] [--port-file FILE] "
     "[--usage-scale X] [--hidden-prompt N]\n"
     "                     [--rules openai|strict] [--context-limit N [--overflow-style STYLE]] "
-    "[--silent-limit N]\n"
+    "[--silent-limit N] [--overloaded MODEL]\n"
     "STYLE: openai, vllm, llamacpp, gemini, anthropic, mistral, openrouter, deepseek, groq\n";
 
 int usage(const std::string& why) {
@@ -60,6 +60,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& options) {
         options.rules.context_limit = std::stoll(v);
       else if (a == "--overflow-style" && known_overflow_style(v))
         options.rules.overflow_style = v;
+      else if (a == "--overloaded")
+        options.overloaded_model = v;
       else if (a == "--silent-limit")
         options.rules.silent_limit = std::stoll(v);
       else if (a == "--rules" || a == "--overflow-style")

@@ -98,6 +98,10 @@ bool Server::handle_chat(int fd, const Request& req, const json& body) {
 
   const auto prompt_tokens = static_cast<int64_t>(
       static_cast<double>((prompt.chars + hidden_chars) / 4 + 1) * options_.usage_scale);
+  if (!options_.overloaded_model.empty() && body.contains("model") && body["model"].is_string() &&
+      body["model"].get<std::string>() == options_.overloaded_model)
+    return send_all(fd, response(529, R"({"type":"error","error":{"type":"overloaded_error",)"
+                                      R"("message":"Overloaded"}})"));
   if (auto refused = refusal(options_.rules, body, prompt_tokens)) return send_all(fd, *refused);
   if (options_.rules.strict)
     if (auto refused = strict_roles_refusal(messages)) return send_all(fd, *refused);

@@ -21,6 +21,9 @@ struct Options {
   double usage_scale = 1.0;   // multiplies reported prompt_tokens (to test calibration)
   int64_t hidden_prompt = 0;  // tokens a proxy adds unseen (a system prompt of its own)
   ProviderRules rules;        // provider behaviour to play (provider_rules.h)
+  // Chat requests for this model are answered 529 "overloaded" (Anthropic's words): a model
+  // that is down while others on the same endpoint answer (OPENAI_FALLBACK_MODEL's tests).
+  std::string overloaded_model;
   std::string log_path;
   std::string port_file;
 };

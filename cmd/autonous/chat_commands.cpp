@@ -20,6 +20,7 @@
 #include "internal/engine/context_settings.h"
 #include "internal/engine/engine.h"
 #include "internal/events/event_log.h"
+#include "internal/events/event_stats.h"
 #include "internal/events/event_types.h"
 #include "internal/tools/tools_file.h"
 
@@ -161,6 +162,10 @@ int run_chat_show(const config::Config& config, const ChatOptions& options) {
   const engine::ChatState state = db->chats().chat_state(chat);
   ordered_json j = describe(config, chat, state, stored_overrides(state, chat));
   j["pins"] = pins_json(*db, chat);
+  // What the chat's LLM calls have cost so far (its llm.response events, #31).
+  events::StatsFilter only_chat;
+  only_chat.chat_id = chat;
+  j["cost"] = events::cost_json(db->events().cost_stats(only_chat));
   std::cout << j.dump(2, ' ', false, ordered_json::error_handler_t::replace) << "\n";
   return 0;
 }

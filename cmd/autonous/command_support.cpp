@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "internal/engine/model_presets.h"
 #include "internal/tokens/counter_factory.h"
 #include "internal/tokens/token_counter.h"
 
@@ -16,8 +17,10 @@ std::unique_ptr<backend::Session> open_database(const config::Config& config, bo
 std::unique_ptr<tokens::TokenCounter> make_counter(const config::Config& config,
                                                    const std::string& setting) {
   try {
+    const std::optional<engine::ModelPreset> preset = engine::find_preset(config.openai_model);
     auto choice =
-        tokens::make_token_counter(setting, config.openai_model, config.tokenizer_data_dir);
+        tokens::make_token_counter(setting, config.openai_model, config.tokenizer_data_dir,
+                                   preset ? preset->tokenizer : std::string());
     if (!choice.warning.empty()) spdlog::warn("token counter: {}", choice.warning);
     return std::move(choice.counter);
   } catch (const std::exception& e) {

@@ -113,7 +113,8 @@ void add_context_limits(CLI::App& context, Action& action) {
 int run_context_stats(const config::Config& config, const events::StatsFilter& filter) {
   const auto db = open_database(config, /*for_reading=*/true);
   std::cout << events::context_stats_json(db->events().compression_stats(filter),
-                                          db->events().estimate_stats(filter))
+                                          db->events().estimate_stats(filter),
+                                          db->events().cost_stats(filter))
             << "\n";
   return 0;
 }

@@ -9,6 +9,7 @@
 #include "cmd/autonous/commands.h"
 #include "cmd/autonous/logging.h"
 #include "internal/config/env_file.h"
+#include "internal/engine/model_presets.h"
 
 namespace {
 
@@ -55,6 +56,11 @@ int run(int argc, char** argv) {
     cmd::prefer_json_errors(env("LOG_FORMAT"));
     const config::Config config = config::load_config(env);
     cmd::setup_logging(config);
+    try {
+      engine::install_models_file(config.models_file);
+    } catch (const engine::ModelsFileError& e) {
+      throw config::ConfigError("MODELS_FILE", e.what());
+    }
     return action(config);
   } catch (const config::ConfigError& e) {
     return cmd::report_exit(2, std::string("configuration error: ") + e.what());

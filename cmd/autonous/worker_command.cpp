@@ -89,11 +89,13 @@ void catch_up_search(std::unique_ptr<backend::Session> db) {
 // may cut prompts silently. Said once at start, with the remedy.
 void warn_if_window_unknown(const config::Config& config) {
   const std::string& model = config.openai_model;
-  const bool estimated = config.token_counter == "estimate" ||
-                         (config.token_counter == "auto" && !tokens::encoding_for_model(model) &&
-                          tokens::hf_family_for_model(model) == nullptr);
+  const std::optional<engine::ModelPreset> preset = engine::find_preset(model);
+  const bool estimated =
+      config.token_counter == "estimate" ||
+      (config.token_counter == "auto" && !tokens::encoding_for_model(model) &&
+       tokens::hf_family_for_model(model) == nullptr && (!preset || preset->tokenizer.empty()));
   if (!estimated || !config.token_calibration || config.context_window ||
-      engine::find_preset(model))
+      (preset && preset->window > 0))
     return;
   spdlog::warn(
       "model {:?} has no known window: its prompts grow past the largest the server has "

@@ -63,6 +63,8 @@ class EventLog {
   // compression tallies.
   virtual std::vector<events::EstimateStats> estimate_stats(const events::StatsFilter& filter) = 0;
   virtual events::CompressionStats compression_stats(const events::StatsFilter& filter) = 0;
+  // What the LLM calls cost, per (model, call): `context stats`, `chat show` (#31).
+  virtual std::vector<events::CostStats> cost_stats(const events::StatsFilter& filter) = 0;
   // The events matching `filter` (its task and type), then, with `follow`, every newer one that
   // matches as it commits.
   virtual std::unique_ptr<EventFeed> feed(const events::EventFilter& filter, bool follow) = 0;

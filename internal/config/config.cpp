@@ -201,6 +201,12 @@ void read_llm(const EnvLookup& env, Config& c) {
                           c.openai_api_key_header, !c.openai_api_key.empty());
   c.openai_model = trim(read_string(env, "OPENAI_MODEL", c.openai_model));
   refuse_control_characters("OPENAI_MODEL", c.openai_model);
+  c.openai_fallback_model = trim(read_string(env, "OPENAI_FALLBACK_MODEL", ""));
+  refuse_control_characters("OPENAI_FALLBACK_MODEL", c.openai_fallback_model);
+  if (!c.openai_fallback_model.empty() && c.openai_fallback_model == c.openai_model)
+    throw ConfigError("OPENAI_FALLBACK_MODEL", "is OPENAI_MODEL itself; name another model");
+  c.fallback_after_failures = static_cast<int>(
+      read_int(env, "FALLBACK_AFTER_FAILURES", c.fallback_after_failures, 1, 1000));
   c.system_prompt = read_string(env, "SYSTEM_PROMPT", c.system_prompt);
 }
 
@@ -258,6 +264,7 @@ void read_tokens(const EnvLookup& env, Config& c) {
                                 {"auto", "cl100k_base", "o200k_base", "llama3", "qwen3",
                                  "deepseek_v3", "estimate", "chars4"});
   c.tokenizer_data_dir = read_string(env, "TOKENIZER_DATA_DIR", c.tokenizer_data_dir);
+  c.models_file = trim(read_string(env, "MODELS_FILE", ""));
   c.token_calibration = read_choice(env, "TOKEN_CALIBRATION", "on", {"on", "off"}) == "on";
 }
 
@@ -296,6 +303,10 @@ void read_recall(const EnvLookup& env, Config& c) {
       read_choice(env, "CONTEXT_LAYOUT", c.context_layout, {"default", "sectioned", "minimal"});
   c.prompt_cache_key =
       read_choice(env, "PROMPT_CACHE_KEY", c.prompt_cache_key, {"auto", "on", "off"});
+  c.openai_send_user = read_choice(env, "OPENAI_SEND_USER", "off", {"on", "off"}) == "on";
+  c.prompt_cache_retention =
+      read_choice(env, "PROMPT_CACHE_RETENTION", "", {"", "in_memory", "24h"},
+                  "in_memory, 24h (or unset: not sent)");
   c.recall = read_choice(env, "RECALL", "on", {"on", "off"}) == "on";
   c.recall_share = read_share(env, "RECALL_SHARE", c.recall_share);
   if (c.recall_share > 0.9) throw ConfigError("RECALL_SHARE", "must be at most 0.9");

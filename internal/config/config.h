@@ -46,6 +46,10 @@ struct Config {
   std::string openai_api_key_header;
   // OPENAI_EXTRA_HEADERS: sent on every call (config/http_headers.h); values never logged.
   std::vector<std::pair<std::string, std::string>> openai_extra_headers;
+  // OPENAI_FALLBACK_MODEL: answers a task's remaining attempts once the main model's attempts
+  // ended in FALLBACK_AFTER_FAILURES provider failures in a row (worker/fallback.h); "": none.
+  std::string openai_fallback_model;
+  int fallback_after_failures = 2;
   std::string openai_model = "gpt-4o-mini";
   std::string system_prompt = std::string(kDefaultSystemPrompt);
   int history_window = 100;
@@ -93,6 +97,9 @@ struct Config {
   double target_usage = 0.60;
   std::optional<int64_t> context_window;         // CONTEXT_WINDOW: overrides the preset
   std::optional<int64_t> reserve_output_tokens;  // RESERVE_OUTPUT_TOKENS: overrides the preset
+  // MODELS_FILE: a JSON file of model presets (window, reserve, tokenizer, prices) put over the
+  // shipped config/models.json; "" uses the shipped ones alone.
+  std::string models_file;
   // The summarize strategy.
   std::string summary_model;  // SUMMARY_MODEL; empty: OPENAI_MODEL
   // SUMMARY_MAX_TOKENS; unset: a quarter of the prompt budget, at most 1 024
@@ -107,6 +114,11 @@ struct Config {
   // PROMPT_CACHE_KEY: auto (on for api.openai.com) | on | off: send OpenAI's prompt_cache_key
   // per chat (a hash of the chat id), so a chat's requests share the provider's prompt cache.
   std::string prompt_cache_key = "auto";
+  // OPENAI_SEND_USER: on | off: send OpenAI's `user` field with each chat call (the same hash of
+  // the chat id as prompt_cache_key, never the id), which LiteLLM and OpenAI attribute spend to.
+  bool openai_send_user = false;
+  // PROMPT_CACHE_RETENTION: "" (not sent) | in_memory | 24h: OpenAI's prompt_cache_retention.
+  std::string prompt_cache_retention;
   // Recall (recall/recall.h, engine/allocator.h).
   bool recall = true;                  // RECALL=on|off
   double recall_share = 0.45;          // RECALL_SHARE

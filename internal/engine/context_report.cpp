@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "internal/engine/model_presets.h"
+
 namespace autonous::engine {
 namespace {
 
@@ -238,7 +240,15 @@ std::string summarized_json(const BuiltContext& built) {
   assert(built.summarized);
   const SummaryOutcome& s = *built.summarized;
   nlohmann::json usage = nlohmann::json::array();
-  for (const auto& u : s.usage) usage.push_back(u ? nlohmann::json(*u) : nlohmann::json(nullptr));
+  // The calls' cost: null when any call's is unknown (no usage, no price).
+  double cost = 0;
+  bool priced = !s.usage.empty();
+  for (const auto& u : s.usage) {
+    usage.push_back(u ? nlohmann::json(*u) : nlohmann::json(nullptr));
+    const std::optional<double> one = u ? cost_usd(s.model, *u) : std::nullopt;
+    priced = priced && one.has_value();
+    cost += one.value_or(0.0);
+  }
   // nlohmann::json (sorted keys), as this event has always been written.
   const nlohmann::json j = {{"summary_id", s.summary_id},
                             {"messages_covered", s.messages_covered},
@@ -251,6 +261,7 @@ std::string summarized_json(const BuiltContext& built) {
                             {"cut_tokens", s.cut_tokens},
                             {"latency_ms", s.latency.count()},
                             {"model", s.model},
+                            {"cost_usd", priced ? nlohmann::json(cost) : nlohmann::json(nullptr)},
                             {"usage", std::move(usage)}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

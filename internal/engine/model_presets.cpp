@@ -1,99 +1,21 @@
 #include "internal/engine/model_presets.h"
 
 #include <algorithm>
-#include <array>
-#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
 #include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 #include "internal/common/text.h"
 
 namespace autonous::engine {
 namespace {
 
-// Windows and output limits as the vendors publish them (late 2026). The reserve is the reply
-// room kept free: the model's usual output cap, smaller where the cap is most of the window.
-constexpr auto kOpenAI = RequestShape::kOpenAI;
-constexpr auto kReasoning = RequestShape::kReasoning;
-constexpr auto kClassic = RequestShape::kClassic;
-
-constexpr std::array kPresets = {
-    // OpenAI
-    ModelPreset{"gpt-4o", "GPT-4o", 128'000, 16'384, kOpenAI},
-    ModelPreset{"chatgpt-4o", "GPT-4o", 128'000, 16'384, kOpenAI},
-    ModelPreset{"gpt-4.1", "GPT-4.1", 1'047'576, 32'768, kOpenAI},
-    ModelPreset{"gpt-4.5", "GPT-4.5", 128'000, 16'384, kOpenAI},
-    ModelPreset{"gpt-5-chat-latest", "GPT-5 chat", 128'000, 16'384, kOpenAI, true},
-    ModelPreset{"gpt-5", "GPT-5", 400'000, 128'000, kReasoning},
-    ModelPreset{"o1-mini", "o-series", 128'000, 25'000, kReasoning},
-    ModelPreset{"o1-preview", "o-series", 128'000, 25'000, kReasoning},
-    ModelPreset{"o1", "o-series", 200'000, 25'000, kReasoning},
-    ModelPreset{"o3", "o-series", 200'000, 25'000, kReasoning},
-    ModelPreset{"o4-mini", "o-series", 200'000, 25'000, kReasoning},
-    ModelPreset{"gpt-4-turbo", "GPT-4 Turbo", 128'000, 4'096, kOpenAI},
-    ModelPreset{"gpt-4-1106", "GPT-4 Turbo", 128'000, 4'096, kOpenAI},
-    ModelPreset{"gpt-4-0125", "GPT-4 Turbo", 128'000, 4'096, kOpenAI},
-    ModelPreset{"gpt-4-32k", "GPT-4", 32'768, 4'096, kOpenAI},
-    ModelPreset{"gpt-4", "GPT-4", 8'192, 1'024, kOpenAI},
-    ModelPreset{"gpt-3.5-turbo-instruct", "GPT-3.5", 4'096, 1'024, kOpenAI},
-    ModelPreset{"gpt-3.5-turbo", "GPT-3.5", 16'385, 4'096, kOpenAI},
-    // Anthropic
-    ModelPreset{"claude-3-7", "Claude 3", 200'000, 16'384},
-    ModelPreset{"claude-3-5", "Claude 3", 200'000, 8'192},
-    ModelPreset{"claude-3", "Claude 3", 200'000, 4'096},
-    ModelPreset{"claude-sonnet-4", "Claude 4", 200'000, 16'384},
-    ModelPreset{"claude-opus-4", "Claude 4", 200'000, 16'384},
-    ModelPreset{"claude-haiku-4", "Claude 4", 200'000, 16'384},
-    ModelPreset{"claude-4", "Claude 4", 200'000, 16'384},
-    // Google
-    ModelPreset{"gemini-1.5-pro", "Gemini", 2'097'152, 8'192},
-    ModelPreset{"gemini-1.5", "Gemini", 1'048'576, 8'192},
-    ModelPreset{"gemini-2.0", "Gemini", 1'048'576, 8'192},
-    ModelPreset{"gemini-2.5", "Gemini", 1'048'576, 32'768},
-    ModelPreset{"gemini", "Gemini", 1'048'576, 8'192},
-    // Google Gemma (open weights; Hugging Face names, as vLLM, TGI and routers serve them)
-    ModelPreset{"gemma-3-270m", "Gemma", 32'768, 4'096, kClassic, false, true},
-    ModelPreset{"gemma-3-1b", "Gemma", 32'768, 4'096, kClassic, false, true},
-    ModelPreset{"gemma-3n", "Gemma", 32'768, 4'096, kClassic, false, true},
-    ModelPreset{"gemma-3", "Gemma", 131'072, 8'192, kClassic, false, true},
-    ModelPreset{"gemma-2", "Gemma", 8'192, 1'024, kClassic, false, true},  // and Gemma 1's gemma-2b
-    ModelPreset{"gemma-", "Gemma", 8'192, 1'024, kClassic, false, true},
-    // Mistral: the API's names and the Hugging Face repositories'. Conservative where a name
-    // spans generations: the 32K window of the oldest (mistral-small and -medium are 128K today;
-    // CONTEXT_WINDOW raises it).
-    ModelPreset{"mistral-large-2402", "Mistral", 32'768, 4'096, kClassic, false, true},
-    ModelPreset{"mistral-large", "Mistral", 131'072, 8'192, kClassic, false, true},
-    ModelPreset{"pixtral-large", "Mistral", 131'072, 8'192, kClassic, false, true},
-    ModelPreset{"codestral-latest", "Mistral", 256'000, 8'192, kClassic, false, true},
-    ModelPreset{"codestral-25", "Mistral", 256'000, 8'192, kClassic, false, true},
-    ModelPreset{"codestral", "Mistral", 32'768, 4'096, kClassic, false, true},
-    ModelPreset{"ministral", "Mistral", 131'072, 8'192, kClassic, false, true},
-    ModelPreset{"open-mistral-nemo", "Mistral", 131'072, 8'192, kClassic, false, true},
-    ModelPreset{"mistral-nemo", "Mistral", 131'072, 8'192, kClassic, false, true},
-    ModelPreset{"mistral-medium", "Mistral", 32'768, 4'096, kClassic, false, true},
-    ModelPreset{"mistral-small", "Mistral", 32'768, 4'096, kClassic, false, true},
-    ModelPreset{"open-mistral-7b", "Mistral", 32'768, 4'096, kClassic, false, true},
-    ModelPreset{"open-mixtral-8x22b", "Mistral", 65'536, 4'096, kClassic, false, true},
-    ModelPreset{"open-mixtral", "Mistral", 32'768, 4'096, kClassic, false, true},
-    // DeepSeek
-    ModelPreset{"deepseek-reasoner", "DeepSeek", 65'536, 16'384},
-    ModelPreset{"deepseek", "DeepSeek", 65'536, 8'192},
-    // Qwen
-    ModelPreset{"qwen-turbo", "Qwen", 1'000'000, 8'192},
-    ModelPreset{"qwen-plus", "Qwen", 131'072, 8'192},
-    ModelPreset{"qwen-max", "Qwen", 32'768, 8'192},
-    ModelPreset{"qwen2.5", "Qwen", 32'768, 4'096},
-    ModelPreset{"qwen3", "Qwen", 32'768, 4'096},
-    ModelPreset{"qwen", "Qwen", 32'768, 4'096},
-    // Meta Llama 3
-    ModelPreset{"llama-3.1", "Llama 3", 131'072, 4'096},
-    ModelPreset{"llama-3.2", "Llama 3", 131'072, 4'096},
-    ModelPreset{"llama-3.3", "Llama 3", 131'072, 4'096},
-    ModelPreset{"llama3.1", "Llama 3", 131'072, 4'096},
-    ModelPreset{"llama3.2", "Llama 3", 131'072, 4'096},
-    ModelPreset{"llama3.3", "Llama 3", 131'072, 4'096},
-    ModelPreset{"llama-3", "Llama 3", 8'192, 1'024},
-    ModelPreset{"llama3", "Llama 3", 8'192, 1'024},
-};
+using nlohmann::json;
 
 std::string normalise(std::string_view model) {
   std::string s = common::to_lower_ascii(std::string(model));
@@ -102,21 +24,196 @@ std::string normalise(std::string_view model) {
   return s;
 }
 
+// The counters TOKEN_COUNTER names that a preset may pick (the estimate is `auto`'s fallback
+// anyway, and chars4 is never right for a model).
+bool known_counter(const std::string& name) {
+  return name == "cl100k_base" || name == "o200k_base" || name == "llama3" || name == "qwen3" ||
+         name == "deepseek_v3";
+}
+
+[[noreturn]] void refuse(const std::string& where, const std::string& why) {
+  throw ModelsFileError(where + ": " + why);
+}
+
+int64_t whole_at(const json& e, const char* key, const std::string& where) {
+  const json& v = e.at(key);
+  if (!v.is_number_integer() || v.get<int64_t>() < 0)
+    refuse(where, std::string("\"") + key + "\" must be a whole number of tokens, 0 or more");
+  return v.get<int64_t>();
+}
+
+double dollars_at(const json& price, const char* key, const std::string& where) {
+  const json& v = price.at(key);
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+    refuse(where, std::string("\"price\".\"") + key +
+                      "\" must be US dollars per million tokens, 0 or more");
+  return v.get<double>();
+}
+
+std::string text_at(const json& e, const char* key, const std::string& where) {
+  if (!e.at(key).is_string()) refuse(where, std::string("\"") + key + "\" must be a string");
+  return e.at(key).get<std::string>();
+}
+
+bool flag_at(const json& e, const char* key, const std::string& where) {
+  if (!e.at(key).is_boolean()) refuse(where, std::string("\"") + key + "\" must be true or false");
+  return e.at(key).get<bool>();
+}
+
+ModelPrice price_of(const json& p, const std::string& where) {
+  if (!p.is_object()) refuse(where, "\"price\" must be an object (input, cached_input, output)");
+  for (const auto& [key, value] : p.items())
+    if (key != "input" && key != "cached_input" && key != "output" && key != "unit")
+      refuse(where, "\"price\" has an unknown field \"" + key + "\"");
+  if (!p.contains("input") || !p.contains("output"))
+    refuse(where, "\"price\" needs both \"input\" and \"output\"");
+  if (p.contains("unit") && p.at("unit") != "usd_per_million_tokens")
+    refuse(where, "\"price\".\"unit\" can only be \"usd_per_million_tokens\"");
+  ModelPrice out;
+  out.input = dollars_at(p, "input", where);
+  out.output = dollars_at(p, "output", where);
+  if (p.contains("cached_input")) out.cached_input = dollars_at(p, "cached_input", where);
+  return out;
+}
+
+// One entry, its fields over `into` (a base entry, or a fresh one).
+void read_entry(const json& e, const std::string& where, ModelPreset& into) {
+  static const std::set<std::string> kEntryFields = {"match", "family", "window",    "reserve",
+                                                     "shape", "exact",  "api_names", "tokenizer",
+                                                     "price", "source", "note"};
+  for (const auto& [key, value] : e.items())
+    if (kEntryFields.count(key) == 0) refuse(where, "unknown field \"" + key + "\"");
+  if (e.contains("family")) into.family = text_at(e, "family", where);
+  if (e.contains("window")) into.window = whole_at(e, "window", where);
+  if (e.contains("reserve")) into.reserve = whole_at(e, "reserve", where);
+  if (e.contains("shape")) {
+    const auto shape = parse_request_shape(text_at(e, "shape", where));
+    if (!shape) refuse(where, "\"shape\" must be classic, openai, reasoning or bare");
+    into.shape = *shape;
+  }
+  if (e.contains("api_names")) into.api_names = flag_at(e, "api_names", where);
+  if (e.contains("tokenizer")) {
+    into.tokenizer = text_at(e, "tokenizer", where);
+    if (!into.tokenizer.empty() && !known_counter(into.tokenizer))
+      refuse(where, "\"tokenizer\" must be cl100k_base, o200k_base, llama3, qwen3 or deepseek_v3");
+  }
+  if (e.contains("price")) {
+    if (e.at("price").is_null())
+      into.price.reset();
+    else
+      into.price = price_of(e.at("price"), where);
+  }
+  if (e.contains("source")) into.source = text_at(e, "source", where);
+  if (into.window > 0 && into.reserve >= into.window)
+    refuse(where, "\"reserve\" (" + std::to_string(into.reserve) +
+                      ") leaves nothing of the window (" + std::to_string(into.window) + ")");
+  if (into.window == 0 && !into.price)
+    refuse(where, "an entry needs a \"window\" (a chat model) or a \"price\" (embeddings)");
+}
+
+std::mutex g_mu;
+std::shared_ptr<const std::vector<ModelPreset>> g_presets;  // null: the shipped ones
+
+std::shared_ptr<const std::vector<ModelPreset>> shipped() {
+  static const auto kShipped =
+      std::make_shared<const std::vector<ModelPreset>>(parse_models(shipped_models_json()));
+  return kShipped;
+}
+
 }  // namespace
 
-std::span<const ModelPreset> model_presets() { return kPresets; }
+std::vector<ModelPreset> parse_models(std::string_view json_text,
+                                      const std::vector<ModelPreset>& base) {
+  const json doc = json::parse(json_text, nullptr, false);
+  if (doc.is_discarded()) throw ModelsFileError("not valid JSON");
+  if (!doc.is_object() || !doc.contains("models") || !doc.at("models").is_array())
+    throw ModelsFileError("the file must be an object with a \"models\" array");
+  std::vector<ModelPreset> out = base;
+  std::set<std::pair<std::string, bool>> seen;  // (match, exact) in this file
+  size_t i = 0;
+  for (const json& e : doc.at("models")) {
+    std::string where = "models[" + std::to_string(i++) + "]";
+    if (!e.is_object()) refuse(where, "an entry must be an object");
+    if (!e.contains("match") || !e.at("match").is_string() ||
+        e.at("match").get<std::string>().empty())
+      refuse(where, "\"match\" (the model name's start) is required");
+    const std::string match = normalise(e.at("match").get<std::string>());
+    where += " (" + match + ")";
+    const bool exact = e.contains("exact") && flag_at(e, "exact", where);
+    if (!seen.insert({match, exact}).second) refuse(where, "a second entry for the same \"match\"");
+    const auto same = std::find_if(out.begin(), out.end(), [&](const ModelPreset& p) {
+      return p.prefix == match && p.exact == exact;
+    });
+    if (same != out.end()) {
+      read_entry(e, where, *same);
+    } else {
+      ModelPreset fresh;
+      fresh.prefix = match;
+      fresh.exact = exact;
+      fresh.family = match;
+      read_entry(e, where, fresh);
+      out.push_back(std::move(fresh));
+    }
+  }
+  return out;
+}
+
+std::shared_ptr<const std::vector<ModelPreset>> model_presets() {
+  const std::lock_guard lock(g_mu);
+  return g_presets ? g_presets : shipped();
+}
+
+void install_models_file(const std::string& path) {
+  if (path.empty()) {
+    const std::lock_guard lock(g_mu);
+    g_presets.reset();
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelsFileError(path + ": cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::shared_ptr<const std::vector<ModelPreset>> presets;
+  try {
+    presets =
+        std::make_shared<const std::vector<ModelPreset>>(parse_models(text.str(), *shipped()));
+  } catch (const ModelsFileError& e) {
+    throw ModelsFileError(path + ": " + e.what());
+  }
+  const std::lock_guard lock(g_mu);
+  g_presets = std::move(presets);
+}
 
 std::optional<ModelPreset> find_preset(std::string_view model) {
+  const auto presets = model_presets();
   const std::string name = normalise(model);
-  for (const ModelPreset& p : kPresets)
+  for (const ModelPreset& p : *presets)
     if (p.exact && name == p.prefix) return p;
   const bool ollama_tag = name.find(':') != std::string::npos;
-  std::optional<ModelPreset> best;
-  for (const ModelPreset& p : kPresets) {
+  const ModelPreset* best = nullptr;
+  for (const ModelPreset& p : *presets) {
     if (p.exact || name.rfind(p.prefix, 0) != 0 || (p.api_names && ollama_tag)) continue;
-    if (!best || p.prefix.size() > best->prefix.size()) best = p;
+    if (best == nullptr || p.prefix.size() > best->prefix.size()) best = &p;
   }
-  return best;
+  if (best == nullptr) return std::nullopt;
+  return *best;
+}
+
+std::optional<double> cost_usd(const ModelPrice& price, const common::Usage& usage) {
+  const int64_t prompt = std::max<int64_t>(usage.prompt_tokens, 0);
+  const int64_t cached = std::clamp<int64_t>(usage.cached_tokens.value_or(0), 0, prompt);
+  const int64_t completion = std::max<int64_t>(usage.completion_tokens, 0);
+  if (cached > 0 && !price.cached_input) return std::nullopt;
+  const double micro = static_cast<double>(prompt - cached) * price.input +
+                       static_cast<double>(cached) * price.cached_input.value_or(0) +
+                       static_cast<double>(completion) * price.output;
+  return micro / 1e6;
+}
+
+std::optional<double> cost_usd(std::string_view model, const common::Usage& usage) {
+  const std::optional<ModelPreset> preset = find_preset(model);
+  if (!preset || !preset->price) return std::nullopt;
+  return cost_usd(*preset->price, usage);
 }
 
 std::string_view to_string(RequestShape shape) {
@@ -147,7 +244,9 @@ RequestShape request_shape(std::string_view model) {
 
 PromptBudget resolve_prompt_budget(const BudgetInputs& in) {
   PromptBudget out;
-  const std::optional<ModelPreset> preset = find_preset(in.model);
+  const std::optional<ModelPreset> found = find_preset(in.model);
+  // An embeddings model's entry has no window: as unknown as no entry.
+  const ModelPreset* preset = found && found->window > 0 ? &*found : nullptr;
   out.window = in.context_window.value_or(preset ? preset->window : 0);
   if (in.reserve_output) {
     out.reserve = *in.reserve_output;

@@ -1,15 +1,21 @@
 #pragma once
-// Model presets: context window and a sensible output reserve for mainstream model families,
-// and the rule that turns them into the prompt budget:
+// Model presets: context window, a sensible output reserve, the tokenizer and the prices of
+// mainstream model families, read from a JSON file (config/models.json, shipped in the binary;
+// MODELS_FILE puts an operator's entries over it), and the rule that turns them into the prompt
+// budget:
 //   MAX_CONTEXT_TOKENS when set (never above window − reserve when a window is known);
 //   else window − reserve from CONTEXT_WINDOW / RESERVE_OUTPUT_TOKENS or the model's preset;
 //   else 8000.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
-#include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "internal/common/usage.h"
 
 namespace autonous::engine {
 
@@ -23,10 +29,17 @@ enum class RequestShape { kClassic, kOpenAI, kReasoning, kBare };
 std::string_view to_string(RequestShape shape);
 std::optional<RequestShape> parse_request_shape(std::string_view name);  // "auto": nullopt
 
+// USD per million tokens, as the vendor lists them for its own API.
+struct ModelPrice {
+  double input = 0;                    // prompt tokens not served from the provider's cache
+  std::optional<double> cached_input;  // cached prompt tokens; unset: unknown (no figure then)
+  double output = 0;                   // completion tokens (a reasoning model's hidden ones too)
+};
+
 struct ModelPreset {
-  std::string_view prefix;  // matched against the normalised model name
-  std::string_view family;
-  int64_t window = 0;   // tokens in + out the model accepts
+  std::string prefix;  // "match": the start of the normalised model name
+  std::string family;
+  int64_t window = 0;   // tokens in + out the model accepts; 0: not a chat model (embeddings)
   int64_t reserve = 0;  // tokens kept free for the reply
   RequestShape shape = RequestShape::kClassic;
   bool exact = false;  // matches the whole name only (before any prefix is tried)
@@ -34,15 +47,45 @@ struct ModelPreset {
   // prompt to its num_ctx without a word, and a known window would let calibration lower the
   // scale from the cut count (docs/tokens.md). The older presets predate this and keep matching.
   bool api_names = false;
+  std::string tokenizer;            // the TOKEN_COUNTER `auto` picks; empty: by the model's name
+  std::optional<ModelPrice> price;  // unset: no cost figure for this model
+  std::string source;               // where the figures come from (the vendor's page)
 };
 
-// Every preset, most specific first within a family.
-std::span<const ModelPreset> model_presets();
+// A models file that cannot be used: the message names the entry and the field.
+class ModelsFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The presets of a models file's text (config/models.json's shape, docs/providers.md). `base`:
+// the presets it extends: an entry whose `match` (and `exact`) is a base entry's replaces the
+// fields it gives and keeps the others; a new one is added. Throws ModelsFileError.
+std::vector<ModelPreset> parse_models(std::string_view json_text,
+                                      const std::vector<ModelPreset>& base = {});
+
+// The file shipped in the binary (config/models.json, embedded at build time).
+std::string_view shipped_models_json();
+
+// The presets in use: the shipped file's, or those install_models_file() set.
+std::shared_ptr<const std::vector<ModelPreset>> model_presets();
+
+// MODELS_FILE: reads `path` and puts its entries over the shipped ones, for every later lookup
+// in this process (called once at start; an empty path restores the shipped presets). Throws
+// ModelsFileError naming the file.
+void install_models_file(const std::string& path);
 
 // The preset for `model`: case-insensitive; a provider prefix ("openai/", "meta-llama/") and a
 // leading "meta-" are ignored; an exact preset wins, then the longest matching prefix. nullopt
 // for an unknown model.
 std::optional<ModelPreset> find_preset(std::string_view model);
+
+// What a call with `usage` cost at `price`, in USD: uncached prompt tokens at the input price,
+// cached ones at the cached price, completion tokens at the output price. nullopt when a
+// figure it needs is unknown (cached tokens reported and no cached price).
+std::optional<double> cost_usd(const ModelPrice& price, const common::Usage& usage);
+// The same for `model`'s preset; nullopt for a model without a price.
+std::optional<double> cost_usd(std::string_view model, const common::Usage& usage);
 
 // The request shape for `model`: its preset's, classic for an unknown model.
 RequestShape request_shape(std::string_view model);

@@ -72,7 +72,35 @@ CompressionStats detail::CompressionTally::finish() const {
   return s;
 }
 
-std::string context_stats_json(const CompressionStats& c, const std::vector<EstimateStats>& stats) {
+nlohmann::ordered_json cost_json(const std::vector<CostStats>& costs) {
+  nlohmann::ordered_json models = nlohmann::ordered_json::array();
+  double usd = 0;
+  int64_t calls = 0;
+  int64_t priced = 0;
+  for (const CostStats& c : costs) {
+    usd += c.cost_usd;
+    calls += c.calls;
+    priced += c.priced_calls;
+    models.push_back({{"model", c.model},
+                      {"call", c.call},
+                      {"calls", c.calls},
+                      {"priced_calls", c.priced_calls},
+                      {"cost_usd", c.priced_calls > 0 ? nlohmann::ordered_json(c.cost_usd)
+                                                      : nlohmann::ordered_json(nullptr)},
+                      {"prompt_tokens", c.prompt_tokens},
+                      {"completion_tokens", c.completion_tokens},
+                      {"cached_tokens", c.cached_tokens}});
+  }
+  nlohmann::ordered_json j;
+  j["usd"] = priced > 0 ? nlohmann::ordered_json(usd) : nlohmann::ordered_json(nullptr);
+  j["calls"] = calls;
+  j["priced_calls"] = priced;
+  j["models"] = std::move(models);
+  return j;
+}
+
+std::string context_stats_json(const CompressionStats& c, const std::vector<EstimateStats>& stats,
+                               const std::vector<CostStats>& costs) {
   nlohmann::ordered_json j;
   j["turns"] = c.turns;
   nlohmann::ordered_json levels = nlohmann::ordered_json::object();
@@ -104,6 +132,7 @@ std::string context_stats_json(const CompressionStats& c, const std::vector<Esti
                       {"share_underestimated", s.share_under}});
   }
   j["models"] = std::move(models);
+  j["cost"] = cost_json(costs);
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

@@ -2,13 +2,15 @@
 // Event stats: `autonous context stats`, read from events (read-only): what the engine did on each
 // turn (context.compressed: turns, compressions by level, compression ratio, tokens saved) and how
 // far token estimates were from what the API counted (llm.request / llm.response), per model
-// and token counter.
+// and token counter; what the calls cost (llm.response's cost_usd), per model.
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 namespace autonous::events {
 
@@ -43,6 +45,26 @@ struct CompressionStats {
   int64_t summary_failures = 0;   // context.summary_failed events
 };
 
+// What the LLM calls cost (#31), from llm.response events: one row per (model, call), the
+// model as the response names it (a chat completion's: the model the API says answered), most
+// dollars first. A call without a cost figure (a model without a price, a call without usage)
+// counts in `calls` but not in `priced_calls` or `cost_usd`.
+struct CostStats {
+  std::string model;
+  std::string call;  // chat | summary | embeddings (older events: chat)
+  int64_t calls = 0;
+  int64_t priced_calls = 0;
+  double cost_usd = 0;
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;
+};
+
+// The rows' total as a JSON object: {"usd", "calls", "priced_calls", "models": [{model, call,
+// calls, priced_calls, cost_usd, prompt_tokens, completion_tokens, cached_tokens}]}; "usd" is
+// null when no call was priced.
+nlohmann::ordered_json cost_json(const std::vector<CostStats>& costs);
+
 // One row per (model, token_counter), most calls first.
 
 // What both backends' queries feed: the API's / the estimate's ratios per (model, counter), and
@@ -68,6 +90,7 @@ class CompressionTally {
 
 // Both as one JSON object (for the CLI): turns, compressions, emergency, ..., "models": [...].
 std::string context_stats_json(const CompressionStats& compression,
-                               const std::vector<EstimateStats>& estimates);
+                               const std::vector<EstimateStats>& estimates,
+                               const std::vector<CostStats>& costs = {});
 
 }  // namespace autonous::events

@@ -21,6 +21,9 @@ inline constexpr std::string_view kContextLimitLearned = "context.limit_learned"
 inline constexpr std::string_view kLlmRequest = "llm.request";
 inline constexpr std::string_view kLlmResponse = "llm.response";
 inline constexpr std::string_view kLlmRetry = "llm.retry";
+// An attempt answered by OPENAI_FALLBACK_MODEL: the main model's attempts before it kept
+// failing with provider errors (worker/fallback.h).
+inline constexpr std::string_view kLlmFallback = "llm.fallback";
 // A tool the model called, run (#29): name, source, tool_call_id, latency, status, result size.
 inline constexpr std::string_view kToolCall = "tool.call";
 inline constexpr std::string_view kTurnCompleted = "turn.completed";

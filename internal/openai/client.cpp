@@ -260,6 +260,8 @@ ChatResult parse_success(const HttpResponse& r, const Secrets& api_key, bool too
   out.content = redacted(content_text(*message), api_key);
   out.finish_reason = redacted(string_or_empty(choice, "finish_reason"), api_key);
   if (tools_offered) read_tool_calls(*message, api_key, out);
+  out.model = redacted(string_or_empty(body, "model"), api_key);
+  out.usage = read_usage(body);
   if (out.content.empty() && out.tool_calls.empty()) {
     // Withheld, not empty: another try would be filtered or refused again.
     const auto field = message->find("refusal");  // a string; `false` or an object is none
@@ -267,18 +269,16 @@ ChatResult parse_success(const HttpResponse& r, const Secrets& api_key, bool too
                                     ? redacted(without_nul(field->get<std::string>()), api_key)
                                     : std::string();
     if (!refusal.empty())
-      throw ReplyWithheldError("the model refused: " + clip(refusal), "refusal");
+      throw ReplyWithheldError("the model refused: " + clip(refusal), "refusal", out);
     if (out.finish_reason == "content_filter")
       throw ReplyWithheldError(
           "the provider's content filter withheld the reply (finish_reason 'content_filter')",
-          "content_filter");
+          "content_filter", out);
   }
   if (out.content.empty() && out.tool_calls.empty())
     throw ResponseError("the reply has no text (finish_reason '" + out.finish_reason +
                             "'; tool calls and empty replies are not answers)",
                         "empty_reply");
-  out.model = redacted(string_or_empty(body, "model"), api_key);
-  out.usage = read_usage(body);
   return out;
 }
 
@@ -371,6 +371,8 @@ std::string request_body(const std::string& model, const std::vector<common::Mes
   if (call.max_tokens) body["max_tokens"] = *call.max_tokens;
   if (call.max_completion_tokens) body["max_completion_tokens"] = *call.max_completion_tokens;
   if (call.prompt_cache_key) body["prompt_cache_key"] = *call.prompt_cache_key;
+  if (call.prompt_cache_retention) body["prompt_cache_retention"] = *call.prompt_cache_retention;
+  if (call.user) body["user"] = *call.user;
   // Content is valid UTF-8 by the time it gets here; `replace` keeps a bug from becoming a crash.
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -409,10 +411,16 @@ ChatResult Client::chat(const std::vector<common::Message>& messages,
   const auto started = std::chrono::steady_clock::now();
   const HttpResponse r =
       post(url_, request_body(options_.model, messages, call), options_.timeout, keep_going);
-  ChatResult out = parse_success(r, secrets_, offers_tools(call));
-  out.latency = std::chrono::duration_cast<std::chrono::milliseconds>(
+  const auto latency = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
-  return out;
+  try {
+    ChatResult out = parse_success(r, secrets_, offers_tools(call));
+    out.latency = latency;
+    return out;
+  } catch (ReplyWithheldError& e) {
+    e.set_latency(latency);
+    throw;
+  }
 }
 
 EmbeddingResult Client::embed(const std::string& model, const std::vector<std::string>& inputs,

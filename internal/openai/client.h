@@ -45,6 +45,8 @@ struct CallOptions {
   std::optional<int64_t> max_completion_tokens;  // OpenAI's name for the cap (reasoning included)
   // OpenAI's prompt-cache routing hint: requests with the same key share a cache.
   std::optional<std::string> prompt_cache_key;
+  std::optional<std::string> prompt_cache_retention;  // "in_memory" | "24h"
+  std::optional<std::string> user;  // OpenAI's end-user field (a hash, never a raw id)
   // The tools offered, as the wire's "tools" array (JSON text); empty: none. A reply that only
   // calls tools is an answer only when some were offered (otherwise an empty reply, as before).
   std::string tools;

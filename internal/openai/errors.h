@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "internal/openai/overflow.h"
+#include "internal/openai/types.h"
 
 namespace autonous::openai {
 
@@ -99,13 +100,18 @@ class ResponseError final : public Error {
 // same prompt is filtered or refused again, so the task fails at once.
 class ReplyWithheldError final : public Error {
  public:
-  ReplyWithheldError(const std::string& message, std::string reason)
-      : Error(message), reason_(std::move(reason)) {}
+  // `answered`: the response as far as it went (status, model, finish_reason, usage: a
+  // withheld reply is billed, so its llm.response and cost are recorded).
+  ReplyWithheldError(const std::string& message, std::string reason, ChatResult answered = {})
+      : Error(message), reason_(std::move(reason)), answered_(std::move(answered)) {}
   bool retryable() const noexcept override { return false; }
   std::string reason() const override { return reason_; }
+  const ChatResult& answered() const noexcept { return answered_; }
+  void set_latency(std::chrono::milliseconds latency) noexcept { answered_.latency = latency; }
 
  private:
   std::string reason_;
+  ChatResult answered_;
 };
 
 // A response body over the configured cap (MAX_RESPONSE_BYTES, counted after decoding): the

@@ -229,6 +229,11 @@ std::string number(double value) {
   return (n < 0 ? "-" : "") + out;
 }
 
+std::string usd(double dollars) {
+  if (!std::isfinite(dollars)) return "-";
+  return fmt::format(std::fabs(dollars) < 1 ? "${:.4f}" : "${:.2f}", dollars);
+}
+
 std::string percent(double share) {
   return std::isfinite(share) ? fmt::format("{:.1f} %", share * 100) : "-";
 }

@@ -56,5 +56,7 @@ std::string line_chart(const Chart& chart);
 // A number with thousands separators ("12 345"); a share as "81.5 %".
 std::string number(double value);
 std::string percent(double share);
+// US dollars: 4 decimals under $1 (a turn costs fractions of a cent), else 2; "-" when unknown.
+std::string usd(double dollars);
 
 }  // namespace autonous::ops::html

@@ -67,6 +67,13 @@ struct Metrics::Impl {
                                     "Tokens the API reported, by model and kind (prompt, "
                                     "completion, cached: the cached part of prompt)")
                                 .Register(*registry);
+  Family<Counter>& cost = prometheus::BuildCounter()
+                              .Name("autonous_llm_cost_usd_total")
+                              .Help(
+                                  "US dollars the LLM calls cost (chat, summary and embeddings "
+                                  "calls) by model, at config/models.json's prices (MODELS_FILE); "
+                                  "a call of a model without a price adds nothing")
+                              .Register(*registry);
   Family<Histogram>& task_duration =
       prometheus::BuildHistogram()
           .Name("autonous_task_duration_seconds")
@@ -184,9 +191,18 @@ void Metrics::record(const std::vector<events::Event>& trail) {
     } else if (e.type == events::kContextSummaryFailed) {
       m.summaries.Add({{"outcome", "failed"}}).Increment();
     } else if (e.type == events::kLlmResponse) {
-      m.llm_call(model, p, "ok");
-      answered = true;
-      if (const auto u = p.find("usage"); u != p.end()) m.usage(model, *u);
+      // A summary's call: its latency and tokens are context.summarized's; an embeddings call:
+      // its tokens, under its own model. Only a chat completion is the turn's request.
+      const std::string call = str(p, "call");
+      const bool chat = call.empty() || call == "chat";
+      const std::string& by = chat ? model : m.bounded("model", str(p, "model"));
+      if (chat) {
+        m.llm_call(model, p, "ok");
+        answered = true;
+      }
+      if (const auto u = p.find("usage"); u != p.end() && call != "summary") m.usage(by, *u);
+      if (const double usd = detail::num(p, "cost_usd", -1); usd > 0)
+        m.cost.Add({{"model", by}}).Increment(usd);
     } else if (e.type == events::kLlmRetry || e.type == events::kTurnFailed) {
       if (!answered) m.llm_call(model, p, "error");
       answered = false;

@@ -29,7 +29,7 @@ std::optional<std::string> encoding_for_model(const std::string& model) {
 }
 
 CounterChoice make_token_counter(const std::string& setting, const std::string& model,
-                                 const std::string& data_dir) {
+                                 const std::string& data_dir, const std::string& preset) {
   CounterChoice out;
   if (setting == "chars4") {
     out.counter = std::make_unique<CharsOver4Counter>(kFramingPerMessage, kFramingPerRequest);
@@ -48,8 +48,13 @@ CounterChoice make_token_counter(const std::string& setting, const std::string& 
     return out;
   }
   if (setting != "auto") throw std::invalid_argument("unknown token counter '" + setting + "'");
-  const std::optional<std::string> encoding = encoding_for_model(model);
-  const HfFamily* family = encoding ? nullptr : hf_family_for_model(model);
+  const bool preset_bpe = preset == "cl100k_base" || preset == "o200k_base";
+  const std::optional<std::string> encoding =
+      preset_bpe ? std::optional<std::string>(preset)
+                 : (hf_family(preset) != nullptr ? std::nullopt : encoding_for_model(model));
+  const HfFamily* family =
+      encoding ? nullptr
+               : (hf_family(preset) != nullptr ? hf_family(preset) : hf_family_for_model(model));
   if (family != nullptr) {
     try {
       out.counter = std::make_unique<MemoCounter>(load_hf_counter(family->name, data_dir));

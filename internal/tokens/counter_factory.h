@@ -25,9 +25,10 @@ struct CounterChoice {
 };
 
 // `setting` is auto, cl100k_base, o200k_base, llama3, qwen3, deepseek_v3, estimate or chars4.
-// Throws std::invalid_argument for another value, std::runtime_error when an explicitly chosen
-// encoding cannot be loaded.
+// `preset`: the counter the model's preset names (engine/model_presets.h), which `auto` prefers
+// to the name rules; empty: none. Throws std::invalid_argument for another value,
+// std::runtime_error when an explicitly chosen encoding cannot be loaded.
 CounterChoice make_token_counter(const std::string& setting, const std::string& model,
-                                 const std::string& data_dir);
+                                 const std::string& data_dir, const std::string& preset = "");
 
 }  // namespace autonous::tokens

@@ -22,7 +22,9 @@ std::vector<std::vector<float>> LlmEmbedder::embed(const std::vector<std::string
     limit = std::min(limit, left);
   }
   try {
-    return client_.embed(model_, texts, limit, keep_going_).vectors;
+    openai::EmbeddingResult r = client_.embed(model_, texts, limit, keep_going_);
+    calls_.push_back(SideCall{model_, r.usage, r.latency});
+    return std::move(r.vectors);
   } catch (const openai::ApiError& e) {
     // 400 / 413 / 422: this input is refused (too long for the model, …), not the moment.
     if (e.status() == 400 || e.status() == 413 || e.status() == 422)

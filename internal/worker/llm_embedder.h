@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "internal/recall/recall.h"
+#include "internal/worker/turn_outcome.h"
 
 namespace autonous::openai {
 class Client;
@@ -30,7 +31,10 @@ class LlmEmbedder final : public recall::Embedder {
   void set_keep_going(std::function<bool()> keep_going) {
     keep_going_ = std::move(keep_going);
     deadline_ = std::chrono::steady_clock::time_point::max();
+    calls_.clear();
   }
+  // The calls answered since set_keep_going (usage and latency, for llm.response and cost).
+  std::vector<SideCall> take_calls() { return std::move(calls_); }
 
   const std::string& model() const override { return model_; }
   // The turn's first embeddings step starts the clock; a rebuild after an overflow shares it.
@@ -46,6 +50,7 @@ class LlmEmbedder final : public recall::Embedder {
   std::chrono::milliseconds timeout_;
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
   std::function<bool()> keep_going_;
+  std::vector<SideCall> calls_;
 };
 
 }  // namespace autonous::worker

@@ -8,6 +8,7 @@
 #include "internal/common/clock.h"
 #include "internal/common/utf8.h"
 #include "internal/engine/engine_storage.h"
+#include "internal/events/event_types.h"
 #include "internal/openai/errors.h"
 #include "internal/openai/http_transport.h"
 #include "internal/tools/http_tool.h"
@@ -53,7 +54,13 @@ Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
                       config.token_calibration && deps.counter->name() == "estimate", *deps.clock,
                       [this](const std::exception& e) { return session_->transient(e); },
                       &run.probe, deps.toolset.get(),
-                      [this](const tools::HttpCall& c) { return post_tool_call(c); }}) {}
+                      [this](const tools::HttpCall& c) { return post_tool_call(c); },
+                      [this](int64_t task_id) {
+                        events::EventFilter f;
+                        f.task_id = task_id;
+                        f.type = std::string(events::kLlmRetry);
+                        return session_->events().query(f);
+                      }}) {}
 
 tools::HttpAnswer Slot::post_tool_call(const tools::HttpCall& c) {
   // One reply's calls run at once (turn_tools.cpp): the first takes the slot's tool transport
@@ -269,6 +276,7 @@ std::optional<queue::Task> Slot::process(const queue::Task& task) {
   const std::function<bool()> keep_going = keep_going_for(task);
   if (embedder_) embedder_->set_keep_going(keep_going);
   TurnOutcome outcome = turn_.run(task, keep_going, [this] { return lease_lost_; });
+  if (embedder_) outcome.embedding_calls = embedder_->take_calls();
   if (outcome.kind == Kind::kRelease && outcome.failure) {
     // The database failed the build: given back uncounted a few times, then counted (a
     // statement that always fails must not cycle for ever).

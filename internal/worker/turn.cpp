@@ -12,6 +12,7 @@
 #include "internal/tokens/scaled_counter.h"
 #include "internal/tools/toolset.h"
 #include "internal/worker/backoff.h"
+#include "internal/worker/fallback.h"
 #include "internal/worker/llm_summarizer.h"
 #include "internal/worker/window_probe.h"
 
@@ -140,20 +141,40 @@ void Turn::call_with_rebuilds(const queue::Task& task, engine::BuildOptions opti
   }
 }
 
+void Turn::choose_model(const queue::Task& task, TurnOutcome& o) {
+  model_.clear();
+  const config::Config& c = parts_.config;
+  if (c.openai_fallback_model.empty() || !parts_.retries ||
+      task.attempts <= c.fallback_after_failures)
+    return;
+  int failures = 0;
+  try {
+    failures = provider_failures_before(parts_.retries(task.id), task.attempts);
+  } catch (const std::exception& e) {  // the main model then; the next attempt reads again
+    spdlog::warn("reading task_id={}'s retries for the fallback failed: {}", task.id, e.what());
+    return;
+  }
+  if (failures < c.fallback_after_failures) return;
+  model_ = c.openai_fallback_model;
+  o.fallback_after = failures;
+  o.fallback_from = parts_.client.model();
+}
+
 TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep_going,
                       const std::function<bool()>& lease_lost) {
   TurnOutcome o;
   o.attempt = task.attempts;
   o.reclaimed = task.reclaimed;
-  o.model = parts_.client.model();
   o.started_at = parts_.clock.now();
   o.first_claimed_at = task.first_claimed_at;
+  choose_model(task, o);
+  o.model = model();
   if (refused_before_any_call(task, o)) return o;
   const auto call_started = std::chrono::steady_clock::now();
   try {
     if (parts_.calibrate)
       parts_.counter.set_scale(
-          parts_.engine.calibration_scale(parts_.config.openai_base_url, parts_.client.model()));
+          parts_.engine.calibration_scale(parts_.config.openai_base_url, model()));
     parts_.summarizer.set_keep_going(keep_going);
     engine::BuildOptions options;
     options.declarations = [this](const engine::ToolNames& tools) {
@@ -161,12 +182,16 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     };
     options.defer_commit =
         true;  // stored with the reply (Slot::complete): a failed turn moves nothing
-    options.budget_cap =
-        parts_.engine.learned_budget(parts_.config.openai_base_url, parts_.client.model());
+    options.budget_cap = parts_.engine.learned_budget(parts_.config.openai_base_url, model());
+    if (o.fallback_after) {  // the fallback's window, when smaller than the main model's
+      const int64_t fits =
+          engine::resolve_prompt_budget(budget_inputs(parts_.config, model())).tokens;
+      options.budget_cap = std::min(options.budget_cap.value_or(fits), fits);
+    }
     // The probe's cap is the messages' (it judges their estimate), after the declarations.
     if (probing())
       options.messages_cap =
-          parts_.probe->cap(probe_key(parts_), budget_tokens(), parts_.counter.scale());
+          parts_.probe->cap(probe_key(parts_, model()), budget_tokens(), parts_.counter.scale());
     o.contexts.push_back(build(task, options, keep_going));
     // A slow build (a huge history, summaries) must not cost the lease: renew now if due.
     if (!keep_going()) throw openai::aborted_error("aborted before the call");
@@ -174,6 +199,9 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     answered(task, o);
     if (!o.result->tool_calls.empty()) run_tools(task, keep_going, o);
   } catch (const openai::Error& e) {
+    // A reply the provider withheld was still answered (and billed): its llm.response is kept.
+    if (const auto* withheld = dynamic_cast<const openai::ReplyWithheldError*>(&e))
+      o.result = withheld->answered();
     classify(o, e, since(call_started), lease_lost());
   } catch (const engine::SummaryAborted& e) {
     classify(o, openai::aborted_error(e.what()), since(call_started), lease_lost());
@@ -209,8 +237,12 @@ openai::CallOptions Turn::call_options(const std::string& chat_id,
   const std::string& mode = parts_.config.prompt_cache_key;
   // OpenAI's own host, not the name anywhere in the URL (a gateway's query may hold it).
   const bool openai = openai::url_host(parts_.config.openai_base_url) == "api.openai.com";
-  if (mode == "on" || (mode == "auto" && openai))
-    call.prompt_cache_key = "autonous-" + common::sha256_hex(chat_id).substr(0, 32);
+  if (model() != parts_.client.model()) call.model = model();
+  const std::string chat_hash = "autonous-" + common::sha256_hex(chat_id).substr(0, 32);
+  if (mode == "on" || (mode == "auto" && openai)) call.prompt_cache_key = chat_hash;
+  if (parts_.config.openai_send_user) call.user = chat_hash;
+  if (!parts_.config.prompt_cache_retention.empty())
+    call.prompt_cache_retention = parts_.config.prompt_cache_retention;
   return call;
 }
 
@@ -242,7 +274,7 @@ int64_t Turn::learn(TurnOutcome& o, const openai::ApiError& e, bool store) {
   const engine::BuiltContext& sent = o.contexts.back().built;
   const openai::Overflow& said = *e.overflow();
   LearnedBudget l{parts_.config.openai_base_url,
-                  parts_.client.model(),
+                  model(),
                   0,
                   sent.figures.estimated_tokens,
                   said.probable ? std::nullopt : said.limit,

@@ -11,6 +11,8 @@
 #include <random>
 
 #include "internal/config/config.h"
+#include "internal/engine/model_presets.h"
+#include "internal/events/event_log.h"
 #include "internal/queue/task.h"
 #include "internal/tools/http_tool.h"
 #include "internal/worker/turn_outcome.h"
@@ -62,10 +64,16 @@ struct TurnParts {
   // tools.
   const tools::Toolset* toolset = nullptr;
   std::function<tools::HttpAnswer(const tools::HttpCall&)> tool_post = {};
+  // The task's llm.retry events (OPENAI_FALLBACK_MODEL's rule, worker/fallback.h); read only
+  // when a fallback model is set and the attempt could be one. Unset: the main model always.
+  std::function<std::vector<events::StoredEvent>(int64_t task_id)> retries = {};
 };
 
 // The window probe's key: the endpoint and the model, as the calibration's.
-std::string probe_key(const TurnParts& parts);
+std::string probe_key(const TurnParts& parts, const std::string& model);
+// The budget rule's inputs for `model`: the environment's for OPENAI_MODEL; for another (the
+// fallback) its preset's window, with MAX_CONTEXT_TOKENS still capping it.
+engine::BudgetInputs budget_inputs(const config::Config& c, const std::string& model);
 
 // A result is stored cut to TOOL_RESULT_MAX_TOKENS, or when 0 to a quarter of the prompt budget
 // and at most this (Codex's cap on a stored tool output).
@@ -182,8 +190,14 @@ class Turn {
                 bool lease_lost);
   void retry_or_fail(TurnOutcome& o, TurnFailure failure);
 
+  // The model of the attempt under way: OPENAI_MODEL, or OPENAI_FALLBACK_MODEL (fallback.h).
+  const std::string& model() const { return model_.empty() ? parts_.client.model() : model_; }
+  // Chooses the attempt's model (model_), saying so in `o` when it is the fallback.
+  void choose_model(const queue::Task& task, TurnOutcome& o);
+
   TurnParts parts_;
   std::mt19937_64 rng_;
+  std::string model_;
 };
 
 }  // namespace autonous::worker

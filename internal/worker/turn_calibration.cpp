@@ -15,16 +15,20 @@ namespace autonous::worker {
 
 using Kind = TurnOutcome::Kind;
 
-std::string probe_key(const TurnParts& parts) {
-  return parts.config.openai_base_url + '\n' + parts.client.model();
+std::string probe_key(const TurnParts& parts, const std::string& model) {
+  return parts.config.openai_base_url + '\n' + model;
+}
+
+engine::BudgetInputs budget_inputs(const config::Config& c, const std::string& model) {
+  // CONTEXT_WINDOW and RESERVE_OUTPUT_TOKENS describe OPENAI_MODEL: a fallback has its preset.
+  if (model != c.openai_model) return {model, c.max_context_tokens, std::nullopt, std::nullopt};
+  return {c.openai_model, c.max_context_tokens, c.context_window, c.reserve_output_tokens};
 }
 
 bool Turn::window_known() const {
   try {
     const config::Config& c = parts_.config;
-    return engine::resolve_prompt_budget(
-               {c.openai_model, c.max_context_tokens, c.context_window, c.reserve_output_tokens})
-               .window > 0;
+    return engine::resolve_prompt_budget(budget_inputs(c, model())).window > 0;
   } catch (const std::exception&) {
     return false;
   }
@@ -33,9 +37,7 @@ bool Turn::window_known() const {
 int64_t Turn::budget_tokens() const {
   try {
     const config::Config& c = parts_.config;
-    return engine::resolve_prompt_budget(
-               {c.openai_model, c.max_context_tokens, c.context_window, c.reserve_output_tokens})
-        .tokens;
+    return engine::resolve_prompt_budget(budget_inputs(c, model())).tokens;
   } catch (const std::exception&) {
     return 0;
   }
@@ -63,10 +65,10 @@ void Turn::learn_silent_window(TurnOutcome& o, int64_t text_estimated, int64_t p
   const auto room = static_cast<int64_t>(kWindowShare * static_cast<double>(plateau)) + framing +
                     sent.figures.tools_tokens;
   const std::optional<int64_t> known =
-      parts_.engine.learned_budget(parts_.config.openai_base_url, parts_.client.model());
+      parts_.engine.learned_budget(parts_.config.openai_base_url, model());
   if (room >= budget || (known && *known <= room)) return;  // nothing to lower
   LearnedBudget l{parts_.config.openai_base_url,
-                  parts_.client.model(),
+                  model(),
                   room,
                   sent.figures.estimated_tokens,
                   std::nullopt,
@@ -131,7 +133,7 @@ void Turn::answered(const queue::Task& task, TurnOutcome& o) {
       if (teaches && parts_.probe != nullptr) {
         const double used = o.contexts.back().calibration_scale;
         verdict = parts_.probe->observe(
-            probe_key(parts_), task.chat_id,
+            probe_key(parts_, model()), task.chat_id,
             static_cast<int64_t>(static_cast<double>(estimated - framing) / used),
             counted - framing, window_known());
       }
@@ -144,8 +146,8 @@ void Turn::answered(const queue::Task& task, TurnOutcome& o) {
           static_cast<double>(estimated - framing);
       if (teaches && (higher || lower))
         o.calibration_after =
-            parts_.engine.calibrate(parts_.config.openai_base_url, parts_.client.model(),
-                                    parts_.counter.scale(), estimated - framing, counted - framing);
+            parts_.engine.calibrate(parts_.config.openai_base_url, model(), parts_.counter.scale(),
+                                    estimated - framing, counted - framing);
       if (verdict.window) learn_silent_window(o, estimated - framing, *verdict.window);
     } catch (const std::exception& e) {
       spdlog::warn("storing the calibration failed; the answer is kept: {}", e.what());

@@ -5,6 +5,7 @@
 #include "internal/common/utf8.h"
 #include "internal/engine/context_report.h"
 #include "internal/engine/context_state_store.h"
+#include "internal/engine/model_presets.h"
 #include "internal/events/event_types.h"
 
 namespace autonous::worker {
@@ -39,9 +40,38 @@ class Trail {
 
 json status_of(const TurnFailure& f) { return f.status ? json(*f.status) : json(nullptr); }
 
+// What a call cost (config/models.json's prices): priced as the model requested, else as the
+// model the API says answered; null when either the usage or a price is unknown.
+json cost_of(const std::string& requested, const std::string& answered,
+             const std::optional<common::Usage>& usage) {
+  if (!usage) return nullptr;
+  std::optional<double> cost = engine::cost_usd(requested, *usage);
+  if (!cost && !answered.empty()) cost = engine::cost_usd(answered, *usage);
+  return cost ? json(*cost) : json(nullptr);
+}
+
+json usage_of(const std::optional<common::Usage>& usage) {
+  return usage ? json(*usage) : json(nullptr);
+}
+
+// An llm.response for a call that is not the turn's chat completion: a summary's (its latency
+// is context.summarized's) or recall's embeddings.
+void add_side_call(Trail& trail, std::string_view call, const std::string& model,
+                   const std::optional<common::Usage>& usage,
+                   std::optional<std::chrono::milliseconds> latency, common::TimePoint at) {
+  json p = {{"call", call}, {"model", model}, {"usage", usage_of(usage)}};
+  if (latency) p["latency_ms"] = latency->count();
+  p["cost_usd"] = cost_of(model, "", usage);
+  trail.add(events::kLlmResponse, p, at);
+}
+
 void add_context(Trail& trail, const TurnOutcome& o, const ContextStep& step) {
   const engine::BuiltContext& b = step.built;
-  if (b.summarized) trail.add_text(events::kContextSummarized, engine::summarized_json(b), step.at);
+  if (b.summarized) {
+    trail.add_text(events::kContextSummarized, engine::summarized_json(b), step.at);
+    for (const auto& usage : b.summarized->usage)
+      add_side_call(trail, "summary", b.summarized->model, usage, std::nullopt, step.at);
+  }
   for (const auto& w : b.warnings) {
     const bool failed = w.reason == "summary_failed";
     trail.add(failed ? events::kContextSummaryFailed : events::kContextWarning,
@@ -92,14 +122,16 @@ void add_tool_steps(Trail& trail, const TurnOutcome& o) {
     steps += 1 + r.tool_calls.size();
     const int64_t estimated = i == 0 ? b.figures.estimated_tokens : o.step_tokens[i - 1];
     trail.add(events::kLlmResponse,
-              {{"status", r.http_status},
+              {{"call", "chat"},
+               {"status", r.http_status},
                {"latency_ms", r.latency.count()},
                {"model", r.model},
                {"finish_reason", r.finish_reason},
                {"step", i + 1},
                {"tool_calls", r.tool_calls.size()},
                {"estimated_tokens", estimated},
-               {"usage", r.usage ? json(*r.usage) : json(nullptr)}},
+               {"usage", usage_of(r.usage)},
+               {"cost_usd", cost_of(o.model, r.model, r.usage)}},
               o.finished_at);
     for (const ToolRun& run : o.tool_runs) {
       if (run.step != i) continue;
@@ -134,12 +166,14 @@ void add_response(Trail& trail, const TurnOutcome& o) {
       !o.step_tokens.empty()
           ? o.step_tokens.back()
           : (o.contexts.empty() ? 0 : o.contexts.back().built.figures.estimated_tokens);
-  json response = {{"status", r.http_status},
+  json response = {{"call", "chat"},
+                   {"status", r.http_status},
                    {"latency_ms", r.latency.count()},
                    {"model", r.model},
                    {"finish_reason", r.finish_reason},
                    {"estimated_tokens", estimated},
-                   {"usage", r.usage ? json(*r.usage) : json(nullptr)}};
+                   {"usage", usage_of(r.usage)},
+                   {"cost_usd", cost_of(o.model, r.model, r.usage)}};
   if (r.usage && estimated > 0)
     response["prompt_tokens_per_estimated"] =
         static_cast<double>(r.usage->prompt_tokens) / static_cast<double>(estimated);
@@ -208,6 +242,15 @@ std::vector<events::Event> turn_events(const queue::Task& task, const TurnOutcom
   }
   trail.add(events::kTurnStarted, {{"attempt", o.attempt}, {"reclaimed", o.reclaimed}},
             o.started_at);
+  if (o.fallback_after)
+    trail.add(events::kLlmFallback,
+              {{"model", o.model},
+               {"from", o.fallback_from},
+               {"attempt", o.attempt},
+               {"provider_failures", *o.fallback_after}},
+              o.started_at);
+  for (const SideCall& c : o.embedding_calls)  // recall's, made while the context was built
+    add_side_call(trail, "embeddings", c.model, c.usage, c.latency, o.started_at);
   for (size_t i = 0; i < o.contexts.size(); ++i) {
     add_context(trail, o, o.contexts[i]);
     if (i < o.overflows.size()) {

@@ -64,6 +64,14 @@ struct ToolRun {
   std::string error;          // what went wrong, when not ok
 };
 
+// A call the turn made besides its chat completions (recall's embeddings): what the API
+// reported, for its llm.response event and its cost.
+struct SideCall {
+  std::string model;
+  std::optional<common::Usage> usage;
+  std::chrono::milliseconds latency{0};
+};
+
 struct TurnOutcome {
   enum class Kind {
     kDone,        // complete the task with the reply
@@ -90,9 +98,14 @@ struct TurnOutcome {
   std::vector<ToolRun> tool_runs;
   std::vector<int64_t> step_tokens;         // each later request's estimate (after tool_replies[i])
   std::optional<double> calibration_after;  // the scale stored after this answer, when calibrating
-  std::optional<TurnFailure> failure;       // kRetryLater, kFailed
-  std::chrono::milliseconds delay{0};       // kRetryLater
-  std::string error;                        // kFailed, kRetryLater: what tasks.error gets
+  std::vector<SideCall> embedding_calls;    // recall's embeddings calls that were answered
+  // The attempt went to OPENAI_FALLBACK_MODEL (`model`) after this many provider failures of
+  // the main model in a row (`fallback_from`); unset: the main model.
+  std::optional<int> fallback_after;
+  std::string fallback_from;
+  std::optional<TurnFailure> failure;  // kRetryLater, kFailed
+  std::chrono::milliseconds delay{0};  // kRetryLater
+  std::string error;                   // kFailed, kRetryLater: what tasks.error gets
   common::TimePoint finished_at;
 };
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "internal/events/event_log.h"
 #include "internal/events/event_stats.h"
@@ -86,6 +87,46 @@ TYPED_TEST(EventStatsTest, PairsEachResponseWithItsTurnsRequestForTheEstimateRat
   EXPECT_DOUBLE_EQ(stats[0].share_under, 0.5);
 }
 
+// #31: what the calls cost, per (model, call), from llm.response's cost_usd; a call without a
+// figure counts as a call and adds nothing; older events without "call" are chat calls.
+TYPED_TEST(EventStatsTest, SumsTheCostOfEachModelsCallsAndOfOneChat) {
+  this->add(kLlmResponse, "a",
+            R"({"call":"chat","model":"gpt-4o","cost_usd":0.004,)"
+            R"("usage":{"prompt_tokens":1000,"completion_tokens":200,"cached_tokens":400}})");
+  this->add(kLlmResponse, "a",
+            R"({"model":"gpt-4o","cost_usd":0.001,"usage":{"prompt_tokens":100}})");
+  this->add(kLlmResponse, "b", R"({"call":"chat","model":"gpt-4o","cost_usd":null})");
+  this->add(
+      kLlmResponse, "b",
+      R"({"call":"summary","model":"gpt-4o-mini","cost_usd":0.0002,"usage":{"prompt_tokens":9}})");
+  this->add(kLlmResponse, "b", R"({"call":"embeddings","model":"e","cost_usd":"1"})");
+  this->add(kLlmResponse, "b", R"({"call":"chat","model":"x","cost_usd":-3})");
+  this->add(kLlmRequest, "b", R"({"model":"gpt-4o","cost_usd":5})");  // not a response
+
+  const auto all = this->log().cost_stats({});
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].model, "gpt-4o");  // most dollars first
+  EXPECT_EQ(all[0].call, "chat");
+  EXPECT_EQ(all[0].calls, 3);
+  EXPECT_EQ(all[0].priced_calls, 2);
+  EXPECT_NEAR(all[0].cost_usd, 0.005, 1e-12);
+  EXPECT_EQ(all[0].prompt_tokens, 1100);
+  EXPECT_EQ(all[0].completion_tokens, 200);
+  EXPECT_EQ(all[0].cached_tokens, 400);
+  EXPECT_EQ(all[1].call, "summary");
+  EXPECT_NEAR(all[1].cost_usd, 0.0002, 1e-12);
+  for (size_t i = 2; i < 4; ++i) EXPECT_EQ(all[i].priced_calls, 0) << all[i].model;
+
+  const auto b = this->log().cost_stats({std::string("b"), std::nullopt});
+  const nlohmann::ordered_json j = cost_json(b);
+  EXPECT_NEAR(j["usd"].get<double>(), 0.0002, 1e-12);
+  EXPECT_EQ(j["calls"], 4);
+  EXPECT_EQ(j["priced_calls"], 1);
+  const auto none = cost_json(this->log().cost_stats({std::string("nobody"), std::nullopt}));
+  EXPECT_TRUE(none["usd"].is_null());
+  EXPECT_EQ(none["calls"], 0);
+}
+
 // The PostgreSQL queries read the same figures from the same events as SQLite's, also from
 // payloads no worker writes (strings for numbers, fractions, missing fields, odd flags).
 TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
@@ -120,7 +161,10 @@ TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
       {kAgentStarted, "b", "{}", 0},
       {kLlmRequest, "b", R"({"model":"n"})", 1},
       {kLlmResponse, "b", R"({"estimated_tokens":50.5,"usage":{"prompt_tokens":101}})", 1},
-      {kLlmResponse, "b", R"({"estimated_tokens":1e300,"usage":{"prompt_tokens":1e30}})", 1}};
+      {kLlmResponse, "b", R"({"estimated_tokens":1e300,"usage":{"prompt_tokens":1e30}})", 1},
+      {kLlmResponse, "b", R"({"call":"summary","model":"s","cost_usd":0.25})", 1},
+      {kLlmResponse, "b", R"({"model":"n","cost_usd":1e-9,"usage":{"cached_tokens":"3"}})", 1},
+      {kLlmResponse, "a", R"({"model":"m","cost_usd":true})", 1}};
   std::optional<int64_t> parent;
   for (const auto& [type, chat, payload, child] : rows) {
     Event e;
@@ -151,8 +195,9 @@ TEST(EventStatsOnBothBackends, AgreeOnTheSameEventsIncludingOddPayloads) {
                                StatsFilter{std::nullopt, std::string("9999-01-01")}}) {
     EXPECT_EQ(
         context_stats_json(lite.s->events().compression_stats(f),
-                           lite.s->events().estimate_stats(f)),
-        context_stats_json(pg.s->events().compression_stats(f), pg.s->events().estimate_stats(f)));
+                           lite.s->events().estimate_stats(f), lite.s->events().cost_stats(f)),
+        context_stats_json(pg.s->events().compression_stats(f), pg.s->events().estimate_stats(f),
+                           pg.s->events().cost_stats(f)));
   }
   const auto check = [](const CompressionStats& all, const std::vector<EstimateStats>& est) {
     EXPECT_EQ(all.turns, 11);

@@ -158,6 +158,8 @@ TEST(ConfigTest, RefusesUnknownEnumValues) {
   expect_refused("LOG_LEVEL", "verbose");
   expect_refused("LOG_FORMAT", "xml");
   expect_refused("SQLITE_SYNCHRONOUS", "OFF");
+  expect_refused("OPENAI_SEND_USER", "yes");
+  expect_refused("PROMPT_CACHE_RETENTION", "1h");
   expect_refused("OPENAI_BASE_URL", "ftp://example.com");
   expect_refused("OPENAI_BASE_URL", "127.0.0.1:8080/v1");
 }

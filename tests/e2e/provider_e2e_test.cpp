@@ -4,6 +4,7 @@
 // and remembered across restarts), Ollama's silent truncation (a warning), and a user trying to
 // forge conversation turns or instructions through the summary.
 
+#include <fstream>
 #include <set>
 #include <tuple>
 
@@ -175,9 +176,159 @@ TEST_F(ProviderE2eTest, AzuresUrlAndHeadersAreSentAndWithheldRepliesFailAtOnce) 
     ASSERT_EQ(failed.size(), 1u) << reason;
     EXPECT_EQ(failed[0]["reason"], reason);
   }
+  // A withheld reply was answered (and billed): its llm.response says how, before turn.failed.
+  for (const int64_t id : {filtered, refused}) {
+    const auto answered = payloads("llm.response", id);
+    ASSERT_EQ(answered.size(), 1u) << id;
+    EXPECT_EQ(answered[0]["status"], 200);
+    EXPECT_TRUE(answered[0]["usage"]["prompt_tokens"].is_number_integer()) << answered[0].dump();
+  }
+  EXPECT_EQ(payloads("llm.response", filtered)[0]["finish_reason"], "content_filter");
+  EXPECT_TRUE(payloads("llm.response", broke).empty());  // a 402 is no answer
   const auto deepseek = payloads("llm.response", num("SELECT id FROM tasks WHERE chat_id = 'd'"));
   ASSERT_EQ(deepseek.size(), 1u);
   EXPECT_TRUE(deepseek[0]["usage"]["cached_tokens"].is_number_integer()) << deepseek[0].dump();
+}
+
+// #31: each call's cost at the shipped prices (checked by hand from its own usage), the chat's
+// and the model's totals (`chat show`, `context stats`), MODELS_FILE's prices and windows, an
+// unpriced model (no figure), and a bad MODELS_FILE (a configuration error naming it).
+TEST_F(ProviderE2eTest, EachCallsCostIsRecordedAndSummedPerChatAndPerModel) {
+  StubServer stub(dir_.path().string());
+  enqueue("a", "hello there");
+  enqueue("a", "and again [[stub:usage:5000]]");
+  enqueue("b", "hi");
+  drain(env(stub, {{"OPENAI_MODEL", "gpt-4o-mini"}}));
+  double a_total = 0;
+  double all_total = 0;
+  const auto responses = payloads("llm.response");
+  ASSERT_EQ(responses.size(), 3u);
+  for (const json& p : responses) {
+    const json& u = p["usage"];
+    const double prompt = u["prompt_tokens"].get<double>();
+    const double cached = u["cached_tokens"].is_number() ? u["cached_tokens"].get<double>() : 0;
+    const double out = u["completion_tokens"].get<double>();
+    // gpt-4o-mini: $0.15 in, $0.075 cached, $0.60 out per million.
+    const double expected = ((prompt - cached) * 0.15 + cached * 0.075 + out * 0.60) / 1e6;
+    ASSERT_TRUE(p["cost_usd"].is_number()) << p.dump();
+    EXPECT_NEAR(p["cost_usd"].get<double>(), expected, 1e-12) << p.dump();
+    EXPECT_EQ(p["call"], "chat");
+    all_total += expected;
+  }
+  for (const json& e : events({"--type", "llm.response"}))
+    if (e["chat_id"] == "a") a_total += e["payload"]["cost_usd"].get<double>();
+  EXPECT_GT(a_total, 5000 * 0.15 / 1e6);  // the 5 000-token prompt is in it
+
+  const auto shown = autonous(dir_, {"chat", "show", "a"}, db_env());
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const json cost = json::parse(shown.out)["cost"];
+  EXPECT_NEAR(cost["usd"].get<double>(), a_total, 1e-12);
+  EXPECT_EQ(cost["calls"], 2);
+  EXPECT_EQ(cost["priced_calls"], 2);
+
+  const auto stats = autonous(dir_, {"context", "stats"}, db_env());
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  const json by_model = json::parse(stats.out)["cost"];
+  EXPECT_NEAR(by_model["usd"].get<double>(), all_total, 1e-12);
+  ASSERT_EQ(by_model["models"].size(), 1u);
+  EXPECT_EQ(by_model["models"][0]["model"], "gpt-4o-mini");
+  EXPECT_EQ(by_model["models"][0]["calls"], 3);
+
+  // MODELS_FILE: the operator's price for the model (and a window) over the shipped entry.
+  const std::string file = (dir_.path() / "models.json").string();
+  {
+    std::ofstream out(file);
+    out << R"({"models": [{"match": "gpt-4o-mini", "price": {"input": 1000, "output": 0}},
+                          {"match": "house-model", "window": 4096, "reserve": 512}]})";
+  }
+  const int64_t priced = enqueue("c", "priced by the file [[stub:usage:1000]]");
+  drain(env(stub, {{"OPENAI_MODEL", "gpt-4o-mini"}, {"MODELS_FILE", file}}));
+  const auto c = payloads("llm.response", priced);
+  ASSERT_EQ(c.size(), 1u);
+  // 1 000 prompt tokens at $1 000 per million; the stub's cached tokens have no price now.
+  if (c[0]["usage"]["cached_tokens"].get<int64_t>() == 0)
+    EXPECT_NEAR(c[0]["cost_usd"].get<double>(), 1.0, 1e-9) << c[0].dump();
+  else
+    EXPECT_TRUE(c[0]["cost_usd"].is_null()) << c[0].dump();
+  // The file's window is the house model's budget: 4 096 − 512.
+  const auto dry = autonous(dir_, {"context", "--chat", "c", "--text", "x"},
+                            db_env({{"OPENAI_MODEL", "house-model"}, {"MODELS_FILE", file}}));
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_EQ(json::parse(dry.out)["budget_tokens"], 4096 - 512) << dry.out.substr(0, 400);
+
+  // A model without a price: no figure, and the chat's total says so.
+  const int64_t local = enqueue("d", "local");
+  drain(env(stub, {{"OPENAI_MODEL", "house-model"}, {"MODELS_FILE", file}}));
+  const auto d = payloads("llm.response", local);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_TRUE(d[0]["cost_usd"].is_null());
+  const auto shown_d = autonous(dir_, {"chat", "show", "d"}, db_env());
+  EXPECT_TRUE(json::parse(shown_d.out)["cost"]["usd"].is_null()) << shown_d.out;
+
+  // A bad file stops every command before it starts, naming the variable, the file and the
+  // entry.
+  {
+    std::ofstream out(file);
+    out << R"({"models": [{"match": "gpt-4o-mini", "price": {"input": "cheap", "output": 1}}]})";
+  }
+  const auto bad = autonous(dir_, {"worker", "--drain"},
+                            env(stub, {{"OPENAI_MODEL", "gpt-4o-mini"}, {"MODELS_FILE", file}}));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("MODELS_FILE"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("models[0]"), std::string::npos) << bad.err;
+  const auto missing = autonous(dir_, {"status"}, db_env({{"MODELS_FILE", file + ".nowhere"}}));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("cannot be read"), std::string::npos) << missing.err;
+}
+
+// #31: OPENAI_FALLBACK_MODEL answers a task's remaining attempts once the main model's kept
+// failing with provider errors (here Anthropic's 529 "overloaded"), says so in llm.fallback,
+// and is priced as itself; without it the task fails once its attempts are spent.
+TEST_F(ProviderE2eTest, AFallbackModelAnswersAfterTheMainModelKeptFailing) {
+  StubServer stub(dir_.path().string(), 0, {"--overloaded", "gpt-4o-mini"});
+  const int64_t without = enqueue("plain", "anyone there?");
+  drain(env(stub, {{"OPENAI_MODEL", "gpt-4o-mini"}, {"TASK_MAX_ATTEMPTS", "3"}}));
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(without)), "failed");
+  EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'llm.fallback'"), 0);
+
+  const int64_t task = enqueue("f", "hello");
+  const size_t before = stub.log_lines().size();
+  drain(env(stub, {{"OPENAI_MODEL", "gpt-4o-mini"},
+                   {"OPENAI_FALLBACK_MODEL", "gpt-4.1-mini"},
+                   {"TASK_MAX_ATTEMPTS", "5"}}));
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(task)), "done");
+  EXPECT_EQ(num("SELECT attempts FROM tasks WHERE id = " + std::to_string(task)), 3);
+  std::vector<std::string> models;
+  const auto lines = stub.log_lines();
+  for (size_t i = before; i < lines.size(); ++i)
+    models.push_back(json::parse(lines[i])["body"]["model"]);
+  EXPECT_EQ(models, (std::vector<std::string>{"gpt-4o-mini", "gpt-4o-mini", "gpt-4.1-mini"}));
+  const auto retries = payloads("llm.retry", task);
+  ASSERT_EQ(retries.size(), 2u);
+  EXPECT_EQ(retries[0]["reason"], "http_529");
+  const auto fallback = payloads("llm.fallback", task);
+  ASSERT_EQ(fallback.size(), 1u);
+  EXPECT_EQ(fallback[0]["model"], "gpt-4.1-mini");
+  EXPECT_EQ(fallback[0]["from"], "gpt-4o-mini");
+  EXPECT_EQ(fallback[0]["provider_failures"], 2);
+  EXPECT_EQ(fallback[0]["attempt"], 3);
+  const auto requests = payloads("llm.request", task);
+  EXPECT_EQ(requests.back()["model"], "gpt-4.1-mini");
+  const auto response = payloads("llm.response", task);
+  ASSERT_EQ(response.size(), 1u);
+  const json& u = response[0]["usage"];
+  const double cached = u["cached_tokens"].get<double>();
+  // gpt-4.1-mini's prices: $0.40 in, $0.10 cached, $1.60 out per million.
+  EXPECT_NEAR(response[0]["cost_usd"].get<double>(),
+              ((u["prompt_tokens"].get<double>() - cached) * 0.40 + cached * 0.10 +
+               u["completion_tokens"].get<double>() * 1.60) /
+                  1e6,
+              1e-12);
+  // The same model as both is refused at start.
+  const auto same = autonous(dir_, {"worker", "--drain"},
+                             env(stub, {{"OPENAI_MODEL", "m"}, {"OPENAI_FALLBACK_MODEL", "m"}}));
+  EXPECT_EQ(same.exit_code, 2);
+  EXPECT_NE(same.err.find("OPENAI_FALLBACK_MODEL"), std::string::npos) << same.err;
 }
 
 TEST_F(ProviderE2eTest, AServerThatCutsThePromptSilentlyIsWarnedAbout) {

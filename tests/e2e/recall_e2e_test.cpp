@@ -193,6 +193,17 @@ TEST_F(RecallE2eTest, TheDeltaBuilderSeesTheLastAnsweredPromptAndTheCacheKeyIsPe
   enqueue("a", "fifth");
   drain(defaults(stub, {{"OPENAI_BASE_URL", stub.base_url() + "?via=https://api.openai.com/v1"}}));
   EXPECT_FALSE(json::parse(stub.log_lines().back())["body"].contains("prompt_cache_key"));
+  EXPECT_FALSE(json::parse(stub.log_lines().back())["body"].contains("user"));  // off by default
+  EXPECT_FALSE(json::parse(stub.log_lines().back())["body"].contains("prompt_cache_retention"));
+  // #31: OpenAI's `user` (the chat's hash, as the cache key) and prompt_cache_retention, when on.
+  enqueue("a", "sixth");
+  drain(defaults(
+      stub,
+      {{"OPENAI_SEND_USER", "on"}, {"PROMPT_CACHE_RETENTION", "24h"}, {"PROMPT_CACHE_KEY", "on"}}));
+  const json sixth = json::parse(stub.log_lines().back())["body"];
+  EXPECT_EQ(sixth["prompt_cache_retention"], "24h");
+  EXPECT_EQ(sixth["user"], sixth["prompt_cache_key"]);
+  EXPECT_EQ(sixth["user"].get<std::string>().rfind("autonous-", 0), 0u);
   // A dry run writes no blocks.
   const int64_t before = num("SELECT count(*) FROM context_blocks");
   ASSERT_EQ(autonous(dir_, {"context", "--chat", "new", "--text", "x"}, defaults(stub)).exit_code,

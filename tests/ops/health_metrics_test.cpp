@@ -226,6 +226,61 @@ TEST(MetricsTest, ATrailBecomesCountersAndHistograms) {
   EXPECT_EQ(text.find("autonous_slots"), std::string::npos);  // no worker: no slot gauges
 }
 
+// #31: each llm.response's cost_usd adds to its model's counter: a chat call under the model
+// requested, a summary's and an embeddings call under their own; a summary's tokens are
+// context.summarized's (not counted twice), an embeddings call's are counted.
+TEST(MetricsTest, CostsAddUpPerModelAndSideCallsAreNotTurnRequests) {
+  testing::TestDb t;
+  TaskCounts counts;
+  Metrics m("default-model");
+  m.record(
+      {event(events::kTurnStarted, json::object(), 1000),
+       event(events::kLlmResponse,
+             {{"call", "embeddings"},
+              {"model", "emb"},
+              {"latency_ms", 20},
+              {"usage", {{"prompt_tokens", 50}}},
+              {"cost_usd", 0.000001}},
+             1000),
+       event(events::kContextSummarized,
+             {{"model", "sum"}, {"calls", 1}, {"usage", json::array({{{"prompt_tokens", 10}}})}},
+             1001),
+       event(events::kLlmResponse,
+             {{"call", "summary"},
+              {"model", "sum"},
+              {"usage", {{"prompt_tokens", 10}}},
+              {"cost_usd", 0.5}},
+             1001),
+       event(events::kLlmRequest, {{"model", "m1"}}, 1002),
+       event(events::kLlmResponse,
+             {{"call", "chat"},
+              {"model", "m1-2026-01-01"},
+              {"status", 200},
+              {"latency_ms", 100},
+              {"usage", {{"prompt_tokens", 100}}},
+              {"cost_usd", 0.25}},
+             1100),
+       event(events::kLlmResponse, {{"status", 200}, {"latency_ms", 5}, {"cost_usd", nullptr}},
+             1200),
+       event(events::kTurnCompleted, json::object(), 1300)});
+  m.record(
+      {event(events::kTurnStarted, json::object(), 1000),
+       event(events::kLlmRequest, {{"model", "m1"}}, 1002),
+       event(events::kLlmResponse, {{"status", 200}, {"latency_ms", 5}, {"cost_usd", 0.5}}, 1100)});
+  const auto db = page_db(t);
+  const std::string text = m.render(*db, counts, {});
+  for (const char* line :
+       {"autonous_llm_cost_usd_total{model=\"m1\"} 0.75",
+        "autonous_llm_cost_usd_total{model=\"sum\"} 0.5",
+        "autonous_llm_cost_usd_total{model=\"emb\"} 1e-06",
+        "autonous_llm_tokens_total{kind=\"prompt\",model=\"sum\"} 10",
+        "autonous_llm_tokens_total{kind=\"prompt\",model=\"emb\"} 50",
+        "autonous_llm_request_duration_seconds_count{model=\"m1\",outcome=\"ok\"} 3"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  EXPECT_EQ(text.find("model=\"emb\",outcome"), std::string::npos);  // not a turn's request
+  EXPECT_EQ(text.find("model=\"m1-2026-01-01\""), std::string::npos);
+}
+
 TEST(MetricsTest, LabelValuesFromDataAreBounded) {
   testing::TestDb t;
   TaskCounts counts;

@@ -38,6 +38,24 @@ TEST(CounterFactoryTest, AutoFallsBackWithAWarning) {
   EXPECT_NE(c.warning.find("missing"), std::string::npos);
 }
 
+// #31: `auto` prefers the counter the model's preset names (config/models.json, MODELS_FILE)
+// to the name rules; a preset's counter whose data is missing falls back with a warning.
+TEST(CounterFactoryTest, AutoPrefersThePresetsTokenizer) {
+  auto c = make_token_counter("auto", "house-model", testing::tokenizer_data_dir(), "o200k_base");
+  EXPECT_EQ(c.counter->name(), "o200k_base");
+  EXPECT_TRUE(c.warning.empty());
+  c = make_token_counter("auto", "gpt-4o", testing::tokenizer_data_dir(), "cl100k_base");
+  EXPECT_EQ(c.counter->name(), "cl100k_base");  // the preset wins over the name
+  c = make_token_counter("auto", "house-model", "/nonexistent", "o200k_base");
+  EXPECT_EQ(c.counter->name(), "estimate");
+  EXPECT_FALSE(c.warning.empty());
+  c = make_token_counter("auto", "gpt-4o", testing::tokenizer_data_dir(), "");
+  EXPECT_EQ(c.counter->name(), "o200k_base");  // no preset counter: the name rules
+  // An explicit TOKEN_COUNTER is never overridden by the preset.
+  c = make_token_counter("cl100k_base", "x", testing::tokenizer_data_dir(), "o200k_base");
+  EXPECT_EQ(c.counter->name(), "cl100k_base");
+}
+
 TEST(CounterFactoryTest, ExplicitChoicesAndErrors) {
   EXPECT_EQ(
       make_token_counter("cl100k_base", "llama3", testing::tokenizer_data_dir()).counter->name(),

@@ -153,13 +153,61 @@ TEST(TurnEventsTest, SummariesAndWarningsComeBeforeTheirContext) {
   o.contexts[0].built.warnings = {{"bad_chat_settings", "ignored"}, {"summary_failed", "x"}};
   const auto list = turn_events(task(), o);
   EXPECT_EQ(types(list),
-            "turn.started,context.summarized,context.warning,context.summary_failed,"
-            "context.compressed,llm.request,llm.retry");
+            "turn.started,context.summarized,llm.response,llm.response,context.warning,"
+            "context.summary_failed,context.compressed,llm.request,llm.retry");
   const json summarized = payload(list, events::kContextSummarized);
   EXPECT_EQ(summarized["summary_id"], 3);
   ASSERT_EQ(summarized["usage"].size(), 2u);
   EXPECT_EQ(summarized["usage"][0]["total_tokens"], 3);
   EXPECT_TRUE(summarized["usage"][1].is_null());
+}
+
+// #31: every llm.response carries cost_usd at config/models.json's prices: the chat call's
+// (priced as the model requested), each summary call's and each embeddings call's; null when
+// the model has no price or the call no usage.
+TEST(TurnEventsTest, EveryLlmResponseCarriesItsCost) {
+  TurnOutcome o = outcome(Kind::kDone);
+  o.model = "gpt-4o-mini";
+  openai::ChatResult r;
+  r.http_status = 200;
+  r.model = "gpt-4o-mini-2024-07-18";
+  r.content = "ok";
+  r.usage = common::Usage{1000, 200, 1200, 400};
+  o.result = r;
+  engine::SummaryOutcome s;
+  s.model = "gpt-4o";
+  s.usage = {common::Usage{2000, 100, 2100, std::nullopt}, std::nullopt};
+  o.contexts[0].built.summarized = s;
+  o.embedding_calls = {
+      SideCall{"text-embedding-3-small", common::Usage{5000, 0, 5000, {}},
+               std::chrono::milliseconds(30)},
+      SideCall{"my-embedder", common::Usage{10, 0, 10, {}}, std::chrono::milliseconds(3)}};
+  const auto list = turn_events(task(), o);
+  std::vector<json> responses;
+  for (const auto& e : list)
+    if (e.type == events::kLlmResponse) responses.push_back(json::parse(e.payload));
+  ASSERT_EQ(responses.size(), 5u);
+  // Embeddings first (made while the context was built): 5 000 × $0.02 / M.
+  EXPECT_EQ(responses[0]["call"], "embeddings");
+  EXPECT_NEAR(responses[0]["cost_usd"].get<double>(), 5000 * 0.02 / 1e6, 1e-15);
+  EXPECT_EQ(responses[0]["latency_ms"], 30);
+  EXPECT_TRUE(responses[1]["cost_usd"].is_null());  // no price for my-embedder
+  // The summary's calls: gpt-4o at $2.50 in, $10 out; the one without usage has no figure.
+  EXPECT_EQ(responses[2]["call"], "summary");
+  EXPECT_NEAR(responses[2]["cost_usd"].get<double>(), (2000 * 2.50 + 100 * 10.0) / 1e6, 1e-15);
+  EXPECT_TRUE(responses[3]["cost_usd"].is_null());
+  // context.summarized's total is null: one of its calls has no figure.
+  EXPECT_TRUE(payload(list, events::kContextSummarized)["cost_usd"].is_null());
+  // The chat call: gpt-4o-mini at $0.15 in, $0.075 cached, $0.60 out.
+  EXPECT_EQ(responses[4]["call"], "chat");
+  EXPECT_NEAR(responses[4]["cost_usd"].get<double>(), (600 * 0.15 + 400 * 0.075 + 200 * 0.60) / 1e6,
+              1e-15);
+  // A model without a price: null, never a guess.
+  o.model = "my-local-model";
+  o.result->model = "my-local-model";
+  o.embedding_calls.clear();
+  o.contexts[0].built.summarized.reset();
+  EXPECT_TRUE(payload(turn_events(task(), o), events::kLlmResponse)["cost_usd"].is_null());
 }
 
 TEST(TurnEventsTest, InvalidUtf8InServerTextStillGivesValidJson) {

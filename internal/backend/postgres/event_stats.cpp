@@ -57,6 +57,30 @@ std::vector<EstimateStats> estimate_stats(db::pg::Connection& c, const StatsFilt
   return detail::summarize(std::move(ratios));
 }
 
+std::vector<CostStats> cost_stats(db::pg::Connection& c, const StatsFilter& filter) {
+  std::vector<db::pg::Param> params = {param(std::string(kLlmResponse))};
+  const std::string cost =
+      "CASE WHEN jsonb_typeof(payload -> 'cost_usd') = 'number' AND (payload ->> "
+      "'cost_usd')::double precision >= 0 THEN (payload ->> 'cost_usd')::double precision END";
+  const auto sum_of = [](const std::string& figure) {
+    return "coalesce(sum(" + figure + "), 0)::bigint";
+  };
+  const std::string sql =
+      "SELECT coalesce(payload ->> 'model', ''), coalesce(payload ->> 'call', 'chat'), "
+      "count(*), count(" +
+      cost + "), coalesce(sum(" + cost + "), 0), " +
+      sum_of(number_at("payload", "{usage,prompt_tokens}")) + ", " +
+      sum_of(number_at("payload", "{usage,completion_tokens}")) + ", " +
+      sum_of(number_at("payload", "{usage,cached_tokens}")) + " FROM events WHERE type = $1" +
+      filter_sql(filter, "", params) + " GROUP BY 1, 2 ORDER BY 5 DESC, 3 DESC, 1, 2";
+  const db::pg::Result r = c.query(sql, params);
+  std::vector<CostStats> out;
+  for (int i = 0; i < r.rows(); ++i)
+    out.push_back({r.text(i, 0), r.text(i, 1), r.int64(i, 2), r.int64(i, 3), r.real(i, 4),
+                   r.int64(i, 5), r.int64(i, 6), r.int64(i, 7)});
+  return out;
+}
+
 CompressionStats compression_stats(db::pg::Connection& c, const StatsFilter& filter) {
   std::vector<db::pg::Param> params = {param(std::string(kContextCompressed))};
   const std::string sql =

@@ -22,5 +22,6 @@ void append_all(db::pg::Connection& c, const std::vector<Event>& list);
 std::vector<StoredEvent> query(db::pg::Connection& c, const EventFilter& filter);
 std::vector<EstimateStats> estimate_stats(db::pg::Connection& c, const StatsFilter& filter);
 CompressionStats compression_stats(db::pg::Connection& c, const StatsFilter& filter);
+std::vector<CostStats> cost_stats(db::pg::Connection& c, const StatsFilter& filter);
 
 }  // namespace autonous::events

@@ -188,6 +188,9 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
   events::CompressionStats compression_stats(const events::StatsFilter& filter) override {
     return events::compression_stats(*c_, filter);
   }
+  std::vector<events::CostStats> cost_stats(const events::StatsFilter& filter) override {
+    return events::cost_stats(*c_, filter);
+  }
   std::unique_ptr<EventFeed> feed(const events::EventFilter& filter, bool follow) override {
     return std::make_unique<PgFeed>(*c_, filter, follow);
   }

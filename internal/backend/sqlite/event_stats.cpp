@@ -54,6 +54,34 @@ std::vector<EstimateStats> estimate_stats(SQLite::Database& db, const StatsFilte
   return detail::summarize(std::move(ratios));
 }
 
+std::vector<CostStats> cost_stats(SQLite::Database& db, const StatsFilter& filter) {
+  // A cost is read only when it is a JSON number of 0 or more (as on PostgreSQL).
+  const std::string cost =
+      "(CASE WHEN json_type(payload, '$.cost_usd') IN ('integer', 'real') AND "
+      "json_extract(payload, '$.cost_usd') >= 0 THEN json_extract(payload, '$.cost_usd') END)";
+  std::string sql =
+      "SELECT coalesce(json_extract(payload, '$.model'), ''), "
+      "coalesce(json_extract(payload, '$.call'), 'chat'), count(*), count(" +
+      cost + "), coalesce(sum(" + cost + "), 0), coalesce(sum(" +
+      figure_at("payload", "$.usage.prompt_tokens") + "), 0), coalesce(sum(" +
+      figure_at("payload", "$.usage.completion_tokens") + "), 0), coalesce(sum(" +
+      figure_at("payload", "$.usage.cached_tokens") + "), 0) FROM events WHERE type = :response";
+  if (filter.chat_id) sql += " AND chat_id = :chat";
+  if (filter.since) sql += " AND created_at >= :since";
+  sql += " GROUP BY 1, 2 ORDER BY 5 DESC, 3 DESC, 1, 2";
+  SQLite::Statement q(db, sql);
+  q.bind(":response", std::string(kLlmResponse));
+  if (filter.chat_id) q.bind(":chat", *filter.chat_id);
+  if (filter.since) q.bind(":since", *filter.since);
+  std::vector<CostStats> out;
+  while (q.executeStep())
+    out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(),
+                   q.getColumn(2).getInt64(), q.getColumn(3).getInt64(), q.getColumn(4).getDouble(),
+                   q.getColumn(5).getInt64(), q.getColumn(6).getInt64(),
+                   q.getColumn(7).getInt64()});
+  return out;
+}
+
 CompressionStats compression_stats(SQLite::Database& db, const StatsFilter& filter) {
   std::string where;
   if (filter.chat_id) where += " AND chat_id = :chat";

@@ -29,5 +29,6 @@ std::vector<StoredEvent> query(SQLite::Database& db, const EventFilter& filter);
 // One row per (model, token_counter), most calls first.
 std::vector<EstimateStats> estimate_stats(SQLite::Database& db, const StatsFilter& filter);
 CompressionStats compression_stats(SQLite::Database& db, const StatsFilter& filter);
+std::vector<CostStats> cost_stats(SQLite::Database& db, const StatsFilter& filter);
 
 }  // namespace autonous::events

@@ -102,6 +102,9 @@ class SqliteSession final : public Session, public EventLog, public ChatAdmin {
   events::CompressionStats compression_stats(const events::StatsFilter& filter) override {
     return events::compression_stats(*db_, filter);
   }
+  std::vector<events::CostStats> cost_stats(const events::StatsFilter& filter) override {
+    return events::cost_stats(*db_, filter);
+  }
   std::unique_ptr<EventFeed> feed(const events::EventFilter& filter, bool /*follow*/) override {
     return std::make_unique<SqliteFeed>(*db_, filter);
   }
