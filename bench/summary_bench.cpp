@@ -142,9 +142,11 @@ Result run(const std::string& strategy, int turns, int window) {
   }
   out.prefix_share = counted > 0 ? share_sum / counted : 0;
   out.prompt_tokens =
-      db->execAndGet("SELECT coalesce(sum(prompt_tokens), 0) FROM llm_calls").getInt64();
+      db->execAndGet("SELECT coalesce(sum(prompt_tokens), 0) FROM llm_calls WHERE call = 'chat'")
+          .getInt64();
   out.cached_tokens =
-      db->execAndGet("SELECT coalesce(sum(cached_tokens), 0) FROM llm_calls").getInt64();
+      db->execAndGet("SELECT coalesce(sum(cached_tokens), 0) FROM llm_calls WHERE call = 'chat'")
+          .getInt64();
   out.prompt_tokens +=
       db->execAndGet(
             "SELECT coalesce(sum(json_extract(u.value, '$.prompt_tokens')), 0) FROM "

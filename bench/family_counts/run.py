@@ -80,7 +80,9 @@ def run(family, model, budget, extra):
             db = sqlite3.connect(env["DB_PATH"])
             rows = db.execute("SELECT json_extract(payload,'$.estimated_tokens'), "
                               "json_extract(payload,'$.usage.prompt_tokens') FROM events "
-                              "WHERE type='llm.response' ORDER BY id").fetchall()
+                              "WHERE type='llm.response' AND "
+                              "coalesce(json_extract(payload,'$.call'),'chat')='chat' "
+                              "ORDER BY id").fetchall()
             counter = db.execute("SELECT json_extract(payload,'$.token_counter'), "
                                  "json_extract(payload,'$.budget_tokens') FROM events "
                                  "WHERE type='context.compressed' ORDER BY id DESC LIMIT 1").fetchone()

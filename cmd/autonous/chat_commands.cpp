@@ -33,6 +33,7 @@ struct ChatOptions {
   std::string chat_id;
   std::optional<std::string> strategy;  // parsed (and refused when unknown) by `chat set`
   std::optional<std::string> tools;     // `--tools a,b` or none, parsed by `chat set`
+  std::optional<std::string> model;     // `--model M`, or default (OPENAI_MODEL again)
   engine::ChatOverrides values;         // every other policy field
   std::string pin_text;                 // `chat pin`
   int64_t pin_id = 0;                   // `chat unpin`
@@ -71,6 +72,8 @@ ordered_json effective_value(const engine::PolicyField& f, const engine::Context
       return p.thresholds.*f.policy_share;
     case engine::PolicyField::Kind::kTools:
       return p.tools ? ordered_json(*p.tools) : ordered_json("every tool TOOLS_FILE declares");
+    case engine::PolicyField::Kind::kModel:
+      return p.model ? ordered_json(*p.model) : ordered_json(nullptr);
   }
   return nullptr;
 }
@@ -78,22 +81,32 @@ ordered_json effective_value(const engine::PolicyField& f, const engine::Context
 ordered_json describe(const config::Config& config, const std::string& chat,
                       const engine::ChatState& state, const engine::ChatOverrides& own) {
   const engine::EngineSettings env = engine_settings(config);
-  const engine::ContextPolicy effective = engine::effective_policy(env.context, own);
+  engine::ContextPolicy effective = engine::effective_policy(env.context, own);
+  if (!effective.model) effective.model = config.openai_model;
   const ordered_json set = ordered_json::parse(engine::overrides_json(own));
   ordered_json fields = ordered_json::object();
   for (const auto& f : engine::policy_fields()) {
     const std::string key(f.key);
     std::string from = set.contains(key) ? "chat" : "env";
-    if (f.key == engine::kKeyMaxTokens && from == "env") from += " (" + env.budget.source + ")";
+    if (f.key == engine::kKeyMaxTokens && from == "env")
+      from += " (" +
+              (own.model && *own.model != config.openai_model
+                   ? engine::model_budget(env.context, own.model).source
+                   : env.budget.source) +
+              ")";
     fields[key] = {{"value", effective_value(f, effective)}, {"from", from}};
   }
   ordered_json j;
   j["chat_id"] = chat;
   j["settings"] = set;
   j["effective"] = std::move(fields);
-  j["model"] = config.openai_model;
-  j["window"] = env.budget.window;
-  j["reserve"] = env.budget.reserve;
+  // The chat's model (its own, or OPENAI_MODEL) and that model's window and reply room.
+  const engine::PromptBudget budget =
+      own.model ? engine::model_budget(env.context, own.model) : env.budget;
+  j["model"] = *effective.model;
+  j["window"] = own.model && *own.model != config.openai_model ? budget.window : env.budget.window;
+  j["reserve"] =
+      own.model && *own.model != config.openai_model ? budget.reserve : env.budget.reserve;
   j["cleared_through"] = state.cleared_through;
   return j;
 }
@@ -217,7 +230,17 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
       throw UsageError(std::string("--tools: ") + e.what() + "; nothing written");
     }
   }
-  if (given.empty() && !all_tools) {
+  // `--model default`: the chat's model goes, OPENAI_MODEL answers again.
+  const bool default_model = options.model && common::trim(*options.model) == "default";
+  if (options.model && !default_model) {
+    const std::string m = common::trim(*options.model);
+    if (!engine::valid_model_name(m))
+      throw UsageError("--model: '" + common::sanitize_utf8(m.substr(0, 200)) +
+                       "' is not a model name (1 to 200 printable characters, no spaces); "
+                       "nothing written");
+    given.model = m;
+  }
+  if (given.empty() && !all_tools && !default_model) {
     std::string flags;
     for (const auto& f : engine::policy_fields())
       flags += (flags.empty() ? "" : ", ") + std::string(f.flag);
@@ -229,6 +252,7 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
   const engine::ChatOverrides previous = stored_overrides(state, chat);
   engine::ChatOverrides merged = engine::merge(previous, given);
   if (all_tools) merged.tools.reset();
+  if (default_model) merged.model.reset();
   check_settings(config, env, merged);
   check_tool_names(config, given.tools);
   const std::string json = engine::overrides_json(merged);
@@ -293,6 +317,9 @@ void add_setting_flags(CLI::App& set, ChatOptions& options) {
         break;
       case engine::PolicyField::Kind::kTools:
         set.add_option(flag, options.tools, help);
+        break;
+      case engine::PolicyField::Kind::kModel:
+        set.add_option(flag, options.model, help + " (default: OPENAI_MODEL again)");
         break;
     }
   }

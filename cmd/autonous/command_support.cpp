@@ -1,6 +1,8 @@
 #include "cmd/autonous/command_support.h"
 
 #include <iterator>
+#include <map>
+#include <mutex>
 
 #include <spdlog/spdlog.h>
 
@@ -14,18 +16,38 @@ std::unique_ptr<backend::Session> open_database(const config::Config& config, bo
   return backend::open_session(config, backend::OpenOptions{true, for_reading});
 }
 
-std::unique_ptr<tokens::TokenCounter> make_counter(const config::Config& config,
-                                                   const std::string& setting) {
+namespace {
+
+std::unique_ptr<tokens::TokenCounter> make_model_counter(const config::Config& config,
+                                                         const std::string& setting,
+                                                         const std::string& model) {
   try {
-    const std::optional<engine::ModelPreset> preset = engine::find_preset(config.openai_model);
-    auto choice =
-        tokens::make_token_counter(setting, config.openai_model, config.tokenizer_data_dir,
-                                   preset ? preset->tokenizer : std::string());
+    const std::optional<engine::ModelPreset> preset = engine::find_preset(model);
+    auto choice = tokens::make_token_counter(setting, model, config.tokenizer_data_dir,
+                                             preset ? preset->tokenizer : std::string());
     if (!choice.warning.empty()) spdlog::warn("token counter: {}", choice.warning);
     return std::move(choice.counter);
   } catch (const std::exception& e) {
     throw config::ConfigError("TOKEN_COUNTER", e.what());
   }
+}
+
+}  // namespace
+
+std::unique_ptr<tokens::TokenCounter> make_counter(const config::Config& config,
+                                                   const std::string& setting) {
+  return make_model_counter(config, setting, config.openai_model);
+}
+
+const tokens::TokenCounter& token_counter_for(const config::Config& config,
+                                              const std::string& model) {
+  if (config.token_counter != "auto" || model == config.openai_model) return token_counter(config);
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<tokens::TokenCounter>> counters;
+  const std::lock_guard lock(mu);
+  auto& counter = counters[model];
+  if (!counter) counter = make_model_counter(config, "auto", model);
+  return *counter;
 }
 
 const tokens::TokenCounter& token_counter(const config::Config& config) {

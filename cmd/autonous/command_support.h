@@ -30,6 +30,12 @@ std::unique_ptr<tokens::TokenCounter> make_counter(const config::Config& config,
 // The configured counter, built once per process.
 const tokens::TokenCounter& token_counter(const config::Config& config);
 
+// The counter for `model` (a chat's own, `chat set --model`): under TOKEN_COUNTER=auto the
+// model's own, built once per process and model (thread-safe); else the configured one. A
+// fallback to the estimate is logged once.
+const tokens::TokenCounter& token_counter_for(const config::Config& config,
+                                              const std::string& model);
+
 // The engine's settings from the environment; throws ConfigError naming the variable.
 engine::EngineSettings engine_settings(const config::Config& config);
 

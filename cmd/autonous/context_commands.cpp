@@ -71,6 +71,15 @@ int run_context(const config::Config& config, const ContextOptions& options) {
     const int64_t cost = offered.empty() ? 0 : counter.count_text(offered);
     return mcp && (!names || !names->empty()) ? std::max<int64_t>(cost, 1) : cost;
   };
+  // A chat's own model: counted, calibrated and capped as the worker would (its use_chat_model).
+  build.chat_model = [&config, &counter, &engine](const std::string& model) {
+    counter.set_inner(token_counter_for(config, model));
+    counter.set_scale(config.token_calibration && counter.name() == "estimate"
+                          ? engine.calibration_scale(config.openai_base_url, model)
+                          : 1.0);
+    return std::optional<engine::ModelCaps>(
+        engine::ModelCaps{engine.learned_budget(config.openai_base_url, model), std::nullopt});
+  };
   std::cout << engine::dry_run_json(engine.build(options.chat_id, options.text, build)) << "\n";
   return 0;
 }

@@ -184,6 +184,9 @@ int run_worker(const config::Config& config, bool drain) {
   worker::WorkerDeps deps;
   deps.make_transport = [] { return std::make_unique<openai::CurlTransport>(); };
   deps.counter = &token_counter(config);
+  deps.counter_for = [&config](const std::string& model) -> const tokens::TokenCounter& {
+    return token_counter_for(config, model);
+  };
   deps.clock = &clock;
   deps.toolset = toolset;
   if (metrics)

@@ -304,6 +304,7 @@ void read_recall(const EnvLookup& env, Config& c) {
   c.prompt_cache_key =
       read_choice(env, "PROMPT_CACHE_KEY", c.prompt_cache_key, {"auto", "on", "off"});
   c.openai_send_user = read_choice(env, "OPENAI_SEND_USER", "off", {"on", "off"}) == "on";
+  c.cost_prices = read_choice(env, "COST_PRICES", c.cost_prices, {"auto", "on", "off"});
   c.prompt_cache_retention =
       read_choice(env, "PROMPT_CACHE_RETENTION", "", {"", "in_memory", "24h"},
                   "in_memory, 24h (or unset: not sent)");
@@ -397,6 +398,14 @@ Config load_config(const EnvLookup& env) {
   read_context(env, c);
   read_recall(env, c);
   read_http(env, c);
+  // Azure OpenAI's classic URL names the deployment, which picks the model: the request's model
+  // is ignored, so a fallback model named there would call the same deployment again.
+  if (!c.openai_fallback_model.empty() &&
+      c.openai_base_url.find("/openai/deployments/") != std::string::npos)
+    throw ConfigError("OPENAI_FALLBACK_MODEL",
+                      "cannot work with an Azure OpenAI deployment URL (the deployment in "
+                      "OPENAI_BASE_URL picks the model, not the request); use Azure's v1 API "
+                      "(…/openai/v1, the deployment's name as the model) for a fallback");
   return c;
 }
 

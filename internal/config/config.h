@@ -117,6 +117,9 @@ struct Config {
   // OPENAI_SEND_USER: on | off: send OpenAI's `user` field with each chat call (the same hash of
   // the chat id as prompt_cache_key, never the id), which LiteLLM and OpenAI attribute spend to.
   bool openai_send_user = false;
+  // COST_PRICES: auto | on | off: whether calls are priced at config/models.json's list prices
+  // (auto: only on the vendors' own API hosts, openai/endpoint.h).
+  std::string cost_prices = "auto";
   // PROMPT_CACHE_RETENTION: "" (not sent) | in_memory | 24h: OpenAI's prompt_cache_retention.
   std::string prompt_cache_retention;
   // Recall (recall/recall.h, engine/allocator.h).

@@ -148,6 +148,13 @@ struct BuiltContext {
 // How a turn is built: a rebuild after a provider's "context length exceeded" compacts
 // (min_level above none) within a smaller budget; a learned limit caps the budget; a dry run
 // stores nothing (no summary, no state).
+// What a chat's own model brings to its build (BuildOptions::chat_model): the caps learned for
+// that model, in place of those the options hold for OPENAI_MODEL.
+struct ModelCaps {
+  std::optional<int64_t> budget_cap;
+  std::optional<int64_t> messages_cap;
+};
+
 struct BuildOptions {
   Level min_level = Level::kNone;     // above none: the provider refused the last prompt
   double budget_scale = 1.0;          // of the policy's budget, in (0, 1]
@@ -161,6 +168,11 @@ struct BuildOptions {
   // What the declarations of the tools offered to the chat (its policy's `tools`) cost in every
   // request: the prompt's budget leaves them room, at most half of it. Unset: no tools.
   std::function<int64_t(const ToolNames&)> declarations;
+  // Called with a chat's own model (`chat set --model`) before its budget is checked, and with
+  // OPENAI_MODEL again when the chat's settings then prove bad: the worker switches its counter
+  // to the model's and returns the model's caps (nullopt: keep these options'). Unset: the
+  // chat's model changes only the budget.
+  std::function<std::optional<ModelCaps>(const std::string& model)> chat_model;
 };
 
 // The level a rebuild after an overflow starts from: one above `level`.

@@ -113,14 +113,24 @@ void ContextBuilder::finish(const std::string& chat_id, const Verbatim& v,
 Ends ContextBuilder::begin(const std::string& chat_id, const std::string& user_text,
                            const BuildOptions& options, BuiltContext& out) const {
   Figures& f = out.figures;
-  f.counter = std::string(counter_.name());
+  // A chat's own model brings its counter (switched by the caller) and its learned caps.
+  std::optional<ModelCaps> caps;
+  const auto on_model = [&](const std::string& model) {
+    if (options.chat_model) caps = options.chat_model(model);
+  };
   ChatStart start =
-      start_chat(settings_, provider_.chat_state(chat_id), counter_, store_ != nullptr);
+      start_chat(settings_, provider_.chat_state(chat_id), counter_, store_ != nullptr, on_model);
+  f.counter = std::string(counter_.name());
+  BuildOptions own = options;
+  if (caps) {
+    own.budget_cap = caps->budget_cap;
+    own.messages_cap = caps->messages_cap;
+  }
   out.chat = std::move(start.chat);
   out.warnings = std::move(start.warnings);
   out.state.before = start.state;
   out.state.after = start.state;
-  Ends ends = fit_ends(settings_, out.chat, user_text, options, counter_);
+  Ends ends = fit_ends(settings_, out.chat, user_text, own, counter_);
   out.pins_left_out = ends.pins_left_out;
   if (ends.pins_left_out > 0)
     out.warnings.push_back(
@@ -141,7 +151,7 @@ Ends ContextBuilder::begin(const std::string& chat_id, const std::string& user_t
   f.user_tokens = ends.user_tokens;
   f.user_truncated = ends.user_truncated;
   f.history_budget_tokens = ends.history_budget_tokens;
-  out.state.budget_cap = options.budget_cap;
+  out.state.budget_cap = own.budget_cap;
   return ends;
 }
 

@@ -26,14 +26,21 @@ ToolNames stored_tools(const std::string& settings_json) {
 }
 
 ResolvedChat resolve(const ContextSettings& settings, const ChatState& stored,
-                     const tokens::TokenCounter& counter, std::optional<ContextWarning>& warning) {
+                     const tokens::TokenCounter& counter,
+                     const std::function<void(const std::string&)>& on_model,
+                     std::optional<ContextWarning>& warning) {
   ResolvedChat chat;
   chat.cleared_through = stored.cleared_through;
   chat.policy = settings.policy;
+  bool own_model = false;
   try {
     // Most chats have no settings of their own: no JSON parse on that path.
     const ChatOverrides overrides =
         stored.settings_json == "{}" ? ChatOverrides{} : parse_overrides(stored.settings_json);
+    if (overrides.model && *overrides.model != settings.model && on_model) {
+      own_model = true;
+      on_model(*overrides.model);  // its counter checks the budget below
+    }
     if (!overrides.empty()) {
       ContextSettings own = settings;
       own.policy = effective_policy(settings, overrides);
@@ -42,6 +49,7 @@ ResolvedChat resolve(const ContextSettings& settings, const ChatState& stored,
       chat.own_settings = true;
     }
   } catch (const PolicyError& e) {
+    if (own_model) on_model(settings.model);  // the environment's model, and its counter
     // Bad stored settings never stop a turn. A tool list is kept on its own, though: a chat
     // limited to some tools (or none) must not be offered every tool because another setting is
     // bad; a list that is bad itself offers none.
@@ -59,10 +67,11 @@ ResolvedChat resolve(const ContextSettings& settings, const ChatState& stored,
 }  // namespace
 
 ChatStart start_chat(const ContextSettings& settings, ChatState stored,
-                     const tokens::TokenCounter& counter, bool has_summary_store) {
+                     const tokens::TokenCounter& counter, bool has_summary_store,
+                     const std::function<void(const std::string&)>& on_model) {
   ChatStart out;
   std::optional<ContextWarning> bad_settings;
-  out.chat = resolve(settings, stored, counter, bad_settings);
+  out.chat = resolve(settings, stored, counter, on_model, bad_settings);
   out.chat.pins = std::move(stored.pins);
   out.chat.blocks = std::move(stored.blocks);
   out.chat.custom = std::move(stored.custom);

@@ -6,6 +6,8 @@
 // chat's latest clear point belongs to the cleared context: a fresh one). A pure value of the
 // settings, what the database holds and the counter: no I/O.
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "internal/engine/built_context.h"
@@ -25,7 +27,10 @@ struct ChatStart {
 };
 
 // `has_summary_store`: whether the engine can keep summaries (summarize needs it).
+// `on_model`: called with the chat's own model before its budget is checked with `counter`
+// (the caller switches the counter), and with OPENAI_MODEL when the settings then prove bad.
 ChatStart start_chat(const ContextSettings& settings, ChatState stored,
-                     const tokens::TokenCounter& counter, bool has_summary_store);
+                     const tokens::TokenCounter& counter, bool has_summary_store,
+                     const std::function<void(const std::string&)>& on_model = {});
 
 }  // namespace autonous::engine

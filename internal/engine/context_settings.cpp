@@ -54,9 +54,24 @@ void check_summary_room(const ContextSettings& settings) {
                         std::to_string(settings.summary.max_tokens * 2) + ")");
 }
 
+PromptBudget model_budget(const ContextSettings& settings,
+                          const std::optional<std::string>& model) {
+  PromptBudget env;
+  env.tokens = settings.policy.max_tokens;
+  env.ceiling = settings.ceiling;
+  if (!model || *model == settings.model) return env;
+  try {
+    return resolve_prompt_budget({*model, settings.max_context_tokens, std::nullopt, std::nullopt});
+  } catch (const std::invalid_argument& e) {
+    throw PolicyError(std::string(kKeyModel), e.what());
+  }
+}
+
 ContextPolicy effective_policy(const ContextSettings& settings, const ChatOverrides& overrides) {
   ContextPolicy p = apply(settings.policy, overrides);
-  if (settings.ceiling > 0) p.max_tokens = std::min(p.max_tokens, settings.ceiling);
+  const PromptBudget budget = model_budget(settings, overrides.model);
+  if (!overrides.max_tokens) p.max_tokens = budget.tokens;
+  if (budget.ceiling > 0) p.max_tokens = std::min(p.max_tokens, budget.ceiling);
   return p;
 }
 

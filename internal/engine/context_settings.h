@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "internal/engine/model_presets.h"
 #include "internal/engine/policy.h"
 #include "internal/recall/recall_select.h"
 
@@ -51,6 +52,10 @@ struct ContextSettings {
   int keep_recent_messages = 6;       // the floor no compaction folds or drops
   ContextPolicy policy;               // the environment's defaults; a chat's overrides go on top
   int64_t ceiling = 0;  // window − reserve when the model's window is known; 0: none
+  // OPENAI_MODEL, and MAX_CONTEXT_TOKENS when set: a chat with a model of its own (`chat set
+  // --model`) takes its budget's default and ceiling from that model's preset, capped by it.
+  std::string model;
+  std::optional<int64_t> max_context_tokens;
   SummarySettings summary;
   recall::RecallSettings recall;
   Layout layout = Layout::kDefault;
@@ -69,7 +74,14 @@ void check_budget(const ContextSettings& settings, const tokens::TokenCounter& c
 void check_summary_room(const ContextSettings& settings);
 
 // The environment's policy with a chat's overrides on top, its budget never above the model's
-// ceiling. The one place a chat's effective policy is computed.
+// ceiling. A chat's own model (another than OPENAI_MODEL) brings its preset's budget (window −
+// reserve, within MAX_CONTEXT_TOKENS when set; 8000 for a model of unknown window) as the
+// default, and its ceiling. The one place a chat's effective policy is computed.
 ContextPolicy effective_policy(const ContextSettings& settings, const ChatOverrides& overrides);
+
+// The budget `model` gets under `settings`: the environment's for OPENAI_MODEL (or none given),
+// else the model's preset within MAX_CONTEXT_TOKENS. Throws PolicyError (field "model") when the
+// preset cannot give one.
+PromptBudget model_budget(const ContextSettings& settings, const std::optional<std::string>& model);
 
 }  // namespace autonous::engine

@@ -61,6 +61,8 @@ EngineSettings engine_settings(const config::Config& config, const tokens::Token
   s.max_chars_per_message = config.max_chars_per_message.value_or(0);
   s.keep_recent_messages = config.keep_recent_messages;
   s.ceiling = out.budget.ceiling;
+  s.model = config.openai_model;
+  s.max_context_tokens = config.max_context_tokens;
   s.policy.strategy = parse_strategy(config.context_strategy).value_or(Strategy::kTokenBudget);
   s.policy.max_tokens = out.budget.tokens;
   s.policy.recent_messages = config.recent_message_count;

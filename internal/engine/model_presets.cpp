@@ -21,8 +21,25 @@ std::string normalise(std::string_view model) {
   std::string s = common::to_lower_ascii(std::string(model));
   if (const auto slash = s.rfind('/'); slash != std::string::npos) s.erase(0, slash + 1);
   if (s.rfind("meta-", 0) == 0) s.erase(0, 5);
+  // OpenRouter spells Claude's versions with a dot (claude-opus-4.5): Anthropic's id has a dash.
+  if (s.rfind("claude-", 0) == 0) std::replace(s.begin(), s.end(), '.', '-');
   return s;
 }
+
+// A snapshot's date after a model's name: 2024-08-06, 20250514, 2411 or 0125; or "latest".
+bool date_suffix(std::string_view s) {
+  const auto digits = [](std::string_view d) {
+    return !d.empty() &&
+           std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (s == "latest") return true;
+  if (s.size() == 10 && s[4] == '-' && s[7] == '-')
+    return digits(s.substr(0, 4)) && digits(s.substr(5, 2)) && digits(s.substr(8, 2));
+  return (s.size() == 8 || s.size() == 4) && digits(s);
+}
+
+constexpr int64_t kMaxWindow = 100'000'000;  // as MAX_CONTEXT_TOKENS' bound
+constexpr double kMaxDollars = 10'000;       // per million tokens: a per-token figure's mistake
 
 // The counters TOKEN_COUNTER names that a preset may pick (the estimate is `auto`'s fallback
 // anyway, and chars4 is never right for a model).
@@ -37,16 +54,18 @@ bool known_counter(const std::string& name) {
 
 int64_t whole_at(const json& e, const char* key, const std::string& where) {
   const json& v = e.at(key);
-  if (!v.is_number_integer() || v.get<int64_t>() < 0)
-    refuse(where, std::string("\"") + key + "\" must be a whole number of tokens, 0 or more");
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > kMaxWindow)
+    refuse(where, std::string("\"") + key + "\" must be a whole number of tokens from 0 to " +
+                      std::to_string(kMaxWindow));
   return v.get<int64_t>();
 }
 
 double dollars_at(const json& price, const char* key, const std::string& where) {
   const json& v = price.at(key);
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
+      v.get<double>() > kMaxDollars)
     refuse(where, std::string("\"price\".\"") + key +
-                      "\" must be US dollars per million tokens, 0 or more");
+                      "\" must be US dollars per million tokens, from 0 to 10000");
   return v.get<double>();
 }
 
@@ -63,7 +82,8 @@ bool flag_at(const json& e, const char* key, const std::string& where) {
 ModelPrice price_of(const json& p, const std::string& where) {
   if (!p.is_object()) refuse(where, "\"price\" must be an object (input, cached_input, output)");
   for (const auto& [key, value] : p.items())
-    if (key != "input" && key != "cached_input" && key != "output" && key != "unit")
+    if (key != "input" && key != "cached_input" && key != "output" && key != "unit" &&
+        key != "max_prompt_tokens")
       refuse(where, "\"price\" has an unknown field \"" + key + "\"");
   if (!p.contains("input") || !p.contains("output"))
     refuse(where, "\"price\" needs both \"input\" and \"output\"");
@@ -73,6 +93,12 @@ ModelPrice price_of(const json& p, const std::string& where) {
   out.input = dollars_at(p, "input", where);
   out.output = dollars_at(p, "output", where);
   if (p.contains("cached_input")) out.cached_input = dollars_at(p, "cached_input", where);
+  if (p.contains("max_prompt_tokens")) {
+    const json& v = p.at("max_prompt_tokens");
+    if (!v.is_number_integer() || v.get<int64_t>() < 1)
+      refuse(where, "\"price\".\"max_prompt_tokens\" must be a whole number of tokens, 1 or more");
+    out.max_prompt_tokens = v.get<int64_t>();
+  }
   return out;
 }
 
@@ -138,6 +164,10 @@ std::vector<ModelPreset> parse_models(std::string_view json_text,
         e.at("match").get<std::string>().empty())
       refuse(where, "\"match\" (the model name's start) is required");
     const std::string match = normalise(e.at("match").get<std::string>());
+    if (match.empty())
+      refuse(where,
+             "\"match\" is empty once a provider prefix is left out (it would match every "
+             "model)");
     where += " (" + match + ")";
     const bool exact = e.contains("exact") && flag_at(e, "exact", where);
     if (!seen.insert({match, exact}).second) refuse(where, "a second entry for the same \"match\"");
@@ -147,10 +177,22 @@ std::vector<ModelPreset> parse_models(std::string_view json_text,
     if (same != out.end()) {
       read_entry(e, where, *same);
     } else {
+      // What the name would get without this entry (a dated snapshot's family), its price and
+      // source aside.
       ModelPreset fresh;
+      const ModelPreset* like = nullptr;
+      for (const ModelPreset& p : out)
+        if (!p.exact && p.window > 0 && match.rfind(p.prefix, 0) == 0 &&
+            (like == nullptr || p.prefix.size() > like->prefix.size()))
+          like = &p;
+      if (like != nullptr) {
+        fresh = *like;
+        fresh.price.reset();
+        fresh.source.clear();
+      }
       fresh.prefix = match;
       fresh.exact = exact;
-      fresh.family = match;
+      if (like == nullptr) fresh.family = match;
       read_entry(e, where, fresh);
       out.push_back(std::move(fresh));
     }
@@ -199,8 +241,19 @@ std::optional<ModelPreset> find_preset(std::string_view model) {
   return *best;
 }
 
+bool price_applies(std::string_view model, const ModelPreset& preset) {
+  const std::string name = normalise(model);
+  if (name == preset.prefix) return true;
+  if (preset.exact || name.size() <= preset.prefix.size() + 1 ||
+      name.compare(0, preset.prefix.size(), preset.prefix) != 0 ||
+      name[preset.prefix.size()] != '-')
+    return false;
+  return date_suffix(std::string_view(name).substr(preset.prefix.size() + 1));
+}
+
 std::optional<double> cost_usd(const ModelPrice& price, const common::Usage& usage) {
   const int64_t prompt = std::max<int64_t>(usage.prompt_tokens, 0);
+  if (price.max_prompt_tokens && prompt > *price.max_prompt_tokens) return std::nullopt;
   const int64_t cached = std::clamp<int64_t>(usage.cached_tokens.value_or(0), 0, prompt);
   const int64_t completion = std::max<int64_t>(usage.completion_tokens, 0);
   if (cached > 0 && !price.cached_input) return std::nullopt;
@@ -212,7 +265,7 @@ std::optional<double> cost_usd(const ModelPrice& price, const common::Usage& usa
 
 std::optional<double> cost_usd(std::string_view model, const common::Usage& usage) {
   const std::optional<ModelPreset> preset = find_preset(model);
-  if (!preset || !preset->price) return std::nullopt;
+  if (!preset || !preset->price || !price_applies(model, *preset)) return std::nullopt;
   return cost_usd(*preset->price, usage);
 }
 

@@ -34,6 +34,9 @@ struct ModelPrice {
   double input = 0;                    // prompt tokens not served from the provider's cache
   std::optional<double> cached_input;  // cached prompt tokens; unset: unknown (no figure then)
   double output = 0;                   // completion tokens (a reasoning model's hidden ones too)
+  // The price holds for prompts up to this many tokens (a tiered price's lower tier): a call
+  // with a larger prompt gets no figure. Unset: any prompt.
+  std::optional<int64_t> max_prompt_tokens;
 };
 
 struct ModelPreset {
@@ -60,7 +63,9 @@ class ModelsFileError : public std::runtime_error {
 
 // The presets of a models file's text (config/models.json's shape, docs/providers.md). `base`:
 // the presets it extends: an entry whose `match` (and `exact`) is a base entry's replaces the
-// fields it gives and keeps the others; a new one is added. Throws ModelsFileError.
+// fields it gives and keeps the others; a new one is added, starting from what the entry the
+// name would match otherwise gives (window, reserve, shape, tokenizer; never its price), so a
+// price alone for a dated name keeps the family's window. Throws ModelsFileError.
 std::vector<ModelPreset> parse_models(std::string_view json_text,
                                       const std::vector<ModelPreset>& base = {});
 
@@ -82,10 +87,17 @@ std::optional<ModelPreset> find_preset(std::string_view model);
 
 // What a call with `usage` cost at `price`, in USD: uncached prompt tokens at the input price,
 // cached ones at the cached price, completion tokens at the output price. nullopt when a
-// figure it needs is unknown (cached tokens reported and no cached price).
+// figure it needs is unknown (cached tokens reported and no cached price; a prompt above the
+// price's tier).
 std::optional<double> cost_usd(const ModelPrice& price, const common::Usage& usage);
-// The same for `model`'s preset; nullopt for a model without a price.
+// The same for `model`'s preset; nullopt for a model without a price. A price is the entry's
+// own model's: it applies to the entry's name itself and to that name with a date or "latest"
+// after it (gpt-4o-2024-08-06, claude-sonnet-4-5-20250929, mistral-large-2411), never to a
+// longer name the prefix also matches (o1-pro is not o1, gpt-5-pro is not gpt-5).
 std::optional<double> cost_usd(std::string_view model, const common::Usage& usage);
+
+// Whether `model` is priced by `preset` (the rule above).
+bool price_applies(std::string_view model, const ModelPreset& preset);
 
 // The request shape for `model`: its preset's, classic for an unknown model.
 RequestShape request_shape(std::string_view model);

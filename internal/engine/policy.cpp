@@ -91,7 +91,7 @@ namespace {
 
 using Kind = PolicyField::Kind;
 
-const std::array<PolicyField, 8> kFields = {{
+const std::array<PolicyField, 9> kFields = {{
     {kKeyStrategy, "--strategy", "CONTEXT_STRATEGY", "sliding_window, token_budget or summarize",
      Kind::kStrategy},
     {kKeyMaxTokens, "--max-tokens", "MAX_CONTEXT_TOKENS",
@@ -110,6 +110,10 @@ const std::array<PolicyField, 8> kFields = {{
     {kKeyTools, "--tools", "TOOLS_FILE",
      "the tools offered: names from TOOLS_FILE separated by commas, none, or all (the default)",
      Kind::kTools},
+    {kKeyModel, "--model", "OPENAI_MODEL",
+     "the model this chat's turns use: its preset's window, counter and prices follow; default "
+     "OPENAI_MODEL's",
+     Kind::kModel},
 }};
 
 // A list of tool names as stored: unique valid names, at most kMaxTools.
@@ -138,6 +142,8 @@ bool is_set(const PolicyField& f, const ChatOverrides& o) {
       return (o.*f.share).has_value();
     case Kind::kTools:
       return o.tools.has_value();
+    case Kind::kModel:
+      return o.model.has_value();
   }
   return false;
 }
@@ -156,6 +162,9 @@ void copy_if_set(const PolicyField& f, const ChatOverrides& from, ChatOverrides&
       break;
     case Kind::kTools:
       if (from.tools) to.tools = from.tools;
+      break;
+    case Kind::kModel:
+      if (from.model) to.model = from.model;
       break;
   }
 }
@@ -188,6 +197,13 @@ void read_field(const PolicyField& f, const json& v, ChatOverrides& o) {
       o.tools = checked_tools(std::move(names));
       break;
     }
+    case Kind::kModel:
+      if (!v.is_string() || !valid_model_name(v.get<std::string>()))
+        throw PolicyError(key, v.dump(-1, ' ', false, json::error_handler_t::replace) +
+                                   " is not a model name (1 to 200 printable characters, no "
+                                   "spaces)");
+      o.model = v.get<std::string>();
+      break;
   }
 }
 
@@ -207,6 +223,11 @@ bool valid_tool_name(std::string_view name) noexcept {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            c == '-';
   });
+}
+
+bool valid_model_name(std::string_view name) noexcept {
+  return !name.empty() && name.size() <= 200 &&
+         std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 0x7f; });
 }
 
 std::vector<std::string> parse_tool_list(std::string_view text) {
@@ -271,6 +292,9 @@ std::string overrides_json(const ChatOverrides& o) {
       case Kind::kTools:
         j[key] = *o.tools;
         break;
+      case Kind::kModel:
+        j[key] = *o.model;
+        break;
     }
   }
   return j.dump();
@@ -296,6 +320,9 @@ ContextPolicy apply(ContextPolicy p, const ChatOverrides& o) {
         break;
       case Kind::kTools:
         p.tools = o.tools;
+        break;
+      case Kind::kModel:
+        p.model = o.model;
         break;
     }
   }

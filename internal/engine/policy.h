@@ -39,6 +39,9 @@ struct ContextPolicy {
   int64_t recent_messages = 20;  // sliding_window's message count
   Thresholds thresholds;
   ToolNames tools;  // the tools' declarations take part of max_tokens
+  // The chat's own model (`chat set --model`, #31); unset: OPENAI_MODEL. Its preset gives the
+  // budget's default and ceiling, the worker its counter, calls and prices.
+  std::optional<std::string> model;
 };
 
 // A chat's own settings: only what was set.
@@ -51,6 +54,7 @@ struct ChatOverrides {
   std::optional<double> hard;
   std::optional<double> target;
   ToolNames tools;  // empty list: none
+  std::optional<std::string> model;
   bool empty() const noexcept;
 };
 
@@ -59,7 +63,7 @@ struct ChatOverrides {
 // ChatOverrides and ContextPolicy. Parsing, merging, validation, `chat show`, the CLI flags and
 // the names in error messages all come from policy_fields().
 struct PolicyField {
-  enum class Kind { kStrategy, kCount, kShare, kTools };
+  enum class Kind { kStrategy, kCount, kShare, kTools, kModel };
   std::string_view key;       // chat_settings JSON key
   std::string_view flag;      // `autonous chat set` flag
   std::string_view variable;  // environment variable of the default
@@ -73,7 +77,7 @@ struct PolicyField {
 };
 
 // Every per-chat setting, in display order: strategy, max_tokens, recent_messages, soft, warn,
-// hard, target, tools.
+// hard, target, tools, model.
 std::span<const PolicyField> policy_fields() noexcept;
 // The field with JSON key `key`; nullptr when there is none.
 const PolicyField* find_policy_field(std::string_view key) noexcept;
@@ -97,6 +101,11 @@ inline constexpr std::string_view kKeyWarn = "warn";
 inline constexpr std::string_view kKeyHard = "hard";
 inline constexpr std::string_view kKeyTarget = "target";
 inline constexpr std::string_view kKeyTools = "tools";
+inline constexpr std::string_view kKeyModel = "model";
+
+// A model name a chat may be given: 1 to 200 printable ASCII characters without spaces (as
+// providers spell them: "gpt-4.1-mini", "meta-llama/Llama-3.1-8B-Instruct", "qwen3:8b").
+bool valid_model_name(std::string_view name) noexcept;
 
 // A tool name the wire takes: 1 to 64 of A-Z a-z 0-9 _ -.
 bool valid_tool_name(std::string_view name) noexcept;

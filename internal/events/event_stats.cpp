@@ -95,6 +95,7 @@ nlohmann::ordered_json cost_json(const std::vector<CostStats>& costs) {
   j["usd"] = priced > 0 ? nlohmann::ordered_json(usd) : nlohmann::ordered_json(nullptr);
   j["calls"] = calls;
   j["priced_calls"] = priced;
+  j["partial"] = priced < calls;  // some calls have no figure: `usd` is a lower bound
   j["models"] = std::move(models);
   return j;
 }

@@ -278,7 +278,7 @@ ChatResult parse_success(const HttpResponse& r, const Secrets& api_key, bool too
   if (out.content.empty() && out.tool_calls.empty())
     throw ResponseError("the reply has no text (finish_reason '" + out.finish_reason +
                             "'; tool calls and empty replies are not answers)",
-                        "empty_reply");
+                        "empty_reply", out);
   return out;
 }
 
@@ -418,6 +418,9 @@ ChatResult Client::chat(const std::vector<common::Message>& messages,
     out.latency = latency;
     return out;
   } catch (ReplyWithheldError& e) {
+    e.set_latency(latency);
+    throw;
+  } catch (ResponseError& e) {
     e.set_latency(latency);
     throw;
   }

@@ -25,4 +25,16 @@ std::string endpoint_url(const std::string& base_url, const std::string& path) {
   return base_url.substr(0, q) + path + base_url.substr(q);
 }
 
+bool list_prices_apply(const std::string& mode, const std::string& base_url) {
+  if (mode == "on") return true;
+  if (mode != "auto") return false;
+  const std::string host = url_host(base_url);
+  for (const char* vendor :
+       {"api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com",
+        "api.deepseek.com", "api.mistral.ai", "openrouter.ai", "dashscope.aliyuncs.com",
+        "dashscope-intl.aliyuncs.com"})
+    if (host == vendor) return true;
+  return false;
+}
+
 }  // namespace autonous::openai

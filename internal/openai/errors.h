@@ -85,13 +85,21 @@ class ApiError final : public Error {
 // content null, tool calls only). Retryable: another try may answer.
 class ResponseError final : public Error {
  public:
-  explicit ResponseError(const std::string& message, std::string reason = "malformed_response")
-      : Error(message), reason_(std::move(reason)) {}
+  explicit ResponseError(const std::string& message, std::string reason = "malformed_response",
+                         std::optional<ChatResult> answered = std::nullopt)
+      : Error(message), reason_(std::move(reason)), answered_(std::move(answered)) {}
+  // An empty reply's response (its usage is billed: its llm.response is recorded); unset for a
+  // body that could not be read.
+  const std::optional<ChatResult>& answered() const noexcept { return answered_; }
+  void set_latency(std::chrono::milliseconds latency) noexcept {
+    if (answered_) answered_->latency = latency;
+  }
   bool retryable() const noexcept override { return true; }
   std::string reason() const override { return reason_; }
 
  private:
   std::string reason_;
+  std::optional<ChatResult> answered_;
 };
 
 // A 2xx whose answer the provider withheld: its content filter emptied it (finish_reason

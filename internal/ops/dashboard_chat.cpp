@@ -43,9 +43,10 @@ std::vector<Turn> turns_of(PageDb& db, const std::string& chat) {
     json p = json::parse(r.text(i, 2), nullptr, false);
     if (type == "context.compressed")
       out.back().compressed = std::move(p);
-    else if (type == "llm.response")
-      out.back().response = std::move(p);
-    else
+    else if (type == "llm.response") {
+      // The turn's own call (a summary's or an embeddings call's response is not, #31).
+      if (detail::chat_call(p)) out.back().response = std::move(p);
+    } else
       out.back().summarized = true;
   }
   return out;

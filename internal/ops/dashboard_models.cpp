@@ -21,7 +21,8 @@ std::string models_table(PageDb& db) {
       "AND q.type = 'llm.request' AND q.id < e.id ORDER BY q.id DESC LIMIT 1), "
       "e.payload ->> 'model') ELSE e.payload ->> 'model' END, e.payload ->> 'latency_ms', "
       "e.payload -> 'usage' ->> 'prompt_tokens', e.payload -> 'usage' ->> 'completion_tokens', "
-      "e.payload -> 'usage' ->> 'cached_tokens', e.payload ->> 'cost_usd' FROM events e "
+      "e.payload -> 'usage' ->> 'cached_tokens', e.payload ->> 'cost_usd', "
+      "e.payload ->> 'call' FROM events e "
       "WHERE e.type = 'llm.response' ORDER BY e.id DESC LIMIT 1000");
   struct Model {
     int64_t calls = 0;
@@ -31,7 +32,9 @@ std::string models_table(PageDb& db) {
   };
   std::map<std::string, Model> by_model;
   for (size_t i = 0; i < r.size(); ++i) {
-    Model& m = by_model[r.text(i, 0)];
+    // A summary's and an embeddings call's row apart from the turns' own (same model or not).
+    const std::string& call = r.text(i, 6);
+    Model& m = by_model[r.text(i, 0) + (call.empty() || call == "chat" ? "" : " (" + call + ")")];
     ++m.calls;
     if (!r.is_null(i, 1)) m.latency.push_back(r.real(i, 1) / 1000.0);
     m.prompt += r.real(i, 2);

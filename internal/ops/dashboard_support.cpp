@@ -23,6 +23,12 @@ double num(const nlohmann::json& j, const char* key, double fallback) {
   return it != j.end() && it->is_number() ? it->get<double>() : fallback;
 }
 
+bool chat_call(const nlohmann::json& payload) {
+  if (!payload.is_object()) return false;
+  const auto call = payload.find("call");
+  return call == payload.end() || (call->is_string() && call->get<std::string>() == "chat");
+}
+
 std::string str(const nlohmann::json& j, const char* key) {
   if (!j.is_object()) return {};
   const auto it = j.find(key);

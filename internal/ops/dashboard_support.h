@@ -18,6 +18,9 @@ double percentile(std::vector<double>& values, double q);
 double num(const nlohmann::json& j, const char* key, double fallback = 0);
 // A string at `key`, or the value's JSON text, or "".
 std::string str(const nlohmann::json& j, const char* key);
+// Whether an llm.response payload is a turn's chat call (no "call", or "chat"), not a summary's
+// or an embeddings call's (#31).
+bool chat_call(const nlohmann::json& payload);
 
 // Every column of `rows`' first row as a two-column key/value table (escaped); columns named
 // in `hidden` are left out.

@@ -49,7 +49,8 @@ std::string event_trail(PageDb& db, int64_t task_id, json& compressed, json& res
     const std::string& type = r.text(i, 2);
     const json p = json::parse(r.text(i, 3), nullptr, false);
     if (type == "context.compressed") compressed = p;
-    if (type == "llm.response") response = p;
+    // The turn's own call: a summary's or an embeddings call's response (#31) is not the prompt's.
+    if (type == "llm.response" && detail::chat_call(p)) response = p;
     rows.push_back(
         {html::escape(r.text(i, 0)), html::escape(r.text(i, 1)), html::escape(type),
          detail::bounded_pre("", p.is_discarded()

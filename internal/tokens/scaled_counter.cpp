@@ -7,7 +7,7 @@ namespace autonous::tokens {
 
 int64_t ScaledCounter::count_text(std::string_view text) const {
   if (checkpoint_) checkpoint_();
-  const int64_t n = inner_.count_text(text);
+  const int64_t n = inner_->count_text(text);
   if (checkpoint_) checkpoint_();
   if (scale_ == 1.0) return n;
   const double scaled = std::ceil(static_cast<double>(n) * scale_);

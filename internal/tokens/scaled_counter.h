@@ -23,7 +23,11 @@ class ScaledCounter final : public TokenCounter {
   // English (Llama 3, Claude), and 0.25 leaves room for prose that over-counts more.
   static constexpr double kMinScale = 0.25;
   // `inner` must outlive this counter.
-  explicit ScaledCounter(const TokenCounter& inner) : inner_(inner) {}
+  explicit ScaledCounter(const TokenCounter& inner) : inner_(&inner) {}
+  // Counts with `inner` from now on (a chat with a model of its own, #31); it must outlive
+  // this counter. Not while counting.
+  void set_inner(const TokenCounter& inner) noexcept { inner_ = &inner; }
+  const TokenCounter& inner() const noexcept { return *inner_; }
   void set_scale(double scale) noexcept {
     scale_ = scale != scale      ? 1.0
              : scale < kMinScale ? kMinScale
@@ -36,20 +40,20 @@ class ScaledCounter final : public TokenCounter {
   // the exception reaches the count's caller.
   void set_checkpoint(std::function<void()> checkpoint) { checkpoint_ = std::move(checkpoint); }
   int64_t count_text(std::string_view text) const override;
-  int64_t per_message() const noexcept override { return inner_.per_message(); }
-  int64_t per_request() const noexcept override { return inner_.per_request(); }
-  std::string_view name() const noexcept override { return inner_.name(); }
+  int64_t per_message() const noexcept override { return inner_->per_message(); }
+  int64_t per_request() const noexcept override { return inner_->per_request(); }
+  std::string_view name() const noexcept override { return inner_->name(); }
   // The inner counter's counts are stored while they are not scaled (an exact counter's scale
   // stays 1: only the estimate is calibrated), and stored counts go to it.
   std::string_view stored_name() const noexcept override {
-    return scale_ == 1.0 ? inner_.stored_name() : std::string_view();
+    return scale_ == 1.0 ? inner_->stored_name() : std::string_view();
   }
   void remember(std::string_view text, int64_t tokens) const override {
-    inner_.remember(text, tokens);
+    inner_->remember(text, tokens);
   }
 
  private:
-  const TokenCounter& inner_;
+  const TokenCounter* inner_;
   double scale_ = 1.0;
   std::function<void()> checkpoint_;
 };

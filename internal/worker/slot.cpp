@@ -50,17 +50,17 @@ Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
               : std::make_unique<LlmEmbedder>(embedding_client_ ? *embedding_client_ : client_,
                                               config.embedding_model, config.embedding_timeout)),
       engine_(session_->engine_storage(), engine, counter_, &summarizer_, embedder_.get()),
-      turn_(TurnParts{config, engine_, client_, summarizer_, counter_,
-                      config.token_calibration && deps.counter->name() == "estimate", *deps.clock,
-                      [this](const std::exception& e) { return session_->transient(e); },
-                      &run.probe, deps.toolset.get(),
-                      [this](const tools::HttpCall& c) { return post_tool_call(c); },
-                      [this](int64_t task_id) {
-                        events::EventFilter f;
-                        f.task_id = task_id;
-                        f.type = std::string(events::kLlmRetry);
-                        return session_->events().query(f);
-                      }}) {}
+      turn_(TurnParts{
+          config, engine_, client_, summarizer_, counter_, config.token_calibration, *deps.clock,
+          [this](const std::exception& e) { return session_->transient(e); }, &run.probe,
+          deps.toolset.get(), [this](const tools::HttpCall& c) { return post_tool_call(c); },
+          [this](int64_t task_id) {
+            events::EventFilter f;
+            f.task_id = task_id;
+            f.type = std::string(events::kLlmRetry);
+            return session_->events().query(f);
+          },
+          deps.counter_for}) {}
 
 tools::HttpAnswer Slot::post_tool_call(const tools::HttpCall& c) {
   // One reply's calls run at once (turn_tools.cpp): the first takes the slot's tool transport

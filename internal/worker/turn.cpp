@@ -8,6 +8,7 @@
 #include "internal/engine/calibration_store.h"
 #include "internal/engine/engine.h"
 #include "internal/openai/client.h"
+#include "internal/openai/endpoint.h"
 #include "internal/openai/errors.h"
 #include "internal/tokens/scaled_counter.h"
 #include "internal/tools/toolset.h"
@@ -47,7 +48,29 @@ int64_t fitted_budget(int64_t sent_tokens, int64_t budget_tokens, double target,
   return std::max<int64_t>(std::min(budget, sent_tokens * 9 / 10), 1);
 }
 
-Turn::Turn(TurnParts parts) : parts_(parts), rng_(std::random_device{}()) {}
+Turn::Turn(TurnParts parts)
+    : parts_(parts), rng_(std::random_device{}()), default_inner_(&parts_.counter.inner()) {}
+
+bool Turn::calibrating() const { return parts_.calibrate && parts_.counter.name() == "estimate"; }
+
+std::optional<engine::ModelCaps> Turn::use_chat_model(const std::string& model, TurnOutcome& o) {
+  if (o.fallback_after) return std::nullopt;  // the fallback answers, whatever the chat's model
+  const bool env = model == parts_.config.openai_model;
+  model_ = env ? std::string() : model;
+  o.model = this->model();
+  parts_.counter.set_inner(env || !parts_.counter_for ? *default_inner_
+                                                      : parts_.counter_for(model));
+  parts_.counter.set_scale(
+      calibrating() ? parts_.engine.calibration_scale(parts_.config.openai_base_url, this->model())
+                    : 1.0);
+  if (!o.contexts.empty()) return std::nullopt;  // a rebuild keeps the caps it was given
+  engine::ModelCaps caps;
+  caps.budget_cap = parts_.engine.learned_budget(parts_.config.openai_base_url, this->model());
+  if (probing())
+    caps.messages_cap = parts_.probe->cap(probe_key(parts_, this->model()), budget_tokens(),
+                                          parts_.counter.scale());
+  return caps;
+}
 
 bool Turn::refused_before_any_call(const queue::Task& task, TurnOutcome& o) const {
   if (task.reclaimed && task.lease_expiries >= parts_.config.task_max_attempts) {
@@ -169,16 +192,25 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
   o.first_claimed_at = task.first_claimed_at;
   choose_model(task, o);
   o.model = model();
+  o.priced = openai::list_prices_apply(parts_.config.cost_prices, parts_.config.openai_base_url);
+  o.embeddings_priced =
+      openai::list_prices_apply(parts_.config.cost_prices, parts_.config.embedding_base_url.empty()
+                                                               ? parts_.config.openai_base_url
+                                                               : parts_.config.embedding_base_url);
   if (refused_before_any_call(task, o)) return o;
   const auto call_started = std::chrono::steady_clock::now();
   try {
-    if (parts_.calibrate)
-      parts_.counter.set_scale(
-          parts_.engine.calibration_scale(parts_.config.openai_base_url, model()));
+    parts_.counter.set_inner(*default_inner_);  // a chat's own model switches it (use_chat_model)
+    parts_.counter.set_scale(
+        calibrating() ? parts_.engine.calibration_scale(parts_.config.openai_base_url, model())
+                      : 1.0);
     parts_.summarizer.set_keep_going(keep_going);
     engine::BuildOptions options;
     options.declarations = [this](const engine::ToolNames& tools) {
       return declared_tokens(tools);
+    };
+    options.chat_model = [this, &o](const std::string& chat_model) {
+      return use_chat_model(chat_model, o);
     };
     options.defer_commit =
         true;  // stored with the reply (Slot::complete): a failed turn moves nothing
@@ -202,6 +234,9 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     // A reply the provider withheld was still answered (and billed): its llm.response is kept.
     if (const auto* withheld = dynamic_cast<const openai::ReplyWithheldError*>(&e))
       o.result = withheld->answered();
+    if (const auto* empty = dynamic_cast<const openai::ResponseError*>(&e);
+        empty && empty->answered())
+      o.result = empty->answered();
     classify(o, e, since(call_started), lease_lost());
   } catch (const engine::SummaryAborted& e) {
     classify(o, openai::aborted_error(e.what()), since(call_started), lease_lost());

@@ -49,6 +49,8 @@ struct TurnParts {
   openai::Client& client;
   LlmSummarizer& summarizer;
   tokens::ScaledCounter& counter;  // the engine's counter; scaled when calibrating
+  // TOKEN_CALIBRATION: the estimator's scale is learned and applied (only while the counter a
+  // turn counts with is the estimate).
   bool calibrate = false;
   const common::Clock& clock;
   // True for a database error that passes by itself (backend::Session::transient): the turn
@@ -67,6 +69,9 @@ struct TurnParts {
   // The task's llm.retry events (OPENAI_FALLBACK_MODEL's rule, worker/fallback.h); read only
   // when a fallback model is set and the attempt could be one. Unset: the main model always.
   std::function<std::vector<events::StoredEvent>(int64_t task_id)> retries = {};
+  // The counter for a chat's own model (`chat set --model`, #31). Unset: the counter's own
+  // for every model.
+  std::function<const tokens::TokenCounter&(const std::string& model)> counter_for = {};
 };
 
 // The window probe's key: the endpoint and the model, as the calibration's.
@@ -194,10 +199,16 @@ class Turn {
   const std::string& model() const { return model_.empty() ? parts_.client.model() : model_; }
   // Chooses the attempt's model (model_), saying so in `o` when it is the fallback.
   void choose_model(const queue::Task& task, TurnOutcome& o);
+  // A chat with a model of its own: the attempt uses it (unless the fallback answers), with its
+  // counter, calibration and learned caps (BuildOptions::chat_model).
+  std::optional<engine::ModelCaps> use_chat_model(const std::string& model, TurnOutcome& o);
+  // Calibrating now: TOKEN_CALIBRATION and the turn counts with the estimate.
+  bool calibrating() const;
 
   TurnParts parts_;
   std::mt19937_64 rng_;
   std::string model_;
+  const tokens::TokenCounter* default_inner_ = nullptr;  // the counter's inner at construction
 };
 
 }  // namespace autonous::worker

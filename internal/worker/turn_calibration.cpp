@@ -49,9 +49,7 @@ int64_t Turn::declared_tokens(const engine::ToolNames& tools) const {
   return offered.empty() ? 0 : parts_.counter.count_text(offered);
 }
 
-bool Turn::probing() const {
-  return parts_.calibrate && parts_.probe != nullptr && !window_known();
-}
+bool Turn::probing() const { return calibrating() && parts_.probe != nullptr && !window_known(); }
 
 void Turn::learn_silent_window(TurnOutcome& o, int64_t text_estimated, int64_t plateau) {
   // Learned kWindowShare of the count the server stays at, in the engine's tokens, which
@@ -106,7 +104,7 @@ void Turn::answered(const queue::Task& task, TurnOutcome& o) {
                   " prompt tokens for a prompt estimated at " + std::to_string(estimated) +
                   ": it may have cut the prompt silently (Ollama's num_ctx, a proxy's limit); "
                   "set MAX_CONTEXT_TOKENS or CONTEXT_WINDOW to the server's window";
-  if (parts_.calibrate && r.usage) {
+  if (calibrating() && r.usage) {
     // Best effort: a database that refuses now must not cost the answer that arrived.
     try {
       // The scale applies to the messages' text alone: the framing (the same on both sides,

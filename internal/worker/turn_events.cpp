@@ -42,9 +42,9 @@ json status_of(const TurnFailure& f) { return f.status ? json(*f.status) : json(
 
 // What a call cost (config/models.json's prices): priced as the model requested, else as the
 // model the API says answered; null when either the usage or a price is unknown.
-json cost_of(const std::string& requested, const std::string& answered,
+json cost_of(bool priced, const std::string& requested, const std::string& answered,
              const std::optional<common::Usage>& usage) {
-  if (!usage) return nullptr;
+  if (!priced || !usage) return nullptr;
   std::optional<double> cost = engine::cost_usd(requested, *usage);
   if (!cost && !answered.empty()) cost = engine::cost_usd(answered, *usage);
   return cost ? json(*cost) : json(nullptr);
@@ -56,21 +56,27 @@ json usage_of(const std::optional<common::Usage>& usage) {
 
 // An llm.response for a call that is not the turn's chat completion: a summary's (its latency
 // is context.summarized's) or recall's embeddings.
-void add_side_call(Trail& trail, std::string_view call, const std::string& model,
+void add_side_call(Trail& trail, std::string_view call, bool priced, const std::string& model,
                    const std::optional<common::Usage>& usage,
                    std::optional<std::chrono::milliseconds> latency, common::TimePoint at) {
   json p = {{"call", call}, {"model", model}, {"usage", usage_of(usage)}};
   if (latency) p["latency_ms"] = latency->count();
-  p["cost_usd"] = cost_of(model, "", usage);
+  p["cost_usd"] = cost_of(priced, model, "", usage);
   trail.add(events::kLlmResponse, p, at);
 }
 
 void add_context(Trail& trail, const TurnOutcome& o, const ContextStep& step) {
   const engine::BuiltContext& b = step.built;
   if (b.summarized) {
-    trail.add_text(events::kContextSummarized, engine::summarized_json(b), step.at);
+    if (o.priced) {
+      trail.add_text(events::kContextSummarized, engine::summarized_json(b), step.at);
+    } else {  // not at list prices on this endpoint (COST_PRICES)
+      json summarized = json::parse(engine::summarized_json(b));
+      summarized["cost_usd"] = nullptr;
+      trail.add(events::kContextSummarized, summarized, step.at);
+    }
     for (const auto& usage : b.summarized->usage)
-      add_side_call(trail, "summary", b.summarized->model, usage, std::nullopt, step.at);
+      add_side_call(trail, "summary", o.priced, b.summarized->model, usage, std::nullopt, step.at);
   }
   for (const auto& w : b.warnings) {
     const bool failed = w.reason == "summary_failed";
@@ -131,7 +137,7 @@ void add_tool_steps(Trail& trail, const TurnOutcome& o) {
                {"tool_calls", r.tool_calls.size()},
                {"estimated_tokens", estimated},
                {"usage", usage_of(r.usage)},
-               {"cost_usd", cost_of(o.model, r.model, r.usage)}},
+               {"cost_usd", cost_of(o.priced, o.model, r.model, r.usage)}},
               o.finished_at);
     for (const ToolRun& run : o.tool_runs) {
       if (run.step != i) continue;
@@ -173,7 +179,7 @@ void add_response(Trail& trail, const TurnOutcome& o) {
                    {"finish_reason", r.finish_reason},
                    {"estimated_tokens", estimated},
                    {"usage", usage_of(r.usage)},
-                   {"cost_usd", cost_of(o.model, r.model, r.usage)}};
+                   {"cost_usd", cost_of(o.priced, o.model, r.model, r.usage)}};
   if (r.usage && estimated > 0)
     response["prompt_tokens_per_estimated"] =
         static_cast<double>(r.usage->prompt_tokens) / static_cast<double>(estimated);
@@ -250,7 +256,8 @@ std::vector<events::Event> turn_events(const queue::Task& task, const TurnOutcom
                {"provider_failures", *o.fallback_after}},
               o.started_at);
   for (const SideCall& c : o.embedding_calls)  // recall's, made while the context was built
-    add_side_call(trail, "embeddings", c.model, c.usage, c.latency, o.started_at);
+    add_side_call(trail, "embeddings", o.embeddings_priced, c.model, c.usage, c.latency,
+                  o.started_at);
   for (size_t i = 0; i < o.contexts.size(); ++i) {
     add_context(trail, o, o.contexts[i]);
     if (i < o.overflows.size()) {

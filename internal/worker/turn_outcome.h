@@ -99,6 +99,9 @@ struct TurnOutcome {
   std::vector<int64_t> step_tokens;         // each later request's estimate (after tool_replies[i])
   std::optional<double> calibration_after;  // the scale stored after this answer, when calibrating
   std::vector<SideCall> embedding_calls;    // recall's embeddings calls that were answered
+  // Whether the chat endpoint's and the embeddings endpoint's calls are priced (COST_PRICES).
+  bool priced = true;
+  bool embeddings_priced = true;
   // The attempt went to OPENAI_FALLBACK_MODEL (`model`) after this many provider failures of
   // the main model in a row (`fallback_from`); unset: the main model.
   std::optional<int> fallback_after;

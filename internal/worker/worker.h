@@ -59,7 +59,10 @@ struct WorkerDeps {
   // Makes one transport per slot (CurlTransport in production).
   std::function<std::unique_ptr<openai::HttpTransport>()> make_transport;
   const tokens::TokenCounter* counter = nullptr;  // must outlive run()
-  const common::Clock* clock = nullptr;           // must outlive run()
+  // The counter for a chat's own model (`chat set --model`): thread-safe, what it returns must
+  // outlive run(). Unset: `counter` for every model.
+  std::function<const tokens::TokenCounter&(const std::string& model)> counter_for;
+  const common::Clock* clock = nullptr;  // must outlive run()
   // Told every event trail a slot committed (the operator surface's metrics), on the slot's
   // thread, after the commit. Optional; must be thread-safe; what it throws is logged.
   std::function<void(const std::vector<events::Event>&)> on_trail;

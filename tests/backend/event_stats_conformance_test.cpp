@@ -24,14 +24,18 @@ class EventStatsTest : public ::testing::Test {
   }
   backend::EventLog& log() { return b_->s->events(); }
   int64_t add(std::string_view type, const std::string& chat, const std::string& payload,
-              std::optional<int64_t> parent = std::nullopt) {
+              std::optional<int64_t> parent = std::nullopt,
+              std::optional<int64_t> task = std::nullopt) {
     Event e;
     e.type = std::string(type);
     e.chat_id = chat;
     e.parent_id = parent;
+    e.task_id = task;
     e.payload = payload;
     return log().append(e);
   }
+  // A task of `chat` (a call's event belongs to one: a chat's costs are read through them).
+  int64_t task(const std::string& chat) { return b_->s->queue().enqueue(chat, "x"); }
   std::unique_ptr<B> b_;
 };
 
@@ -90,18 +94,20 @@ TYPED_TEST(EventStatsTest, PairsEachResponseWithItsTurnsRequestForTheEstimateRat
 // #31: what the calls cost, per (model, call), from llm.response's cost_usd; a call without a
 // figure counts as a call and adds nothing; older events without "call" are chat calls.
 TYPED_TEST(EventStatsTest, SumsTheCostOfEachModelsCallsAndOfOneChat) {
-  this->add(kLlmResponse, "a",
-            R"({"call":"chat","model":"gpt-4o","cost_usd":0.004,)"
+  const int64_t a = this->task("a");
+  const int64_t b = this->task("b");
+  const auto call = [&](const std::string& chat, const std::string& payload) {
+    this->add(kLlmResponse, chat, payload, std::nullopt, chat == "a" ? a : b);
+  };
+  call("a", R"({"call":"chat","model":"gpt-4o","cost_usd":0.004,)"
             R"("usage":{"prompt_tokens":1000,"completion_tokens":200,"cached_tokens":400}})");
-  this->add(kLlmResponse, "a",
-            R"({"model":"gpt-4o","cost_usd":0.001,"usage":{"prompt_tokens":100}})");
-  this->add(kLlmResponse, "b", R"({"call":"chat","model":"gpt-4o","cost_usd":null})");
-  this->add(
-      kLlmResponse, "b",
-      R"({"call":"summary","model":"gpt-4o-mini","cost_usd":0.0002,"usage":{"prompt_tokens":9}})");
-  this->add(kLlmResponse, "b", R"({"call":"embeddings","model":"e","cost_usd":"1"})");
-  this->add(kLlmResponse, "b", R"({"call":"chat","model":"x","cost_usd":-3})");
-  this->add(kLlmRequest, "b", R"({"model":"gpt-4o","cost_usd":5})");  // not a response
+  call("a", R"({"model":"gpt-4o","cost_usd":0.001,"usage":{"prompt_tokens":100}})");
+  call("b", R"({"call":"chat","model":"gpt-4o","cost_usd":null})");
+  call("b",
+       R"({"call":"summary","model":"gpt-4o-mini","cost_usd":0.0002,"usage":{"prompt_tokens":9}})");
+  call("b", R"({"call":"embeddings","model":"e","cost_usd":"1"})");
+  call("b", R"({"call":"chat","model":"x","cost_usd":-3})");
+  this->add(kLlmRequest, "b", R"({"model":"gpt-4o","cost_usd":5})", std::nullopt, b);  // no call
 
   const auto all = this->log().cost_stats({});
   ASSERT_EQ(all.size(), 4u);
@@ -117,11 +123,12 @@ TYPED_TEST(EventStatsTest, SumsTheCostOfEachModelsCallsAndOfOneChat) {
   EXPECT_NEAR(all[1].cost_usd, 0.0002, 1e-12);
   for (size_t i = 2; i < 4; ++i) EXPECT_EQ(all[i].priced_calls, 0) << all[i].model;
 
-  const auto b = this->log().cost_stats({std::string("b"), std::nullopt});
-  const nlohmann::ordered_json j = cost_json(b);
+  const auto of_b = this->log().cost_stats({std::string("b"), std::nullopt});
+  const nlohmann::ordered_json j = cost_json(of_b);
   EXPECT_NEAR(j["usd"].get<double>(), 0.0002, 1e-12);
   EXPECT_EQ(j["calls"], 4);
   EXPECT_EQ(j["priced_calls"], 1);
+  EXPECT_EQ(j["partial"], true);
   const auto none = cost_json(this->log().cost_stats({std::string("nobody"), std::nullopt}));
   EXPECT_TRUE(none["usd"].is_null());
   EXPECT_EQ(none["calls"], 0);

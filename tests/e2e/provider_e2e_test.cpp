@@ -5,6 +5,7 @@
 // forge conversation turns or instructions through the summary.
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -195,10 +196,20 @@ TEST_F(ProviderE2eTest, AzuresUrlAndHeadersAreSentAndWithheldRepliesFailAtOnce) 
 // unpriced model (no figure), and a bad MODELS_FILE (a configuration error naming it).
 TEST_F(ProviderE2eTest, EachCallsCostIsRecordedAndSummedPerChatAndPerModel) {
   StubServer stub(dir_.path().string());
+  // The stub is no vendor: its calls are priced only with COST_PRICES=on (auto: vendors' hosts).
+  const int64_t unpriced = enqueue("u", "priced? [[stub:null*1]]");
+  drain(env(stub, {{"OPENAI_MODEL", "gpt-4o-mini"}}));
+  const auto auto_priced = payloads("llm.response", unpriced);
+  // The empty reply was answered (and billed): its llm.response is kept, before the retry.
+  ASSERT_EQ(auto_priced.size(), 2u);
+  EXPECT_TRUE(auto_priced[0]["usage"]["prompt_tokens"].is_number_integer());
+  for (const json& p : auto_priced) EXPECT_TRUE(p["cost_usd"].is_null()) << p.dump();
+  exec_sql("DELETE FROM events WHERE chat_id = 'u'");
+
   enqueue("a", "hello there");
   enqueue("a", "and again [[stub:usage:5000]]");
   enqueue("b", "hi");
-  drain(env(stub, {{"OPENAI_MODEL", "gpt-4o-mini"}}));
+  drain(env(stub, {{"OPENAI_MODEL", "gpt-4o-mini"}, {"COST_PRICES", "on"}}));
   double a_total = 0;
   double all_total = 0;
   const auto responses = payloads("llm.response");
@@ -242,7 +253,7 @@ TEST_F(ProviderE2eTest, EachCallsCostIsRecordedAndSummedPerChatAndPerModel) {
                           {"match": "house-model", "window": 4096, "reserve": 512}]})";
   }
   const int64_t priced = enqueue("c", "priced by the file [[stub:usage:1000]]");
-  drain(env(stub, {{"OPENAI_MODEL", "gpt-4o-mini"}, {"MODELS_FILE", file}}));
+  drain(env(stub, {{"OPENAI_MODEL", "gpt-4o-mini"}, {"MODELS_FILE", file}, {"COST_PRICES", "on"}}));
   const auto c = payloads("llm.response", priced);
   ASSERT_EQ(c.size(), 1u);
   // 1 000 prompt tokens at $1 000 per million; the stub's cached tokens have no price now.
@@ -258,7 +269,7 @@ TEST_F(ProviderE2eTest, EachCallsCostIsRecordedAndSummedPerChatAndPerModel) {
 
   // A model without a price: no figure, and the chat's total says so.
   const int64_t local = enqueue("d", "local");
-  drain(env(stub, {{"OPENAI_MODEL", "house-model"}, {"MODELS_FILE", file}}));
+  drain(env(stub, {{"OPENAI_MODEL", "house-model"}, {"MODELS_FILE", file}, {"COST_PRICES", "on"}}));
   const auto d = payloads("llm.response", local);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_TRUE(d[0]["cost_usd"].is_null());
@@ -295,7 +306,8 @@ TEST_F(ProviderE2eTest, AFallbackModelAnswersAfterTheMainModelKeptFailing) {
   const size_t before = stub.log_lines().size();
   drain(env(stub, {{"OPENAI_MODEL", "gpt-4o-mini"},
                    {"OPENAI_FALLBACK_MODEL", "gpt-4.1-mini"},
-                   {"TASK_MAX_ATTEMPTS", "5"}}));
+                   {"TASK_MAX_ATTEMPTS", "5"},
+                   {"COST_PRICES", "on"}}));
   EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(task)), "done");
   EXPECT_EQ(num("SELECT attempts FROM tasks WHERE id = " + std::to_string(task)), 3);
   std::vector<std::string> models;
@@ -324,11 +336,85 @@ TEST_F(ProviderE2eTest, AFallbackModelAnswersAfterTheMainModelKeptFailing) {
                u["completion_tokens"].get<double>() * 1.60) /
                   1e6,
               1e-12);
+  // An Azure deployment URL picks the model itself: a fallback there is refused at start.
+  const auto azure =
+      autonous(dir_, {"worker", "--drain"},
+               env(stub, {{"OPENAI_BASE_URL", "http://127.0.0.1:" + std::to_string(stub.port()) +
+                                                  "/openai/deployments/d?api-version=2024-10-21"},
+                          {"OPENAI_FALLBACK_MODEL", "gpt-4.1-mini"}}));
+  EXPECT_EQ(azure.exit_code, 2);
+  EXPECT_NE(azure.err.find("deployment"), std::string::npos) << azure.err;
   // The same model as both is refused at start.
   const auto same = autonous(dir_, {"worker", "--drain"},
                              env(stub, {{"OPENAI_MODEL", "m"}, {"OPENAI_FALLBACK_MODEL", "m"}}));
   EXPECT_EQ(same.exit_code, 2);
   EXPECT_NE(same.err.find("OPENAI_FALLBACK_MODEL"), std::string::npos) << same.err;
+}
+
+// #31: `chat set ID --model M`: the chat's calls name M, its budget is M's preset's, it is
+// counted with M's tokenizer (and its counts stored as such) and priced at M's prices; other
+// chats keep OPENAI_MODEL; `--model default` gives the chat back to it.
+TEST_F(ProviderE2eTest, AChatsOwnModelBringsItsWindowCounterAndPrices) {
+  StubServer stub(dir_.path().string());
+  const Env e = env(
+      stub, {{"OPENAI_MODEL", "gpt-4o-mini"}, {"TOKEN_COUNTER", "auto"}, {"COST_PRICES", "on"}});
+  ASSERT_EQ(autonous(dir_, {"chat", "set", "old", "--model", "gpt-4"}, e).exit_code, 0);
+  const auto shown = autonous(dir_, {"chat", "show", "old"}, e);
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const json show = json::parse(shown.out);
+  EXPECT_EQ(show["model"], "gpt-4");
+  EXPECT_EQ(show["window"], 8192);
+  EXPECT_EQ(show["effective"]["max_tokens"]["value"], 8192 - 1024);
+  EXPECT_EQ(show["effective"]["model"]["value"], "gpt-4");
+  EXPECT_EQ(show["effective"]["model"]["from"], "chat");
+  // The dry run builds as the worker will: the chat model's budget and counter.
+  const auto dry = autonous(dir_, {"context", "--chat", "old", "--text", "hi"}, e);
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_EQ(json::parse(dry.out)["budget_tokens"], 8192 - 1024);
+  EXPECT_EQ(json::parse(dry.out)["token_counter"], "cl100k_base");
+  ASSERT_EQ(autonous(dir_, {"chat", "set", "cl", "--model", "claude-sonnet-4-5"}, e).exit_code, 0);
+  const int64_t old_task = enqueue("old", "hello from the old model");
+  const int64_t cl_task = enqueue("cl", "hello Claude");
+  const int64_t env_task = enqueue("plain", "hello default");
+  drain(e);
+  std::map<std::string, std::string> sent;  // the first user text's start -> model sent
+  for (const auto& line : stub.log_lines()) {
+    const json j = json::parse(line);
+    sent[j["body"]["messages"].back()["content"].get<std::string>().substr(0, 10)] =
+        j["body"]["model"];
+  }
+  EXPECT_EQ(sent["hello from"], "gpt-4");
+  EXPECT_EQ(sent["hello Clau"], "claude-sonnet-4-5");
+  EXPECT_EQ(sent["hello defa"], "gpt-4o-mini");
+  const json old_request = payloads("llm.request", old_task).at(0);
+  EXPECT_EQ(old_request["model"], "gpt-4");
+  EXPECT_EQ(old_request["token_counter"], "cl100k_base");
+  EXPECT_EQ(old_request["budget_tokens"], 8192 - 1024);
+  EXPECT_EQ(payloads("llm.request", cl_task).at(0)["token_counter"], "estimate");
+  const json env_request = payloads("llm.request", env_task).at(0);
+  EXPECT_EQ(env_request["model"], "gpt-4o-mini");
+  EXPECT_EQ(env_request["token_counter"], "o200k_base");
+  EXPECT_EQ(env_request["budget_tokens"], 128'000 - 16'384);
+  EXPECT_EQ(str("SELECT token_counter FROM history WHERE chat_id = 'old' AND role = 'user'"),
+            "cl100k_base@1");
+  // Claude Sonnet 4.5's prices: $3 in, $0.30 cached, $15 out per million.
+  const json r = payloads("llm.response", cl_task).at(0);
+  const json& u = r["usage"];
+  const double cached = u["cached_tokens"].get<double>();
+  EXPECT_NEAR(r["cost_usd"].get<double>(),
+              ((u["prompt_tokens"].get<double>() - cached) * 3.0 + cached * 0.30 +
+               u["completion_tokens"].get<double>() * 15.0) /
+                  1e6,
+              1e-12);
+  // Back to OPENAI_MODEL; a bad name is refused and writes nothing.
+  ASSERT_EQ(autonous(dir_, {"chat", "set", "old", "--model", "default"}, e).exit_code, 0);
+  const json back = json::parse(autonous(dir_, {"chat", "show", "old"}, e).out);
+  EXPECT_EQ(back["model"], "gpt-4o-mini");
+  EXPECT_EQ(back["effective"]["model"]["from"], "env");
+  const auto bad = autonous(dir_, {"chat", "set", "old", "--model", "two words"}, e);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--model"), std::string::npos) << bad.err;
+  EXPECT_EQ(json::parse(autonous(dir_, {"chat", "show", "old"}, e).out)["model"], "gpt-4o-mini");
 }
 
 TEST_F(ProviderE2eTest, AServerThatCutsThePromptSilentlyIsWarnedAbout) {

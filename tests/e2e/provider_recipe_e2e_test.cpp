@@ -39,7 +39,11 @@ std::map<std::string, Env> read_recipes() {
       in_block = false;
     } else if (in_block && !title.empty()) {
       const auto eq = line.find('=');
-      if (eq != std::string::npos) out[title][line.substr(0, eq)] = line.substr(eq + 1);
+      if (eq == std::string::npos) continue;
+      std::string value = line.substr(eq + 1);
+      if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'')
+        value = value.substr(1, value.size() - 2);  // a shell's quotes
+      out[title][line.substr(0, eq)] = value;
     }
   }
   return out;

@@ -151,7 +151,7 @@ TEST(ModelPresetsTest, EveryShippedEntryHasASourceAndSaneFigures) {
 }
 
 TEST(ModelPresetsTest, CostIsComputedFromThePricesPerMillion) {
-  const ModelPrice price{2.50, 1.25, 10.00};  // gpt-4o's
+  const ModelPrice price{2.50, 1.25, 10.00, std::nullopt};  // gpt-4o's
   // 1 000 prompt tokens of which 400 cached, 200 completion tokens, by hand:
   // 600 × 2.50 + 400 × 1.25 + 200 × 10.00 = 1 500 + 500 + 2 000 = 4 000 µUSD = 0.004 USD.
   common::Usage u{1000, 200, 1200, 400};
@@ -165,7 +165,7 @@ TEST(ModelPresetsTest, CostIsComputedFromThePricesPerMillion) {
   u.cached_tokens = 5000;
   EXPECT_NEAR(*cost_usd(price, u), (1000 * 1.25 + 200 * 10.00) / 1e6, 1e-12);
   // Cached tokens without a cached price: no figure rather than a wrong one.
-  const ModelPrice no_cached{1.25, std::nullopt, 10.0};
+  const ModelPrice no_cached{1.25, std::nullopt, 10.0, std::nullopt};
   EXPECT_FALSE(cost_usd(no_cached, common::Usage{1000, 10, 1010, 100}).has_value());
   EXPECT_NEAR(*cost_usd(no_cached, common::Usage{1000, 10, 1010, 0}), (1250 + 100) / 1e6, 1e-12);
   // Unknown model, a model without a price: none.
@@ -174,6 +174,47 @@ TEST(ModelPresetsTest, CostIsComputedFromThePricesPerMillion) {
   // Embeddings are priced by their entry (input only).
   EXPECT_NEAR(*cost_usd("text-embedding-3-small", common::Usage{1'000'000, 0, 1'000'000, {}}), 0.02,
               1e-12);
+}
+
+// A price is its entry's model's: the name, or the name and a snapshot's date; never a longer
+// name the prefix also matches (the review of #31 found o1-pro priced as o1, 10x too low).
+TEST(ModelPresetsTest, APriceAppliesToItsOwnModelAndItsDatedSnapshotsOnly) {
+  const common::Usage u{100'000, 0, 100'000, std::nullopt};
+  for (const char* priced :
+       {"gpt-4o", "gpt-4o-2024-08-06", "openai/gpt-4o", "GPT-4o-mini", "gpt-4.1-2025-04-14",
+        "o3-mini", "o3-mini-2025-01-31", "claude-sonnet-4-5-20250929",
+        "anthropic/claude-sonnet-4.5", "claude-haiku-4-5", "gpt-4o-2024-05-13"})
+    EXPECT_TRUE(cost_usd(priced, u).has_value()) << priced;
+  EXPECT_NEAR(*cost_usd("gpt-4o-2024-05-13", u), 0.5, 1e-9);  // its own $5, not gpt-4o's $2.50
+  EXPECT_NEAR(*cost_usd("anthropic/claude-opus-4.5", u), 0.5, 1e-9);  // not Opus 4's $15
+  for (const char* unpriced :
+       {"o1-pro", "o3-pro", "o3-deep-research", "gpt-5-pro", "gpt-5.1-codex-mini", "gpt-5.3",
+        "gpt-4o-audio-preview", "gemini-2.0-flash-lite", "claude-opus-5-1", "claude-haiku-4"})
+    EXPECT_FALSE(cost_usd(unpriced, u).has_value()) << unpriced;
+  // The window still carries over to them.
+  EXPECT_EQ(find_preset("o1-pro")->window, 200'000);
+  // A tiered price gives no figure above its tier.
+  EXPECT_TRUE(cost_usd("claude-opus-4-6", common::Usage{200'000, 10, 200'010, {}}).has_value());
+  EXPECT_FALSE(cost_usd("claude-opus-4-6", common::Usage{200'001, 10, 200'011, {}}).has_value());
+}
+
+TEST(ModelPresetsTest, ANewEntryStartsFromTheFamilyItsNameWouldMatch) {
+  const auto merged =
+      parse_models(R"({"models": [{"match": "o1-pro", "price": {"input": 150, "output": 600}}]})",
+                   *model_presets());
+  const ModelPreset& pro = merged.back();
+  EXPECT_EQ(pro.prefix, "o1-pro");
+  EXPECT_EQ(pro.window, 200'000);  // o1's, not 0
+  EXPECT_EQ(pro.shape, RequestShape::kReasoning);
+  EXPECT_TRUE(pro.source.empty());
+  EXPECT_DOUBLE_EQ(pro.price->input, 150);
+  EXPECT_THROW(parse_models(R"({"models": [{"match": "openai/", "window": 9, "reserve": 1}]})"),
+               ModelsFileError);
+  EXPECT_THROW(parse_models(R"({"models": [{"match": "m", "window": 200000000, "reserve": 1}]})"),
+               ModelsFileError);
+  EXPECT_THROW(
+      parse_models(R"({"models": [{"match": "m", "price": {"input": 1e308, "output": 1}}]})"),
+      ModelsFileError);
 }
 
 TEST(ModelPresetsTest, AnEmbeddingsEntryGivesNoWindow) {

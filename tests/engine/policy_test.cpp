@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "internal/engine/context_settings.h"
+
 namespace autonous::engine {
 namespace {
 
@@ -132,7 +134,7 @@ TEST(PolicyFieldsTest, OneTableNamesEveryFieldOnceAndDrivesParsingAndJson) {
     EXPECT_EQ(find_policy_field(f.key), &f);
     EXPECT_FALSE(f.help.empty());
   }
-  EXPECT_EQ(keys.size(), 8u);
+  EXPECT_EQ(keys.size(), 9u);
   EXPECT_EQ(find_policy_field("nope"), nullptr);
   // Every field set, through JSON and back, through merge and apply.
   ChatOverrides o;
@@ -144,12 +146,14 @@ TEST(PolicyFieldsTest, OneTableNamesEveryFieldOnceAndDrivesParsingAndJson) {
   o.hard = 0.7;
   o.target = 0.4;
   o.tools = std::vector<std::string>{"order_status", "get-sum"};
+  o.model = "meta-llama/Llama-3.1-8B-Instruct";
   const ChatOverrides back = parse_overrides(overrides_json(o));
   EXPECT_EQ(overrides_json(back), overrides_json(o));
   const ContextPolicy p = apply(ContextPolicy{}, merge(ChatOverrides{}, back));
   EXPECT_EQ(p.strategy, Strategy::kSummarize);
   EXPECT_EQ(p.max_tokens, 5000);
   EXPECT_EQ(p.recent_messages, 9);
+  EXPECT_EQ(p.model, "meta-llama/Llama-3.1-8B-Instruct");
   EXPECT_DOUBLE_EQ(p.thresholds.soft, 0.5);
   EXPECT_DOUBLE_EQ(p.thresholds.warn, 0.6);
   EXPECT_DOUBLE_EQ(p.thresholds.hard, 0.7);
@@ -157,6 +161,47 @@ TEST(PolicyFieldsTest, OneTableNamesEveryFieldOnceAndDrivesParsingAndJson) {
   EXPECT_EQ(p.tools, (std::vector<std::string>{"order_status", "get-sum"}));
   EXPECT_FALSE(back.empty());
   EXPECT_TRUE(ChatOverrides{}.empty());
+}
+
+// #31: a chat's own model: a name as providers spell them, nothing else.
+TEST(PolicyFieldsTest, AModelIsANameWithoutSpacesOrControls) {
+  for (const char* ok : {"gpt-4.1-mini", "meta-llama/Llama-3.1-8B-Instruct", "qwen3:8b", "m"})
+    EXPECT_EQ(parse_overrides(nlohmann::json{{"model", ok}}.dump()).model, ok) << ok;
+  for (const nlohmann::json& bad :
+       {nlohmann::json(""), nlohmann::json("two words"), nlohmann::json("tab\there"),
+        nlohmann::json(std::string(201, 'm')), nlohmann::json("caf\u00e9"), nlohmann::json(4)}) {
+    try {
+      (void)parse_overrides(nlohmann::json{{"model", bad}}.dump());
+      ADD_FAILURE() << bad.dump();
+    } catch (const PolicyError& e) {
+      EXPECT_EQ(e.field(), "model");
+    }
+  }
+}
+
+// A chat's own model brings its preset's budget as the default and ceiling; its own max_tokens
+// still wins up to that ceiling; MAX_CONTEXT_TOKENS caps every model.
+TEST(PolicyFieldsTest, AChatsModelBringsItsPresetsBudget) {
+  ContextSettings s;
+  s.model = "gpt-4o-mini";
+  s.policy.max_tokens = 128'000 - 16'384;
+  s.ceiling = 128'000 - 16'384;
+  ChatOverrides o;
+  EXPECT_EQ(effective_policy(s, o).max_tokens, 128'000 - 16'384);
+  o.model = "gpt-4";  // 8 192 − 1 024
+  EXPECT_EQ(effective_policy(s, o).max_tokens, 7'168);
+  o.max_tokens = 5'000;
+  EXPECT_EQ(effective_policy(s, o).max_tokens, 5'000);
+  o.max_tokens = 50'000;  // above gpt-4's ceiling
+  EXPECT_EQ(effective_policy(s, o).max_tokens, 7'168);
+  o.max_tokens.reset();
+  o.model = "my-local-model";  // unknown window: the default budget
+  EXPECT_EQ(effective_policy(s, o).max_tokens, kUnknownModelBudget);
+  o.model = "gpt-4o-mini";  // the environment's own model: the environment's budget
+  EXPECT_EQ(effective_policy(s, o).max_tokens, 128'000 - 16'384);
+  s.max_context_tokens = 4'000;
+  o.model = "gpt-4.1";
+  EXPECT_EQ(effective_policy(s, o).max_tokens, 4'000);
 }
 
 TEST(PolicyFieldsTest, UnknownKeysListEveryKnownOne) {

@@ -72,7 +72,10 @@ std::vector<CostStats> cost_stats(db::pg::Connection& c, const StatsFilter& filt
       sum_of(number_at("payload", "{usage,prompt_tokens}")) + ", " +
       sum_of(number_at("payload", "{usage,completion_tokens}")) + ", " +
       sum_of(number_at("payload", "{usage,cached_tokens}")) + " FROM events WHERE type = $1" +
-      filter_sql(filter, "", params) + " GROUP BY 1, 2 ORDER BY 5 DESC, 3 DESC, 1, 2";
+      filter_sql(filter, "", params) +
+      // A chat's calls through its tasks (tasks_by_chat, events_by_task), as on SQLite.
+      (filter.chat_id ? " AND task_id IN (SELECT id FROM tasks WHERE chat_id = $2)" : "") +
+      " GROUP BY 1, 2 ORDER BY 5 DESC, 3 DESC, 1, 2";
   const db::pg::Result r = c.query(sql, params);
   std::vector<CostStats> out;
   for (int i = 0; i < r.rows(); ++i)

@@ -66,7 +66,10 @@ std::vector<CostStats> cost_stats(SQLite::Database& db, const StatsFilter& filte
       figure_at("payload", "$.usage.prompt_tokens") + "), 0), coalesce(sum(" +
       figure_at("payload", "$.usage.completion_tokens") + "), 0), coalesce(sum(" +
       figure_at("payload", "$.usage.cached_tokens") + "), 0) FROM events WHERE type = :response";
-  if (filter.chat_id) sql += " AND chat_id = :chat";
+  // A chat's calls through its tasks (tasks_by_chat, events_by_task): events have no index by
+  // chat, and `chat show` must not read every call of every chat.
+  if (filter.chat_id)
+    sql += " AND task_id IN (SELECT id FROM tasks WHERE chat_id = :chat) AND chat_id = :chat";
   if (filter.since) sql += " AND created_at >= :since";
   sql += " GROUP BY 1, 2 ORDER BY 5 DESC, 3 DESC, 1, 2";
   SQLite::Statement q(db, sql);
