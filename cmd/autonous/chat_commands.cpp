@@ -88,12 +88,13 @@ ordered_json describe(const config::Config& config, const std::string& chat,
   for (const auto& f : engine::policy_fields()) {
     const std::string key(f.key);
     std::string from = set.contains(key) ? "chat" : "env";
-    if (f.key == engine::kKeyMaxTokens && from == "env")
-      from += " (" +
-              (own.model && *own.model != config.openai_model
-                   ? engine::model_budget(env.context, own.model).source
-                   : env.budget.source) +
-              ")";
+    if (f.key == engine::kKeyMaxTokens && from == "env") {
+      if (own.model && *own.model != config.openai_model)
+        from = "model " + *own.model + " (" + engine::model_budget(env.context, own.model).source +
+               ")";
+      else
+        from += " (" + env.budget.source + ")";
+    }
     fields[key] = {{"value", effective_value(f, effective)}, {"from", from}};
   }
   ordered_json j;
@@ -155,17 +156,23 @@ void check_settings(const config::Config& config, const engine::EngineSettings& 
   try {
     // Round-trip through JSON, so what is stored is what was checked.
     (void)engine::parse_overrides(engine::overrides_json(merged));
-    if (merged.max_tokens && env.context.ceiling > 0 && *merged.max_tokens > env.context.ceiling)
-      throw engine::PolicyError(
-          std::string(engine::kKeyMaxTokens),
-          std::to_string(*merged.max_tokens) + " is above the model's window - reserve (" +
-              std::to_string(env.context.ceiling) + " for " + config.openai_model + ")");
+    // The chat's model (its own, or OPENAI_MODEL) gives the ceiling and the counter.
+    const std::string model = merged.model.value_or(config.openai_model);
+    const int64_t ceiling = engine::model_budget(env.context, merged.model).ceiling;
+    if (merged.max_tokens && ceiling > 0 && *merged.max_tokens > ceiling)
+      throw engine::PolicyError(std::string(engine::kKeyMaxTokens),
+                                std::to_string(*merged.max_tokens) +
+                                    " is above the model's window - reserve (" +
+                                    std::to_string(ceiling) + " for " + model + ")");
     engine::ContextSettings own = env.context;
     own.policy = engine::effective_policy(env.context, merged);
-    engine::check_budget(own, token_counter(config));
+    engine::check_budget(own, token_counter_for(config, model));
     engine::check_summary_room(own);
   } catch (const engine::PolicyError& e) {
-    throw UsageError(flag_for(e.field()) + ": " + e.what() + "; nothing written");
+    // The budget the chat's model brought (no --max-tokens of its own) is --model's doing.
+    const bool by_model = e.field() == engine::kKeyMaxTokens && merged.model && !merged.max_tokens;
+    throw UsageError((by_model ? std::string("--model") : flag_for(e.field())) + ": " + e.what() +
+                     "; nothing written");
   }
 }
 
@@ -231,13 +238,30 @@ int run_chat_set(const config::Config& config, const ChatOptions& options) {
     }
   }
   // `--model default`: the chat's model goes, OPENAI_MODEL answers again.
-  const bool default_model = options.model && common::trim(*options.model) == "default";
+  const bool default_model =
+      options.model && common::to_lower_ascii(common::trim(*options.model)) == "default";
   if (options.model && !default_model) {
     const std::string m = common::trim(*options.model);
     if (!engine::valid_model_name(m))
       throw UsageError("--model: '" + common::sanitize_utf8(m.substr(0, 200)) +
                        "' is not a model name (1 to 200 printable characters, no spaces); "
                        "nothing written");
+    // Azure's classic URL names the deployment, which picks the model: the request's is ignored.
+    if (common::to_lower_ascii(config.openai_base_url).find("/openai/deployments/") !=
+        std::string::npos)
+      throw UsageError(
+          "--model: OPENAI_BASE_URL is an Azure OpenAI deployment, which picks the model itself "
+          "(the request's model is ignored); use Azure's v1 API (…/openai/v1) for a chat's own "
+          "model; nothing written");
+    const std::optional<engine::ModelPreset> preset = engine::find_preset(m);
+    if (preset && preset->window == 0)
+      throw UsageError("--model: '" + m +
+                       "' is an embeddings model, not a chat model; nothing "
+                       "written");
+    if (!preset)
+      std::cerr << "autonous: note: no preset knows model '" << m
+                << "': its budget is MAX_CONTEXT_TOKENS or " << engine::kUnknownModelBudget
+                << " tokens (give it a window in MODELS_FILE)\n";
     given.model = m;
   }
   if (given.empty() && !all_tools && !default_model) {

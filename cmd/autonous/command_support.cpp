@@ -8,6 +8,7 @@
 
 #include "internal/engine/model_presets.h"
 #include "internal/tokens/counter_factory.h"
+#include "internal/tokens/hf_counter.h"
 #include "internal/tokens/token_counter.h"
 
 namespace autonous::cmd {
@@ -42,10 +43,21 @@ std::unique_ptr<tokens::TokenCounter> make_counter(const config::Config& config,
 const tokens::TokenCounter& token_counter_for(const config::Config& config,
                                               const std::string& model) {
   if (config.token_counter != "auto" || model == config.openai_model) return token_counter(config);
+  // One counter per tokenizer, not per model name: gpt-4o, gpt-4.1 and o3 share one o200k table
+  // (tens of MB each), and a model of OPENAI_MODEL's tokenizer uses its counter.
+  const std::optional<engine::ModelPreset> preset = engine::find_preset(model);
+  std::string tokenizer = preset ? preset->tokenizer : std::string();
+  if (tokenizer.empty()) tokenizer = tokens::encoding_for_model(model).value_or("");
+  if (tokenizer.empty())
+    if (const tokens::HfFamily* family = tokens::hf_family_for_model(model))
+      tokenizer = std::string(family->name);
+  if (tokenizer.empty()) tokenizer = "estimate";
+  const tokens::TokenCounter& configured = token_counter(config);
+  if (tokenizer == configured.name()) return configured;
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<tokens::TokenCounter>> counters;
   const std::lock_guard lock(mu);
-  auto& counter = counters[model];
+  auto& counter = counters[tokenizer];
   if (!counter) counter = make_model_counter(config, "auto", model);
   return *counter;
 }

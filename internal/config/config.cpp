@@ -401,7 +401,7 @@ Config load_config(const EnvLookup& env) {
   // Azure OpenAI's classic URL names the deployment, which picks the model: the request's model
   // is ignored, so a fallback model named there would call the same deployment again.
   if (!c.openai_fallback_model.empty() &&
-      c.openai_base_url.find("/openai/deployments/") != std::string::npos)
+      lower(c.openai_base_url).find("/openai/deployments/") != std::string::npos)
     throw ConfigError("OPENAI_FALLBACK_MODEL",
                       "cannot work with an Azure OpenAI deployment URL (the deployment in "
                       "OPENAI_BASE_URL picks the model, not the request); use Azure's v1 API "

@@ -25,6 +25,18 @@ ToolNames stored_tools(const std::string& settings_json) {
   }
 }
 
+// The stored model alone: unset when the settings name none or a bad one.
+std::optional<std::string> stored_model(const std::string& settings_json) {
+  if (settings_json.find("\"model\"") == std::string::npos) return std::nullopt;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(settings_json);
+    if (!j.is_object() || !j.contains("model")) return std::nullopt;
+    return parse_overrides(nlohmann::json{{"model", j.at("model")}}.dump()).model;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 ResolvedChat resolve(const ContextSettings& settings, const ChatState& stored,
                      const tokens::TokenCounter& counter,
                      const std::function<void(const std::string&)>& on_model,
@@ -49,15 +61,29 @@ ResolvedChat resolve(const ContextSettings& settings, const ChatState& stored,
       chat.own_settings = true;
     }
   } catch (const PolicyError& e) {
-    if (own_model) on_model(settings.model);  // the environment's model, and its counter
     // Bad stored settings never stop a turn. A tool list is kept on its own, though: a chat
     // limited to some tools (or none) must not be offered every tool because another setting is
-    // bad; a list that is bad itself offers none.
+    // bad; a list that is bad itself offers none. So is the chat's model (a bad threshold must
+    // not move a chat to another model), with its budget.
     chat.policy.tools = stored_tools(stored.settings_json);
-    warning = ContextWarning{"bad_chat_settings",
-                             std::string("chat settings ignored, environment defaults used") +
-                                 (chat.policy.tools ? " (but the chat's tool list)" : "") + ": " +
-                                 e.what()};
+    const std::optional<std::string> model = stored_model(stored.settings_json);
+    if (model && *model != settings.model) {
+      if (!own_model && on_model) on_model(*model);
+      chat.policy.model = model;
+      try {
+        ChatOverrides only_model;
+        only_model.model = model;
+        chat.policy.max_tokens = effective_policy(settings, only_model).max_tokens;
+      } catch (const PolicyError&) {
+      }
+    } else if (own_model) {
+      on_model(settings.model);  // the environment's model, and its counter
+    }
+    warning =
+        ContextWarning{"bad_chat_settings",
+                       std::string("chat settings ignored, environment defaults used") +
+                           (chat.policy.tools ? " (but the chat's tool list)" : "") +
+                           (chat.policy.model ? " (but the chat's model)" : "") + ": " + e.what()};
   }
   chat.requested_strategy = chat.policy.strategy;
   chat.strategy = chat.policy.strategy;

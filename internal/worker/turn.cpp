@@ -4,6 +4,7 @@
 
 #include "internal/common/clock.h"
 #include "internal/common/sha256.h"
+#include "internal/common/text.h"
 #include "internal/common/utf8.h"
 #include "internal/engine/calibration_store.h"
 #include "internal/engine/engine.h"
@@ -54,7 +55,15 @@ Turn::Turn(TurnParts parts)
 bool Turn::calibrating() const { return parts_.calibrate && parts_.counter.name() == "estimate"; }
 
 std::optional<engine::ModelCaps> Turn::use_chat_model(const std::string& model, TurnOutcome& o) {
-  if (o.fallback_after) return std::nullopt;  // the fallback answers, whatever the chat's model
+  if (o.fallback_after) {  // the fallback answers, whatever the chat's model; it is what failed
+    o.fallback_from = model;
+    return std::nullopt;
+  }
+  // An Azure deployment URL picks the model itself: a stored model of the chat would only
+  // mislabel the call (`chat set --model` refuses it there; one set before is ignored).
+  if (common::to_lower_ascii(parts_.config.openai_base_url).find("/openai/deployments/") !=
+      std::string::npos)
+    return std::nullopt;
   const bool env = model == parts_.config.openai_model;
   model_ = env ? std::string() : model;
   o.model = this->model();
@@ -69,6 +78,7 @@ std::optional<engine::ModelCaps> Turn::use_chat_model(const std::string& model, 
   if (probing())
     caps.messages_cap = parts_.probe->cap(probe_key(parts_, this->model()), budget_tokens(),
                                           parts_.counter.scale());
+  chat_messages_cap_ = caps.messages_cap;  // a rebuild keeps it (call_with_rebuilds)
   return caps;
 }
 
@@ -137,6 +147,8 @@ void Turn::call_with_rebuilds(const queue::Task& task, engine::BuildOptions opti
       o.overflows.push_back(TurnFailure{e.reason(), e.what(), e.status(), since(call_started),
                                         std::nullopt, parts_.clock.now()});
       options.min_level = engine::next_level(o.contexts.back().built.figures.level);
+      if (!model_.empty() && !o.fallback_after)
+        options.messages_cap = chat_messages_cap_;  // the chat's model's probe, not OPENAI_MODEL's
       o.contexts.push_back(build(task, options, keep_going));
       o.contexts.back().after_overflow = true;
       // A rebuild that is not materially smaller would be refused the same (or the 400 was no
@@ -190,6 +202,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
   o.reclaimed = task.reclaimed;
   o.started_at = parts_.clock.now();
   o.first_claimed_at = task.first_claimed_at;
+  chat_messages_cap_.reset();
   choose_model(task, o);
   o.model = model();
   o.priced = openai::list_prices_apply(parts_.config.cost_prices, parts_.config.openai_base_url);

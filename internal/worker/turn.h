@@ -209,6 +209,7 @@ class Turn {
   std::mt19937_64 rng_;
   std::string model_;
   const tokens::TokenCounter* default_inner_ = nullptr;  // the counter's inner at construction
+  std::optional<int64_t> chat_messages_cap_;  // the chat model's probe cap, for a rebuild
 };
 
 }  // namespace autonous::worker

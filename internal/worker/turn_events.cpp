@@ -40,13 +40,13 @@ class Trail {
 
 json status_of(const TurnFailure& f) { return f.status ? json(*f.status) : json(nullptr); }
 
-// What a call cost (config/models.json's prices): priced as the model requested, else as the
-// model the API says answered; null when either the usage or a price is unknown.
+// What a call cost (config/models.json's prices): priced as the model the API says answered
+// (what is billed), else as the model requested; null when the usage or a price is unknown.
 json cost_of(bool priced, const std::string& requested, const std::string& answered,
              const std::optional<common::Usage>& usage) {
   if (!priced || !usage) return nullptr;
-  std::optional<double> cost = engine::cost_usd(requested, *usage);
-  if (!cost && !answered.empty()) cost = engine::cost_usd(answered, *usage);
+  std::optional<double> cost = answered.empty() ? std::nullopt : engine::cost_usd(answered, *usage);
+  if (!cost) cost = engine::cost_usd(requested, *usage);
   return cost ? json(*cost) : json(nullptr);
 }
 

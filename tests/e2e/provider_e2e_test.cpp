@@ -414,6 +414,24 @@ TEST_F(ProviderE2eTest, AChatsOwnModelBringsItsWindowCounterAndPrices) {
   const auto bad = autonous(dir_, {"chat", "set", "old", "--model", "two words"}, e);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--model"), std::string::npos) << bad.err;
+  // An embeddings model is no chat model; a budget is checked against the chat's model's
+  // window (gpt-4.1: 1 047 576 − 32 768), not OPENAI_MODEL's; an Azure deployment URL picks the
+  // model itself.
+  EXPECT_EQ(autonous(dir_, {"chat", "set", "x", "--model", "text-embedding-3-small"}, e).exit_code,
+            2);
+  EXPECT_EQ(autonous(dir_, {"chat", "set", "x", "--model", "gpt-4.1", "--max-tokens", "500000"}, e)
+                .exit_code,
+            0);
+  const auto over =
+      autonous(dir_, {"chat", "set", "y", "--model", "gpt-4", "--max-tokens", "9000"}, e);
+  EXPECT_EQ(over.exit_code, 2);
+  EXPECT_NE(over.err.find("7168 for gpt-4"), std::string::npos) << over.err;
+  Env azure = e;
+  azure["OPENAI_BASE_URL"] =
+      "https://r.openai.azure.com/openai/deployments/d?api-version=2024-10-21";
+  const auto on_azure = autonous(dir_, {"chat", "set", "z", "--model", "gpt-4.1"}, azure);
+  EXPECT_EQ(on_azure.exit_code, 2);
+  EXPECT_NE(on_azure.err.find("deployment"), std::string::npos) << on_azure.err;
   EXPECT_EQ(json::parse(autonous(dir_, {"chat", "show", "old"}, e).out)["model"], "gpt-4o-mini");
 }
 

@@ -79,6 +79,40 @@ TEST_F(ContextChatTest, AToolListOutlivesTheChatsOtherBadSettingsAndABadListOffe
   }
 }
 
+// #31: a chat's own model is named to the caller before the budget is checked (its counter is
+// switched in), keeps its budget, and outlives the chat's other bad settings; a bad model name
+// falls back to the environment's model.
+TEST_F(ContextChatTest, AChatsModelIsNamedFirstAndOutlivesItsOtherBadSettings) {
+  settings_.model = "gpt-4o-mini";
+  std::vector<std::string> named;
+  const auto on_model = [&named](const std::string& m) { named.push_back(m); };
+  ChatState stored;
+  stored.settings_json = R"({"model":"gpt-4"})";
+  ChatStart s = start_chat(settings_, stored, counter_, true, on_model);
+  EXPECT_EQ(named, std::vector<std::string>{"gpt-4"});
+  EXPECT_EQ(s.chat.policy.model, "gpt-4");
+  EXPECT_EQ(s.chat.policy.max_tokens, 8192 - 1024);
+  EXPECT_TRUE(s.warnings.empty());
+  // Thresholds out of order: ignored with a warning, the model (and its budget) kept.
+  named.clear();
+  stored.settings_json = R"({"model":"gpt-4","soft":0.9,"warn":0.8})";
+  s = start_chat(settings_, stored, counter_, true, on_model);
+  EXPECT_EQ(named, std::vector<std::string>{"gpt-4"});
+  EXPECT_EQ(s.chat.policy.model, "gpt-4");
+  EXPECT_EQ(s.chat.policy.max_tokens, 8192 - 1024);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_NE(s.warnings[0].message.find("the chat's model"), std::string::npos);
+  // A bad name: the environment's model; a model equal to it: nothing to switch.
+  named.clear();
+  stored.settings_json = R"({"model":"two words"})";
+  s = start_chat(settings_, stored, counter_, true, on_model);
+  EXPECT_TRUE(named.empty());
+  EXPECT_FALSE(s.chat.policy.model.has_value());
+  stored.settings_json = R"({"model":"gpt-4o-mini"})";
+  s = start_chat(settings_, stored, counter_, true, on_model);
+  EXPECT_TRUE(named.empty());
+}
+
 TEST_F(ContextChatTest, SummarizeWithoutASummaryStoreRunsTokenBudgetAndSaysSo) {
   settings_.policy.strategy = Strategy::kSummarize;
   const ChatStart s = start(ChatState{}, /*has_store=*/false);
