@@ -58,6 +58,11 @@ bool Server::handle(int fd, const Request& req) {
       std::this_thread::sleep_for(std::chrono::milliseconds(options_.latency_ms));
     return send_all(fd, embeddings_response(body));
   }
+  if (req.method == "POST" && Hooks::is_hook_path(req)) {
+    const json body = json::parse(req.body, nullptr, false);
+    log_.write(req, body.is_discarded() ? json(req.body) : body, std::nullopt);
+    return hooks_.serve(fd, req);
+  }
   if (req.method == "POST" && is_tool_path(req)) {
     log_.write(req, req.body, std::nullopt);
     return serve_tool(fd, req);

@@ -1,5 +1,6 @@
 #pragma once
-// The stub's request handling: GET /health, POST …/embeddings (embeddings.h), POST
+// The stub's request handling: GET /health, POST …/embeddings (embeddings.h), POST /hook/…
+// (a reply webhook's receiver: hooks.h), POST
 // …/chat/completions (after --latency-ms, with a
 // fault when the last user message asks for one), 404 otherwise. One Server serves every
 // connection, each on its own thread.
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "cmd/autonous-stub/faults.h"
+#include "cmd/autonous-stub/hooks.h"
 #include "cmd/autonous-stub/http.h"
 #include "cmd/autonous-stub/provider_rules.h"
 #include "cmd/autonous-stub/replies.h"
@@ -47,6 +49,7 @@ class Server {
   FaultCounter fault_counts_;
   PrefixCache prefixes_;
   RequestLog log_;
+  Hooks hooks_;
 };
 
 }  // namespace autonous::stub

@@ -37,6 +37,8 @@ void add_tokens_command(CLI::App& app, Action& action);     // context_commands.
 void add_chat_command(CLI::App& app, Action& action);       // chat_commands.cpp (show|set|…)
 void add_dashboard_command(CLI::App& app, Action& action);  // dashboard_command.cpp
 void add_copy_command(CLI::App& app, Action& action);       // copy_command.cpp
+void add_cancel_command(CLI::App& app, Action& action);     // task_commands.cpp
+void add_wait_command(CLI::App& app, Action& action);       // task_commands.cpp
 
 // Starts the operator surface on `listen` (HTTP_LISTEN, or `dashboard --listen`). With `loop` (a
 // worker's slots) /healthz also needs a write lock. Throws ConfigError("HTTP_TOKEN") for a

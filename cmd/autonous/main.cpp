@@ -38,8 +38,9 @@ int run(int argc, char** argv) {
   cmd::Action action;
   for (auto* add : {cmd::add_migrate_command, cmd::add_enqueue_command, cmd::add_worker_command,
                     cmd::add_context_command, cmd::add_events_command, cmd::add_status_command,
-                    cmd::add_requeue_command, cmd::add_tokens_command, cmd::add_chat_command,
-                    cmd::add_dashboard_command, cmd::add_copy_command})
+                    cmd::add_requeue_command, cmd::add_cancel_command, cmd::add_wait_command,
+                    cmd::add_tokens_command, cmd::add_chat_command, cmd::add_dashboard_command,
+                    cmd::add_copy_command})
     add(app, action);
   add_footer(app);
   try {

@@ -77,6 +77,7 @@ void print_status_json(const queue::QueueStats& s) {
   j["running"] = s.running;
   j["done"] = s.done;
   j["failed"] = s.failed;
+  j["cancelled"] = s.cancelled;
   j["oldest_queued_age_seconds"] =
       s.oldest_queued_age_seconds ? nlohmann::ordered_json(*s.oldest_queued_age_seconds) : nullptr;
   auto failures = nlohmann::ordered_json::array();
@@ -99,7 +100,7 @@ int run_status(const config::Config& config, bool json) {
     return 0;
   }
   std::cout << "queued   " << s.queued << "\nrunning  " << s.running << "\ndone     " << s.done
-            << "\nfailed   " << s.failed << "\n";
+            << "\nfailed   " << s.failed << "\ncancelled " << s.cancelled << "\n";
   if (s.oldest_queued_age_seconds)
     std::cout << "oldest queued task waiting "
               << fmt::format("{:.1f}", *s.oldest_queued_age_seconds) << " s\n";

@@ -23,6 +23,7 @@ std::unique_ptr<Session> open_pg_session(const std::string& url, int pool_size,
                                          const OpenOptions& options);
 std::unique_ptr<ops::PageDb> open_pg_page_db(const std::string& url);
 std::unique_ptr<Listener> open_pg_listener(const std::string& url, Wake wake, int slots);
+std::unique_ptr<EndingWatch> open_pg_ending_watch(const std::string& url);
 
 // `autonous copy`: the source read from a SQLite file (sqlite/copy_source.cpp), written into
 // the PostgreSQL database at `url`, migrated first (postgres/copy.cpp).

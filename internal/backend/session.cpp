@@ -1,6 +1,8 @@
 #include "internal/backend/session.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include "internal/backend/drivers.h"
@@ -26,6 +28,33 @@ std::unique_ptr<Listener> open_listener(const config::Config& config, Wake wake,
   if (!config.database_url.empty())
     return open_pg_listener(config.database_url, std::move(wake), slots);
   return nullptr;
+}
+
+namespace {
+
+// SQLite: a cheap poll of the task's row.
+class PollingWatch final : public EndingWatch {
+ public:
+  explicit PollingWatch(std::chrono::milliseconds step) : step_(step) {}
+  void wait(std::chrono::milliseconds timeout) override {
+    std::this_thread::sleep_for(std::min(timeout, step_));
+  }
+
+ private:
+  std::chrono::milliseconds step_;
+};
+
+}  // namespace
+
+std::unique_ptr<EndingWatch> watch_endings(const config::Config& config) {
+  if (!config.database_url.empty()) {
+    try {
+      return open_pg_ending_watch(config.database_url);
+    } catch (const std::exception&) {
+      return std::make_unique<PollingWatch>(std::chrono::milliseconds(500));
+    }
+  }
+  return std::make_unique<PollingWatch>(std::chrono::milliseconds(100));
 }
 
 CopyResult copy_deployment(const config::Config& config, const std::string& from,

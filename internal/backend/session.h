@@ -10,6 +10,7 @@
 // layering test refuses it any driver's headers and types).
 // Not thread-safe: one session per thread.
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -28,7 +29,8 @@ struct Config;
 }
 namespace autonous::queue {
 class TaskQueue;
-}
+class ReplyOutbox;
+}  // namespace autonous::queue
 namespace autonous::engine {
 class EngineStorage;
 }
@@ -100,6 +102,9 @@ class Session {
 
   // The queue on this session's connection; lives as long as the session.
   virtual queue::TaskQueue& queue() = 0;
+
+  // The reply webhook's outbox on this session's connection (queue/reply_outbox.h).
+  virtual queue::ReplyOutbox& outbox() = 0;
 
   // A new engine storage on this session's connection. The session must outlive it.
   virtual std::unique_ptr<engine::EngineStorage> engine_storage() = 0;
@@ -187,5 +192,19 @@ using Wake = std::function<void(int slots)>;
 // slots poll every POLL_INTERVAL_MS). Throws std::invalid_argument when `wake` is empty, and
 // when it cannot connect.
 std::unique_ptr<Listener> open_listener(const config::Config& config, Wake wake, int slots);
+
+// Waits for tasks to end (`autonous wait`): PostgreSQL LISTENs on autonous_task_ended
+// (migrations/postgres/0020, TASK_ENDED_NOTIFY); SQLite has no notification and waits a
+// short poll step.
+class EndingWatch {
+ public:
+  virtual ~EndingWatch() = default;
+  // Returns once a task may have ended, or after at most `timeout`; the caller reads the task.
+  virtual void wait(std::chrono::milliseconds timeout) = 0;
+};
+
+// Listening before it returns (so no ending falls between the caller's read and its wait).
+// Never throws for a PostgreSQL that refuses LISTEN: it then polls.
+std::unique_ptr<EndingWatch> watch_endings(const config::Config& config);
 
 }  // namespace autonous::backend

@@ -364,6 +364,21 @@ void read_http(const EnvLookup& env, Config& c) {
   check_listen_token(*c.http_listen, c.http_token);
 }
 
+void read_front_end(const EnvLookup& env, Config& c) {
+  c.reply_webhook_url = trim(read_string(env, "REPLY_WEBHOOK_URL", ""));
+  if (!c.reply_webhook_url.empty()) check_base_url(c.reply_webhook_url, "REPLY_WEBHOOK_URL");
+  c.reply_webhook_secret = read_string(env, "REPLY_WEBHOOK_SECRET", "");
+  if (!c.reply_webhook_secret.empty() && c.reply_webhook_url.empty())
+    throw ConfigError("REPLY_WEBHOOK_SECRET", "is set without REPLY_WEBHOOK_URL");
+  c.reply_webhook_max_attempts = static_cast<int>(
+      read_int(env, "REPLY_WEBHOOK_MAX_ATTEMPTS", c.reply_webhook_max_attempts, 1, 1000));
+  c.reply_webhook_timeout = std::chrono::milliseconds(
+      read_int(env, "REPLY_WEBHOOK_TIMEOUT_MS", c.reply_webhook_timeout.count(), 100, 600000));
+  c.reply_webhook_retry_base = std::chrono::milliseconds(read_int(
+      env, "REPLY_WEBHOOK_RETRY_BASE_MS", c.reply_webhook_retry_base.count(), 1, 3'600'000));
+  c.task_ended_notify = read_choice(env, "TASK_ENDED_NOTIFY", "on", {"on", "off"}) == "on";
+}
+
 // DATABASE_URL selects PostgreSQL; DB_PATH (or its default) SQLite. Both set is a mistake.
 void read_database(const EnvLookup& env, Config& c) {
   c.db_path = read_string(env, "DB_PATH", c.db_path);
@@ -398,6 +413,7 @@ Config load_config(const EnvLookup& env) {
   read_context(env, c);
   read_recall(env, c);
   read_http(env, c);
+  read_front_end(env, c);
   // Azure OpenAI's classic URL names the deployment, which picks the model: the request's model
   // is ignored, so a fallback model named there would call the same deployment again.
   if (!c.openai_fallback_model.empty() &&

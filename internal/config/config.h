@@ -140,6 +140,17 @@ struct Config {
       embedding_extra_headers;                        // EMBEDDING_EXTRA_HEADERS
   double embedding_min_similarity = 0.4;              // EMBEDDING_MIN_SIMILARITY
   std::chrono::milliseconds embedding_timeout{5000};  // EMBEDDING_TIMEOUT_MS
+  // Front ends (#32): REPLY_WEBHOOK_URL ("" : no webhook) gets every ended task POSTed as JSON,
+  // signed with REPLY_WEBHOOK_SECRET when set (worker/reply_webhook.h); a delivery is tried at
+  // most REPLY_WEBHOOK_MAX_ATTEMPTS times, each within REPLY_WEBHOOK_TIMEOUT_MS.
+  // TASK_ENDED_NOTIFY (PostgreSQL): NOTIFY autonous_task_ended when a task ends.
+  std::string reply_webhook_url;
+  std::string reply_webhook_secret;  // never logged
+  int reply_webhook_max_attempts = 15;
+  std::chrono::milliseconds reply_webhook_timeout{10000};
+  // REPLY_WEBHOOK_RETRY_BASE_MS: the first retry's wait, doubling per attempt up to 5 minutes.
+  std::chrono::milliseconds reply_webhook_retry_base{1000};
+  bool task_ended_notify = true;
   // The operator surface (internal/ops): off while HTTP_LISTEN is unset.
   std::optional<ListenAddress> http_listen;  // HTTP_LISTEN
   std::string http_token;                    // HTTP_TOKEN: bearer; required off loopback

@@ -29,6 +29,13 @@ inline constexpr std::string_view kToolCall = "tool.call";
 inline constexpr std::string_view kTurnCompleted = "turn.completed";
 inline constexpr std::string_view kTurnFailed = "turn.failed";
 inline constexpr std::string_view kTaskRequeued = "task.requeued";  // `autonous requeue`
+// A task cancelled (`autonous cancel`, or a front end's UPDATE): written by the database's
+// trigger (migrations/*/0020) in the cancelling transaction: {was, attempts}.
+inline constexpr std::string_view kTaskCancelled = "task.cancelled";
+// The reply webhook (worker/reply_webhook.h): {attempt, ending, status, latency_ms} and
+// {attempt, ending, error, status?, final, retry_in_ms?}.
+inline constexpr std::string_view kReplyDelivered = "reply.delivered";
+inline constexpr std::string_view kReplyDeliveryFailed = "reply.delivery_failed";
 inline constexpr std::string_view kChatSettings = "chat.settings";  // `autonous chat set|reset`
 inline constexpr std::string_view kChatCleared = "chat.cleared";    // `autonous chat clear`
 

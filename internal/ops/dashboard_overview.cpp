@@ -27,7 +27,7 @@ std::string card(const std::string& label, const std::string& value, const std::
 
 std::string status_cards(PageDb& db, TaskCounts& counts) {
   std::string out = "<div class='cards'>";
-  const std::array<int64_t, 4> n = counts.read(db);
+  const StatusCounts n = counts.read(db);
   for (size_t i = 0; i < kStatuses.size(); ++i)
     out += card(kStatuses[i], html::number(static_cast<double>(n[i])),
                 std::string("count-") + kStatuses[i]);
@@ -68,7 +68,8 @@ std::string over_time(const std::vector<TaskTimes>& tasks, double now) {
   };
   for (const TaskTimes& t : tasks) {
     ++arrived[bucket(t.created)];
-    if (t.finished > 0) ++(t.status == "failed" ? failed : done)[bucket(t.finished)];
+    if (t.finished > 0 && t.status != "cancelled")
+      ++(t.status == "failed" ? failed : done)[bucket(t.finished)];
     for (size_t b = bucket(t.created); b <= kBuckets; ++b)
       if (t.finished <= 0 || start + width * static_cast<double>(b + 1) < t.finished) ++open[b];
   }

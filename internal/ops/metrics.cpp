@@ -241,7 +241,7 @@ void add_gauge(prometheus::MetricFamily& f, double value,
 // Gauges read from the database now: every worker and the dashboard agree on them.
 void database_gauges(PageDb& db, TaskCounts& counts, std::vector<prometheus::MetricFamily>& out) {
   auto tasks = gauge_family("autonous_tasks", "Tasks by status, from the database");
-  const std::array<int64_t, 4> n = counts.read(db);
+  const StatusCounts n = counts.read(db);
   for (size_t i = 0; i < kStatuses.size(); ++i)
     add_gauge(tasks, static_cast<double>(n[i]), {{"status", kStatuses[i]}});
   out.push_back(std::move(tasks));
@@ -249,6 +249,16 @@ void database_gauges(PageDb& db, TaskCounts& counts, std::vector<prometheus::Met
                              "Age of the oldest queued task (0 when none is queued)");
   add_gauge(oldest, oldest_queued_age(db).value_or(0.0));
   out.push_back(std::move(oldest));
+  // The reply webhook's outbox (#32): rows waiting to be delivered, and given up.
+  const Rows r = db.query(
+      "SELECT count(*) FILTER (WHERE gave_up_at IS NULL), count(*) FILTER (WHERE gave_up_at IS "
+      "NOT NULL) FROM reply_outbox");
+  auto outbox = gauge_family("autonous_reply_outbox",
+                             "Reply webhook deliveries waiting (pending) or given up "
+                             "(undeliverable), from the database");
+  add_gauge(outbox, static_cast<double>(r.int64(0, 0)), {{"state", "pending"}});
+  add_gauge(outbox, static_cast<double>(r.int64(0, 1)), {{"state", "undeliverable"}});
+  out.push_back(std::move(outbox));
 }
 
 }  // namespace

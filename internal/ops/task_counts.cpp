@@ -14,7 +14,7 @@ std::optional<double> oldest_queued_age(PageDb& db) {
   return std::max(0.0, db.now() - *created);
 }
 
-std::array<int64_t, 4> TaskCounts::read(PageDb& db) {
+StatusCounts TaskCounts::read(PageDb& db) {
   const std::lock_guard lock(mu_);  // one reader counts; the others wait for its result
   const auto started = std::chrono::steady_clock::now();
   if (started < fresh_until_) return counts_;
@@ -25,7 +25,7 @@ std::array<int64_t, 4> TaskCounts::read(PageDb& db) {
     sql += std::string(i > 0 ? ", " : "") + "(SELECT count(*) FROM tasks WHERE status = '" +
            kStatuses[i] + "')";
   const Rows r = db.query(sql);
-  std::array<int64_t, 4> out{};
+  StatusCounts out{};
   for (size_t i = 0; i < kStatuses.size(); ++i) out[i] = r.int64(0, static_cast<int>(i));
   const auto took = std::chrono::steady_clock::now() - started;
   counts_ = out;

@@ -16,7 +16,9 @@
 
 namespace autonous::ops {
 
-inline constexpr std::array<const char*, 4> kStatuses = {"queued", "running", "done", "failed"};
+inline constexpr std::array<const char*, 5> kStatuses = {"queued", "running", "done", "failed",
+                                                         "cancelled"};
+using StatusCounts = std::array<int64_t, kStatuses.size()>;
 
 // Seconds since the oldest queued task was created (its id is the smallest: tasks_by_status);
 // nullopt when none is queued.
@@ -26,11 +28,11 @@ class TaskCounts {
  public:
   // Counts in kStatuses' order, from one statement (one snapshot). Throws when the database
   // cannot be read.
-  std::array<int64_t, 4> read(PageDb& db);
+  StatusCounts read(PageDb& db);
 
  private:
   std::mutex mu_;
-  std::array<int64_t, 4> counts_{};
+  StatusCounts counts_{};
   std::chrono::steady_clock::time_point fresh_until_{};
 };
 

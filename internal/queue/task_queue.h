@@ -38,6 +38,7 @@ struct QueueStats {
   int64_t running = 0;
   int64_t done = 0;
   int64_t failed = 0;
+  int64_t cancelled = 0;
   std::optional<double> oldest_queued_age_seconds;
   struct Failure {
     int64_t task_id;
@@ -46,6 +47,24 @@ struct QueueStats {
     std::string finished_at;
   };
   std::vector<Failure> recent_failures;  // newest first, at most 5
+};
+
+// A task as a front end sees it (`autonous wait`, `autonous cancel`).
+struct TaskState {
+  std::string chat_id;
+  std::string status;  // queued | running | done | failed | cancelled
+  std::optional<std::string> reply;
+  std::optional<std::string> error;
+  std::optional<std::string> partial_reply;
+  int attempts = 0;
+  std::string finished_at;  // "" while it has not ended
+};
+
+// What cancel() did: `cancelled` when the task was queued or running (`was`); otherwise the
+// task had ended already and `was` is its status.
+struct CancelResult {
+  bool cancelled = false;
+  std::string was;
 };
 
 class TaskQueue {
@@ -117,11 +136,22 @@ class TaskQueue {
   // The ids of the failed tasks, oldest first.
   virtual std::vector<int64_t> failed_ids() = 0;
 
-  // True while any task is queued or running.
+  // Cancels task `task_id` when it is queued or running; nullopt when there is no such task.
+  // A running task's worker commits nothing more (its writes are fenced on status 'running')
+  // and stops at its next step; the chat's next task may run. The migration's trigger stamps
+  // finished_at and records task.cancelled in the same transaction, whoever cancels.
+  virtual std::optional<CancelResult> cancel(int64_t task_id) = 0;
+  // The task's state now; nullopt when there is no such task. Reads only.
+  virtual std::optional<TaskState> state(int64_t task_id) = 0;
+  // True while `task` is still this claim's: running under its lease token. Reads only (a
+  // cancelled or taken-over task is not); the slot asks this often during a call.
+  virtual bool still_held(const Task& task) = 0;
+
   // True when a completion that claims another chat's task leaves its own chat's next task
   // unannounced (PostgreSQL: migrations/postgres/0016), so the worker wakes an idle slot of its
   // process to look.
   virtual bool quiet_completions() const noexcept { return false; }
+  // True while any task is queued or running.
   virtual bool has_pending() = 0;
 
   virtual QueueStats stats(common::TimePoint now) = 0;

@@ -352,9 +352,21 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
         spdlog::warn("shutdown: lease released task_id={}", task.id);
       }
       return std::nullopt;
-    case Kind::kLeaseLost:
-      spdlog::warn("lease lost during the call; nothing committed task_id={}", task.id);
+    case Kind::kLeaseLost: {
+      std::optional<queue::TaskState> now_state;
+      try {
+        now_state = queue_.state(task.id);
+      } catch (const std::exception&) {
+      }
+      if (now_state && now_state->status == "cancelled")
+        spdlog::info(
+            "task cancelled while running; its call stopped, nothing committed "
+            "task_id={}",
+            task.id);
+      else
+        spdlog::warn("lease lost during the call; nothing committed task_id={}", task.id);
       return std::nullopt;
+    }
   }
   return std::nullopt;
 }
@@ -402,48 +414,6 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
   spdlog::info("task done task_id={} chat_id={:?} latency_ms={} reply_chars={}", task.id,
                task.chat_id, o.result->latency.count(), reply.size());
   return next;
-}
-
-// Polled during every HTTP call of a task: renews the lease at a third of its length (one
-// missed renewal is not fatal) and aborts on a hard stop or a lost lease.
-std::function<bool()> Slot::keep_going_for(const queue::Task& task) {
-  const auto renew_every = std::chrono::duration_cast<milliseconds>(config_.task_lease) / 3;
-  lease_lost_ = false;
-  return [this, &task, renew_every, last_renew = std::chrono::steady_clock::now()]() mutable {
-    beat();
-    if (run_.hard_stop.load() || lease_lost_) return false;
-    const auto t = std::chrono::steady_clock::now();
-    if (t - last_renew < renew_every) return true;
-    last_renew = t;
-    bool renewed = false;
-    try {
-      renewed = queue_.renew_lease(task, now(), config_.task_lease);
-    } catch (const std::exception& e) {
-      if (!session_->lost()) {
-        if (!session_->transient(e)) throw;
-        // A read-only or cancelled statement: this renewal is missed (the lease lasts three).
-        spdlog::warn("slot {}: renewing task_id={} failed for now ({}); the call goes on", index_,
-                     task.id, e.what());
-        return true;
-      }
-      // One try to connect again; else this renewal is missed (the lease lasts three) and the
-      // next one tries again.
-      spdlog::warn("slot {}: the database connection was lost renewing task_id={} ({})", index_,
-                   task.id, e.what());
-      try {
-        reconnect_and_report();
-        renewed = queue_.renew_lease(task, now(), config_.task_lease);
-      } catch (const std::exception& again) {
-        spdlog::warn("slot {}: reconnecting failed ({}); the call goes on", index_, again.what());
-        return true;
-      }
-    }
-    if (!renewed) {
-      lease_lost_ = true;
-      return false;
-    }
-    return true;
-  };
 }
 
 }  // namespace autonous::worker

@@ -65,6 +65,8 @@ struct RunState {
 inline constexpr std::chrono::milliseconds kIdleIndexBudget{50};
 // The step of a reconnect's back-off wait (a stop is seen within it).
 inline constexpr std::chrono::milliseconds kStep{100};
+// How often a slot in a call looks whether its task is still its own (cancelled, taken over).
+inline constexpr std::chrono::milliseconds kHeldCheck{1000};
 // A database that refuses for now (Session::transient) is tried again at most this far apart,
 // and from kRefusalReconnect on through a new session.
 inline constexpr std::chrono::milliseconds kRefusalBackoffMax{5000};

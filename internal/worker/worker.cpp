@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "internal/backend/session.h"
+#include "internal/worker/reply_webhook.h"
 #include "internal/worker/slot.h"
 
 namespace autonous::worker {
@@ -68,6 +69,32 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
     state.cv.notify_all();
   });
 
+  // What the database does when a task ends, from this worker's settings (the webhook's
+  // outbox rows, PostgreSQL's NOTIFY); the deliverer, with its own session, before the slots
+  // (they poke it after each commit).
+  // Refused now (a read-only server, a locked file): the deliverer tries again; without one the
+  // setting stays as it was, said in the log.
+  try {
+    backend::open_session(config_)->outbox().configure(!config_.reply_webhook_url.empty(),
+                                                       config_.task_ended_notify);
+  } catch (const std::exception& e) {
+    spdlog::warn("could not record this worker's reply delivery settings yet ({})", e.what());
+  }
+  std::unique_ptr<ReplyWebhook> webhook;
+  if (!config_.reply_webhook_url.empty()) {
+    webhook = std::make_unique<ReplyWebhook>(config_, deps_.make_transport());
+    deps_.on_trail = [told = deps_.on_trail,
+                      hook = webhook.get()](const std::vector<events::Event>& trail) {
+      hook->poke();
+      if (told) told(trail);
+    };
+    spdlog::info(
+        "reply webhook on: every ended task is POSTed (max_attempts={} timeout_ms={} "
+        "signed={})",
+        config_.reply_webhook_max_attempts, config_.reply_webhook_timeout.count(),
+        !config_.reply_webhook_secret.empty());
+  }
+
   // Slots are built here, so a database that cannot be opened fails run() before any thread.
   std::vector<std::unique_ptr<Slot>> slots;
   slots.reserve(static_cast<size_t>(config_.worker_concurrency));
@@ -116,8 +143,18 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
     });
   }
 
+  std::jthread deliverer;
+  if (webhook) deliverer = std::jthread([&] { webhook->run(stop, state.hard_stop); });
+
   wait_for_stop(state, running, config_.shutdown_grace);
   threads.clear();  // joins
+  if (webhook) {
+    // --drain delivers what is left (waiting out its retries) unless a signal came.
+    const bool drain = drain_ && !stop.stop_requested() && !failure;
+    if (drain) spdlog::info("drain: delivering the reply webhook's outbox");
+    webhook->finish(drain);
+    deliverer = {};  // joins
+  }
   spdlog::info("worker stopped claimed={} completed={} retried={} failed={} released={}",
                stats_.claimed.load(), stats_.completed.load(), stats_.retried.load(),
                stats_.failed.load(), stats_.released.load());

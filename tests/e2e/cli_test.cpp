@@ -84,11 +84,11 @@ TEST_F(CliTest, WorkerRequiresTheBaseUrlAndABudgetThatHoldsTheSystemPrompt) {
 TEST_F(CliTest, MigrateIsIdempotentAndPrintsTheVersion) {
   auto r = autonous(dir_, {"migrate"}, env());
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "schema version 19\n");
+  EXPECT_EQ(r.out, "schema version 20\n");
   r = autonous(dir_, {"migrate"}, env());
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "schema version 19\n");
-  EXPECT_EQ(query_int(db_, "SELECT count(*) FROM schema_migrations"), 19);
+  EXPECT_EQ(r.out, "schema version 20\n");
+  EXPECT_EQ(query_int(db_, "SELECT count(*) FROM schema_migrations"), 20);
 }
 
 TEST_F(CliTest, ADatabaseFromANewerVersionIsRefused) {

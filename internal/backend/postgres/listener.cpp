@@ -83,7 +83,34 @@ class PgListener final : public Listener {
   std::jthread thread_;  // last: started once the members above exist, joined first
 };
 
+// `autonous wait`'s: one connection LISTENing on autonous_task_ended; a broken one polls.
+class PgEndingWatch final : public EndingWatch {
+ public:
+  explicit PgEndingWatch(const std::string& url) : c_(db::pg::Connection::open(url)) {
+    c_->listen("autonous_task_ended");
+  }
+  void wait(milliseconds timeout) override {
+    if (!broken_) {
+      try {
+        c_->wait(timeout);
+        return;
+      } catch (const std::exception&) {
+        broken_ = true;
+      }
+    }
+    std::this_thread::sleep_for(std::min(timeout, milliseconds(500)));
+  }
+
+ private:
+  std::unique_ptr<db::pg::Connection> c_;
+  bool broken_ = false;
+};
+
 }  // namespace
+
+std::unique_ptr<EndingWatch> open_pg_ending_watch(const std::string& url) {
+  return std::make_unique<PgEndingWatch>(url);
+}
 
 std::unique_ptr<Listener> open_pg_listener(const std::string& url, Wake wake, int slots) {
   for (int tries = 1;; ++tries) {  // as open_pg_session: a session ended at once is opened again

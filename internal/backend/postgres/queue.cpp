@@ -318,6 +318,41 @@ std::vector<int64_t> PgQueue::failed_ids() {
   return ids;
 }
 
+std::optional<CancelResult> PgQueue::cancel(int64_t task_id) {
+  db::pg::Transaction tx(c_);
+  const db::pg::Result r =
+      c_.query("SELECT status FROM tasks WHERE id = $1 FOR UPDATE", {param(task_id)});
+  if (r.rows() == 0) return std::nullopt;
+  const std::string was = r.text(0, 0);
+  if (was != "queued" && was != "running") return CancelResult{false, was};
+  c_.query("UPDATE tasks SET status = 'cancelled' WHERE id = $1", {param(task_id)});
+  tx.commit();
+  return CancelResult{true, was};
+}
+
+std::optional<TaskState> PgQueue::state(int64_t task_id) {
+  const db::pg::Result r = c_.query(
+      "SELECT chat_id, status, reply, error, partial_reply, attempts, coalesce(finished_at, '') "
+      "FROM tasks WHERE id = $1",
+      {param(task_id)});
+  if (r.rows() == 0) return std::nullopt;
+  const auto text = [&](int i) -> std::optional<std::string> {
+    if (r.is_null(0, i)) return std::nullopt;
+    return r.text(0, i);
+  };
+  return TaskState{r.text(0, 0), r.text(0, 1), text(2),
+                   text(3),      text(4),      static_cast<int>(r.int64(0, 5)),
+                   r.text(0, 6)};
+}
+
+bool PgQueue::still_held(const Task& task) {
+  return c_.query(
+               "SELECT 1 FROM tasks WHERE id = $1 AND lease_token = $2 AND status = "
+               "'running'",
+               {param(task.id), param(task.lease_token)})
+             .rows() == 1;
+}
+
 bool PgQueue::has_pending() {
   return c_.query("SELECT EXISTS (SELECT 1 FROM chat_heads)").text(0, 0) == "t";
 }
@@ -336,6 +371,7 @@ QueueStats PgQueue::stats(common::TimePoint now) {
       if (status == "running") s.running = n;
       if (status == "done") s.done = n;
       if (status == "failed") s.failed = n;
+      if (status == "cancelled") s.cancelled = n;
     }
   }
   {

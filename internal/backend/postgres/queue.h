@@ -75,6 +75,10 @@ class PgQueue final : public TaskQueue {
   bool release(const Task& task, const std::vector<events::Event>& list) override;
   bool requeue(int64_t task_id) override;
   std::vector<int64_t> failed_ids() override;
+  std::optional<CancelResult> cancel(int64_t task_id) override;
+  std::optional<TaskState> state(int64_t task_id) override;
+  bool still_held(const Task& task) override;
+
   bool has_pending() override;
   bool quiet_completions() const noexcept override { return true; }
   QueueStats stats(common::TimePoint now) override;

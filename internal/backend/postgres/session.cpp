@@ -13,6 +13,7 @@
 #include "internal/backend/postgres/page_db.h"
 #include "internal/backend/postgres/pool.h"
 #include "internal/backend/postgres/queue.h"
+#include "internal/backend/postgres/reply_outbox.h"
 #include "internal/backend/postgres/search.h"
 #include "internal/backend/postgres/settled_ids.h"
 #include "internal/backend/postgres/stores.h"
@@ -145,9 +146,10 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
   // Migrates on a connection of its own (the migrator holds a session lock), then borrows from
   // the process's pool.
   PgSession(const std::string& url, int pool_size, bool migrate)
-      : c_(migrated_then_pooled(url, pool_size, migrate)), queue_(*c_) {}
+      : c_(migrated_then_pooled(url, pool_size, migrate)), queue_(*c_), outbox_(*c_) {}
 
   queue::TaskQueue& queue() override { return queue_; }
+  queue::ReplyOutbox& outbox() override { return outbox_; }
   std::unique_ptr<engine::EngineStorage> engine_storage() override {
     return store::make_pg_storage(*c_);
   }
@@ -225,6 +227,7 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
  private:
   std::unique_ptr<db::pg::Connection> c_;
   queue::PgQueue queue_;
+  queue::PgOutbox outbox_;
 };
 
 }  // namespace

@@ -306,6 +306,50 @@ std::vector<int64_t> Queue::failed_ids() {
   return ids;
 }
 
+std::optional<CancelResult> Queue::cancel(int64_t task_id) {
+  db::WriteTransaction tx(db_);
+  std::string was;
+  {
+    const db::CachedStatement q = cache_.get("SELECT status FROM tasks WHERE id = ?");
+    q->bind(1, task_id);
+    if (!q->executeStep()) return std::nullopt;
+    was = q->getColumn(0).getString();
+  }
+  if (was != "queued" && was != "running") return CancelResult{false, was};
+  const db::CachedStatement upd = cache_.get(
+      "UPDATE tasks SET status = 'cancelled' WHERE id = ? AND status IN ('queued', 'running')");
+  upd->bind(1, task_id);
+  upd->exec();
+  tx.commit();
+  return CancelResult{true, was};
+}
+
+std::optional<TaskState> Queue::state(int64_t task_id) {
+  const db::CachedStatement q = cache_.get(
+      "SELECT chat_id, status, reply, error, partial_reply, attempts, "
+      "coalesce(finished_at, '') FROM tasks WHERE id = ?");
+  q->bind(1, task_id);
+  if (!q->executeStep()) return std::nullopt;
+  const auto text = [&](int i) -> std::optional<std::string> {
+    if (q->getColumn(i).isNull()) return std::nullopt;
+    return q->getColumn(i).getString();
+  };
+  TaskState t{q->getColumn(0).getString(), q->getColumn(1).getString(), text(2), text(3), text(4),
+              q->getColumn(5).getInt(),    q->getColumn(6).getString()};
+  q->reset();
+  return t;
+}
+
+bool Queue::still_held(const Task& task) {
+  const db::CachedStatement q =
+      cache_.get("SELECT 1 FROM tasks WHERE id = ? AND lease_token = ? AND status = 'running'");
+  q->bind(1, task.id);
+  q->bind(2, task.lease_token);
+  const bool held = q->executeStep();
+  q->reset();
+  return held;
+}
+
 bool Queue::has_pending() {
   const db::CachedStatement q = cache_.get("SELECT EXISTS (SELECT 1 FROM chat_heads)");
   q->executeStep();
@@ -323,6 +367,7 @@ QueueStats Queue::stats(common::TimePoint now) {
       if (status == "running") s.running = n;
       if (status == "done") s.done = n;
       if (status == "failed") s.failed = n;
+      if (status == "cancelled") s.cancelled = n;
     }
   }
   {

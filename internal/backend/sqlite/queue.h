@@ -62,6 +62,10 @@ class Queue final : public TaskQueue {
   bool requeue(int64_t task_id) override;
   std::vector<int64_t> failed_ids() override;
 
+  std::optional<CancelResult> cancel(int64_t task_id) override;
+  std::optional<TaskState> state(int64_t task_id) override;
+  bool still_held(const Task& task) override;
+
   bool has_pending() override;
 
   QueueStats stats(common::TimePoint now) override;

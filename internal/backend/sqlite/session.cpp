@@ -15,6 +15,7 @@
 #include "internal/backend/sqlite/migrator.h"
 #include "internal/backend/sqlite/page_db.h"
 #include "internal/backend/sqlite/queue.h"
+#include "internal/backend/sqlite/reply_outbox.h"
 #include "internal/backend/sqlite/search_index.h"
 #include "internal/backend/sqlite/sqlite_provider.h"
 #include "internal/backend/sqlite/statement_cache.h"
@@ -46,9 +47,10 @@ class SqliteFeed final : public EventFeed {
 class SqliteSession final : public Session, public EventLog, public ChatAdmin {
  public:
   SqliteSession(std::string path, std::unique_ptr<SQLite::Database> db)
-      : path_(std::move(path)), db_(std::move(db)), queue_(*db_) {}
+      : path_(std::move(path)), db_(std::move(db)), queue_(*db_), outbox_(*db_) {}
 
   queue::TaskQueue& queue() override { return queue_; }
+  queue::ReplyOutbox& outbox() override { return outbox_; }
   std::unique_ptr<engine::EngineStorage> engine_storage() override {
     return store::make_sqlite_storage(*db_);
   }
@@ -141,6 +143,7 @@ class SqliteSession final : public Session, public EventLog, public ChatAdmin {
   const std::string path_;
   std::unique_ptr<SQLite::Database> db_;
   queue::Queue queue_;
+  queue::SqliteOutbox outbox_;
   uint64_t device_ = 0;  // DB_PATH's file as first checked
   uint64_t inode_ = 0;
   std::chrono::steady_clock::time_point last_check_;

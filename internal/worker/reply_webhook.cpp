@@ -1,0 +1,181 @@
+#include "internal/worker/reply_webhook.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "internal/backend/session.h"
+#include "internal/common/sha256.h"
+#include "internal/events/event_types.h"
+#include "internal/openai/errors.h"
+#include "internal/openai/http_transport.h"
+#include "internal/openai/retry_after.h"
+#include "internal/worker/backoff.h"
+
+namespace autonous::worker {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr int kBatch = 8;
+constexpr milliseconds kMaxDelay{300000};
+// A claimed row stays leased this much longer than its POST may take.
+constexpr milliseconds kLeaseMargin{5000};
+constexpr milliseconds kDatabasePause{1000};
+
+events::Event delivery_event(const queue::OutboxRow& row, const std::string& type,
+                             nlohmann::json payload) {
+  payload["attempt"] = row.attempts;
+  payload["ending"] = row.status;
+  return {type, row.task_id, row.chat_id, std::nullopt, payload.dump(), 0};
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> webhook_headers(const queue::OutboxRow& row,
+                                                                 const std::string& secret) {
+  std::vector<std::pair<std::string, std::string>> h = {
+      {"Content-Type", "application/json"},
+      {"User-Agent", "autonous-webhook"},
+      {"Idempotency-Key", std::to_string(row.task_id)},
+      {"X-Autonous-Task", std::to_string(row.task_id)},
+      {"X-Autonous-Attempt", std::to_string(row.attempts)}};
+  if (!secret.empty())
+    h.emplace_back("X-Autonous-Signature", "sha256=" + common::hmac_sha256_hex(secret, row.body));
+  return h;
+}
+
+ReplyWebhook::ReplyWebhook(const config::Config& config,
+                           std::unique_ptr<openai::HttpTransport> transport)
+    : config_(config),
+      transport_(std::move(transport)),
+      session_(backend::open_session(config)),
+      rng_(std::random_device{}()) {}
+
+ReplyWebhook::~ReplyWebhook() = default;
+
+void ReplyWebhook::poke() {
+  {
+    const std::lock_guard lock(mu_);
+    poked_ = true;
+  }
+  cv_.notify_all();
+}
+
+void ReplyWebhook::finish(bool drain) {
+  {
+    const std::lock_guard lock(mu_);
+    finished_ = true;
+    drain_ = drain;
+  }
+  cv_.notify_all();
+}
+
+void ReplyWebhook::idle(const std::stop_token& stop) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, stop, config_.poll_interval, [this] { return poked_ || finished_; });
+  poked_ = false;
+}
+
+void ReplyWebhook::run(const std::stop_token& stop, const std::atomic<bool>& hard) {
+  queue::ReplyOutbox& outbox = session_->outbox();
+  const milliseconds lease = config_.reply_webhook_timeout + kLeaseMargin;
+  bool configured = false;
+  while (!stop.stop_requested() && !hard.load()) {
+    try {
+      if (!configured) {  // the webhook on in the database (Worker::run's try may have failed)
+        outbox.configure(true, config_.task_ended_notify);
+        configured = true;
+      }
+      bool finished = false;
+      bool drain = false;
+      {
+        const std::lock_guard lock(mu_);
+        finished = finished_;
+        drain = drain_;
+      }
+      if (finished && (!drain || outbox.pending(false) == 0)) return;
+      const std::vector<queue::OutboxRow> rows = outbox.claim(lease, kBatch);
+      for (const queue::OutboxRow& row : rows) {
+        if (stop.stop_requested() || hard.load()) return;  // the rest wait out their lease
+        deliver(row, hard);
+      }
+      if (rows.empty()) idle(stop);
+    } catch (const std::exception& e) {
+      // The database refused for now, or the connection broke: the rows wait; replies go on.
+      spdlog::warn("reply webhook: the outbox could not be read or updated ({}); trying again",
+                   e.what());
+      if (session_->lost()) {
+        try {
+          session_->reconnect();
+        } catch (const std::exception& again) {
+          spdlog::warn("reply webhook: reconnecting failed ({})", again.what());
+        }
+      }
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, stop, kDatabasePause, [] { return false; });
+    }
+  }
+}
+
+void ReplyWebhook::deliver(const queue::OutboxRow& row, const std::atomic<bool>& hard) {
+  openai::HttpRequest req;
+  req.url = config_.reply_webhook_url;
+  req.headers = webhook_headers(row, config_.reply_webhook_secret);
+  req.body = row.body;
+  req.timeout = config_.reply_webhook_timeout;
+  req.max_body_bytes = 64u << 10;
+  req.keep_going = [&hard] { return !hard.load(); };
+  const auto started = std::chrono::steady_clock::now();
+  std::string error;
+  long status = 0;
+  std::optional<milliseconds> retry_after;
+  try {
+    const openai::HttpResponse r = transport_->post(req);
+    status = r.status;
+    if (status >= 200 && status < 300) {
+      const auto latency =
+          std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started);
+      session_->outbox().delivered(
+          row, delivery_event(row, std::string(events::kReplyDelivered),
+                              {{"status", status}, {"latency_ms", latency.count()}}));
+      spdlog::info("reply webhook delivered task_id={} status={} attempt={}", row.task_id,
+                   row.status, row.attempts);
+      return;
+    }
+    error = "HTTP " + std::to_string(status);
+    if (status == 429 || status == 503)
+      retry_after = openai::parse_retry_after(r.headers, std::chrono::system_clock::now());
+  } catch (const openai::TransportError& e) {
+    if (e.aborted()) return;  // shutting down: the row waits out its lease
+    error = e.timed_out() ? "timed out" : e.what();
+  } catch (const openai::ResponseTooLargeError&) {
+    error = "response too large";
+  }
+  nlohmann::json payload = {{"error", error}};
+  if (status != 0) payload["status"] = status;
+  if (row.attempts >= config_.reply_webhook_max_attempts) {
+    payload["final"] = true;
+    session_->outbox().give_up(
+        row, error,
+        delivery_event(row, std::string(events::kReplyDeliveryFailed), std::move(payload)));
+    spdlog::error(
+        "reply webhook gave up task_id={} after {} attempts error={:?}; the row stays in "
+        "reply_outbox",
+        row.task_id, row.attempts, error);
+    return;
+  }
+  const milliseconds delay = std::min(
+      backoff_delay(row.attempts, config_.reply_webhook_retry_base, kMaxDelay, retry_after, rng_),
+      openai::kMaxRetryWait);
+  payload["final"] = false;
+  payload["retry_in_ms"] = delay.count();
+  session_->outbox().retry(
+      row, delay, error,
+      delivery_event(row, std::string(events::kReplyDeliveryFailed), std::move(payload)));
+  spdlog::warn("reply webhook failed task_id={} attempt={} error={:?}; again in {} ms", row.task_id,
+               row.attempts, error, delay.count());
+}
+
+}  // namespace autonous::worker

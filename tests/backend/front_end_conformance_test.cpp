@@ -1,0 +1,209 @@
+// What front ends rely on (#32), the same assertions on both backends through the seam:
+// cancelling queued and running tasks (a front end's own UPDATE too), the task.cancelled event
+// and finished_at the trigger writes, a cancelled task never blocking its chat, and the reply
+// webhook's outbox: rows written only while the webhook is on, their body, claims fenced on the
+// attempt, retry, give up, delivered.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "internal/backend/session.h"
+#include "internal/queue/reply_outbox.h"
+#include "internal/queue/task_queue.h"
+#include "tests/backend/backend_fixture.h"
+
+namespace autonous::queue {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+const common::TimePoint kNow = common::from_unix_ms(1'800'000'000'000);
+
+template <typename B>
+class FrontEndTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if constexpr (B::kPostgres) PG_TEST_OR_SKIP();
+    b_ = std::make_unique<B>();
+  }
+  std::string status_of(int64_t id) {
+    return b_->text("SELECT status FROM tasks WHERE id = " + std::to_string(id));
+  }
+  int64_t count(const std::string& sql) { return b_->scalar(sql); }
+  TaskQueue& q() { return b_->q(); }
+  ReplyOutbox& outbox() { return b_->s->outbox(); }
+  std::vector<nlohmann::json> events_of(const std::string& type) {
+    std::vector<nlohmann::json> out;
+    for (const auto& e : b_->all_events())
+      if (e.event.type == type) out.push_back(nlohmann::json::parse(e.event.payload));
+    return out;
+  }
+  events::Event event(const OutboxRow& row, const std::string& type) {
+    return {type, row.task_id, row.chat_id, std::nullopt, "{}", 0};
+  }
+
+  std::unique_ptr<B> b_;
+};
+
+TYPED_TEST_SUITE(FrontEndTest, testing::Backends, testing::BackendNames);
+
+TYPED_TEST(FrontEndTest, ACancelledQueuedTaskIsNeverClaimedAndItsChatGoesOn) {
+  const int64_t a1 = this->q().enqueue("a", "first");
+  const int64_t a2 = this->q().enqueue("a", "second");
+  const auto r = this->q().cancel(a1);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->cancelled);
+  EXPECT_EQ(r->was, "queued");
+  EXPECT_EQ(this->status_of(a1), "cancelled");
+  EXPECT_EQ(this->count("SELECT count(*) FROM tasks WHERE id = " + std::to_string(a1) +
+                        " AND finished_at IS NOT NULL"),
+            1);
+  const auto next = this->q().claim("w", kNow, seconds(30));
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->id, a2);  // the chat's next task, at once
+  const auto cancelled = this->events_of("task.cancelled");
+  ASSERT_EQ(cancelled.size(), 1u);
+  EXPECT_EQ(cancelled[0].at("was"), "queued");
+  const auto state = this->q().state(a1);
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->status, "cancelled");
+  EXPECT_FALSE(state->finished_at.empty());
+  EXPECT_EQ(this->q().stats(kNow).cancelled, 1);
+}
+
+TYPED_TEST(FrontEndTest, AFrontEndsOwnUpdateCancelsAsTheCommandDoes) {
+  const int64_t a1 = this->q().enqueue("a", "first");
+  const int64_t a2 = this->q().enqueue("a", "second");
+  this->b_->exec("UPDATE tasks SET status = 'cancelled' WHERE id = " + std::to_string(a1) +
+                 " AND status = 'queued'");
+  EXPECT_EQ(this->events_of("task.cancelled").size(), 1u);
+  EXPECT_EQ(this->q().claim("w", kNow, seconds(30))->id, a2);
+}
+
+TYPED_TEST(FrontEndTest, ARunningTaskCancelledCommitsNothingMoreAndFreesItsChat) {
+  const int64_t a1 = this->q().enqueue("a", "first");
+  const int64_t a2 = this->q().enqueue("a", "second");
+  const auto running = this->q().claim("w", kNow, seconds(30));
+  ASSERT_EQ(running->id, a1);
+  EXPECT_TRUE(this->q().still_held(*running));
+  const auto r = this->q().cancel(a1);
+  ASSERT_TRUE(r && r->cancelled);
+  EXPECT_EQ(r->was, "running");
+  EXPECT_FALSE(this->q().still_held(*running));
+  EXPECT_FALSE(this->q().renew_lease(*running, kNow, seconds(30)));
+  EXPECT_FALSE(this->q().complete(*running, "first", "a late reply", {}));
+  EXPECT_FALSE(this->q().fail(*running, "late", {}));
+  EXPECT_FALSE(this->q().retry_later(*running, kNow, "late", {}));
+  EXPECT_EQ(this->status_of(a1), "cancelled");
+  EXPECT_EQ(this->count("SELECT count(*) FROM history"), 0);
+  EXPECT_EQ(this->count("SELECT count(*) FROM tasks WHERE lease_token IS NOT NULL AND id = " +
+                        std::to_string(a1)),
+            0);
+  EXPECT_EQ(this->q().claim("w", kNow, seconds(30))->id, a2);
+  EXPECT_EQ(this->events_of("task.cancelled").at(0).at("was"), "running");
+}
+
+TYPED_TEST(FrontEndTest, AnEndedTaskIsNotCancelledAndAMissingOneIsSaidSo) {
+  const int64_t a = this->q().enqueue("a", "hello");
+  const auto t = this->q().claim("w", kNow, seconds(30));
+  ASSERT_TRUE(this->q().complete(*t, "hello", "hi", {}));
+  const auto r = this->q().cancel(a);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->cancelled);
+  EXPECT_EQ(r->was, "done");
+  EXPECT_EQ(this->status_of(a), "done");
+  EXPECT_FALSE(this->q().cancel(a + 1000));
+  EXPECT_FALSE(this->q().state(a + 1000));
+  EXPECT_EQ(this->q().state(a)->reply, "hi");
+  EXPECT_TRUE(this->events_of("task.cancelled").empty());
+}
+
+TYPED_TEST(FrontEndTest, EndingsLeaveOutboxRowsOnlyWhileTheWebhookIsOn) {
+  const int64_t off = this->q().enqueue("a", "before");
+  this->q().cancel(off);
+  EXPECT_EQ(this->count("SELECT count(*) FROM reply_outbox"), 0);
+  this->outbox().configure(true, true);
+  const int64_t done = this->q().enqueue("b", "hello");
+  const int64_t failed = this->q().enqueue("c", "doomed");
+  const int64_t cancelled = this->q().enqueue("d", "withdrawn");
+  const auto t1 = this->q().claim("w", kNow, seconds(30));
+  const auto t2 = this->q().claim("w", kNow, seconds(30));
+  ASSERT_TRUE(this->q().complete(*t1, "hello", "hi \"there\"\n", {}));
+  ASSERT_TRUE(this->q().fail(*t2, "model said no", {}));
+  this->q().cancel(cancelled);
+  EXPECT_EQ(this->outbox().pending(false), 3);
+  const std::vector<OutboxRow> rows = this->outbox().claim(milliseconds(60000), 10);
+  ASSERT_EQ(rows.size(), 3u);
+  std::map<int64_t, nlohmann::json> body;
+  for (const OutboxRow& r : rows) {
+    EXPECT_EQ(r.attempts, 1);
+    body[r.task_id] = nlohmann::json::parse(r.body);
+    EXPECT_EQ(body[r.task_id].at("status"), r.status);
+    EXPECT_EQ(body[r.task_id].at("idempotency_key"), std::to_string(r.task_id));
+  }
+  EXPECT_EQ(body[done].at("reply"), "hi \"there\"\n");
+  EXPECT_TRUE(body[done].at("error").is_null());
+  EXPECT_EQ(body[done].at("chat_id"), "b");
+  EXPECT_EQ(body[done].at("attempts"), 1);
+  EXPECT_FALSE(body[done].at("finished_at").get<std::string>().empty());
+  EXPECT_EQ(body[failed].at("error"), "model said no");
+  EXPECT_TRUE(body[failed].at("reply").is_null());
+  EXPECT_EQ(body[cancelled].at("status"), "cancelled");
+  // Leased: nothing more to claim now.
+  EXPECT_TRUE(this->outbox().claim(milliseconds(60000), 10).empty());
+  EXPECT_EQ(this->outbox().pending(true), 0);
+  this->outbox().configure(false, true);
+  const int64_t later = this->q().enqueue("e", "after");
+  this->q().cancel(later);
+  EXPECT_EQ(this->count("SELECT count(*) FROM reply_outbox"), 3);
+}
+
+TYPED_TEST(FrontEndTest, DeliveryReportsAreFencedOnTheClaimAndRetriesComeBack) {
+  this->outbox().configure(true, false);
+  this->q().cancel(this->q().enqueue("a", "x"));
+  const std::vector<OutboxRow> first = this->outbox().claim(milliseconds(0), 5);  // expires at once
+  ASSERT_EQ(first.size(), 1u);
+  const std::vector<OutboxRow> second = this->outbox().claim(milliseconds(60000), 5);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].attempts, 2);
+  // The first claim's worker is late: its reports change nothing.
+  EXPECT_FALSE(this->outbox().delivered(first[0], this->event(first[0], "reply.delivered")));
+  EXPECT_FALSE(this->outbox().retry(first[0], milliseconds(0), "late", this->event(first[0], "x")));
+  EXPECT_TRUE(this->outbox().retry(second[0], milliseconds(0), "HTTP 500",
+                                   this->event(second[0], "reply.delivery_failed")));
+  EXPECT_EQ(this->b_->text("SELECT last_error FROM reply_outbox"), "HTTP 500");
+  const std::vector<OutboxRow> third = this->outbox().claim(milliseconds(60000), 5);
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_EQ(third[0].attempts, 3);
+  EXPECT_TRUE(this->outbox().delivered(third[0], this->event(third[0], "reply.delivered")));
+  EXPECT_EQ(this->count("SELECT count(*) FROM reply_outbox"), 0);
+  EXPECT_EQ(this->outbox().pending(false), 0);
+  EXPECT_EQ(this->events_of("reply.delivered").size(), 1u);
+  EXPECT_EQ(this->events_of("reply.delivery_failed").size(), 1u);
+}
+
+TYPED_TEST(FrontEndTest, AGivenUpRowStaysForTheOperatorAndIsNotPending) {
+  this->outbox().configure(true, false);
+  this->q().cancel(this->q().enqueue("a", "x"));
+  const std::vector<OutboxRow> rows = this->outbox().claim(milliseconds(60000), 5);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(
+      this->outbox().give_up(rows[0], "HTTP 410", this->event(rows[0], "reply.delivery_failed")));
+  EXPECT_EQ(this->outbox().pending(false), 0);
+  EXPECT_EQ(this->count("SELECT count(*) FROM reply_outbox WHERE gave_up_at IS NOT NULL"), 1);
+  EXPECT_TRUE(this->outbox().claim(milliseconds(0), 5).empty());
+}
+
+TYPED_TEST(FrontEndTest, ARetryIsNotDueBeforeItsDelay) {
+  this->outbox().configure(true, false);
+  this->q().cancel(this->q().enqueue("a", "x"));
+  const std::vector<OutboxRow> rows = this->outbox().claim(milliseconds(60000), 5);
+  ASSERT_TRUE(
+      this->outbox().retry(rows.at(0), milliseconds(600000), "down", this->event(rows[0], "x")));
+  EXPECT_TRUE(this->outbox().claim(milliseconds(60000), 5).empty());
+  EXPECT_EQ(this->outbox().pending(false), 1);
+  EXPECT_EQ(this->outbox().pending(true), 0);
+}
+
+}  // namespace
+}  // namespace autonous::queue
