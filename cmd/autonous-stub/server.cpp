@@ -59,8 +59,7 @@ bool Server::handle(int fd, const Request& req) {
     return send_all(fd, embeddings_response(body));
   }
   if (req.method == "POST" && Hooks::is_hook_path(req)) {
-    const json body = json::parse(req.body, nullptr, false);
-    log_.write(req, body.is_discarded() ? json(req.body) : body, std::nullopt);
+    log_.write(req, json(req.body), std::nullopt);  // the raw body: its signature is checked
     return hooks_.serve(fd, req);
   }
   if (req.method == "POST" && is_tool_path(req)) {

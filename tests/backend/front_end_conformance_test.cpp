@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "internal/backend/postgres/connection.h"
 #include "internal/backend/session.h"
 #include "internal/queue/reply_outbox.h"
 #include "internal/queue/task_queue.h"
@@ -203,6 +204,22 @@ TYPED_TEST(FrontEndTest, ARetryIsNotDueBeforeItsDelay) {
   EXPECT_TRUE(this->outbox().claim(milliseconds(60000), 5).empty());
   EXPECT_EQ(this->outbox().pending(false), 1);
   EXPECT_EQ(this->outbox().pending(true), 0);
+}
+
+// PostgreSQL's NOTIFY autonous_task_ended, which `autonous wait` and front ends LISTEN to: sent
+// for every ending while reply_delivery.notify is on (TASK_ENDED_NOTIFY), none once off.
+TEST(PgTaskEndedNotifyTest, EveryEndingIsNotifiedUnlessTurnedOff) {
+  PG_TEST_OR_SKIP();
+  testing::Backend<testing::PgDb> b;
+  const auto listener = db::pg::Connection::open(b.t.url());
+  listener->listen("autonous_task_ended");
+  b.q().cancel(b.q().enqueue("a", "x"));
+  EXPECT_EQ(listener->wait(milliseconds(5000)), 1);
+  const int64_t queued = b.q().enqueue("a", "y");
+  EXPECT_EQ(listener->wait(milliseconds(200)), 0);  // enqueueing is no ending
+  b.s->outbox().configure(false, false);
+  b.q().cancel(queued);
+  EXPECT_EQ(listener->wait(milliseconds(300)), 0);
 }
 
 }  // namespace

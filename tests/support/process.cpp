@@ -36,7 +36,9 @@ bool autonous_variable(const std::string& name) {
                                  "SQLITE_",
                                  "RETRY_",
                                  "SHUTDOWN_GRACE_SECONDS",
-                                 "TOKEN"};
+                                 "TOKEN",
+                                 "REPLY_WEBHOOK_",
+                                 "STREAM_"};
   for (const char* n : kNames) {
     if (name.rfind(n, 0) == 0) return true;
   }
