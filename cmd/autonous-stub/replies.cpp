@@ -78,10 +78,16 @@ std::string chat_content(const Prompt& prompt, size_t message_count) {
   return "reply to: " + prompt.last_user + " (saw " + std::to_string(message_count) + " messages)";
 }
 
-std::string reply_response(const json& body, const ReplyShape& shape, size_t prompt_chars,
-                           int64_t cached_chars, double usage_scale) {
+json reply_json(const json& body, const ReplyShape& shape, size_t prompt_chars,
+                int64_t cached_chars, double usage_scale) {
   json reply = completion(body, shape);
   if (shape.usage) reply["usage"] = usage(shape, prompt_chars, cached_chars, usage_scale);
+  return reply;
+}
+
+std::string reply_response(const json& body, const ReplyShape& shape, size_t prompt_chars,
+                           int64_t cached_chars, double usage_scale) {
+  const json reply = reply_json(body, shape, prompt_chars, cached_chars, usage_scale);
   const std::string text = reply.dump(-1, ' ', false, json::error_handler_t::replace);
   if (!shape.chunked) return response(200, text);
   const size_t half = text.size() / 2;

@@ -44,6 +44,9 @@ struct ReplyShape {
 // shape asks for it, as one body or in two chunks.
 std::string reply_response(const json& body, const ReplyShape& shape, size_t prompt_chars,
                            int64_t cached_chars, double usage_scale);
+// The completion object itself (what reply_response sends, or streams.h streams).
+json reply_json(const json& body, const ReplyShape& shape, size_t prompt_chars,
+                int64_t cached_chars, double usage_scale);
 
 // A provider-style prefix cache: how many characters of the prompt repeat, message for message,
 // the start of an earlier request's prompt. It remembers a hash of every message-boundary prefix

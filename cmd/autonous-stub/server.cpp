@@ -9,6 +9,7 @@
 
 #include "cmd/autonous-stub/embeddings.h"
 #include "cmd/autonous-stub/hostile.h"
+#include "cmd/autonous-stub/streams.h"
 #include "cmd/autonous-stub/summaries.h"
 #include "cmd/autonous-stub/tool_calls.h"
 
@@ -131,6 +132,10 @@ bool Server::handle_chat(int fd, const Request& req, const json& body) {
   size_t counted_chars = prompt.chars + hidden_chars;
   if (options_.rules.silent_limit && prompt_tokens > *options_.rules.silent_limit)
     counted_chars = static_cast<size_t>(*options_.rules.silent_limit * 4);
+  if (wants_stream(body, fault))
+    return stream_reply(fd, body,
+                        reply_json(body, shape, counted_chars, cached_chars, options_.usage_scale),
+                        fault);
   return send_all(fd,
                   reply_response(body, shape, counted_chars, cached_chars, options_.usage_scale));
 }

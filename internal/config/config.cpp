@@ -377,6 +377,9 @@ void read_front_end(const EnvLookup& env, Config& c) {
   c.reply_webhook_retry_base = std::chrono::milliseconds(read_int(
       env, "REPLY_WEBHOOK_RETRY_BASE_MS", c.reply_webhook_retry_base.count(), 1, 3'600'000));
   c.task_ended_notify = read_choice(env, "TASK_ENDED_NOTIFY", "on", {"on", "off"}) == "on";
+  c.stream_replies = read_choice(env, "STREAM_REPLIES", "off", {"on", "off"}) == "on";
+  c.stream_flush = std::chrono::milliseconds(
+      read_int(env, "STREAM_FLUSH_MS", c.stream_flush.count(), 10, 60'000));
 }
 
 // DATABASE_URL selects PostgreSQL; DB_PATH (or its default) SQLite. Both set is a mistake.

@@ -151,6 +151,10 @@ struct Config {
   // REPLY_WEBHOOK_RETRY_BASE_MS: the first retry's wait, doubling per attempt up to 5 minutes.
   std::chrono::milliseconds reply_webhook_retry_base{1000};
   bool task_ended_notify = true;
+  // STREAM_REPLIES=on: replies are asked for as streams and their text so far is written to
+  // tasks.partial_reply at most every STREAM_FLUSH_MS.
+  bool stream_replies = false;
+  std::chrono::milliseconds stream_flush{250};
   // The operator surface (internal/ops): off while HTTP_LISTEN is unset.
   std::optional<ListenAddress> http_listen;  // HTTP_LISTEN
   std::string http_token;                    // HTTP_TOKEN: bearer; required off loopback

@@ -16,6 +16,7 @@
 #include "internal/openai/http_transport.h"
 #include "internal/openai/redact.h"
 #include "internal/openai/retry_after.h"
+#include "internal/openai/stream.h"
 
 namespace autonous::openai {
 namespace {
@@ -373,6 +374,10 @@ std::string request_body(const std::string& model, const std::vector<common::Mes
   if (call.prompt_cache_key) body["prompt_cache_key"] = *call.prompt_cache_key;
   if (call.prompt_cache_retention) body["prompt_cache_retention"] = *call.prompt_cache_retention;
   if (call.user) body["user"] = *call.user;
+  if (call.stream) {
+    body["stream"] = true;
+    body["stream_options"] = {{"include_usage", true}};
+  }
   // Content is valid UTF-8 by the time it gets here; `replace` keeps a bug from becoming a crash.
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -386,7 +391,8 @@ Client::Client(HttpTransport& transport, ClientOptions options)
 
 HttpResponse Client::post(const std::string& url, std::string body,
                           std::chrono::milliseconds timeout,
-                          const std::function<bool()>& keep_going) {
+                          const std::function<bool()>& keep_going,
+                          std::function<void(std::string_view)> on_body) {
   HttpRequest req;
   req.url = url;
   req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
@@ -401,6 +407,7 @@ HttpResponse Client::post(const std::string& url, std::string body,
   req.timeout = timeout;
   req.max_body_bytes = options_.max_response_bytes;
   req.keep_going = keep_going;
+  req.on_body = std::move(on_body);
   HttpResponse r = transport_.post(req);
   if (r.status < 200 || r.status >= 300) throw_api_error(r, secrets_);
   return r;
@@ -409,13 +416,32 @@ HttpResponse Client::post(const std::string& url, std::string body,
 ChatResult Client::chat(const std::vector<common::Message>& messages,
                         const std::function<bool()>& keep_going, const CallOptions& call) {
   const auto started = std::chrono::steady_clock::now();
-  const HttpResponse r =
-      post(url_, request_body(options_.model, messages, call), options_.timeout, keep_going);
+  StreamAssembler stream;
+  std::optional<std::chrono::milliseconds> ttft;
+  std::function<void(std::string_view)> on_body;
+  if (call.stream)
+    on_body = [&](std::string_view bytes) {
+      if (!stream.feed(bytes)) return;
+      if (!ttft)
+        ttft = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - started);
+      if (call.on_text) call.on_text(redacted(stream.text(), secrets_));
+    };
+  HttpResponse r = post(url_, request_body(options_.model, messages, call), options_.timeout,
+                        keep_going, std::move(on_body));
   const auto latency = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
+  if (stream.streaming()) {
+    if (!stream.ended())
+      throw broken_stream_error(
+          "the reply's stream ended before the reply did (no [DONE], no "
+          "finish_reason)");
+    r.body = stream.completion_json();
+  }
   try {
     ChatResult out = parse_success(r, secrets_, offers_tools(call));
     out.latency = latency;
+    out.ttft = ttft;
     return out;
   } catch (ReplyWithheldError& e) {
     e.set_latency(latency);

@@ -52,6 +52,11 @@ struct CallOptions {
   std::string tools;
   // The wire's "tool_choice" ("none": answer in text, the tools still declared); empty: unset.
   std::string tool_choice;
+  // Ask for the reply as a stream (`stream: true`, `stream_options.include_usage`); `on_text`
+  // is told the reply's text so far each time it grows (on the calling thread, during the call).
+  // A provider that answers with one JSON object instead is read as usual.
+  bool stream = false;
+  std::function<void(const std::string&)> on_text;
 };
 
 class Client {
@@ -77,7 +82,8 @@ class Client {
 
  private:
   HttpResponse post(const std::string& url, std::string body, std::chrono::milliseconds timeout,
-                    const std::function<bool()>& keep_going);
+                    const std::function<bool()>& keep_going,
+                    std::function<void(std::string_view)> on_body = {});
 
   HttpTransport& transport_;
   ClientOptions options_;

@@ -25,6 +25,7 @@ struct SlistDeleter {
 struct Transfer {
   HttpResponse response;
   const std::function<bool()>* keep_going = nullptr;
+  const std::function<void(std::string_view)>* on_body = nullptr;
   size_t max_body_bytes = 0;
   bool too_large = false;  // the body passed max_body_bytes: the transfer was stopped there
   std::exception_ptr error;
@@ -38,6 +39,7 @@ size_t on_body(char* data, size_t size, size_t count, void* user) noexcept {
       return 0;  // stops the transfer (CURLE_WRITE_ERROR); post() decides what it means
     }
     t->response.body.append(data, size * count);
+    if (t->on_body != nullptr && *t->on_body) (*t->on_body)(std::string_view(data, size * count));
     return size * count;
   } catch (...) {
     t->error = std::current_exception();
@@ -99,6 +101,7 @@ HttpResponse CurlTransport::post(const HttpRequest& request) {
   curl_easy_reset(h);
   Transfer t;
   t.keep_going = &request.keep_going;
+  t.on_body = &request.on_body;
   t.max_body_bytes = request.max_body_bytes;
   std::unique_ptr<curl_slist, SlistDeleter> headers;
   for (const auto& [name, value] : request.headers) {

@@ -31,6 +31,10 @@ TransportError aborted_error(const std::string& message) {
   return TransportError(CURLE_ABORTED_BY_CALLBACK, message);
 }
 
+TransportError broken_stream_error(const std::string& message) {
+  return TransportError(CURLE_PARTIAL_FILE, message);
+}
+
 bool TransportError::tls_refused() const noexcept {
   const int c = code_.value();
   return c == CURLE_PEER_FAILED_VERIFICATION || c == CURLE_SSL_CACERT_BADFILE ||

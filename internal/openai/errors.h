@@ -49,6 +49,9 @@ class TransportError final : public Error {
 // The error an abort by keep_going gives (shutdown, lost lease), for code that stops before
 // a transfer starts.
 TransportError aborted_error(const std::string& message);
+// A streamed reply that stopped before its end (no [DONE], no finish_reason): network trouble,
+// tried again like any.
+TransportError broken_stream_error(const std::string& message);
 
 class ApiError final : public Error {
  public:

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct HttpRequest {
   // Polled often (at least once a second) while the request is in flight; false aborts it
   // (lease lost, hard shutdown). May be empty.
   std::function<bool()> keep_going;
+  // Told each piece of the response body as it arrives (after decoding), before post() returns
+  // the whole (a streamed reply read as it is written). May be empty.
+  std::function<void(std::string_view)> on_body;
 };
 
 struct HttpResponse {

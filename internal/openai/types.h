@@ -32,6 +32,8 @@ struct ChatResult {
   std::optional<Usage> usage;  // some servers omit it
   long http_status = 0;
   std::chrono::milliseconds latency{0};
+  // A streamed reply (CallOptions::stream): from the request's start to its first text.
+  std::optional<std::chrono::milliseconds> ttft;
 };
 
 // POST /embeddings: one vector per input, in input order.

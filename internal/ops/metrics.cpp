@@ -61,6 +61,11 @@ struct Metrics::Impl {
               "LLM requests (chat completions and summary calls) by model and outcome (ok, "
               "error: an HTTP answer that was not a usable reply)")
           .Register(*registry);
+  Family<Histogram>& ttft =
+      prometheus::BuildHistogram()
+          .Name("autonous_llm_time_to_first_token_seconds")
+          .Help("Streamed chat replies (STREAM_REPLIES): request sent to first text, by model")
+          .Register(*registry);
   Family<Counter>& tokens = prometheus::BuildCounter()
                                 .Name("autonous_llm_tokens_total")
                                 .Help(
@@ -199,6 +204,8 @@ void Metrics::record(const std::vector<events::Event>& trail) {
       if (chat) {
         m.llm_call(model, p, "ok");
         answered = true;
+        if (const double ms = detail::num(p, "ttft_ms", -1); ms >= 0)
+          m.ttft.Add({{"model", model}}, kSeconds).Observe(ms / 1000.0);
       }
       if (const auto u = p.find("usage"); u != p.end() && call != "summary") m.usage(by, *u);
       if (const double usd = detail::num(p, "cost_usd", -1); usd > 0)

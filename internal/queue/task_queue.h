@@ -136,6 +136,11 @@ class TaskQueue {
   // The ids of the failed tasks, oldest first.
   virtual std::vector<int64_t> failed_ids() = 0;
 
+  // Writes a streamed reply's text so far into the task's partial_reply (STREAM_REPLIES), in a
+  // transaction of its own. False, writing nothing, when the lease is lost. Every later state
+  // change (done, retry, failure, release, cancel) clears it.
+  virtual bool set_partial(const Task& task, const std::string& text) = 0;
+
   // Cancels task `task_id` when it is queued or running; nullopt when there is no such task.
   // A running task's worker commits nothing more (its writes are fenced on status 'running')
   // and stops at its next step; the chat's next task may run. The migration's trigger stamps

@@ -60,7 +60,10 @@ Slot::Slot(const config::Config& config, const engine::EngineSettings& engine,
             f.type = std::string(events::kLlmRetry);
             return session_->events().query(f);
           },
-          deps.counter_for}) {}
+          deps.counter_for,
+          [this](const queue::Task& t, const std::string& text) {
+            return queue_.set_partial(t, text);
+          }}) {}
 
 tools::HttpAnswer Slot::post_tool_call(const tools::HttpCall& c) {
   // One reply's calls run at once (turn_tools.cpp): the first takes the slot's tool transport

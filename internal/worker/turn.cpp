@@ -116,9 +116,10 @@ void Turn::call_with_rebuilds(const queue::Task& task, engine::BuildOptions opti
   std::string unconfirmed_error;
   for (int rebuilds = 0;; ++rebuilds) {
     try {
-      o.result =
-          parts_.client.chat(o.contexts.back().built.messages, keep_going,
-                             call_options(task.chat_id, o.contexts.back().built.chat.policy.tools));
+      openai::CallOptions call =
+          call_options(task.chat_id, o.contexts.back().built.chat.policy.tools);
+      stream_into(call, task);
+      o.result = parts_.client.chat(o.contexts.back().built.messages, keep_going, call);
       break;
     } catch (const openai::ApiError& e) {
       if (!e.context_overflow()) throw;

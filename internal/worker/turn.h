@@ -72,6 +72,9 @@ struct TurnParts {
   // The counter for a chat's own model (`chat set --model`, #31). Unset: the counter's own
   // for every model.
   std::function<const tokens::TokenCounter&(const std::string& model)> counter_for = {};
+  // STREAM_REPLIES: writes a streamed reply's text so far into the task's row (TaskQueue::
+  // set_partial); false when the lease is lost. Unset: replies are not streamed.
+  std::function<bool(const queue::Task&, const std::string&)> write_partial = {};
 };
 
 // The window probe's key: the endpoint and the model, as the calibration's.
@@ -141,6 +144,9 @@ class Turn {
   // one) and PROMPT_CACHE_KEY's per-chat key where it applies.
   openai::CallOptions call_options(const std::string& chat_id,
                                    const engine::ToolNames& tools) const;
+  // STREAM_REPLIES on: `call` streams, its text so far written to the task's partial_reply at
+  // most every STREAM_FLUSH_MS (turn_stream.cpp).
+  void stream_into(openai::CallOptions& call, const queue::Task& task) const;
   // The answer arrived: warns of a silent truncation, calibrates, completes.
   // A task no call can answer (leases expired TASK_MAX_ATTEMPTS times, a chat id that is not
   // text): `o` failed, true.

@@ -127,18 +127,18 @@ void add_tool_steps(Trail& trail, const TurnOutcome& o) {
     const openai::ChatResult& r = o.tool_replies[i];
     steps += 1 + r.tool_calls.size();
     const int64_t estimated = i == 0 ? b.figures.estimated_tokens : o.step_tokens[i - 1];
-    trail.add(events::kLlmResponse,
-              {{"call", "chat"},
-               {"status", r.http_status},
-               {"latency_ms", r.latency.count()},
-               {"model", r.model},
-               {"finish_reason", r.finish_reason},
-               {"step", i + 1},
-               {"tool_calls", r.tool_calls.size()},
-               {"estimated_tokens", estimated},
-               {"usage", usage_of(r.usage)},
-               {"cost_usd", cost_of(o.priced, o.model, r.model, r.usage)}},
-              o.finished_at);
+    json response = {{"call", "chat"},
+                     {"status", r.http_status},
+                     {"latency_ms", r.latency.count()},
+                     {"model", r.model},
+                     {"finish_reason", r.finish_reason},
+                     {"step", i + 1},
+                     {"tool_calls", r.tool_calls.size()},
+                     {"estimated_tokens", estimated},
+                     {"usage", usage_of(r.usage)},
+                     {"cost_usd", cost_of(o.priced, o.model, r.model, r.usage)}};
+    if (r.ttft) response["ttft_ms"] = r.ttft->count();
+    trail.add(events::kLlmResponse, response, o.finished_at);
     for (const ToolRun& run : o.tool_runs) {
       if (run.step != i) continue;
       json call = {{"name", run.name},
@@ -180,6 +180,7 @@ void add_response(Trail& trail, const TurnOutcome& o) {
                    {"estimated_tokens", estimated},
                    {"usage", usage_of(r.usage)},
                    {"cost_usd", cost_of(o.priced, o.model, r.model, r.usage)}};
+  if (r.ttft) response["ttft_ms"] = r.ttft->count();  // streamed (STREAM_REPLIES)
   if (r.usage && estimated > 0)
     response["prompt_tokens_per_estimated"] =
         static_cast<double>(r.usage->prompt_tokens) / static_cast<double>(estimated);

@@ -352,6 +352,7 @@ void Turn::run_tools(const queue::Task& task, const std::function<bool()>& keep_
     o.step_tokens.push_back(tokens);  // the request sent (its llm.request event)
     openai::CallOptions options = call_options(task.chat_id, built.chat.policy.tools);
     if (++calls >= parts_.config.tool_max_steps) options.tool_choice = "none";
+    stream_into(options, task);
     o.result.reset();  // recorded in tool_replies: a failed next call must not show it twice
     o.result = parts_.client.chat(messages, keep_going, options);
   }

@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <stdexcept>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -27,10 +28,17 @@ class ScriptedTransport final : public openai::HttpTransport {
     Step step = std::move(script_.front());
     script_.pop_front();
     if (auto* e = std::get_if<openai::TransportError>(&step)) throw *e;
-    return std::get<openai::HttpResponse>(std::move(step));
+    openai::HttpResponse r = std::get<openai::HttpResponse>(std::move(step));
+    // A reader of the body as it arrives gets it in small pieces cut anywhere (inside a line,
+    // inside a UTF-8 character), as a network delivers it.
+    if (request.on_body)
+      for (size_t i = 0; i < r.body.size(); i += kPiece)
+        request.on_body(std::string_view(r.body).substr(i, kPiece));
+    return r;
   }
 
   std::vector<openai::HttpRequest> requests;
+  size_t kPiece = 7;
 
  private:
   std::deque<Step> script_;

@@ -46,7 +46,8 @@ const std::string kRenew =
     "UPDATE tasks SET lease_expires_at = $1 WHERE id = $2 AND lease_token = $3 AND status = "
     "'running'";
 const std::string kComplete =
-    "UPDATE tasks SET status = 'done', reply = $1, error = NULL, lease_owner = NULL, "
+    "UPDATE tasks SET status = 'done', reply = $1, error = NULL, partial_reply = NULL, lease_owner "
+    "= NULL, "
     "lease_token = NULL, lease_expires_at = NULL, finished_at = autonous_now(), "
     "updated_at = autonous_now() WHERE id = $2 AND lease_token = $3 AND status = 'running'";
 const std::string kHistory =
@@ -56,16 +57,18 @@ const std::string kHistoryRow =
     "INSERT INTO history(chat_id, role, text, task_id, tool_calls, tool_call_id, token_count, "
     "token_counter) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 const std::string kRetry =
-    "UPDATE tasks SET status = 'queued', run_after = $1, error = $2, lease_owner = NULL, "
+    "UPDATE tasks SET status = 'queued', run_after = $1, error = $2, partial_reply = NULL, "
+    "lease_owner = NULL, "
     "lease_token = NULL, lease_expires_at = NULL, updated_at = autonous_now() "
     "WHERE id = $3 AND lease_token = $4 AND status = 'running'";
 const std::string kFail =
-    "UPDATE tasks SET status = 'failed', error = $1, lease_owner = NULL, lease_token = NULL, "
+    "UPDATE tasks SET status = 'failed', error = $1, partial_reply = NULL, lease_owner = NULL, "
+    "lease_token = NULL, "
     "lease_expires_at = NULL, finished_at = autonous_now(), updated_at = autonous_now() "
     "WHERE id = $2 AND lease_token = $3 AND status = 'running'";
 const std::string kRelease =
     "UPDATE tasks SET status = 'queued', run_after = 0, attempts = greatest(attempts - 1, 0), "
-    "lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, "
+    "partial_reply = NULL, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, "
     "updated_at = autonous_now() WHERE id = $1 AND lease_token = $2 AND status = 'running'";
 const std::string kRequeue =
     "UPDATE tasks SET status = 'queued', attempts = 0, run_after = 0, finished_at = NULL, "
@@ -316,6 +319,14 @@ std::vector<int64_t> PgQueue::failed_ids() {
   std::vector<int64_t> ids;
   for (int i = 0; i < r.rows(); ++i) ids.push_back(r.int64(i, 0));
   return ids;
+}
+
+bool PgQueue::set_partial(const Task& task, const std::string& text) {
+  return c_.query(
+               "UPDATE tasks SET partial_reply = $1 WHERE id = $2 AND lease_token = $3 AND "
+               "status = 'running'",
+               {param(text), param(task.id), param(task.lease_token)})
+             .affected() == 1;
 }
 
 std::optional<CancelResult> PgQueue::cancel(int64_t task_id) {

@@ -35,7 +35,8 @@ const std::string kClaim =
 const std::string kRenew =
     "UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ? AND status = 'running'";
 const std::string kComplete =
-    "UPDATE tasks SET status = 'done', reply = ?, error = NULL, lease_owner = NULL, "
+    "UPDATE tasks SET status = 'done', reply = ?, error = NULL, partial_reply = NULL, lease_owner "
+    "= NULL, "
     "lease_token = NULL, lease_expires_at = NULL, finished_at = " AUTONOUS_NOW
     ", "
     "updated_at = " AUTONOUS_NOW " WHERE id = ? AND lease_token = ? AND status = 'running'";
@@ -46,17 +47,19 @@ const std::string kHistoryStep =
     "INSERT INTO history(chat_id, role, text, task_id, tool_calls, tool_call_id, token_count, "
     "token_counter) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 const std::string kRetry =
-    "UPDATE tasks SET status = 'queued', run_after = ?, error = ?, lease_owner = NULL, "
+    "UPDATE tasks SET status = 'queued', run_after = ?, error = ?, partial_reply = NULL, "
+    "lease_owner = NULL, "
     "lease_token = NULL, lease_expires_at = NULL, updated_at = " AUTONOUS_NOW
     " WHERE id = ? AND lease_token = ? AND status = 'running'";
 const std::string kFail =
-    "UPDATE tasks SET status = 'failed', error = ?, lease_owner = NULL, lease_token = NULL, "
+    "UPDATE tasks SET status = 'failed', error = ?, partial_reply = NULL, lease_owner = NULL, "
+    "lease_token = NULL, "
     "lease_expires_at = NULL, finished_at = " AUTONOUS_NOW ", updated_at = " AUTONOUS_NOW
     " WHERE id = ? AND lease_token = ? AND status = 'running'";
 const std::string kRelease =
     "UPDATE tasks SET status = 'queued', run_after = 0, attempts = max(attempts - 1, 0), "
-    "lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = " AUTONOUS_NOW
-    " WHERE id = ? AND lease_token = ? AND status = 'running'";
+    "partial_reply = NULL, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, "
+    "updated_at = " AUTONOUS_NOW " WHERE id = ? AND lease_token = ? AND status = 'running'";
 const std::string kRequeue =
     "UPDATE tasks SET status = 'queued', attempts = 0, run_after = 0, finished_at = NULL, "
     "first_claimed_at = NULL, lease_expiries = 0, "
@@ -304,6 +307,19 @@ std::vector<int64_t> Queue::failed_ids() {
       cache_.get("SELECT id FROM tasks WHERE status = 'failed' ORDER BY id");
   while (q->executeStep()) ids.push_back(q->getColumn(0).getInt64());
   return ids;
+}
+
+bool Queue::set_partial(const Task& task, const std::string& text) {
+  db::WriteTransaction tx(db_);
+  const db::CachedStatement upd = cache_.get(
+      "UPDATE tasks SET partial_reply = ? WHERE id = ? AND lease_token = ? AND status = "
+      "'running'");
+  upd->bind(1, text);
+  upd->bind(2, task.id);
+  upd->bind(3, task.lease_token);
+  if (upd->exec() != 1) return false;
+  tx.commit();
+  return true;
 }
 
 std::optional<CancelResult> Queue::cancel(int64_t task_id) {
