@@ -36,8 +36,12 @@ CREATE TABLE reply_outbox (
 );
 CREATE INDEX reply_outbox_due ON reply_outbox(next_at, id) WHERE gave_up_at IS NULL;
 
+-- `autonous copy` (autonous.bulk) brings rows as the source has them: no trigger of these.
 CREATE FUNCTION autonous_task_cancelling() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  IF current_setting('autonous.bulk', true) = 'on' THEN
+    RETURN NEW;
+  END IF;
   NEW.finished_at := autonous_now();
   NEW.updated_at := NEW.finished_at;
   NEW.lease_owner := NULL;
@@ -54,6 +58,9 @@ CREATE FUNCTION autonous_task_ended() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   d reply_delivery%ROWTYPE;
 BEGIN
+  IF current_setting('autonous.bulk', true) = 'on' THEN
+    RETURN NULL;
+  END IF;
   IF NEW.status = 'cancelled' THEN
     INSERT INTO events(type, task_id, chat_id, payload)
       VALUES ('task.cancelled', NEW.id, NEW.chat_id,

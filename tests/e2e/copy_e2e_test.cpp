@@ -24,6 +24,10 @@ TEST_F(RecallE2eTest, CopyMovesASqliteDeploymentToPostgresWhereItsChatsGoOn) {
   StubServer stub(dir_.path().string());
   const int64_t fact = import_chat("c");
   enqueue("c", "hello there");
+  // A cancelled task and its webhook delivery still to make (#32) move too.
+  exec_sql("UPDATE reply_delivery SET webhook = 1");
+  const int64_t withdrawn = enqueue("w", "never mind");
+  ASSERT_EQ(autonous(dir_, {"cancel", "--task", std::to_string(withdrawn)}, db_env()).exit_code, 0);
   enqueue("e", "a second chat");
   drain(defaults(stub));
   exec_sql("INSERT INTO custom_blocks(chat_id, name, text) VALUES (NULL, 'Hours', 'Open 9-17.')");
@@ -39,12 +43,19 @@ TEST_F(RecallE2eTest, CopyMovesASqliteDeploymentToPostgresWhereItsChatsGoOn) {
   EXPECT_EQ(r.out.find(target.url()), std::string::npos);  // the password is not printed
   for (const std::string table :
        {"tasks", "history", "events", "history_terms", "search_term_rows", "search_queue",
-        "custom_blocks", "chat_settings", "context_state", "context_blocks"})
+        "custom_blocks", "chat_settings", "context_state", "context_blocks", "reply_outbox"})
     EXPECT_EQ(target.scalar("SELECT count(*) FROM " + table), num("SELECT count(*) FROM " + table))
         << table;
   EXPECT_EQ(
       target.db().query("SELECT settings ->> 'recent_messages' FROM chat_settings").text(0, 0),
       "7");
+  EXPECT_EQ(target.scalar("SELECT count(*) FROM reply_outbox WHERE task_id = " +
+                          std::to_string(withdrawn)),
+            1);
+  EXPECT_EQ(target.db()
+                .query("SELECT status FROM tasks WHERE id = " + std::to_string(withdrawn))
+                .text(0, 0),
+            "cancelled");
   EXPECT_EQ(target.scalar("SELECT count(*) FROM history WHERE chat_id = 'e' AND task_id IS NULL"),
             2);
   // Re-runnable: a second run writes nothing (nothing changed) and still verifies.

@@ -91,7 +91,7 @@ int64_t copy_table(CopySource& from, pg::Connection& to, const std::string& tabl
 void continue_sequences(CopySource& from, pg::Connection& to) {
   std::map<std::string, int64_t> next;
   for (const char* table : {"tasks", "history", "events", "context_summaries", "documents",
-                            "chat_pins", "custom_blocks"})
+                            "chat_pins", "custom_blocks", "reply_outbox"})
     next[table] = from.highest_id(table);
   next["tasks"] = std::max(next["tasks"], from.highest_task_reference());
   for (const auto& [table, seen] : next) {
@@ -143,7 +143,7 @@ const std::vector<std::string>& copied_tables() {
       "chat_settings",   "context_summaries", "context_state",  "learned_limits",
       "documents",       "chat_pins",         "context_blocks", "custom_blocks",
       "history_vectors", "history_terms",     "document_terms", "search_term_rows",
-      "search_queue"};
+      "search_queue",    "reply_outbox"};
   return kTables;
 }
 
