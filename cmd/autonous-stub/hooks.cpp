@@ -28,6 +28,8 @@ bool Hooks::serve(int fd, const Request& req) {
   const std::string& p = req.path;
   const std::string ok = R"({"received":true})";
   if (p == "/hook/ok") return send_all(fd, response(200, ok));
+  if (p == "/hook/big")
+    return send_all(fd, response(200, std::string(200000, 'x'), {}, "text/plain"));
   if (const int n = number_after(p, "/hook/fail/"); n >= 0) {
     if (count(req) <= n) return send_all(fd, response(500, R"({"error":"receiver failed"})"));
     return send_all(fd, response(200, ok));

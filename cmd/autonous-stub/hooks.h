@@ -2,7 +2,7 @@
 // A reply webhook's receiver in the stub (#32): POST /hook/... answers as the path says, so the
 // worker's delivery meets a receiver that is well, failing, slow or rude. Every request is
 // logged (--log) with its headers and its raw body as a JSON string (a signature covers the bytes).
-// - /hook/ok: 200;
+// - /hook/ok: 200; /hook/big: 200 with a 200 kB body (a receiver that echoes);
 // - /hook/fail/N: 500 for the first N requests (counted per task, by its Idempotency-Key),
 //   then 200;
 // - /hook/close/N: the first N requests per task get the connection closed without an answer;

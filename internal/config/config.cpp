@@ -376,7 +376,8 @@ void read_front_end(const EnvLookup& env, Config& c) {
       read_int(env, "REPLY_WEBHOOK_TIMEOUT_MS", c.reply_webhook_timeout.count(), 100, 600000));
   c.reply_webhook_retry_base = std::chrono::milliseconds(read_int(
       env, "REPLY_WEBHOOK_RETRY_BASE_MS", c.reply_webhook_retry_base.count(), 1, 3'600'000));
-  c.task_ended_notify = read_choice(env, "TASK_ENDED_NOTIFY", "on", {"on", "off"}) == "on";
+  if (!trim(read_string(env, "TASK_ENDED_NOTIFY", "")).empty())
+    c.task_ended_notify = read_choice(env, "TASK_ENDED_NOTIFY", "on", {"on", "off"}) == "on";
   c.stream_replies = read_choice(env, "STREAM_REPLIES", "off", {"on", "off"}) == "on";
   c.stream_flush = std::chrono::milliseconds(
       read_int(env, "STREAM_FLUSH_MS", c.stream_flush.count(), 10, 60'000));

@@ -143,14 +143,15 @@ struct Config {
   // Front ends (#32): REPLY_WEBHOOK_URL ("" : no webhook) gets every ended task POSTed as JSON,
   // signed with REPLY_WEBHOOK_SECRET when set (worker/reply_webhook.h); a delivery is tried at
   // most REPLY_WEBHOOK_MAX_ATTEMPTS times, each within REPLY_WEBHOOK_TIMEOUT_MS.
-  // TASK_ENDED_NOTIFY (PostgreSQL): NOTIFY autonous_task_ended when a task ends.
+  // TASK_ENDED_NOTIFY (PostgreSQL): NOTIFY autonous_task_ended when a task ends; a worker that
+  // sets it writes it into the database (reply_delivery.notify) at start.
   std::string reply_webhook_url;
   std::string reply_webhook_secret;  // never logged
   int reply_webhook_max_attempts = 15;
   std::chrono::milliseconds reply_webhook_timeout{10000};
   // REPLY_WEBHOOK_RETRY_BASE_MS: the first retry's wait, doubling per attempt up to 5 minutes.
   std::chrono::milliseconds reply_webhook_retry_base{1000};
-  bool task_ended_notify = true;
+  std::optional<bool> task_ended_notify;  // unset: the database's setting stands (on)
   // STREAM_REPLIES=on: replies are asked for as streams and their text so far is written to
   // tasks.partial_reply at most every STREAM_FLUSH_MS.
   bool stream_replies = false;

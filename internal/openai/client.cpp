@@ -395,7 +395,8 @@ HttpResponse Client::post(const std::string& url, std::string body,
                           std::function<void(std::string_view)> on_body) {
   HttpRequest req;
   req.url = url;
-  req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
+  req.headers = {{"Content-Type", "application/json"},
+                 {"Accept", on_body ? "text/event-stream" : "application/json"}};
   if (!options_.api_key.empty()) {
     if (options_.key_header.empty())
       req.headers.emplace_back("Authorization", "Bearer " + options_.api_key);
@@ -419,13 +420,18 @@ ChatResult Client::chat(const std::vector<common::Message>& messages,
   StreamAssembler stream;
   std::optional<std::chrono::milliseconds> ttft;
   std::function<void(std::string_view)> on_body;
+  std::chrono::steady_clock::time_point told{};
   if (call.stream)
     on_body = [&](std::string_view bytes) {
       if (!stream.feed(bytes)) return;
-      if (!ttft)
-        ttft = std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::steady_clock::now() - started);
-      if (call.on_text) call.on_text(redacted(stream.text(), secrets_));
+      const auto now = std::chrono::steady_clock::now();
+      if (!ttft) ttft = std::chrono::duration_cast<std::chrono::milliseconds>(now - started);
+      // At most every on_text_every (the first text at once): the copy is made only then.
+      if (!call.on_text ||
+          (told != std::chrono::steady_clock::time_point() && now - told < call.on_text_every))
+        return;
+      told = now;
+      call.on_text(redacted(stream.text(), secrets_));
     };
   HttpResponse r = post(url_, request_body(options_.model, messages, call), options_.timeout,
                         keep_going, std::move(on_body));
@@ -436,6 +442,10 @@ ChatResult Client::chat(const std::vector<common::Message>& messages,
       throw broken_stream_error(
           "the reply's stream ended before the reply did (no [DONE], no "
           "finish_reason)");
+    if (stream.lost())
+      throw broken_stream_error(
+          "an event of the reply's stream did not read as JSON: a piece of the reply may be "
+          "missing");
     r.body = stream.completion_json();
   }
   try {

@@ -57,6 +57,7 @@ struct CallOptions {
   // A provider that answers with one JSON object instead is read as usual.
   bool stream = false;
   std::function<void(const std::string&)> on_text;
+  std::chrono::milliseconds on_text_every{0};  // on_text at most this often (the first at once)
 };
 
 class Client {

@@ -27,6 +27,7 @@ struct Transfer {
   const std::function<bool()>* keep_going = nullptr;
   const std::function<void(std::string_view)>* on_body = nullptr;
   size_t max_body_bytes = 0;
+  bool keep_body = true;
   bool too_large = false;  // the body passed max_body_bytes: the transfer was stopped there
   std::exception_ptr error;
 };
@@ -34,6 +35,7 @@ struct Transfer {
 size_t on_body(char* data, size_t size, size_t count, void* user) noexcept {
   auto* t = static_cast<Transfer*>(user);
   try {
+    if (!t->keep_body) return size * count;
     if (t->response.body.size() + size * count > t->max_body_bytes) {
       t->too_large = true;
       return 0;  // stops the transfer (CURLE_WRITE_ERROR); post() decides what it means
@@ -103,6 +105,7 @@ HttpResponse CurlTransport::post(const HttpRequest& request) {
   t.keep_going = &request.keep_going;
   t.on_body = &request.on_body;
   t.max_body_bytes = request.max_body_bytes;
+  t.keep_body = request.keep_body;
   std::unique_ptr<curl_slist, SlistDeleter> headers;
   for (const auto& [name, value] : request.headers) {
     curl_slist* next = curl_slist_append(headers.get(), (name + ": " + value).c_str());

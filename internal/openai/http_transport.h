@@ -21,6 +21,8 @@ struct HttpRequest {
   // The response body may hold at most this many bytes, counted after decoding (gzip): more
   // stops the transfer with ResponseTooLargeError, so memory stays bounded per request.
   size_t max_body_bytes = 8u << 20;
+  // False: the body is read and dropped (no limit, nothing kept): only the status matters.
+  bool keep_body = true;
   // Polled often (at least once a second) while the request is in flight; false aborts it
   // (lease lost, hard shutdown). May be empty.
   std::function<bool()> keep_going;

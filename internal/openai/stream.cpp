@@ -11,27 +11,36 @@ void append_text(std::string& into, const json& obj, const char* key) {
   if (it != obj.end() && it->is_string()) into += it->get_ref<const std::string&>();
 }
 
-// The tool call fragment `d` joined into `calls` at its index.
+// `field` of `obj` when it is a string, else "".
+std::string text_of(const json& obj, const char* field) {
+  const auto it = obj.find(field);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The tool call fragment `d` joined into `calls` at its index. The id and the name are set by
+// the first fragment that has them (some servers repeat them in every fragment); the arguments
+// are appended. A fragment without an index continues the last call, unless it names a new id.
 void join_tool_call(json& calls, const json& d) {
   if (!d.is_object()) return;
   const auto idx = d.find("index");
-  size_t i = calls.size();
-  if (idx != d.end() && idx->is_number_unsigned()) i = idx->get<size_t>();
+  const std::string id = text_of(d, "id");
+  size_t i = calls.empty() ? 0 : calls.size() - 1;
+  if (idx != d.end() && idx->is_number_unsigned())
+    i = idx->get<size_t>();
+  else if (!calls.empty() && !id.empty() && calls.back()["id"] != "" && calls.back()["id"] != id)
+    i = calls.size();
   if (i > 256) return;  // no reply calls that many tools; a hostile index is not a size
   while (calls.size() <= i)
     calls.push_back(
         {{"id", ""}, {"type", "function"}, {"function", {{"name", ""}, {"arguments", ""}}}});
   json& c = calls[i];
-  std::string id = c["id"].get<std::string>();
-  append_text(id, d, "id");
-  c["id"] = id;
+  if (c["id"] == "" && !id.empty()) c["id"] = id;
   const auto f = d.find("function");
   if (f != d.end() && f->is_object()) {
-    std::string name = c["function"]["name"].get<std::string>();
+    const std::string name = text_of(*f, "name");
+    if (c["function"]["name"] == "" && !name.empty()) c["function"]["name"] = name;
     std::string args = c["function"]["arguments"].get<std::string>();
-    append_text(name, *f, "name");
     append_text(args, *f, "arguments");
-    c["function"]["name"] = name;
     c["function"]["arguments"] = args;
   }
 }
@@ -61,7 +70,14 @@ bool StreamAssembler::feed(std::string_view bytes) {
 }
 
 void StreamAssembler::line(std::string_view l) {
-  if (l.empty()) {  // an event ends
+  if (l.empty()) {  // an event ends: data that never read as JSON is a chunk lost
+    if (!data_.empty()) {
+      if (event_name_ == "error")
+        error_ = json{{"message", data_}};
+      else
+        lost_ = true;
+      data_.clear();
+    }
     event_name_.clear();
     return;
   }
@@ -76,14 +92,20 @@ void StreamAssembler::line(std::string_view l) {
     return;
   }
   if (field != "data") return;
-  if (value == "[DONE]") {
+  if (value == "[DONE]" && data_.empty()) {
     done_ = true;
     return;
   }
-  json chunk = json::parse(value, nullptr, /*allow_exceptions=*/false);
-  if (chunk.is_discarded() || !chunk.is_object()) {
-    if (event_name_ == "error") error_ = json{{"message", std::string(value)}};
-    return;  // a line we cannot read is skipped; the end says whether the reply came whole
+  // An event's data may span several lines (joined with a newline, as SSE says); most servers
+  // send one line, and an event whose blank line is missing still reads line by line.
+  if (!data_.empty()) data_ += '\n';
+  data_ += value;
+  json chunk = json::parse(data_, nullptr, /*allow_exceptions=*/false);
+  if (chunk.is_discarded()) return;  // more lines to come, or a chunk lost (at the blank line)
+  data_.clear();
+  if (!chunk.is_object()) {
+    lost_ = true;
+    return;
   }
   if (event_name_ == "error" && !chunk.contains("error")) chunk = json{{"error", chunk}};
   event(chunk);

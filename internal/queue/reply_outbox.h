@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,12 @@ struct OutboxRow {
 class ReplyOutbox {
  public:
   virtual ~ReplyOutbox() = default;
-  // What the database's triggers do when a task ends from now on: leave outbox rows (`webhook`)
-  // and, on PostgreSQL, NOTIFY autonous_task_ended (`notify`).
-  virtual void configure(bool webhook, bool notify) = 0;
+  // Endings leave outbox rows for at least `span` from now (a worker with a webhook says so
+  // every minute; none ever turns it off for the others). Writes only when it moves the time.
+  virtual void keep_webhook_on(std::chrono::milliseconds span) = 0;
+  // PostgreSQL: whether endings NOTIFY autonous_task_ended (TASK_ENDED_NOTIFY); SQLite: nothing.
+  // Writes only when it changes.
+  virtual void set_notify(bool notify) = 0;
   // Up to `limit` rows due now, oldest first, each leased for `lease` and its attempt counted.
   virtual std::vector<OutboxRow> claim(std::chrono::milliseconds lease, int limit) = 0;
   // The row was delivered: removed, with `event`. False when the claim was lost.
@@ -45,6 +49,8 @@ class ReplyOutbox {
                        const events::Event& event) = 0;
   // Rows still to deliver (not given up); `due`: of them, those that may be tried now.
   virtual int64_t pending(bool due = false) = 0;
+  // How long until the next row still to deliver may be tried (0: now); nullopt when none is.
+  virtual std::optional<std::chrono::milliseconds> next_due() = 0;
 };
 
 }  // namespace autonous::queue

@@ -18,7 +18,8 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr int kBatch = 8;
+constexpr int kBatch = 1;  // each row's lease covers its own POST
+constexpr std::chrono::minutes kKeepOnEvery{1};
 constexpr milliseconds kMaxDelay{300000};
 // A claimed row stays leased this much longer than its POST may take.
 constexpr milliseconds kLeaseMargin{5000};
@@ -63,31 +64,37 @@ void ReplyWebhook::poke() {
   cv_.notify_all();
 }
 
+void ReplyWebhook::keep_on() {
+  try {
+    session_->outbox().keep_webhook_on(kWebhookSpan);
+    kept_on_ = std::chrono::steady_clock::now();
+  } catch (const std::exception& e) {
+    spdlog::warn("reply webhook: could not turn it on in the database yet ({})", e.what());
+  }
+}
+
 void ReplyWebhook::finish(bool drain) {
   {
     const std::lock_guard lock(mu_);
     finished_ = true;
     drain_ = drain;
+    poked_ = true;  // look now
   }
   cv_.notify_all();
 }
 
-void ReplyWebhook::idle(const std::stop_token& stop) {
+void ReplyWebhook::idle(const std::stop_token& stop, milliseconds most) {
   std::unique_lock lock(mu_);
-  cv_.wait_for(lock, stop, config_.poll_interval, [this] { return poked_ || finished_; });
+  cv_.wait_for(lock, stop, most, [this] { return poked_; });
   poked_ = false;
 }
 
 void ReplyWebhook::run(const std::stop_token& stop, const std::atomic<bool>& hard) {
   queue::ReplyOutbox& outbox = session_->outbox();
   const milliseconds lease = config_.reply_webhook_timeout + kLeaseMargin;
-  bool configured = false;
   while (!stop.stop_requested() && !hard.load()) {
     try {
-      if (!configured) {  // the webhook on in the database (Worker::run's try may have failed)
-        outbox.configure(true, config_.task_ended_notify);
-        configured = true;
-      }
+      if (std::chrono::steady_clock::now() - kept_on_ >= kKeepOnEvery) keep_on();
       bool finished = false;
       bool drain = false;
       {
@@ -95,13 +102,26 @@ void ReplyWebhook::run(const std::stop_token& stop, const std::atomic<bool>& har
         finished = finished_;
         drain = drain_;
       }
-      if (finished && (!drain || outbox.pending(false) == 0)) return;
+      milliseconds wait = config_.poll_interval;
+      if (finished) {
+        if (!drain) return;
+        const std::optional<milliseconds> next = outbox.next_due();
+        if (!next) return;  // delivered (or given up) everything
+        if (*next > kDrainWait) {
+          spdlog::warn(
+              "drain: {} reply webhook deliveries left for the next worker (the next try is in "
+              "{} s)",
+              outbox.pending(false), next->count() / 1000);
+          return;
+        }
+        wait = std::clamp(*next, milliseconds(1), config_.poll_interval);
+      }
       const std::vector<queue::OutboxRow> rows = outbox.claim(lease, kBatch);
       for (const queue::OutboxRow& row : rows) {
         if (stop.stop_requested() || hard.load()) return;  // the rest wait out their lease
         deliver(row, hard);
       }
-      if (rows.empty()) idle(stop);
+      if (rows.empty()) idle(stop, wait);
     } catch (const std::exception& e) {
       // The database refused for now, or the connection broke: the rows wait; replies go on.
       spdlog::warn("reply webhook: the outbox could not be read or updated ({}); trying again",
@@ -125,7 +145,7 @@ void ReplyWebhook::deliver(const queue::OutboxRow& row, const std::atomic<bool>&
   req.headers = webhook_headers(row, config_.reply_webhook_secret);
   req.body = row.body;
   req.timeout = config_.reply_webhook_timeout;
-  req.max_body_bytes = 64u << 10;
+  req.keep_body = false;  // a 2xx is delivered whatever its body says (an echo, a page)
   req.keep_going = [&hard] { return !hard.load(); };
   const auto started = std::chrono::steady_clock::now();
   std::string error;

@@ -69,22 +69,28 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
     state.cv.notify_all();
   });
 
-  // What the database does when a task ends, from this worker's settings (the webhook's
-  // outbox rows, PostgreSQL's NOTIFY); the deliverer, with its own session, before the slots
-  // (they poke it after each commit).
-  // Refused now (a read-only server, a locked file): the deliverer tries again; without one the
-  // setting stays as it was, said in the log.
-  try {
-    backend::open_session(config_)->outbox().configure(!config_.reply_webhook_url.empty(),
-                                                       config_.task_ended_notify);
-  } catch (const std::exception& e) {
-    spdlog::warn("could not record this worker's reply delivery settings yet ({})", e.what());
+  // TASK_ENDED_NOTIFY, when set, into the database (PostgreSQL's triggers read it); refused now
+  // (a read-only server): the setting stays as it was, said in the log.
+  if (config_.task_ended_notify) {
+    try {
+      backend::open_session(config_)->outbox().set_notify(*config_.task_ended_notify);
+    } catch (const std::exception& e) {
+      spdlog::warn("could not record TASK_ENDED_NOTIFY yet ({})", e.what());
+    }
   }
+  // The deliverer, with its own session, before the slots (they poke it after each commit);
+  // it turns the webhook on in the database before its first claim and keeps it on.
   std::unique_ptr<ReplyWebhook> webhook;
+  const std::function<void(const std::vector<events::Event>&)> told = deps_.on_trail;
+  struct Restore {  // the slots' callback points at the webhook only while both live
+    WorkerDeps& deps;
+    std::function<void(const std::vector<events::Event>&)> told;
+    ~Restore() { deps.on_trail = told; }
+  } restore{deps_, told};
   if (!config_.reply_webhook_url.empty()) {
     webhook = std::make_unique<ReplyWebhook>(config_, deps_.make_transport());
-    deps_.on_trail = [told = deps_.on_trail,
-                      hook = webhook.get()](const std::vector<events::Event>& trail) {
+    webhook->keep_on();
+    deps_.on_trail = [told, hook = webhook.get()](const std::vector<events::Event>& trail) {
       hook->poke();
       if (told) told(trail);
     };

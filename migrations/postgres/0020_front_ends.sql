@@ -2,22 +2,25 @@
 -- 1. tasks.status may be 'cancelled'; tasks.partial_reply holds a streamed reply so far.
 -- 2. A cancellation, whoever made it, gets its finished_at, loses its lease (before the row is
 --    written) and records task.cancelled {was, attempts} in the same transaction.
--- 3. reply_delivery: one row saying what happens when a task ends: webhook (set by a worker
---    with REPLY_WEBHOOK_URL) leaves a reply_outbox row holding the JSON body to POST; notify
---    (on by default; TASK_ENDED_NOTIFY) sends NOTIFY autonous_task_ended with
---    {"task_id", "chat_id", "status"} for front ends (and `autonous wait`) to LISTEN to.
---    A completion's NOTIFY makes commits queue on one lock (0016's note): scale-out runs that
---    have no listener turn it off.
+-- 3. reply_delivery: one row saying what happens when a task ends: until webhook_until (Unix
+--    ms, pushed an hour ahead every minute by each worker with REPLY_WEBHOOK_URL) it leaves a
+--    reply_outbox row holding the JSON body to POST; notify (on by default; TASK_ENDED_NOTIFY)
+--    sends NOTIFY autonous_task_ended with {"task_id", "chat_id", "status"} for front ends
+--    (and `autonous wait`) to LISTEN to. A completion's NOTIFY makes commits queue on one lock
+--    (0016's note): scale-out runs that have no listener turn it off.
+-- 4. A task's ending is final: done and cancelled never change status again, and only a queued
+--    or running task can be cancelled.
+-- The new CHECK is NOT VALID: it allows more than the old one, so the rows there pass it, and
+-- validating would scan the table under its lock.
 ALTER TABLE tasks DROP CONSTRAINT tasks_status_check;
 ALTER TABLE tasks ADD CONSTRAINT tasks_status_check
   CHECK (status IN ('queued', 'running', 'done', 'failed', 'cancelled')) NOT VALID;
-ALTER TABLE tasks VALIDATE CONSTRAINT tasks_status_check;
 ALTER TABLE tasks ADD COLUMN partial_reply text;
 
 CREATE TABLE reply_delivery (
-  id      integer PRIMARY KEY CHECK (id = 1),
-  webhook boolean NOT NULL DEFAULT false,
-  notify  boolean NOT NULL DEFAULT true
+  id            integer PRIMARY KEY CHECK (id = 1),
+  webhook_until bigint  NOT NULL DEFAULT 0,
+  notify        boolean NOT NULL DEFAULT true
 );
 INSERT INTO reply_delivery(id) VALUES (1);
 
@@ -42,6 +45,14 @@ BEGIN
   IF current_setting('autonous.bulk', true) = 'on' THEN
     RETURN NEW;
   END IF;
+  IF OLD.status IN ('done', 'cancelled')
+     OR (NEW.status = 'cancelled' AND OLD.status NOT IN ('queued', 'running')) THEN
+    RAISE EXCEPTION 'a done or cancelled task is final, and only a queued or running task can be cancelled (task %: % to %)',
+      OLD.id, OLD.status, NEW.status USING ERRCODE = 'check_violation';
+  END IF;
+  IF NEW.status <> 'cancelled' THEN
+    RETURN NEW;
+  END IF;
   NEW.finished_at := autonous_now();
   NEW.updated_at := NEW.finished_at;
   NEW.lease_owner := NULL;
@@ -51,7 +62,8 @@ BEGIN
   RETURN NEW;
 END $$;
 CREATE TRIGGER tasks_cancelling BEFORE UPDATE OF status ON tasks
-  FOR EACH ROW WHEN (NEW.status = 'cancelled' AND OLD.status <> 'cancelled')
+  FOR EACH ROW WHEN (NEW.status <> OLD.status
+                     AND (NEW.status = 'cancelled' OR OLD.status IN ('done', 'cancelled')))
   EXECUTE FUNCTION autonous_task_cancelling();
 
 CREATE FUNCTION autonous_task_ended() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -67,7 +79,7 @@ BEGIN
               jsonb_build_object('was', OLD.status, 'attempts', NEW.attempts));
   END IF;
   SELECT * INTO d FROM reply_delivery WHERE id = 1;
-  IF d.webhook THEN
+  IF d.webhook_until > (extract(epoch FROM clock_timestamp()) * 1000)::bigint THEN
     INSERT INTO reply_outbox(task_id, chat_id, status, body)
       VALUES (NEW.id, NEW.chat_id, NEW.status,
               json_build_object('task_id', NEW.id, 'chat_id', NEW.chat_id, 'status', NEW.status,

@@ -8,11 +8,15 @@
 --    far (STREAM_REPLIES).
 -- 2. tasks_cancelled: every cancellation, whoever made it, gets its finished_at, loses its
 --    lease and records the event task.cancelled {was, attempts} in the same transaction.
--- 3. reply_outbox: with a webhook on (reply_delivery.webhook, set by a worker that has
---    REPLY_WEBHOOK_URL), every task that ends (done, failed, cancelled) leaves a row holding
---    the JSON body to POST, written in the transaction that ended it; workers deliver the rows
---    and delete them (reply.delivered), or give up after REPLY_WEBHOOK_MAX_ATTEMPTS
+-- 3. reply_outbox: while a webhook is on (reply_delivery.webhook_until, Unix ms, pushed an hour
+--    ahead every minute by each worker that has REPLY_WEBHOOK_URL: a worker without one never
+--    turns it off for the others), every task that ends (done, failed, cancelled) leaves a row
+--    holding the JSON body to POST, written in the transaction that ended it; workers deliver
+--    the rows and delete them (reply.delivered), or give up after REPLY_WEBHOOK_MAX_ATTEMPTS
 --    (gave_up_at set, reply.delivery_failed with final true).
+-- 4. A task's ending is final: done and cancelled never change status again, and only a queued
+--    or running task can be cancelled (a front end's UPDATE without `AND status = 'queued'`
+--    cannot turn a reply into a cancellation).
 CREATE TABLE tasks_new (
   id               INTEGER PRIMARY KEY AUTOINCREMENT,
   chat_id          TEXT    NOT NULL CHECK (length(chat_id) BETWEEN 1 AND 256),
@@ -81,12 +85,11 @@ BEGIN
     ORDER BY status = 'running' DESC, id LIMIT 1;
 END;
 
--- One row: what the triggers below do when a task ends. A worker sets webhook from
--- REPLY_WEBHOOK_URL at start.
+-- One row: what the triggers below do when a task ends.
 CREATE TABLE reply_delivery (
-  id      INTEGER PRIMARY KEY CHECK (id = 1),
-  webhook INTEGER NOT NULL DEFAULT 0,
-  notify  INTEGER NOT NULL DEFAULT 1   -- PostgreSQL's NOTIFY autonous_task_ended; unused here
+  id            INTEGER PRIMARY KEY CHECK (id = 1),
+  webhook_until INTEGER NOT NULL DEFAULT 0,  -- Unix ms: endings leave outbox rows until then
+  notify        INTEGER NOT NULL DEFAULT 1   -- PostgreSQL's NOTIFY autonous_task_ended; unused here
 );
 INSERT INTO reply_delivery(id) VALUES (1);
 
@@ -105,6 +108,14 @@ CREATE TABLE reply_outbox (
 );
 CREATE INDEX reply_outbox_due ON reply_outbox(next_at, id) WHERE gave_up_at IS NULL;
 
+CREATE TRIGGER tasks_ending_is_final BEFORE UPDATE OF status ON tasks
+WHEN old.status <> new.status
+ AND (old.status IN ('done', 'cancelled')
+      OR (new.status = 'cancelled' AND old.status NOT IN ('queued', 'running')))
+BEGIN
+  SELECT RAISE(ABORT, 'a done or cancelled task is final, and only a queued or running task can be cancelled');
+END;
+
 CREATE TRIGGER tasks_cancelled AFTER UPDATE OF status ON tasks
 WHEN new.status = 'cancelled' AND old.status <> 'cancelled'
 BEGIN
@@ -120,7 +131,8 @@ END;
 
 CREATE TRIGGER tasks_ended_outbox AFTER UPDATE OF status ON tasks
 WHEN new.status IN ('done', 'failed', 'cancelled') AND old.status <> new.status
- AND (SELECT webhook FROM reply_delivery WHERE id = 1)
+ AND (SELECT webhook_until FROM reply_delivery WHERE id = 1)
+     > CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)
 BEGIN
   INSERT INTO reply_outbox(task_id, chat_id, status, body)
     VALUES (new.id, new.chat_id, new.status,

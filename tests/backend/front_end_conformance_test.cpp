@@ -123,7 +123,7 @@ TYPED_TEST(FrontEndTest, EndingsLeaveOutboxRowsOnlyWhileTheWebhookIsOn) {
   const int64_t off = this->q().enqueue("a", "before");
   this->q().cancel(off);
   EXPECT_EQ(this->count("SELECT count(*) FROM reply_outbox"), 0);
-  this->outbox().configure(true, true);
+  this->outbox().keep_webhook_on(std::chrono::minutes(60));
   const int64_t done = this->q().enqueue("b", "hello");
   const int64_t failed = this->q().enqueue("c", "doomed");
   const int64_t cancelled = this->q().enqueue("d", "withdrawn");
@@ -153,14 +153,67 @@ TYPED_TEST(FrontEndTest, EndingsLeaveOutboxRowsOnlyWhileTheWebhookIsOn) {
   // Leased: nothing more to claim now.
   EXPECT_TRUE(this->outbox().claim(milliseconds(60000), 10).empty());
   EXPECT_EQ(this->outbox().pending(true), 0);
-  this->outbox().configure(false, true);
+  this->b_->exec("UPDATE reply_delivery SET webhook_until = 0");  // the operator's off
   const int64_t later = this->q().enqueue("e", "after");
   this->q().cancel(later);
   EXPECT_EQ(this->count("SELECT count(*) FROM reply_outbox"), 3);
 }
 
+TYPED_TEST(FrontEndTest, TheWebhookStaysOnForItsSpanAndNothingTurnsItOffButTime) {
+  this->outbox().keep_webhook_on(std::chrono::minutes(60));
+  const int64_t until = this->count("SELECT webhook_until FROM reply_delivery");
+  // Said again soon after: nothing is written (more than half the span is left).
+  this->outbox().keep_webhook_on(std::chrono::minutes(60));
+  EXPECT_EQ(this->count("SELECT webhook_until FROM reply_delivery"), until);
+  // A shorter span never shortens it (a worker with a webhook is still on).
+  this->outbox().keep_webhook_on(std::chrono::milliseconds(1));
+  EXPECT_EQ(this->count("SELECT webhook_until FROM reply_delivery"), until);
+  // Past its time, endings leave no rows.
+  this->b_->exec("UPDATE reply_delivery SET webhook_until = 1000");
+  this->q().cancel(this->q().enqueue("a", "x"));
+  EXPECT_EQ(this->count("SELECT count(*) FROM reply_outbox"), 0);
+  EXPECT_FALSE(this->outbox().next_due());
+}
+
+TYPED_TEST(FrontEndTest, AnEndingIsFinal) {
+  const int64_t done = this->q().enqueue("a", "hello");
+  ASSERT_TRUE(this->q().complete(*this->q().claim("w", kNow, seconds(30)), "hello", "hi", {}));
+  const int64_t cancelled = this->q().enqueue("b", "withdrawn");
+  this->q().cancel(cancelled);
+  const int64_t failed = this->q().enqueue("c", "doomed");
+  ASSERT_TRUE(this->q().fail(*this->q().claim("w", kNow, seconds(30)), "no", {}));
+  // A front end's UPDATE without `AND status = 'queued'` cannot turn a reply into a
+  // cancellation, nor bring a cancelled task back.
+  for (const auto& [id, to] : {std::pair{done, "cancelled"},
+                               {done, "queued"},
+                               {cancelled, "queued"},
+                               {failed, "cancelled"}})
+    EXPECT_ANY_THROW(this->b_->exec("UPDATE tasks SET status = '" + std::string(to) +
+                                    "' WHERE id = " + std::to_string(id)))
+        << id << " to " << to;
+  EXPECT_EQ(this->status_of(done), "done");
+  EXPECT_EQ(this->status_of(cancelled), "cancelled");
+  EXPECT_TRUE(this->q().requeue(failed));  // a failure is not final: requeue takes it
+  EXPECT_EQ(this->events_of("task.cancelled").size(), 1u);
+}
+
+TYPED_TEST(FrontEndTest, AReclaimStartsThePartialReplyOver) {
+  this->q().enqueue("a", "hello");
+  const auto first = this->q().claim("w", kNow, seconds(30));
+  ASSERT_TRUE(this->q().set_partial(*first, "half a rep"));
+  EXPECT_EQ(this->b_->text("SELECT partial_reply FROM tasks"), "half a rep");
+  // The worker died: its lease expires and another claim takes the task.
+  const auto second = this->q().claim("w2", kNow + seconds(31), seconds(30));
+  ASSERT_TRUE(second);
+  EXPECT_EQ(this->count("SELECT count(*) FROM tasks WHERE partial_reply IS NULL"), 1);
+  EXPECT_FALSE(this->q().set_partial(*first, "stale"));  // fenced on the lease
+  ASSERT_TRUE(this->q().set_partial(*second, "new"));
+  ASSERT_TRUE(this->q().complete(*second, "hello", "the reply", {}));
+  EXPECT_EQ(this->count("SELECT count(*) FROM tasks WHERE partial_reply IS NULL"), 1);
+}
+
 TYPED_TEST(FrontEndTest, DeliveryReportsAreFencedOnTheClaimAndRetriesComeBack) {
-  this->outbox().configure(true, false);
+  this->outbox().keep_webhook_on(std::chrono::minutes(60));
   this->q().cancel(this->q().enqueue("a", "x"));
   const std::vector<OutboxRow> first = this->outbox().claim(milliseconds(0), 5);  // expires at once
   ASSERT_EQ(first.size(), 1u);
@@ -184,7 +237,7 @@ TYPED_TEST(FrontEndTest, DeliveryReportsAreFencedOnTheClaimAndRetriesComeBack) {
 }
 
 TYPED_TEST(FrontEndTest, AGivenUpRowStaysForTheOperatorAndIsNotPending) {
-  this->outbox().configure(true, false);
+  this->outbox().keep_webhook_on(std::chrono::minutes(60));
   this->q().cancel(this->q().enqueue("a", "x"));
   const std::vector<OutboxRow> rows = this->outbox().claim(milliseconds(60000), 5);
   ASSERT_EQ(rows.size(), 1u);
@@ -196,7 +249,7 @@ TYPED_TEST(FrontEndTest, AGivenUpRowStaysForTheOperatorAndIsNotPending) {
 }
 
 TYPED_TEST(FrontEndTest, ARetryIsNotDueBeforeItsDelay) {
-  this->outbox().configure(true, false);
+  this->outbox().keep_webhook_on(std::chrono::minutes(60));
   this->q().cancel(this->q().enqueue("a", "x"));
   const std::vector<OutboxRow> rows = this->outbox().claim(milliseconds(60000), 5);
   ASSERT_TRUE(
@@ -204,6 +257,10 @@ TYPED_TEST(FrontEndTest, ARetryIsNotDueBeforeItsDelay) {
   EXPECT_TRUE(this->outbox().claim(milliseconds(60000), 5).empty());
   EXPECT_EQ(this->outbox().pending(false), 1);
   EXPECT_EQ(this->outbox().pending(true), 0);
+  const auto next = this->outbox().next_due();
+  ASSERT_TRUE(next);
+  EXPECT_GT(*next, milliseconds(590000));
+  EXPECT_LE(*next, milliseconds(600000));
 }
 
 // PostgreSQL's NOTIFY autonous_task_ended, which `autonous wait` and front ends LISTEN to: sent
@@ -217,7 +274,7 @@ TEST(PgTaskEndedNotifyTest, EveryEndingIsNotifiedUnlessTurnedOff) {
   EXPECT_EQ(listener->wait(milliseconds(5000)), 1);
   const int64_t queued = b.q().enqueue("a", "y");
   EXPECT_EQ(listener->wait(milliseconds(200)), 0);  // enqueueing is no ending
-  b.s->outbox().configure(false, false);
+  b.s->outbox().set_notify(false);
   b.q().cancel(queued);
   EXPECT_EQ(listener->wait(milliseconds(300)), 0);
 }

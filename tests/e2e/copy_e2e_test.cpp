@@ -25,7 +25,7 @@ TEST_F(RecallE2eTest, CopyMovesASqliteDeploymentToPostgresWhereItsChatsGoOn) {
   const int64_t fact = import_chat("c");
   enqueue("c", "hello there");
   // A cancelled task and its webhook delivery still to make (#32) move too.
-  exec_sql("UPDATE reply_delivery SET webhook = 1");
+  exec_sql("UPDATE reply_delivery SET webhook_until = 9999999999999");
   const int64_t withdrawn = enqueue("w", "never mind");
   ASSERT_EQ(autonous(dir_, {"cancel", "--task", std::to_string(withdrawn)}, db_env()).exit_code, 0);
   enqueue("e", "a second chat");

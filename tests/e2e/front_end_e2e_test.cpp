@@ -156,13 +156,37 @@ TEST_F(FrontEndE2eTest, ASlowReceiverNeverHoldsUpReplies) {
   StubServer llm(dir_.path().string());
   StubServer receiver(dir_.path().string());
   autonous(dir_, {"migrate"}, db_env());
-  for (int i = 0; i < 4; ++i) enqueue("chat" + std::to_string(i), "hi " + std::to_string(i));
+  // One chat: its tasks run one after the other; a delivery made in line would hold each next
+  // one up by the receiver's 700 ms.
+  for (int i = 0; i < 3; ++i) enqueue("chat", "hi " + std::to_string(i));
   drain(hook_env(llm, hook_url(receiver.port(), "/hook/slow/700")));
-  // Every reply was stored before the second delivery was acknowledged.
   const std::string last_done = str("SELECT max(finished_at) FROM tasks");
   const auto delivered = events({"--type", "reply.delivered"});
-  ASSERT_EQ(delivered.size(), 4u);
-  EXPECT_LT(last_done, delivered[1]["created_at"].get<std::string>());
+  ASSERT_EQ(delivered.size(), 3u);
+  EXPECT_LT(last_done, delivered[0]["created_at"].get<std::string>());
+}
+
+TEST_F(FrontEndE2eTest, AReceiverThatAnswersWithABigBodyHasItDelivered) {
+  StubServer llm(dir_.path().string());
+  StubServer receiver(dir_.path().string());
+  const int64_t t = enqueue("a", "hello");
+  drain(hook_env(llm, hook_url(receiver.port(), "/hook/big")));
+  EXPECT_EQ(payloads("reply.delivered", t).at(0)["attempt"], 1);
+  EXPECT_TRUE(payloads("reply.delivery_failed", t).empty());
+}
+
+TEST_F(FrontEndE2eTest, AWorkerWithoutTheWebhookNeverTurnsItOffForTheOthers) {
+  StubServer llm(dir_.path().string());
+  StubServer receiver(dir_.path().string());
+  const Env hooked = hook_env(llm, hook_url(receiver.port(), "/hook/ok"));
+  enqueue("a", "one");
+  drain(hooked);
+  // A one-off worker without REPLY_WEBHOOK_URL (a rolling deploy, a drain by hand).
+  const int64_t second = enqueue("b", "two");
+  drain(llm);
+  EXPECT_EQ(num("SELECT count(*) FROM reply_outbox WHERE task_id = " + std::to_string(second)), 1);
+  drain(hooked);
+  EXPECT_EQ(payloads("reply.delivered", second).size(), 1u);
 }
 
 TEST_F(FrontEndE2eTest, ARunningTaskCancelledStopsAtOnceCommitsNothingAndItsChatGoesOn) {

@@ -86,6 +86,34 @@ TEST(StreamAssemblerTest, JoinsToolCallFragmentsByIndex) {
   EXPECT_EQ(calls[1]["function"]["name"], "time");
 }
 
+TEST(StreamAssemblerTest, RepeatedIdsAndNamesAndFragmentsWithoutAnIndexJoinOnce) {
+  StreamAssembler s;
+  // Some servers repeat the id and the name in every fragment, and some send no index.
+  for (const char* args : {"{\"q\":", "\"x\"}"})
+    s.feed(chunk({{"tool_calls",
+                   {{{"id", "call_1"},
+                     {"type", "function"},
+                     {"function", {{"name", "lookup"}, {"arguments", args}}}}}}}));
+  s.feed(chunk({{"tool_calls", {{{"id", "call_2"}, {"function", {{"name", "time"}}}}}}}));
+  s.feed(chunk(json::object(), "tool_calls") + "data: [DONE]\n\n");
+  const json calls = assembled(s)["choices"][0]["message"]["tool_calls"];
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0]["id"], "call_1");
+  EXPECT_EQ(calls[0]["function"]["name"], "lookup");
+  EXPECT_EQ(calls[0]["function"]["arguments"], "{\"q\":\"x\"}");
+  EXPECT_EQ(calls[1]["id"], "call_2");
+}
+
+TEST(StreamAssemblerTest, AnEventsDataOverSeveralLinesIsJoinedAndAnUnreadableOneIsALoss) {
+  StreamAssembler s;
+  s.feed("data: {\"choices\":[{\"index\":0,\n");
+  s.feed("data: \"delta\":{\"content\":\"two lines\"}}]}\n\n");
+  EXPECT_EQ(s.text(), "two lines");
+  EXPECT_FALSE(s.lost());
+  s.feed("data: {\"choices\": [trunc\n\n");
+  EXPECT_TRUE(s.lost());
+}
+
 TEST(StreamAssemblerTest, AnErrorInsideTheStreamBecomesTheResult) {
   StreamAssembler s;
   s.feed(chunk({{"content", "par"}}));
@@ -139,6 +167,23 @@ TEST_F(StreamClientTest, AStreamCutShortIsANetworkErrorToRetry) {
   } catch (const TransportError& e) {
     EXPECT_TRUE(e.retryable());
   }
+}
+
+TEST_F(StreamClientTest, AChunkThatDoesNotReadIsABrokenStreamAndTheTextIsToldAtMostSoOften) {
+  transport_.push({200,
+                   {},
+                   chunk({{"content", "a"}}) + "data: {not json}\n\n" +
+                       chunk(json::object(), "stop") + "data: [DONE]\n\n"});
+  CallOptions call;
+  call.stream = true;
+  EXPECT_THROW(client().chat(messages_, {}, call), TransportError);
+  transport_.push({200, {}, whole_stream()});
+  int told = 0;
+  call.on_text = [&](const std::string&) { ++told; };
+  call.on_text_every = std::chrono::hours(1);
+  client().chat(messages_, {}, call);
+  EXPECT_EQ(told, 1);  // the first text at once, then not again within the hour
+  EXPECT_EQ(transport_.requests.back().headers.at(1).second, "text/event-stream");
 }
 
 TEST_F(StreamClientTest, AnErrorInTheStreamIsTheProvidersErrorAndAPlainBodyStillWorks) {

@@ -19,7 +19,8 @@ using db::pg::param;
 // a running head whose lease expired (tasks_lease_expiry). Both return the claimed row after the
 // update, with its status before it (`running`: a reclaim).
 const std::string kClaimUpdate =
-    "UPDATE tasks SET status = 'running', attempts = tasks.attempts + 1, lease_owner = $2,"
+    "UPDATE tasks SET status = 'running', attempts = tasks.attempts + 1, partial_reply = NULL,"
+    " lease_owner = $2,"
     " lease_token = $3, lease_expires_at = $4, started_at = coalesce(tasks.started_at, "
     "autonous_now()),"
     " first_claimed_at = coalesce(tasks.first_claimed_at, $1),"

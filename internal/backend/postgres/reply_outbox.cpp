@@ -16,13 +16,22 @@ const std::string kDue =
 
 }  // namespace
 
-void PgOutbox::configure(bool webhook, bool notify) {
-  // A read first: a worker that changes nothing writes nothing (a read-only standby answers it).
-  const db::pg::Result now = c_.query("SELECT webhook, notify FROM reply_delivery WHERE id = 1");
-  if (now.rows() == 1 && (now.text(0, 0) == "t") == webhook && (now.text(0, 1) == "t") == notify)
-    return;
-  c_.query("UPDATE reply_delivery SET webhook = $1, notify = $2 WHERE id = 1",
-           {param(webhook ? "true" : "false"), param(notify ? "true" : "false")});
+void PgOutbox::keep_webhook_on(std::chrono::milliseconds span) {
+  // A read first: a worker that moves nothing writes nothing (a read-only standby answers it).
+  // The time moves when less than half the span is left.
+  const db::pg::Result left =
+      c_.query("SELECT webhook_until - " PG_NOW_MS " FROM reply_delivery WHERE id = 1");
+  if (left.rows() == 1 && left.int64(0, 0) > span.count() / 2) return;
+  c_.query("UPDATE reply_delivery SET webhook_until = greatest(webhook_until, " PG_NOW_MS
+           " + $1) WHERE id = 1",
+           {param(static_cast<int64_t>(span.count()))});
+}
+
+void PgOutbox::set_notify(bool notify) {
+  const db::pg::Result now = c_.query("SELECT notify FROM reply_delivery WHERE id = 1");
+  if (now.rows() == 1 && (now.text(0, 0) == "t") == notify) return;
+  c_.query("UPDATE reply_delivery SET notify = $1 WHERE id = 1",
+           {param(notify ? "true" : "false")});
 }
 
 std::vector<OutboxRow> PgOutbox::claim(std::chrono::milliseconds lease, int limit) {
@@ -77,6 +86,13 @@ int64_t PgOutbox::pending(bool due) {
       .query(due ? "SELECT count(*) FROM reply_outbox WHERE " + kDue
                  : std::string("SELECT count(*) FROM reply_outbox WHERE gave_up_at IS NULL"))
       .int64(0, 0);
+}
+
+std::optional<std::chrono::milliseconds> PgOutbox::next_due() {
+  const db::pg::Result r = c_.query("SELECT min(greatest(next_at, lease_until)) - " PG_NOW_MS
+                                    " FROM reply_outbox WHERE gave_up_at IS NULL");
+  if (r.is_null(0, 0)) return std::nullopt;  // (greatest() would skip the NULL of no rows)
+  return std::chrono::milliseconds(std::max<int64_t>(0, r.int64(0, 0)));
 }
 
 #undef PG_NOW_MS

@@ -14,13 +14,15 @@ namespace autonous::queue {
 class PgOutbox final : public ReplyOutbox {
  public:
   explicit PgOutbox(db::pg::Connection& c) : c_(c) {}
-  void configure(bool webhook, bool notify) override;
+  void keep_webhook_on(std::chrono::milliseconds span) override;
+  void set_notify(bool notify) override;
   std::vector<OutboxRow> claim(std::chrono::milliseconds lease, int limit) override;
   bool delivered(const OutboxRow& row, const events::Event& event) override;
   bool retry(const OutboxRow& row, std::chrono::milliseconds delay, const std::string& error,
              const events::Event& event) override;
   bool give_up(const OutboxRow& row, const std::string& error, const events::Event& event) override;
   int64_t pending(bool due) override;
+  std::optional<std::chrono::milliseconds> next_due() override;
 
  private:
   bool fenced(const std::string& sql, const std::vector<std::optional<std::string>>& params,

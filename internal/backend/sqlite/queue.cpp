@@ -24,7 +24,8 @@ const std::string kCandidate =
     "   OR (t.status = 'running' AND coalesce(CAST(t.lease_expires_at AS INTEGER), 0) <= ?1) "
     "ORDER BY h.priority DESC, h.task_id LIMIT 1";
 const std::string kClaim =
-    "UPDATE tasks SET status = 'running', attempts = attempts + 1, lease_owner = ?, "
+    "UPDATE tasks SET status = 'running', attempts = attempts + 1, partial_reply = NULL, "
+    "lease_owner = ?, "
     "lease_token = ?, lease_expires_at = ?, started_at = coalesce(started_at, " AUTONOUS_NOW
     "), "
     "first_claimed_at = coalesce(first_claimed_at, ?5), "

@@ -31,18 +31,24 @@ bool outbox_fenced(SQLite::Database& db, const std::string& sql, const OutboxRow
 
 }  // namespace
 
-void SqliteOutbox::configure(bool webhook, bool /*notify: PostgreSQL's*/) {
+void SqliteOutbox::keep_webhook_on(std::chrono::milliseconds span) {
+  // A read first: a worker that moves nothing writes nothing (a locked file waits for no one).
+  // The time moves when less than half the span is left.
   {
-    // A read first: a worker that changes nothing writes nothing (a locked file waits for no one).
-    SQLite::Statement now(db_, "SELECT webhook FROM reply_delivery WHERE id = 1");
-    if (now.executeStep() && (now.getColumn(0).getInt() != 0) == webhook) return;
+    SQLite::Statement now(
+        db_, "SELECT webhook_until - " OUTBOX_NOW_MS " FROM reply_delivery WHERE id = 1");
+    if (now.executeStep() && now.getColumn(0).getInt64() > span.count() / 2) return;
   }
   db::WriteTransaction tx(db_);
-  SQLite::Statement q(db_, "UPDATE reply_delivery SET webhook = ? WHERE id = 1");
-  q.bind(1, webhook ? 1 : 0);
+  SQLite::Statement q(db_,
+                      "UPDATE reply_delivery SET webhook_until = max(webhook_until, " OUTBOX_NOW_MS
+                      " + ?) WHERE id = 1");
+  q.bind(1, static_cast<int64_t>(span.count()));
   q.exec();
   tx.commit();
 }
+
+void SqliteOutbox::set_notify(bool /*PostgreSQL's*/) {}
 
 std::vector<OutboxRow> SqliteOutbox::claim(std::chrono::milliseconds lease, int limit) {
   std::vector<OutboxRow> rows;
@@ -97,6 +103,13 @@ int64_t SqliteOutbox::pending(bool due) {
                                : "SELECT count(*) FROM reply_outbox WHERE gave_up_at IS NULL");
   q.executeStep();
   return q.getColumn(0).getInt64();
+}
+
+std::optional<std::chrono::milliseconds> SqliteOutbox::next_due() {
+  SQLite::Statement q(db_, "SELECT max(0, min(max(next_at, lease_until)) - " OUTBOX_NOW_MS
+                           ") FROM reply_outbox WHERE gave_up_at IS NULL");
+  if (!q.executeStep() || q.getColumn(0).isNull()) return std::nullopt;
+  return std::chrono::milliseconds(q.getColumn(0).getInt64());
 }
 
 #undef OUTBOX_NOW_MS

@@ -13,13 +13,15 @@ namespace autonous::queue {
 class SqliteOutbox final : public ReplyOutbox {
  public:
   explicit SqliteOutbox(SQLite::Database& db) : db_(db) {}
-  void configure(bool webhook, bool notify) override;
+  void keep_webhook_on(std::chrono::milliseconds span) override;
+  void set_notify(bool notify) override;
   std::vector<OutboxRow> claim(std::chrono::milliseconds lease, int limit) override;
   bool delivered(const OutboxRow& row, const events::Event& event) override;
   bool retry(const OutboxRow& row, std::chrono::milliseconds delay, const std::string& error,
              const events::Event& event) override;
   bool give_up(const OutboxRow& row, const std::string& error, const events::Event& event) override;
   int64_t pending(bool due) override;
+  std::optional<std::chrono::milliseconds> next_due() override;
 
  private:
   SQLite::Database& db_;
