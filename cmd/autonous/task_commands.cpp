@@ -28,7 +28,7 @@ struct WaitOptions {
 };
 
 int run_cancel(const config::Config& config, int64_t task_id) {
-  const auto db = open_database(config);
+  const auto db = backend::open_session(config, backend::OpenOptions{true, false, true});
   const std::optional<queue::CancelResult> r = db->queue().cancel(task_id);
   if (!r) {
     std::cerr << "autonous: no task " << task_id << "\n";
@@ -86,7 +86,8 @@ int run_wait(const config::Config& config, const WaitOptions& o) {
   const bool bounded = o.timeout_s.has_value();
   const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(
                                            bounded ? std::llround(*o.timeout_s * 1000) : 0));
-  const auto db = open_database(config, /*for_reading=*/true);
+  // An existing database only: a mistyped DB_PATH is said so (exit 2), not created empty.
+  const auto db = backend::open_session(config, backend::OpenOptions{true, true, true});
   // Listening before the first read: an ending between the read and the wait is not missed.
   const std::unique_ptr<backend::EndingWatch> watch = backend::watch_endings(config);
   for (;;) {

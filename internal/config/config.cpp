@@ -156,10 +156,17 @@ void check_base_url(const std::string& url, const char* name = "OPENAI_BASE_URL"
   const std::string l = lower(url);
   const size_t scheme = l.rfind("https://", 0) == 0 ? 8 : l.rfind("http://", 0) == 0 ? 7 : 0;
   // A query may hold a gateway's subscription key: never echoed.
-  const std::string shown =
+  const bool webhook = std::string(name) == "REPLY_WEBHOOK_URL";
+  // User info may hold a password: shown as "…@".
+  std::string shown =
       url.find('?') == std::string::npos ? url : url.substr(0, url.find('?')) + "?…";
+  if (const size_t at = shown.find('@', scheme); at != std::string::npos && scheme > 0 &&
+                                                 at < shown.find('/', scheme))
+    shown = shown.substr(0, scheme) + "…" + shown.substr(at);
   const auto refuse = [&](const std::string& why) {
-    throw ConfigError(name, "'" + shown + "' " + why + "; expected e.g. https://api.openai.com/v1");
+    throw ConfigError(name, "'" + shown + "' " + why + "; expected e.g. " +
+                                (webhook ? "https://bot.example.com/hook"
+                                         : "https://api.openai.com/v1"));
   };
   if (scheme == 0) refuse("is not an http:// or https:// URL");
   refuse_control_characters(name, url);
@@ -170,8 +177,11 @@ void check_base_url(const std::string& url, const char* name = "OPENAI_BASE_URL"
   const size_t host_end = std::min(url.find_first_of("/?", scheme), url.size());
   const std::string authority = url.substr(scheme, host_end - scheme);
   if (authority.find('@') != std::string::npos)
-    refuse(std::string("carries user info (put the key in ") +
-           (std::string(name) == "OPENAI_BASE_URL" ? "OPENAI_API_KEY" : "EMBEDDING_API_KEY") + ")");
+    refuse(webhook ? std::string("carries user info (sign with REPLY_WEBHOOK_SECRET instead)")
+                   : std::string("carries user info (put the key in ") +
+                         (std::string(name) == "OPENAI_BASE_URL" ? "OPENAI_API_KEY"
+                                                                 : "EMBEDDING_API_KEY") +
+                         ")");
   if (url.find('\\') != std::string::npos) refuse("holds a backslash");
   if (const std::string why = authority_problem(authority); !why.empty()) refuse(why);
 }

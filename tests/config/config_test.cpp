@@ -365,3 +365,48 @@ TEST(ConfigTest, DatabaseUrlSelectsPostgresAndRefusesOtherSchemesAndDbPathBeside
 
 }  // namespace
 }  // namespace autonous::config
+
+namespace autonous::config {
+namespace {
+
+TEST(ConfigTest, FrontEndSettingsHaveTheirDefaultsAndAreChecked) {
+  const Config d = load_config(env_of({}));
+  EXPECT_EQ(d.reply_webhook_url, "");
+  EXPECT_EQ(d.reply_webhook_max_attempts, 15);
+  EXPECT_EQ(d.reply_webhook_timeout.count(), 10000);
+  EXPECT_EQ(d.reply_webhook_retry_base.count(), 1000);
+  EXPECT_FALSE(d.task_ended_notify.has_value());  // the database's setting (on) stands
+  EXPECT_FALSE(d.stream_replies);
+  EXPECT_EQ(d.stream_flush.count(), 250);
+  const Config c = load_config(env_of({{"REPLY_WEBHOOK_URL", "https://bot.example.com/hook?t=1"},
+                                       {"REPLY_WEBHOOK_SECRET", "s"},
+                                       {"TASK_ENDED_NOTIFY", "off"},
+                                       {"STREAM_REPLIES", "on"},
+                                       {"STREAM_FLUSH_MS", "100"}}));
+  EXPECT_EQ(c.reply_webhook_url, "https://bot.example.com/hook?t=1");
+  EXPECT_EQ(c.task_ended_notify, std::optional<bool>(false));
+  EXPECT_TRUE(c.stream_replies);
+  EXPECT_EQ(c.stream_flush.count(), 100);
+  for (const char* bad : {"ftp://h/x", "hook", "https://h/x#frag", "https://h /x"})
+    expect_refused("REPLY_WEBHOOK_URL", bad);
+  expect_refused("REPLY_WEBHOOK_SECRET", "without a url");
+  expect_refused("REPLY_WEBHOOK_MAX_ATTEMPTS", "0");
+  expect_refused("REPLY_WEBHOOK_TIMEOUT_MS", "99");
+  expect_refused("STREAM_REPLIES", "yes");
+  expect_refused("STREAM_FLUSH_MS", "5");
+  expect_refused("TASK_ENDED_NOTIFY", "maybe");
+}
+
+TEST(ConfigTest, AWebhookUrlWithAPasswordIsRefusedWithoutShowingIt) {
+  try {
+    load_config(env_of({{"REPLY_WEBHOOK_URL", "https://user:hunter2@bot.example.com/hook"}}));
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.variable(), "REPLY_WEBHOOK_URL");
+    EXPECT_EQ(std::string(e.what()).find("hunter2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("REPLY_WEBHOOK_SECRET"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace autonous::config

@@ -4,6 +4,7 @@
 // queued and running tasks; `autonous wait`.
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -255,6 +256,12 @@ TEST_F(FrontEndE2eTest, WaitPrintsTheReplyTheErrorOrTimesOut) {
   EXPECT_EQ(autonous(dir_, {"wait", "--task", "424242"}, db_env()).exit_code, 1);
   EXPECT_EQ(autonous(dir_, {"wait", "--task", "1", "--timeout", "-1"}, db_env()).exit_code, 2);
   EXPECT_EQ(autonous(dir_, {"wait"}, db_env()).exit_code, 2);
+  if (!pg_) {  // a mistyped DB_PATH is said so, not created empty
+    const std::string typo = dir_.file("typo.db");
+    EXPECT_EQ(autonous(dir_, {"wait", "--task", "1"}, {{"DB_PATH", typo}}).exit_code, 2);
+    EXPECT_EQ(autonous(dir_, {"cancel", "--task", "1"}, {{"DB_PATH", typo}}).exit_code, 2);
+    EXPECT_FALSE(std::filesystem::exists(typo));
+  }
 }
 
 }  // namespace

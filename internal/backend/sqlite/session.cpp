@@ -180,8 +180,8 @@ std::unique_ptr<Session> open_sqlite_session(const config::Config& config,
                                              const OpenOptions& options) {
   if (options.must_exist && !std::filesystem::exists(config.db_path))
     throw config::ConfigError("DB_PATH", config.db_path +
-                                             " does not exist; the dashboard reads a database, "
-                                             "it does not create one");
+                                             " does not exist; this command reads a database, "
+                                             "it does not create one (a typo in DB_PATH?)");
   return std::make_unique<SqliteSession>(
       config.db_path, options.read_only_ok ? open_for_reading(config, options.migrate)
                                            : open_file(config, options.migrate));
