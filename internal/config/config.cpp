@@ -160,13 +160,13 @@ void check_base_url(const std::string& url, const char* name = "OPENAI_BASE_URL"
   // User info may hold a password: shown as "…@".
   std::string shown =
       url.find('?') == std::string::npos ? url : url.substr(0, url.find('?')) + "?…";
-  if (const size_t at = shown.find('@', scheme); at != std::string::npos && scheme > 0 &&
-                                                 at < shown.find('/', scheme))
+  if (const size_t at = shown.find('@', scheme);
+      at != std::string::npos && scheme > 0 && at < shown.find('/', scheme))
     shown = shown.substr(0, scheme) + "…" + shown.substr(at);
   const auto refuse = [&](const std::string& why) {
-    throw ConfigError(name, "'" + shown + "' " + why + "; expected e.g. " +
-                                (webhook ? "https://bot.example.com/hook"
-                                         : "https://api.openai.com/v1"));
+    throw ConfigError(name,
+                      "'" + shown + "' " + why + "; expected e.g. " +
+                          (webhook ? "https://bot.example.com/hook" : "https://api.openai.com/v1"));
   };
   if (scheme == 0) refuse("is not an http:// or https:// URL");
   refuse_control_characters(name, url);
