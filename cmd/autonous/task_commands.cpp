@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -91,7 +92,25 @@ int run_wait(const config::Config& config, const WaitOptions& o) {
   // Listening before the first read: an ending between the read and the wait is not missed.
   const std::unique_ptr<backend::EndingWatch> watch = backend::watch_endings(config);
   for (;;) {
-    const std::optional<queue::TaskState> s = db->queue().state(o.task_id);
+    std::optional<queue::TaskState> s;
+    try {
+      s = db->queue().state(o.task_id);
+    } catch (const std::exception& e) {
+      // A server restarting, a dropped connection: waited out until the deadline, as the
+      // worker does; anything else ends the wait (exit 1).
+      if (!db->transient(e)) throw;
+      std::cerr << "autonous: the database is unavailable for now (" << e.what()
+                << "); waiting on\n";
+      if (db->lost()) {
+        try {
+          db->reconnect();
+        } catch (const std::exception&) {
+        }
+      }
+      if (bounded && Clock::now() >= deadline) return kTimedOut;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      continue;
+    }
     if (!s) {
       std::cerr << "autonous: no task " << o.task_id << "\n";
       return 1;

@@ -392,7 +392,7 @@ Client::Client(HttpTransport& transport, ClientOptions options)
 HttpResponse Client::post(const std::string& url, std::string body,
                           std::chrono::milliseconds timeout,
                           const std::function<bool()>& keep_going,
-                          std::function<void(std::string_view)> on_body) {
+                          std::function<bool(std::string_view)> on_body) {
   HttpRequest req;
   req.url = url;
   req.headers = {{"Content-Type", "application/json"},
@@ -419,19 +419,28 @@ ChatResult Client::chat(const std::vector<common::Message>& messages,
   const auto started = std::chrono::steady_clock::now();
   StreamAssembler stream;
   std::optional<std::chrono::milliseconds> ttft;
-  std::function<void(std::string_view)> on_body;
+  std::function<bool(std::string_view)> on_body;
   std::chrono::steady_clock::time_point told{};
   if (call.stream)
     on_body = [&](std::string_view bytes) {
-      if (!stream.feed(bytes)) return;
+      const bool grew = stream.feed(bytes);
+      if (!stream.streaming()) return true;  // one JSON body: kept and capped as always
+      // A stream is put together here: its raw events (several times the text) are not kept,
+      // and the cap applies to what they add up to.
+      if (stream.text().size() > options_.max_response_bytes)
+        throw ResponseTooLargeError("streamed reply over " +
+                                    std::to_string(options_.max_response_bytes) +
+                                    " bytes (MAX_RESPONSE_BYTES)");
+      if (!grew) return false;
       const auto now = std::chrono::steady_clock::now();
       if (!ttft) ttft = std::chrono::duration_cast<std::chrono::milliseconds>(now - started);
       // At most every on_text_every (the first text at once): the copy is made only then.
       if (!call.on_text ||
           (told != std::chrono::steady_clock::time_point() && now - told < call.on_text_every))
-        return;
+        return false;
       told = now;
       call.on_text(redacted(stream.text(), secrets_));
+      return false;
     };
   HttpResponse r = post(url_, request_body(options_.model, messages, call), options_.timeout,
                         keep_going, std::move(on_body));

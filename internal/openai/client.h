@@ -84,7 +84,7 @@ class Client {
  private:
   HttpResponse post(const std::string& url, std::string body, std::chrono::milliseconds timeout,
                     const std::function<bool()>& keep_going,
-                    std::function<void(std::string_view)> on_body = {});
+                    std::function<bool(std::string_view)> on_body = {});
 
   HttpTransport& transport_;
   ClientOptions options_;

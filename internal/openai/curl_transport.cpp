@@ -25,7 +25,7 @@ struct SlistDeleter {
 struct Transfer {
   HttpResponse response;
   const std::function<bool()>* keep_going = nullptr;
-  const std::function<void(std::string_view)>* on_body = nullptr;
+  const std::function<bool(std::string_view)>* on_body = nullptr;
   size_t max_body_bytes = 0;
   bool keep_body = true;
   bool too_large = false;  // the body passed max_body_bytes: the transfer was stopped there
@@ -35,13 +35,17 @@ struct Transfer {
 size_t on_body(char* data, size_t size, size_t count, void* user) noexcept {
   auto* t = static_cast<Transfer*>(user);
   try {
+    // A reader of the body as it arrives may take a piece whole (a stream it puts together
+    // itself, and caps itself): then it is neither kept nor counted here.
+    if (t->on_body != nullptr && *t->on_body &&
+        !(*t->on_body)(std::string_view(data, size * count)))
+      return size * count;
     if (!t->keep_body) return size * count;
     if (t->response.body.size() + size * count > t->max_body_bytes) {
       t->too_large = true;
       return 0;  // stops the transfer (CURLE_WRITE_ERROR); post() decides what it means
     }
     t->response.body.append(data, size * count);
-    if (t->on_body != nullptr && *t->on_body) (*t->on_body)(std::string_view(data, size * count));
     return size * count;
   } catch (...) {
     t->error = std::current_exception();

@@ -27,8 +27,9 @@ struct HttpRequest {
   // (lease lost, hard shutdown). May be empty.
   std::function<bool()> keep_going;
   // Told each piece of the response body as it arrives (after decoding), before post() returns
-  // the whole (a streamed reply read as it is written). May be empty.
-  std::function<void(std::string_view)> on_body;
+  // (a streamed reply read as it is written); returns false when it took the piece itself:
+  // then the piece is not kept in the body nor counted against max_body_bytes. May be empty.
+  std::function<bool(std::string_view)> on_body;
 };
 
 struct HttpResponse {

@@ -70,12 +70,15 @@ bool StreamAssembler::feed(std::string_view bytes) {
 }
 
 void StreamAssembler::line(std::string_view l) {
-  if (l.empty()) {  // an event ends: data that never read as JSON is a chunk lost
+  if (l.empty()) {  // an event ends: its data over several lines is read now
     if (!data_.empty()) {
-      if (event_name_ == "error")
+      json chunk = json::parse(data_, nullptr, /*allow_exceptions=*/false);
+      if (!chunk.is_discarded())
+        dispatch(std::move(chunk));
+      else if (event_name_ == "error")
         error_ = json{{"message", data_}};
       else
-        lost_ = true;
+        lost_ = true;  // a chunk that never read as JSON: a piece of the reply may be missing
       data_.clear();
     }
     event_name_.clear();
@@ -96,13 +99,28 @@ void StreamAssembler::line(std::string_view l) {
     done_ = true;
     return;
   }
-  // An event's data may span several lines (joined with a newline, as SSE says); most servers
-  // send one line, and an event whose blank line is missing still reads line by line.
-  if (!data_.empty()) data_ += '\n';
-  data_ += value;
-  json chunk = json::parse(data_, nullptr, /*allow_exceptions=*/false);
-  if (chunk.is_discarded()) return;  // more lines to come, or a chunk lost (at the blank line)
-  data_.clear();
+  // An event's data may span several lines (joined with a newline, as SSE says): a line that
+  // does not read alone waits for the rest, read once at the blank line (never each line
+  // again: a hostile stream of short lines must not cost their square). Most servers send one
+  // line an event.
+  if (!data_.empty()) {
+    data_ += '\n';
+    data_ += value;
+    if (data_.size() > kMaxEventBytes) {
+      lost_ = true;
+      data_.clear();
+    }
+    return;
+  }
+  json chunk = json::parse(value, nullptr, /*allow_exceptions=*/false);
+  if (chunk.is_discarded()) {
+    data_ = std::string(value);
+    return;
+  }
+  dispatch(chunk);
+}
+
+void StreamAssembler::dispatch(json chunk) {
   if (!chunk.is_object()) {
     lost_ = true;
     return;

@@ -22,6 +22,9 @@
 
 namespace autonous::openai {
 
+// An event's data at most this long (a longer one is a chunk lost: the stream is broken).
+inline constexpr size_t kMaxEventBytes = 1u << 20;
+
 class StreamAssembler {
  public:
   // Reads the next bytes of the body. Returns true when the reply's text grew.
@@ -39,6 +42,7 @@ class StreamAssembler {
 
  private:
   void line(std::string_view l);
+  void dispatch(nlohmann::json chunk);
   void event(const nlohmann::json& chunk);
 
   bool decided_ = false;

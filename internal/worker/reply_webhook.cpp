@@ -41,7 +41,8 @@ std::vector<std::pair<std::string, std::string>> webhook_headers(const queue::Ou
       {"User-Agent", "autonous-webhook"},
       {"Idempotency-Key", std::to_string(row.task_id)},
       {"X-Autonous-Task", std::to_string(row.task_id)},
-      {"X-Autonous-Attempt", std::to_string(row.attempts)}};
+      {"X-Autonous-Attempt", std::to_string(row.attempts)},
+      {"X-Autonous-Delivery", std::to_string(row.id)}};
   if (!secret.empty())
     h.emplace_back("X-Autonous-Signature", "sha256=" + common::hmac_sha256_hex(secret, row.body));
   return h;
@@ -119,7 +120,7 @@ void ReplyWebhook::run(const std::stop_token& stop, const std::atomic<bool>& har
       const std::vector<queue::OutboxRow> rows = outbox.claim(lease, kBatch);
       for (const queue::OutboxRow& row : rows) {
         if (stop.stop_requested() || hard.load()) return;  // the rest wait out their lease
-        deliver(row, hard);
+        deliver(row, stop, hard);
       }
       if (rows.empty()) idle(stop, wait);
     } catch (const std::exception& e) {
@@ -139,14 +140,17 @@ void ReplyWebhook::run(const std::stop_token& stop, const std::atomic<bool>& har
   }
 }
 
-void ReplyWebhook::deliver(const queue::OutboxRow& row, const std::atomic<bool>& hard) {
+void ReplyWebhook::deliver(const queue::OutboxRow& row, const std::stop_token& stop,
+                           const std::atomic<bool>& hard) {
   openai::HttpRequest req;
   req.url = config_.reply_webhook_url;
   req.headers = webhook_headers(row, config_.reply_webhook_secret);
   req.body = row.body;
   req.timeout = config_.reply_webhook_timeout;
   req.keep_body = false;  // a 2xx is delivered whatever its body says (an echo, a page)
-  req.keep_going = [&hard] { return !hard.load(); };
+  // A stop (SIGTERM) or a hard stop ends a POST in flight: the row waits out its lease and is
+  // delivered again, rather than a slow receiver holding up the shutdown.
+  req.keep_going = [&hard, &stop] { return !hard.load() && !stop.stop_requested(); };
   const auto started = std::chrono::steady_clock::now();
   std::string error;
   long status = 0;

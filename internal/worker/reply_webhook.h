@@ -3,15 +3,15 @@
 // thread per worker process, with its own database session and HTTP transport, apart from the
 // slots: a receiver that is down or slow never holds up a reply. It claims due rows, POSTs each
 // body as it was written when its task ended (Content-Type: application/json, Idempotency-Key:
-// the task id, X-Autonous-Signature: sha256=<hex HMAC-SHA256 of the body> with
-// REPLY_WEBHOOK_SECRET), and reports: a 2xx is delivered; anything else (a status, a timeout,
-// a closed connection) is tried again after REPLY_WEBHOOK_RETRY_BASE_MS doubling per attempt
-// (at most 5 minutes, or a 429/503's Retry-After), with jitter, until
-// REPLY_WEBHOOK_MAX_ATTEMPTS, then given up. One row is claimed at a time, leased for the
-// POST's timeout and a margin: a worker killed mid-POST leaves it to any worker after that.
-// The receiver's answer is not kept (a 2xx with any body is delivered). While it runs it keeps
-// the webhook on in the database (reply_delivery.webhook_until, kWebhookSpan ahead): a worker
-// without REPLY_WEBHOOK_URL never turns it off for the others.
+// the task id, X-Autonous-Delivery: the outbox row's id, one per ending, X-Autonous-Signature:
+// sha256=<hex HMAC-SHA256 of the body> with REPLY_WEBHOOK_SECRET), and reports: a 2xx is delivered;
+// anything else (a status, a timeout, a closed connection) is tried again after
+// REPLY_WEBHOOK_RETRY_BASE_MS doubling per attempt (at most 5 minutes, or a 429/503's Retry-After),
+// with jitter, until REPLY_WEBHOOK_MAX_ATTEMPTS, then given up. One row is claimed at a time,
+// leased for the POST's timeout and a margin: a worker killed mid-POST leaves it to any worker
+// after that. The receiver's answer is not kept (a 2xx with any body is delivered). While it runs
+// it keeps the webhook on in the database (reply_delivery.webhook_until, kWebhookSpan ahead): a
+// worker without REPLY_WEBHOOK_URL never turns it off for the others.
 
 #include <atomic>
 #include <chrono>
@@ -63,7 +63,8 @@ class ReplyWebhook {
 
  private:
   // Delivers one claimed row and records the outcome.
-  void deliver(const queue::OutboxRow& row, const std::atomic<bool>& hard);
+  void deliver(const queue::OutboxRow& row, const std::stop_token& stop,
+               const std::atomic<bool>& hard);
   // Waits up to `most` (the poll interval), or until poked or stopped.
   void idle(const std::stop_token& stop, std::chrono::milliseconds most);
 

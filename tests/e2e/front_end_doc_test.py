@@ -2,6 +2,8 @@
 """docs/front-end.md's webhook receiver, run as written against the real worker: it accepts
 every ending the worker POSTs (signature checked), refuses a forged one, and the shell front end
 of the same page (enqueue, then wait) works. Needs AUTONOUS_BIN and AUTONOUS_STUB_BIN."""
+import hashlib
+import hmac
 import os
 import re
 import socket
@@ -48,6 +50,16 @@ class DocReceiver(unittest.TestCase):
         p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
         self.procs.append(p)
         return p
+
+    def test_the_documented_example_signature_is_its_bodys(self):
+        with open(os.path.join(ROOT, "docs", "front-end.md"), encoding="utf-8") as f:
+            doc = f.read()
+        example = doc[doc.index("POST /your/hook HTTP/1.1"):]
+        example = example[:example.index("```")]
+        header = re.search(r"X-Autonous-Signature: (sha256=[0-9a-f]{64})", example).group(1)
+        body = example.split("\n\n", 1)[1].strip().encode()
+        want = "sha256=" + hmac.new(b"whsec-example", body, hashlib.sha256).hexdigest()
+        self.assertEqual(header, want)
 
     def test_the_documented_receiver_takes_signed_endings_and_refuses_forged_ones(self):
         port = free_port()

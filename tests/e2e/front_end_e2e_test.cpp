@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -92,6 +93,7 @@ TEST_F(FrontEndE2eTest, EveryEndingIsPostedSignedAndSurvivesAReceiverDownAndAKil
   const std::vector<nlohmann::json> got = hooks(receiver);
   ASSERT_EQ(got.size(), 4u);
   std::map<int64_t, nlohmann::json> by_task;
+  std::set<std::string> deliveries;  // one per ending
   for (const nlohmann::json& h : got) {
     const std::string raw = h["body"].get<std::string>();
     // The signature a receiver recomputes: HMAC-SHA256 of the raw body with the secret.
@@ -101,11 +103,13 @@ TEST_F(FrontEndE2eTest, EveryEndingIsPostedSignedAndSurvivesAReceiverDownAndAKil
     const nlohmann::json body = nlohmann::json::parse(raw);
     EXPECT_EQ(h["headers"]["idempotency-key"], std::to_string(body["task_id"].get<int64_t>()));
     EXPECT_EQ(body["idempotency_key"], std::to_string(body["task_id"].get<int64_t>()));
+    deliveries.insert(h["headers"]["x-autonous-delivery"].get<std::string>());
     for (const char* key :
          {"task_id", "chat_id", "status", "reply", "error", "attempts", "finished_at"})
       EXPECT_TRUE(body.contains(key)) << key << " in " << raw;
     by_task[body["task_id"].get<int64_t>()] = body;
   }
+  EXPECT_EQ(deliveries.size(), 4u);
   EXPECT_EQ(by_task[done]["status"], "done");
   EXPECT_EQ(by_task[done]["reply"],
             str("SELECT reply FROM tasks WHERE id = " + std::to_string(done)));

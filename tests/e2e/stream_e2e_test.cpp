@@ -84,6 +84,17 @@ TEST_F(StreamE2eTest, HostileStreamsEndInTheSameRepliesAsPlainOnes) {
   EXPECT_NE(field("llm.response", ids[0], "ttft_ms"), "");
 }
 
+TEST_F(StreamE2eTest, AStreamsEventsAreNotCountedAgainstTheResponseCapOnlyItsText) {
+  // A word an event: the raw stream is many times the reply, which fits MAX_RESPONSE_BYTES.
+  StubServer stub(dir_.path().string());
+  std::string words;
+  for (int i = 0; i < 300; ++i) words += "w" + std::to_string(i) + " ";
+  const int64_t t = enqueue("a", words + "[[stub:slowstream:1]]");
+  drain(env(stub, {{"STREAM_REPLIES", "on"}, {"MAX_RESPONSE_BYTES", "8192"}}));
+  EXPECT_EQ(str("SELECT status FROM tasks WHERE id = " + std::to_string(t)), "done");
+  EXPECT_EQ(num("SELECT attempts FROM tasks WHERE id = " + std::to_string(t)), 1);
+}
+
 TEST_F(StreamE2eTest, AStreamedToolCallRunsAsAPlainOne) {
   StubServer stub(dir_.path().string());
   const int64_t t = enqueue("c", R"(Where is order 42? [[stub:tool:echo:{"q":"order 42"}]])");

@@ -114,6 +114,14 @@ TEST(StreamAssemblerTest, AnEventsDataOverSeveralLinesIsJoinedAndAnUnreadableOne
   EXPECT_TRUE(s.lost());
 }
 
+TEST(StreamAssemblerTest, AnEventThatNeverEndsIsCappedNotReadAgainAndAgain) {
+  StreamAssembler s;
+  s.feed("data: {\"choices\": [\n");
+  const std::string line = "data: " + std::string(100, 'x') + "\n";
+  for (int i = 0; i < 20000; ++i) s.feed(line);  // 2 MB of one event's lines, read once each
+  EXPECT_TRUE(s.lost());
+}
+
 TEST(StreamAssemblerTest, AnErrorInsideTheStreamBecomesTheResult) {
   StreamAssembler s;
   s.feed(chunk({{"content", "par"}}));

@@ -33,7 +33,7 @@ class ScriptedTransport final : public openai::HttpTransport {
     // inside a UTF-8 character), as a network delivers it.
     if (request.on_body)
       for (size_t i = 0; i < r.body.size(); i += kPiece)
-        request.on_body(std::string_view(r.body).substr(i, kPiece));
+        (void)request.on_body(std::string_view(r.body).substr(i, kPiece));
     return r;
   }
 
