@@ -11,6 +11,7 @@
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
+#include "cmd/autonous/version.h"
 #include "internal/backend/session.h"
 
 namespace autonous::cmd {
@@ -51,6 +52,7 @@ int run_dashboard(const config::Config& config, const std::string& listen_flag) 
     listen = *config.http_listen;
   }
   config::check_listen_token(listen, config.http_token);  // before touching any file
+  spdlog::info("autonous {} dashboard starting", version());
   // Connects (or says why not) and migrates an older schema; refuses a stale read-only file and
   // a missing one (it reads a database, it does not create one).
   (void)backend::open_session(config, backend::OpenOptions{true, true, true});
@@ -58,13 +60,16 @@ int run_dashboard(const config::Config& config, const std::string& listen_flag) 
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);                    // never fatal: logged and ignored
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the server's threads start
   ops::Metrics metrics(config.openai_model);
+  metrics.set_version(std::string(version()));
   const auto server = start_ops_server(config, listen, metrics, {});
   listen.port = server->port();
   std::cout << "dashboard: http://" << listen.to_string() << "/ (Ctrl-C stops it)" << std::endl;
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP)
+    spdlog::info("signal received signal=SIGHUP; ignored");
   spdlog::info("signal received; dashboard stopping");
   return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "cmd/autonous/commands.h"
 #include "cmd/autonous/logging.h"
+#include "cmd/autonous/version.h"
 #include "internal/config/env_file.h"
 #include "internal/engine/model_presets.h"
 
@@ -32,6 +33,8 @@ int run(int argc, char** argv) {
       "autonous"};
   app.footer(kFooter);
   app.require_subcommand(1);
+  app.set_version_flag("--version", "autonous " + std::string(cmd::version()),
+                       "Print the version and exit");
   app.fallthrough();
   std::string env_file;
   app.add_option("--env-file", env_file, "KEY=VALUE file; the real environment wins over it");

@@ -15,6 +15,7 @@
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
+#include "cmd/autonous/version.h"
 #include "internal/backend/session.h"
 #include "internal/common/clock.h"
 #include "internal/engine/engine.h"
@@ -40,6 +41,7 @@ sigset_t block_stop_signals() {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGUSR1);
+  sigaddset(&signals, SIGHUP);  // never fatal (#33): logged and ignored
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
 }
@@ -151,6 +153,14 @@ std::shared_ptr<const tools::Toolset> load_toolset(const config::Config& config)
 
 int run_worker(const config::Config& config, bool drain) {
   config::require_llm_endpoint(config);
+  spdlog::info("autonous {} worker starting", version());
+  {
+    // SIGHUP is never fatal, from the start: held until the signal thread logs it.
+    sigset_t hup;
+    sigemptyset(&hup);
+    sigaddset(&hup, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &hup, nullptr);
+  }
   const engine::EngineSettings settings = engine_settings(config);
   spdlog::info("context budget tokens={} source=\"{}\" strategy={}", settings.budget.tokens,
                settings.budget.source, engine::to_string(settings.context.policy.strategy));
@@ -170,6 +180,7 @@ int run_worker(const config::Config& config, bool drain) {
     // Up before the catch-up below, which may take minutes after an upgrade: /healthz says
     // "starting" rather than refusing connections.
     metrics = std::make_unique<ops::Metrics>(config.openai_model);
+    metrics->set_version(std::string(version()));
     server = start_ops_server(config, *config.http_listen, *metrics, [&live] {
       const worker::Worker* running = live.load();
       return running != nullptr ? loop_status(*running) : ops::LoopStatus{0, 0, {}, true, {}};
@@ -202,6 +213,13 @@ int run_worker(const config::Config& config, bool drain) {
     const timespec tick{0, 200'000'000};
     while (!done.stop_requested()) {
       const int sig = sigtimedwait(&signals, nullptr, &tick);
+      if (sig == SIGHUP) {
+        // Logs go to stderr (the journal, or the service manager's file): nothing to reopen,
+        // and the configuration is read at start only.
+        spdlog::info(
+            "signal received signal=SIGHUP; ignored (restart the worker to read new settings)");
+        continue;
+      }
       if (sig != SIGTERM && sig != SIGINT) continue;
       const char* name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
       if (!stop.stop_requested()) {

@@ -53,6 +53,7 @@ struct Metrics::Impl {
   explicit Impl(std::string model_name) : model(std::move(model_name)) {}
 
   std::string model;
+  std::string version;  // set once, before the server starts
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   Family<Histogram>& llm_duration =
       prometheus::BuildHistogram()
@@ -172,6 +173,8 @@ Metrics::Metrics(std::string model) : impl_(std::make_unique<Impl>(std::move(mod
 
 Metrics::~Metrics() = default;
 
+void Metrics::set_version(std::string version) { impl_->version = std::move(version); }
+
 void Metrics::record(const std::vector<events::Event>& trail) {
   Impl& m = *impl_;
   std::string model = m.model;
@@ -273,6 +276,11 @@ void database_gauges(PageDb& db, TaskCounts& counts, std::vector<prometheus::Met
 std::string Metrics::render(PageDb& db, TaskCounts& counts, const LoopProbe& loop) const {
   std::vector<prometheus::MetricFamily> families = impl_->registry->Collect();
   database_gauges(db, counts, families);
+  if (!impl_->version.empty()) {
+    auto info = gauge_family("autonous_build_info", "The binary's version (always 1)");
+    add_gauge(info, 1, {{"version", impl_->version}});
+    families.push_back(std::move(info));
+  }
   if (loop) {
     const LoopStatus s = loop();
     auto busy = gauge_family("autonous_busy_slots", "Worker slots inside a task (this process)");

@@ -32,6 +32,8 @@ class Metrics {
  public:
   // `model`: the label for an LLM call whose trail names none (OPENAI_MODEL).
   explicit Metrics(std::string model);
+  // autonous_build_info{version} 1 from now on (the binary's version: cmd/autonous/version.h).
+  void set_version(std::string version);
   ~Metrics();
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;

@@ -1,8 +1,12 @@
 // The CLI contract of DESIGN.md, through the real binary: commands, --help, exit codes,
 // configuration errors naming the variable, enqueue/events/status/context behaviour.
 
+#include <chrono>
+#include <csignal>
 #include <fstream>
+#include <regex>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -24,9 +28,10 @@ class CliTest : public ::testing::Test {
 
 TEST_F(CliTest, EverySubcommandHasHelp) {
   const std::vector<std::vector<std::string>> commands = {
-      {"migrate"},      {"enqueue"},     {"worker"},        {"context"},      {"context", "stats"},
-      {"events"},       {"status"},      {"requeue"},       {"tokens"},       {"chat"},
-      {"chat", "show"}, {"chat", "set"}, {"chat", "reset"}, {"chat", "clear"}};
+      {"migrate"},          {"enqueue"},       {"worker"},       {"context"},
+      {"context", "stats"}, {"events"},        {"status"},       {"requeue"},
+      {"tokens"},           {"chat"},          {"chat", "show"}, {"chat", "set"},
+      {"chat", "reset"},    {"chat", "clear"}, {"cancel"},       {"wait"}};
   for (auto cmd : commands) {
     SCOPED_TRACE(cmd.back());
     cmd.push_back("--help");
@@ -79,6 +84,47 @@ TEST_F(CliTest, WorkerRequiresTheBaseUrlAndABudgetThatHoldsTheSystemPrompt) {
                     {"MAX_CONTEXT_TOKENS", "50"}}));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("MAX_CONTEXT_TOKENS"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, VersionComesFromTheProjectAndGitAndStartsTheWorkersLog) {
+  const auto r = autonous(dir_, {"--version"}, env());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // CMakeLists.txt's project(… VERSION x.y.z), and git's description of the commit when built
+  // from a checkout.
+  std::ifstream cmake(std::string(AUTONOUS_SOURCE_DIR) + "/CMakeLists.txt");
+  const std::string lists((std::istreambuf_iterator<char>(cmake)), {});
+  std::smatch project;
+  ASSERT_TRUE(
+      std::regex_search(lists, project, std::regex(R"(project\(autonous VERSION ([0-9.]+))")));
+  std::string escaped;  // the version's dots, literally
+  for (const char c : project.str(1)) escaped += c == '.' ? std::string("\\.") : std::string(1, c);
+  EXPECT_TRUE(std::regex_match(
+      r.out, std::regex("autonous " + escaped + R"(( \(git [0-9a-zA-Z.-]+\))?\n)")))
+      << r.out;
+  // The worker's first log line says which binary runs.
+  const auto w = autonous(dir_, {"worker", "--drain"},
+                          {{"DB_PATH", db_}, {"OPENAI_BASE_URL", "http://127.0.0.1:9/v1"}});
+  EXPECT_EQ(w.exit_code, 0) << w.err;
+  const std::string first = w.err.substr(0, w.err.find('\n'));
+  EXPECT_NE(first.find(r.out.substr(0, r.out.size() - 1) + " worker starting"), std::string::npos)
+      << w.err;
+}
+
+TEST_F(CliTest, SighupNeverStopsTheWorker) {
+  Process worker({autonous_bin(), "worker"},
+                 {{"DB_PATH", db_}, {"OPENAI_BASE_URL", "http://127.0.0.1:9/v1"}},
+                 dir_.path().string());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (worker.stderr_text().find("worker started") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  worker.signal(SIGHUP);
+  EXPECT_FALSE(worker.wait(std::chrono::milliseconds(500))) << "SIGHUP stopped the worker";
+  worker.signal(SIGTERM);
+  const auto stopped = worker.wait(std::chrono::seconds(20));
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(stopped->exit_code, 0) << stopped->err;
+  EXPECT_NE(stopped->err.find("signal=SIGHUP; ignored"), std::string::npos) << stopped->err;
 }
 
 TEST_F(CliTest, MigrateIsIdempotentAndPrintsTheVersion) {

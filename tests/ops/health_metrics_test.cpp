@@ -281,6 +281,22 @@ TEST(MetricsTest, CostsAddUpPerModelAndSideCallsAreNotTurnRequests) {
   EXPECT_EQ(text.find("model=\"m1-2026-01-01\""), std::string::npos);
 }
 
+TEST(MetricsTest, BuildInfoNamesTheVersionAndCancelledTasksAndTheOutboxAreCounted) {
+  testing::TestDb t;
+  TaskCounts counts;
+  Metrics m("x");
+  m.set_version("1.2.3 (git abc123)");
+  t.db().exec("INSERT INTO tasks(chat_id, text) VALUES ('a', 'x')");
+  t.db().exec("UPDATE tasks SET status = 'cancelled'");
+  const auto db = page_db(t);
+  const std::string text = m.render(*db, counts, {});
+  for (const char* line :
+       {"autonous_build_info{version=\"1.2.3 (git abc123)\"} 1",
+        "autonous_tasks{status=\"cancelled\"} 1", "autonous_reply_outbox{state=\"pending\"} 0",
+        "autonous_reply_outbox{state=\"undeliverable\"} 0"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+}
+
 TEST(MetricsTest, LabelValuesFromDataAreBounded) {
   testing::TestDb t;
   TaskCounts counts;
