@@ -410,3 +410,71 @@ TEST(ConfigTest, AWebhookUrlWithAPasswordIsRefusedWithoutShowingIt) {
 
 }  // namespace
 }  // namespace autonous::config
+
+#ifdef AUTONOUS_SOURCE_DIR
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "internal/config/env_file.h"
+
+namespace autonous::config {
+namespace {
+
+std::string source_file(const std::string& path) {
+  std::ifstream in(std::string(AUTONOUS_SOURCE_DIR) + "/" + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// config/autonous.env.example documents every variable the configuration reads (set, or
+// commented out when it has no value by default), and so does docs/configuration.md; the
+// example as shipped loads, and what it sets is what the code does without it (#33).
+TEST(ConfigTest, TheEnvExampleAndTheDocsNameEveryVariableAndChangeNoDefault) {
+  const std::string code = source_file("internal/config/config.cpp");
+  const std::string example = source_file("config/autonous.env.example");
+  const std::string docs = source_file("docs/configuration.md");
+  std::set<std::string> read;
+  const std::regex name(R"((?:env, |ConfigError\()\"([A-Z][A-Z0-9_]+)\")");
+  for (auto it = std::sregex_iterator(code.begin(), code.end(), name); it != std::sregex_iterator();
+       ++it)
+    read.insert((*it)[1]);
+  ASSERT_GT(read.size(), 60u);
+  for (const std::string& v : read) {
+    EXPECT_TRUE(std::regex_search(example, std::regex("(^|\\n)#?" + v + "=")))
+        << v << " is read but not in config/autonous.env.example";
+    EXPECT_NE(docs.find("`" + v + "`"), std::string::npos)
+        << v << " is read but not in docs/configuration.md";
+  }
+  // Loaded as shipped (the required OPENAI_BASE_URL given), the example is the defaults.
+  const std::string path = ::testing::TempDir() + "/autonous.env.example";
+  std::ofstream(path) << example;
+  const EnvLookup shipped = layered_env(env_of({}), read_env_file(path));
+  const Config d = load_config(env_of({}));
+  const Config c = load_config(shipped);
+  EXPECT_EQ(c.history_window, d.history_window);
+  EXPECT_EQ(c.max_chars_per_message, d.max_chars_per_message);
+  EXPECT_EQ(c.max_context_tokens, d.max_context_tokens);
+  EXPECT_EQ(c.keep_recent_messages, d.keep_recent_messages);
+  EXPECT_EQ(c.worker_concurrency, d.worker_concurrency);
+  EXPECT_EQ(c.task_lease, d.task_lease);
+  EXPECT_EQ(c.task_max_attempts, d.task_max_attempts);
+  EXPECT_EQ(c.retry_budget, d.retry_budget);
+  EXPECT_EQ(c.context_strategy, d.context_strategy);
+  EXPECT_EQ(c.recall, d.recall);
+  EXPECT_EQ(c.tool_max_steps, d.tool_max_steps);
+  EXPECT_EQ(c.tool_result_max_bytes, d.tool_result_max_bytes);
+  EXPECT_EQ(c.reply_webhook_max_attempts, d.reply_webhook_max_attempts);
+  EXPECT_EQ(c.reply_webhook_timeout, d.reply_webhook_timeout);
+  EXPECT_EQ(c.task_ended_notify, d.task_ended_notify);
+  EXPECT_EQ(c.stream_replies, d.stream_replies);
+  EXPECT_EQ(c.stream_flush, d.stream_flush);
+  EXPECT_EQ(c.sqlite_synchronous, d.sqlite_synchronous);
+  EXPECT_EQ(c.openai_model, d.openai_model);
+}
+
+}  // namespace
+}  // namespace autonous::config
+#endif
