@@ -46,6 +46,14 @@ sigset_t block_stop_signals() {
   return signals;
 }
 
+// SIGHUP is never fatal, from the worker's start: held until the signal thread logs it.
+void hold_sighup() {
+  sigset_t hup;
+  sigemptyset(&hup);
+  sigaddset(&hup, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &hup, nullptr);
+}
+
 // What /healthz and /metrics see of the slots.
 ops::LoopStatus loop_status(const worker::Worker& w) {
   const worker::WorkerStats& s = w.stats();
@@ -154,13 +162,7 @@ std::shared_ptr<const tools::Toolset> load_toolset(const config::Config& config)
 int run_worker(const config::Config& config, bool drain) {
   config::require_llm_endpoint(config);
   spdlog::info("autonous {} worker starting", version());
-  {
-    // SIGHUP is never fatal, from the start: held until the signal thread logs it.
-    sigset_t hup;
-    sigemptyset(&hup);
-    sigaddset(&hup, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &hup, nullptr);
-  }
+  hold_sighup();
   const engine::EngineSettings settings = engine_settings(config);
   spdlog::info("context budget tokens={} source=\"{}\" strategy={}", settings.budget.tokens,
                settings.budget.source, engine::to_string(settings.context.policy.strategy));

@@ -40,7 +40,56 @@ void wait_for_stop(RunState& state, const std::atomic<int>& running, std::chrono
   }
 }
 
+// TASK_ENDED_NOTIFY, when set, into the database (PostgreSQL's triggers read it); refused now
+// (a read-only server): the setting stays as it was, said in the log.
+void record_notify_setting(const config::Config& config) {
+  if (!config.task_ended_notify) return;
+  try {
+    backend::open_session(config)->outbox().set_notify(*config.task_ended_notify);
+  } catch (const std::exception& e) {
+    spdlog::warn("could not record TASK_ENDED_NOTIFY yet ({})", e.what());
+  }
+}
+
+// Puts back the slots' callback as it was: it points at the webhook only while both live.
+struct RestoreOnTrail {
+  WorkerDeps& deps;
+  std::function<void(const std::vector<events::Event>&)> told;
+  ~RestoreOnTrail() { deps.on_trail = told; }
+};
+
+void log_stopped(const WorkerStats& s) {
+  spdlog::info("worker stopped claimed={} completed={} retried={} failed={} released={}",
+               s.claimed.load(), s.completed.load(), s.retried.load(), s.failed.load(),
+               s.released.load());
+}
+
+void warn_about_settings(const config::Config& config) {
+  if (!config.openai_api_key_header.empty() && config.openai_api_key.empty())
+    spdlog::warn("OPENAI_API_KEY_HEADER={} is set but OPENAI_API_KEY is empty: no key is sent",
+                 config.openai_api_key_header);
+}
+
 }  // namespace
+
+// The deliverer, with its own session, before the slots (they poke it after each commit); it
+// turns the webhook on in the database before its first claim and keeps it on. Null without
+// REPLY_WEBHOOK_URL.
+std::unique_ptr<ReplyWebhook> Worker::start_webhook() {
+  if (config_.reply_webhook_url.empty()) return nullptr;
+  auto webhook = std::make_unique<ReplyWebhook>(config_, deps_.make_transport());
+  webhook->keep_on();
+  deps_.on_trail = [told = deps_.on_trail,
+                    hook = webhook.get()](const std::vector<events::Event>& trail) {
+    hook->poke();
+    if (told) told(trail);
+  };
+  spdlog::info(
+      "reply webhook on: every ended task is POSTed (max_attempts={} timeout_ms={} signed={})",
+      config_.reply_webhook_max_attempts, config_.reply_webhook_timeout.count(),
+      !config_.reply_webhook_secret.empty());
+  return webhook;
+}
 
 int64_t WorkerStats::now_ms() noexcept {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -69,37 +118,9 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
     state.cv.notify_all();
   });
 
-  // TASK_ENDED_NOTIFY, when set, into the database (PostgreSQL's triggers read it); refused now
-  // (a read-only server): the setting stays as it was, said in the log.
-  if (config_.task_ended_notify) {
-    try {
-      backend::open_session(config_)->outbox().set_notify(*config_.task_ended_notify);
-    } catch (const std::exception& e) {
-      spdlog::warn("could not record TASK_ENDED_NOTIFY yet ({})", e.what());
-    }
-  }
-  // The deliverer, with its own session, before the slots (they poke it after each commit);
-  // it turns the webhook on in the database before its first claim and keeps it on.
-  std::unique_ptr<ReplyWebhook> webhook;
-  const std::function<void(const std::vector<events::Event>&)> told = deps_.on_trail;
-  struct Restore {  // the slots' callback points at the webhook only while both live
-    WorkerDeps& deps;
-    std::function<void(const std::vector<events::Event>&)> told;
-    ~Restore() { deps.on_trail = told; }
-  } restore{deps_, told};
-  if (!config_.reply_webhook_url.empty()) {
-    webhook = std::make_unique<ReplyWebhook>(config_, deps_.make_transport());
-    webhook->keep_on();
-    deps_.on_trail = [told, hook = webhook.get()](const std::vector<events::Event>& trail) {
-      hook->poke();
-      if (told) told(trail);
-    };
-    spdlog::info(
-        "reply webhook on: every ended task is POSTed (max_attempts={} timeout_ms={} "
-        "signed={})",
-        config_.reply_webhook_max_attempts, config_.reply_webhook_timeout.count(),
-        !config_.reply_webhook_secret.empty());
-  }
+  record_notify_setting(config_);
+  const RestoreOnTrail restore{deps_, deps_.on_trail};
+  const std::unique_ptr<ReplyWebhook> webhook = start_webhook();
 
   // Slots are built here, so a database that cannot be opened fails run() before any thread.
   std::vector<std::unique_ptr<Slot>> slots;
@@ -109,9 +130,7 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
         std::make_unique<Slot>(config_, engine_, deps_, stats_, state, config_.worker_id, i));
   spdlog::info("worker started worker_id={:?} concurrency={} drain={}", config_.worker_id,
                config_.worker_concurrency, drain_);
-  if (!config_.openai_api_key_header.empty() && config_.openai_api_key.empty())
-    spdlog::warn("OPENAI_API_KEY_HEADER={} is set but OPENAI_API_KEY is empty: no key is sent",
-                 config_.openai_api_key_header);
+  warn_about_settings(config_);
 
   std::atomic<int> running{config_.worker_concurrency};
   std::mutex failure_mu;
@@ -151,7 +170,6 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
 
   std::jthread deliverer;
   if (webhook) deliverer = std::jthread([&] { webhook->run(stop, state.hard_stop); });
-
   wait_for_stop(state, running, config_.shutdown_grace);
   threads.clear();  // joins
   if (webhook) {
@@ -161,9 +179,7 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
     webhook->finish(drain);
     deliverer = {};  // joins
   }
-  spdlog::info("worker stopped claimed={} completed={} retried={} failed={} released={}",
-               stats_.claimed.load(), stats_.completed.load(), stats_.retried.load(),
-               stats_.failed.load(), stats_.released.load());
+  log_stopped(stats_);
   if (failure) std::rethrow_exception(failure);
 }
 

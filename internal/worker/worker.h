@@ -34,6 +34,8 @@ class Toolset;
 
 namespace autonous::worker {
 
+class ReplyWebhook;
+
 struct WorkerStats {
   explicit WorkerStats(int slot_count = 0)
       : slots(slot_count),
@@ -88,6 +90,8 @@ class Worker {
   const WorkerStats& stats() const noexcept { return stats_; }
 
  private:
+  std::unique_ptr<ReplyWebhook> start_webhook();
+
   config::Config config_;
   WorkerDeps deps_;
   engine::EngineSettings engine_;
