@@ -13,6 +13,7 @@
 #include "cmd/autonous/commands.h"
 #include "cmd/autonous/version.h"
 #include "internal/backend/session.h"
+#include "internal/common/log.h"
 
 namespace autonous::cmd {
 
@@ -52,7 +53,7 @@ int run_dashboard(const config::Config& config, const std::string& listen_flag) 
     listen = *config.http_listen;
   }
   config::check_listen_token(listen, config.http_token);  // before touching any file
-  spdlog::info("autonous {} dashboard starting", version());
+  log::info(fmt::format("autonous {} dashboard starting", version()), {{"version", version()}});
   // Connects (or says why not) and migrates an older schema; refuses a stale read-only file and
   // a missing one (it reads a database, it does not create one).
   (void)backend::open_session(config, backend::OpenOptions{true, true, true});
@@ -69,7 +70,7 @@ int run_dashboard(const config::Config& config, const std::string& listen_flag) 
   std::cout << "dashboard: http://" << listen.to_string() << "/ (Ctrl-C stops it)" << std::endl;
   int sig = 0;
   while (sigwait(&signals, &sig) == 0 && sig == SIGHUP)
-    spdlog::info("signal received signal=SIGHUP; ignored");
+    log::info("SIGHUP ignored", {{"signal", "SIGHUP"}});
   spdlog::info("signal received; dashboard stopping");
   return 0;
 }

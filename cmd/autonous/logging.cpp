@@ -1,6 +1,7 @@
 #include "cmd/autonous/logging.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
 #include <string_view>
@@ -10,19 +11,14 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "internal/common/log.h"
 #include "internal/common/text.h"
 
 namespace autonous::cmd {
 namespace {
-
-bool is_key(std::string_view k) {
-  if (k.empty()) return false;
-  for (const char c : k) {
-    if (!((c >= 'a' && c <= 'z') || c == '_' || (c >= '0' && c <= '9'))) return false;
-  }
-  return true;
-}
 
 // Control characters of a message escaped (\n → "\\n"), so no value (a chat id, server text)
 // can start a forged log line.
@@ -44,6 +40,45 @@ std::string escaped(std::string_view text) {
   return out;
 }
 
+bool g_journal = false;  // stderr is the journal's stream: lines start with "<N>"
+
+// stderr is connected to the journal when $JOURNAL_STREAM ("device:inode") names it.
+bool stderr_is_journal() {
+  const char* v = std::getenv("JOURNAL_STREAM");
+  if (v == nullptr) return false;
+  unsigned long long dev = 0;
+  unsigned long long ino = 0;
+  if (std::sscanf(v, "%llu:%llu", &dev, &ino) != 2) return false;
+  struct stat st {};
+  if (fstat(STDERR_FILENO, &st) != 0) return false;
+  return static_cast<unsigned long long>(st.st_dev) == dev &&
+         static_cast<unsigned long long>(st.st_ino) == ino;
+}
+
+// sd-daemon(3)'s priority of a level: what `journalctl -p` filters on.
+int journal_priority(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::critical:
+      return 2;
+    case spdlog::level::err:
+      return 3;
+    case spdlog::level::warn:
+      return 4;
+    case spdlog::level::info:
+      return 6;
+    default:
+      return 7;
+  }
+}
+
+void write_line(spdlog::level::level_enum level, std::string_view text) {
+  if (g_journal) {
+    const std::string prefix = fmt::format("<{}>", journal_priority(level));
+    std::fwrite(prefix.data(), 1, prefix.size(), stderr);
+  }
+  std::fwrite(text.data(), 1, text.size(), stderr);
+}
+
 // The text format: spdlog's pattern over the escaped message.
 class TextSink final : public spdlog::sinks::base_sink<std::mutex> {
  protected:
@@ -53,65 +88,23 @@ class TextSink final : public spdlog::sinks::base_sink<std::mutex> {
     safe.payload = text;
     spdlog::memory_buf_t line;
     formatter_->format(safe, line);
-    std::fwrite(line.data(), 1, line.size(), stderr);
+    write_line(msg.level, std::string_view(line.data(), line.size()));
   }
   void flush_() override { std::fflush(stderr); }
 };
 
-// A word of a log message: `key=value`, `key="quoted value"` (values written with {:?}: user
-// and server text, which may hold spaces, '=' or quotes), or a plain word (key empty).
-struct Word {
-  std::string key;
-  std::string value;
+// Put into the value a field's own type: numbers stay numbers.
+struct JsonValue {
+  nlohmann::ordered_json operator()(std::int64_t v) const { return v; }
+  nlohmann::ordered_json operator()(std::uint64_t v) const { return v; }
+  nlohmann::ordered_json operator()(double v) const { return v; }
+  nlohmann::ordered_json operator()(bool v) const { return v; }
+  nlohmann::ordered_json operator()(const std::string& v) const { return v; }
 };
-
-// The quoted value starting at text[i] (a '"'), without its quotes, \" and \\ undone; i ends
-// past the closing quote. Other escapes (\n, \x1b) stay as written.
-std::string quoted_value(std::string_view text, size_t& i) {
-  std::string out;
-  for (++i; i < text.size() && text[i] != '"'; ++i) {
-    if (text[i] == '\\' && i + 1 < text.size() && (text[i + 1] == '"' || text[i + 1] == '\\')) {
-      out += text[++i];
-    } else {
-      out += text[i];
-    }
-  }
-  ++i;
-  return out;
-}
-
-std::vector<Word> split_words(std::string_view text) {
-  std::vector<Word> words;
-  size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && text[i] == ' ') ++i;
-    if (i == text.size()) break;
-    const size_t start = i;
-    while (i < text.size() && text[i] != ' ' && text[i] != '=' && text[i] != '"') ++i;
-    Word w;
-    if (i < text.size() && text[i] == '=' && is_key(text.substr(start, i - start))) {
-      w.key = std::string(text.substr(start, i - start));
-      ++i;
-      if (i < text.size() && text[i] == '"') {
-        w.value = quoted_value(text, i);
-        words.push_back(std::move(w));
-        continue;
-      }
-    } else {
-      i = start;
-    }
-    const size_t value_start = i;
-    while (i < text.size() && text[i] != ' ') ++i;
-    w.value = std::string(text.substr(value_start, i - value_start));
-    words.push_back(std::move(w));
-  }
-  return words;
-}
 
 class JsonLinesSink final : public spdlog::sinks::base_sink<std::mutex> {
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    const std::string text(msg.payload.data(), msg.payload.size());
     nlohmann::ordered_json j;
     const auto secs =
         std::chrono::duration_cast<std::chrono::milliseconds>(msg.time.time_since_epoch()).count();
@@ -120,28 +113,22 @@ class JsonLinesSink final : public spdlog::sinks::base_sink<std::mutex> {
                             static_cast<int>(secs % 1000));
     j["level"] = std::string(spdlog::level::to_string_view(msg.level).data(),
                              spdlog::level::to_string_view(msg.level).size());
-    // "task claimed task_id=3 chat_id=a" → message "task claimed", fields {task_id, chat_id}.
-    std::string message;
-    nlohmann::ordered_json fields = nlohmann::ordered_json::object();
-    std::string last;  // the field that words without '=' continue (an unquoted error text)
-    for (const Word& w : split_words(text)) {
-      if (!w.key.empty()) {
-        last = w.key;
+    // A line written through log::write() brings its message and typed fields; any other line's
+    // text is all message.
+    if (const log::Line* line = log::current_line()) {
+      j["message"] = std::string(line->message);
+      for (const log::Field& f : line->fields) {
+        std::string key(f.key);
         // A field may not pose as the line's own time, level or message.
-        if (last == "time" || last == "level" || last == "message") last = "field_" + last;
-        fields[last] = w.value;
-      } else if (last.empty()) {
-        if (!message.empty()) message += ' ';
-        message += w.value;
-      } else {
-        fields[last] = fields[last].get<std::string>() + " " + w.value;
+        if (key == "time" || key == "level" || key == "message") key = "field_" + key;
+        j[key] = std::visit(JsonValue{}, f.value);
       }
+    } else {
+      j["message"] = std::string(msg.payload.data(), msg.payload.size());
     }
-    j["message"] = message;
-    for (auto& [k, v] : fields.items()) j[k] = v;
-    const std::string line =
+    const std::string text =
         j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
-    std::fwrite(line.data(), 1, line.size(), stderr);
+    write_line(msg.level, text);
   }
   void flush_() override { std::fflush(stderr); }
 };
@@ -159,20 +146,21 @@ int report_exit(int code, const std::string& text) {
     j["message"] = "autonous exiting";
     j["exit_code"] = code;
     j["error"] = text;
-    const std::string line =
-        j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
-    std::fwrite(line.data(), 1, line.size(), stderr);
+    write_line(spdlog::level::err,
+               j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
   } else {
-    std::fputs(("autonous: " + text + "\n").c_str(), stderr);
+    write_line(spdlog::level::err, "autonous: " + text + "\n");
   }
   return code;
 }
 
 void prefer_json_errors(const std::optional<std::string>& log_format) {
+  g_journal = stderr_is_journal();
   g_json_logs = log_format && common::to_lower_ascii(common::trim(*log_format)) == "json";
 }
 
 void setup_logging(const config::Config& config) {
+  g_journal = stderr_is_journal();
   g_json_logs = config.log_format == config::LogFormat::kJson;
   std::shared_ptr<spdlog::logger> logger;
   if (config.log_format == config::LogFormat::kJson) {

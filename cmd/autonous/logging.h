@@ -1,7 +1,9 @@
 #pragma once
 // Sets the default spdlog logger from LOG_LEVEL / LOG_FORMAT, writing to stderr.
-// `json`: one object a line {time, level, message, fields…}, where `key=value` words at the end
-// of a message become fields. Invalid UTF-8 is replaced, never thrown.
+// `json`: one object a line {time, level, message, fields…}; the fields are those passed to
+// log::write() (internal/common/log.h), with their types. Invalid UTF-8 is replaced, never thrown.
+// When stderr is the journal's stream ($JOURNAL_STREAM names it), every line starts with its
+// sd-daemon priority ("<3>" error … "<7>" debug), so `journalctl -p err` finds the errors.
 
 #include <optional>
 #include <string>

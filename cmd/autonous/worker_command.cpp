@@ -18,6 +18,7 @@
 #include "cmd/autonous/version.h"
 #include "internal/backend/session.h"
 #include "internal/common/clock.h"
+#include "internal/common/log.h"
 #include "internal/engine/engine.h"
 #include "internal/engine/model_presets.h"
 #include "internal/openai/curl_transport.h"
@@ -88,10 +89,11 @@ void catch_up_search(std::unique_ptr<backend::Session> db) {
     return;
   }
   if (n > 0)
-    spdlog::info("search index caught up rows={} ms={}", n,
-                 std::chrono::duration_cast<std::chrono::milliseconds>(
-                     std::chrono::steady_clock::now() - started)
-                     .count());
+    log::info("search index caught up",
+              {{"rows", n},
+               {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - started)
+                          .count()}});
 }
 
 // An estimated model whose window is unknown is calibrated both ways, but its prompts grow past
@@ -142,7 +144,8 @@ std::shared_ptr<const tools::Toolset> load_toolset(const config::Config& config)
       }
       auto client = std::make_shared<tools::McpClient>(m.name, std::move(channel));
       client->start();
-      spdlog::info("MCP server {:?} started tools={}", m.name, client->tools().size());
+      log::info(fmt::format("MCP server {:?} started", m.name),
+                {{"tools", client->tools().size()}});
       mcp.push_back(std::move(client));
     } catch (const tools::McpError& e) {
       spdlog::warn("TOOLS_FILE: MCP server {:?} left out: {}", m.name, e.what());
@@ -154,18 +157,20 @@ std::shared_ptr<const tools::Toolset> load_toolset(const config::Config& config)
   auto toolset = std::make_shared<const tools::Toolset>(
       std::move(file.tools), std::move(mcp),
       [](const std::string& why) { spdlog::warn("TOOLS_FILE: {}", why); });
-  spdlog::info("tools offered count={} names={:?} max_steps={}", toolset->names().size(),
-               fmt::format("{}", fmt::join(toolset->names(), ",")), config.tool_max_steps);
+  log::info("tools offered", {{"count", toolset->names().size()},
+                              {"names", fmt::format("{}", fmt::join(toolset->names(), ","))},
+                              {"max_steps", config.tool_max_steps}});
   return toolset;
 }
 
 int run_worker(const config::Config& config, bool drain) {
   config::require_llm_endpoint(config);
-  spdlog::info("autonous {} worker starting", version());
+  log::info(fmt::format("autonous {} worker starting", version()), {{"version", version()}});
   hold_sighup();
   const engine::EngineSettings settings = engine_settings(config);
-  spdlog::info("context budget tokens={} source=\"{}\" strategy={}", settings.budget.tokens,
-               settings.budget.source, engine::to_string(settings.context.policy.strategy));
+  log::info("context budget", {{"tokens", settings.budget.tokens},
+                               {"source", settings.budget.source},
+                               {"strategy", engine::to_string(settings.context.policy.strategy)}});
   warn_if_window_unknown(config);
   // A tool's child process that exits must not kill the worker when it writes to its stdin.
   std::signal(SIGPIPE, SIG_IGN);
@@ -218,17 +223,17 @@ int run_worker(const config::Config& config, bool drain) {
       if (sig == SIGHUP) {
         // Logs go to stderr (the journal, or the service manager's file): nothing to reopen,
         // and the configuration is read at start only.
-        spdlog::info(
-            "signal received signal=SIGHUP; ignored (restart the worker to read new settings)");
+        log::info("SIGHUP ignored (restart the worker to read new settings)",
+                  {{"signal", "SIGHUP"}});
         continue;
       }
       if (sig != SIGTERM && sig != SIGINT) continue;
       const char* name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
       if (!stop.stop_requested()) {
-        spdlog::info("signal received signal={}; stopping (again: at once)", name);
+        log::info("signal received; stopping (again: at once)", {{"signal", name}});
         stop.request_stop();
       } else {
-        spdlog::warn("second signal received signal={}; aborting in-flight calls now", name);
+        log::warn("second signal received; aborting in-flight calls now", {{"signal", name}});
         hard.request_stop();
       }
     }

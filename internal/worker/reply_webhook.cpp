@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/backend/session.h"
+#include "internal/common/log.h"
 #include "internal/common/sha256.h"
 #include "internal/events/event_types.h"
 #include "internal/openai/errors.h"
@@ -164,8 +165,8 @@ void ReplyWebhook::deliver(const queue::OutboxRow& row, const std::stop_token& s
       session_->outbox().delivered(
           row, delivery_event(row, std::string(events::kReplyDelivered),
                               {{"status", status}, {"latency_ms", latency.count()}}));
-      spdlog::info("reply webhook delivered task_id={} status={} attempt={}", row.task_id,
-                   row.status, row.attempts);
+      log::info("reply webhook delivered",
+                {{"task_id", row.task_id}, {"status", row.status}, {"attempt", row.attempts}});
       return;
     }
     error = "HTTP " + std::to_string(status);
@@ -184,10 +185,9 @@ void ReplyWebhook::deliver(const queue::OutboxRow& row, const std::stop_token& s
     session_->outbox().give_up(
         row, error,
         delivery_event(row, std::string(events::kReplyDeliveryFailed), std::move(payload)));
-    spdlog::error(
-        "reply webhook gave up task_id={} after {} attempts error={:?}; the row stays in "
-        "reply_outbox",
-        row.task_id, row.attempts, error);
+    // The row stays in reply_outbox (gave_up_at set) for an operator to look at.
+    log::error("reply webhook gave up",
+               {{"task_id", row.task_id}, {"attempts", row.attempts}, {"error", error}});
     return;
   }
   const milliseconds delay = std::min(
@@ -198,8 +198,10 @@ void ReplyWebhook::deliver(const queue::OutboxRow& row, const std::stop_token& s
   session_->outbox().retry(
       row, delay, error,
       delivery_event(row, std::string(events::kReplyDeliveryFailed), std::move(payload)));
-  spdlog::warn("reply webhook failed task_id={} attempt={} error={:?}; again in {} ms", row.task_id,
-               row.attempts, error, delay.count());
+  log::warn("reply webhook failed", {{"task_id", row.task_id},
+                                     {"attempt", row.attempts},
+                                     {"error", error},
+                                     {"retry_in_ms", delay.count()}});
 }
 
 }  // namespace autonous::worker

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/common/clock.h"
+#include "internal/common/log.h"
 #include "internal/common/utf8.h"
 #include "internal/engine/engine_storage.h"
 #include "internal/events/event_types.h"
@@ -114,8 +115,8 @@ void Slot::wait_for_work(const std::stop_token& stop) {
 void Slot::reconnect_and_report() {
   if (const int64_t id = session_->reconnect(); id > 0) {
     ++stats_.released;
-    spdlog::warn("slot {}: task_id={}, claimed as the connection broke, is queued again", index_,
-                 id);
+    log::warn("a task claimed as the connection broke is queued again",
+              {{"slot", index_}, {"task_id", id}});
   }
 }
 
@@ -195,17 +196,17 @@ auto Slot::durably(const queue::Task& task, Write&& write) {
       return result;
     } catch (const std::exception& e) {
       if (session_->lost()) {
-        spdlog::warn(
-            "slot {}: the database connection was lost storing task_id={} ({}); reconnecting",
-            index_, task.id, e.what());
+        log::warn("the database connection was lost storing a task's outcome; reconnecting",
+                  {{"slot", index_}, {"task_id", task.id}, {"error", e.what()}});
         if (!reconnect(give_up)) throw;
         continue;
       }
       if (!session_->transient(e) || std::chrono::steady_clock::now() >= refused_until) throw;
-      spdlog::warn(
-          "slot {}: the database refused storing task_id={} for now ({}); trying again "
-          "in {} ms",
-          index_, task.id, e.what(), backoff_.count());
+      log::warn("the database refused storing a task's outcome for now; trying again",
+                {{"slot", index_},
+                 {"task_id", task.id},
+                 {"error", e.what()},
+                 {"retry_in_ms", backoff_.count()}});
       if (!pause(give_up)) throw;
     }
   }
@@ -274,8 +275,10 @@ std::optional<queue::Task> Slot::pass(std::optional<queue::Task> task, bool drai
 }
 
 std::optional<queue::Task> Slot::process(const queue::Task& task) {
-  spdlog::info("task claimed task_id={} chat_id={:?} attempt={} reclaimed={}", task.id,
-               task.chat_id, task.attempts, task.reclaimed);
+  log::info("task claimed", {{"task_id", task.id},
+                             {"chat_id", task.chat_id},
+                             {"attempt", task.attempts},
+                             {"reclaimed", task.reclaimed}});
   const std::function<bool()> keep_going = keep_going_for(task);
   if (embedder_) embedder_->set_keep_going(keep_going);
   TurnOutcome outcome = turn_.run(task, keep_going, [this] { return lease_lost_; });
@@ -304,15 +307,15 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
         if (session_->transient(e)) {
           // A hard stop, or a lease's length of refusals, ended the wait for the database: the
           // task's lease expires and another claim answers it.
-          spdlog::error(
-              "the database did not take the reply task_id={} error={:?}; the task is answered "
-              "again once its lease expires",
-              task.id, e.what());
+          log::error(
+              "the database did not take the reply; the task is answered again once its lease "
+              "expires",
+              {{"task_id", task.id}, {"error", e.what()}});
           return std::nullopt;
         }
         // The reply arrived but could not be stored: nothing of it is committed, and the event
         // trail says so (no turn.completed); the task is retried like any internal error.
-        spdlog::error("could not store the reply task_id={} error={:?}", task.id, e.what());
+        log::error("could not store the reply", {{"task_id", task.id}, {"error", e.what()}});
         TurnOutcome retry = o;
         turn_.commit_failed(retry, e);
         return apply(task, retry);
@@ -323,11 +326,13 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
                     [&] { return queue_.retry_later(task, now() + o.delay, o.error, trail); })) {
           ++stats_.retried;
           committed(trail);
-          spdlog::warn("task retry task_id={} attempt={} reason={} delay_ms={}", task.id,
-                       task.attempts, o.failure->reason, o.delay.count());
+          log::warn("task retry", {{"task_id", task.id},
+                                   {"attempt", task.attempts},
+                                   {"reason", o.failure->reason},
+                                   {"delay_ms", o.delay.count()}});
         }
       } catch (const std::exception& e) {
-        spdlog::error("could not schedule retry task_id={} error={:?}", task.id, e.what());
+        log::error("could not schedule retry", {{"task_id", task.id}, {"error", e.what()}});
       }
       return std::nullopt;
     case Kind::kFailed:
@@ -335,11 +340,11 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
         if (durably(task, [&] { return queue_.fail(task, o.error, trail); })) {
           ++stats_.failed;
           committed(trail);
-          spdlog::error("task failed task_id={} chat_id={:?} error={:?}", task.id, task.chat_id,
-                        o.error);
+          log::error("task failed",
+                     {{"task_id", task.id}, {"chat_id", task.chat_id}, {"error", o.error}});
         }
       } catch (const std::exception& e) {
-        spdlog::error("could not record failure task_id={} error={:?}", task.id, e.what());
+        log::error("could not record failure", {{"task_id", task.id}, {"error", e.what()}});
       }
       return std::nullopt;
     case Kind::kRelease:
@@ -348,11 +353,11 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
         committed(trail);
       }
       if (o.failure) {  // the database failed the turn (Turn::run): given back, not counted
-        spdlog::warn("database error: lease released task_id={} error={:?}", task.id,
-                     o.failure->error);
+        log::warn("database error: lease released",
+                  {{"task_id", task.id}, {"error", o.failure->error}});
         pause([this] { return run_.stop.stop_requested(); });  // no claim of it again at once
       } else {
-        spdlog::warn("shutdown: lease released task_id={}", task.id);
+        log::warn("shutdown: lease released", {{"task_id", task.id}});
       }
       return std::nullopt;
     case Kind::kLeaseLost: {
@@ -362,12 +367,10 @@ std::optional<queue::Task> Slot::apply(const queue::Task& task, const TurnOutcom
       } catch (const std::exception&) {
       }
       if (now_state && now_state->status == "cancelled")
-        spdlog::info(
-            "task cancelled while running; its call stopped, nothing committed "
-            "task_id={}",
-            task.id);
+        log::info("task cancelled while running; its call stopped, nothing committed",
+                  {{"task_id", task.id}});
       else
-        spdlog::warn("lease lost during the call; nothing committed task_id={}", task.id);
+        log::warn("lease lost during the call; nothing committed", {{"task_id", task.id}});
       return std::nullopt;
     }
   }
@@ -398,10 +401,10 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
     return true;
   });
   if (!completed) {
-    spdlog::warn(
+    log::warn(
         "lease lost before completion (taken over, or a try before a lost connection stored "
-        "it); nothing committed now task_id={}",
-        task.id);
+        "it); nothing committed now",
+        {{"task_id", task.id}});
     return std::nullopt;
   }
   ++stats_.completed;
@@ -414,8 +417,10 @@ std::optional<queue::Task> Slot::complete(const queue::Task& task, const TurnOut
     const int idle = stats_.slots - run_.busy.load();
     if (idle > 0) run_.wake(1, idle);
   }
-  spdlog::info("task done task_id={} chat_id={:?} latency_ms={} reply_chars={}", task.id,
-               task.chat_id, o.result->latency.count(), reply.size());
+  log::info("task done", {{"task_id", task.id},
+                          {"chat_id", task.chat_id},
+                          {"latency_ms", o.result->latency.count()},
+                          {"reply_chars", reply.size()}});
   return next;
 }
 

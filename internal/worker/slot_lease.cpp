@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "internal/common/log.h"
 #include "internal/worker/slot.h"
 #include "internal/worker/worker.h"
 
@@ -41,14 +42,14 @@ std::function<bool()> Slot::keep_going_for(const queue::Task& task) {
       if (!session_->lost()) {
         if (!session_->transient(e)) throw;
         // A read-only or cancelled statement: this renewal is missed (the lease lasts three).
-        spdlog::warn("slot {}: renewing task_id={} failed for now ({}); the call goes on", index_,
-                     task.id, e.what());
+        log::warn("renewing a lease failed for now; the call goes on",
+                  {{"slot", index_}, {"task_id", task.id}, {"error", e.what()}});
         return true;
       }
       // One try to connect again; else this renewal is missed (the lease lasts three) and the
       // next one tries again.
-      spdlog::warn("slot {}: the database connection was lost renewing task_id={} ({})", index_,
-                   task.id, e.what());
+      log::warn("the database connection was lost renewing a lease",
+                {{"slot", index_}, {"task_id", task.id}, {"error", e.what()}});
       try {
         reconnect_and_report();
         renewed = queue_.renew_lease(task, now(), config_.task_lease);

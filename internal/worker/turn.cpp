@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/common/clock.h"
+#include "internal/common/log.h"
 #include "internal/common/sha256.h"
 #include "internal/common/text.h"
 #include "internal/common/utf8.h"
@@ -187,7 +188,8 @@ void Turn::choose_model(const queue::Task& task, TurnOutcome& o) {
   try {
     failures = provider_failures_before(parts_.retries(task.id), task.attempts);
   } catch (const std::exception& e) {  // the main model then; the next attempt reads again
-    spdlog::warn("reading task_id={}'s retries for the fallback failed: {}", task.id, e.what());
+    log::warn("reading a task's retries for the fallback failed",
+              {{"task_id", task.id}, {"error", e.what()}});
     return;
   }
   if (failures < c.fallback_after_failures) return;
@@ -258,8 +260,8 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     if (parts_.db_transient && parts_.db_transient(e)) {
       // The database refused for now (lost, read-only, a cancelled statement): the task is
       // given back as it was, its attempt not counted; the slot waits the database out.
-      spdlog::warn("database error building task_id={}: giving it back error={:?}", task.id,
-                   e.what());
+      log::warn("database error building a task's context: giving it back",
+                {{"task_id", task.id}, {"error", e.what()}});
       o.kind = Kind::kRelease;
       o.finished_at = parts_.clock.now();
       o.failure = TurnFailure{"database_unavailable", e.what(),     std::nullopt,
@@ -268,7 +270,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     }
     // A storage or internal error: the task is not at fault, so it is retried like a
     // transient LLM failure. Never a crash.
-    spdlog::error("task error task_id={} error={:?}", task.id, e.what());
+    log::error("task error", {{"task_id", task.id}, {"error", e.what()}});
     retry_or_fail(o, TurnFailure{"internal", e.what(), std::nullopt, milliseconds(0), std::nullopt,
                                  parts_.clock.now()});
   }
@@ -311,11 +313,13 @@ ContextStep Turn::build(const queue::Task& task, const engine::BuildOptions& opt
   step.calibration_scale = parts_.counter.scale();
   step.at = parts_.clock.now();
   if (const auto& s = step.built.summarized)
-    spdlog::info("context summarized task_id={} chat_id={:?} messages={} summary_tokens={}",
-                 task.id, task.chat_id, s->messages_covered, s->summary_tokens);
+    log::info("context summarized", {{"task_id", task.id},
+                                     {"chat_id", task.chat_id},
+                                     {"messages", s->messages_covered},
+                                     {"summary_tokens", s->summary_tokens}});
   for (const auto& w : step.built.warnings)
-    spdlog::warn("context warning task_id={} chat_id={:?} reason={}", task.id, task.chat_id,
-                 w.reason);
+    log::warn("context warning",
+              {{"task_id", task.id}, {"chat_id", task.chat_id}, {"reason", w.reason}});
   return step;
 }
 

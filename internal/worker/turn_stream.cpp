@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "internal/common/log.h"
 #include "internal/worker/turn.h"
 
 namespace autonous::worker {
@@ -15,7 +16,7 @@ void Turn::stream_into(openai::CallOptions& call, const queue::Task& task) const
       parts_.write_partial(task, text);
     } catch (const std::exception& e) {
       // A partial reply is a courtesy: the call goes on, the final reply is stored as always.
-      spdlog::warn("could not store the partial reply task_id={} ({})", task.id, e.what());
+      log::warn("could not store the partial reply", {{"task_id", task.id}, {"error", e.what()}});
     }
   };
 }

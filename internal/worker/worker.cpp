@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "internal/backend/session.h"
+#include "internal/common/log.h"
 #include "internal/worker/reply_webhook.h"
 #include "internal/worker/slot.h"
 
@@ -59,9 +60,11 @@ struct RestoreOnTrail {
 };
 
 void log_stopped(const WorkerStats& s) {
-  spdlog::info("worker stopped claimed={} completed={} retried={} failed={} released={}",
-               s.claimed.load(), s.completed.load(), s.retried.load(), s.failed.load(),
-               s.released.load());
+  log::info("worker stopped", {{"claimed", s.claimed.load()},
+                               {"completed", s.completed.load()},
+                               {"retried", s.retried.load()},
+                               {"failed", s.failed.load()},
+                               {"released", s.released.load()}});
 }
 
 void warn_about_settings(const config::Config& config) {
@@ -84,10 +87,10 @@ std::unique_ptr<ReplyWebhook> Worker::start_webhook() {
     hook->poke();
     if (told) told(trail);
   };
-  spdlog::info(
-      "reply webhook on: every ended task is POSTed (max_attempts={} timeout_ms={} signed={})",
-      config_.reply_webhook_max_attempts, config_.reply_webhook_timeout.count(),
-      !config_.reply_webhook_secret.empty());
+  log::info("reply webhook on: every ended task is POSTed",
+            {{"max_attempts", config_.reply_webhook_max_attempts},
+             {"timeout_ms", config_.reply_webhook_timeout.count()},
+             {"signed", !config_.reply_webhook_secret.empty()}});
   return webhook;
 }
 
@@ -128,8 +131,9 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
   for (int i = 0; i < config_.worker_concurrency; ++i)
     slots.push_back(
         std::make_unique<Slot>(config_, engine_, deps_, stats_, state, config_.worker_id, i));
-  spdlog::info("worker started worker_id={:?} concurrency={} drain={}", config_.worker_id,
-               config_.worker_concurrency, drain_);
+  log::info("worker started", {{"worker_id", config_.worker_id},
+                               {"concurrency", config_.worker_concurrency},
+                               {"drain", drain_}});
   warn_about_settings(config_);
 
   std::atomic<int> running{config_.worker_concurrency};
@@ -153,7 +157,7 @@ void Worker::run(const std::stop_token& stop, const std::stop_token& hard) {
       try {
         s->loop(drain_);
       } catch (const std::exception& e) {
-        spdlog::error("worker slot stopped by an error; shutting down error={:?}", e.what());
+        log::error("worker slot stopped by an error; shutting down", {{"error", e.what()}});
         record_failure(std::current_exception());
       } catch (...) {
         spdlog::error("worker slot stopped by an unknown error; shutting down");

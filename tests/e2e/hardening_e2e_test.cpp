@@ -87,12 +87,23 @@ TEST_F(HardeningE2eTest, JsonLogsStayValidJsonThroughFailuresRetriesAndShutdown)
     const auto j = nlohmann::json::parse(line, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << line;
     ASSERT_TRUE(j.contains("level") && j.contains("message")) << line;
-    EXPECT_NE(j["level"], "critical") << line;  // a chat id cannot forge the level
-    if (j["message"] == "task claimed" && j.value("task_id", "") == "4") {
+    EXPECT_NE(j["level"], "critical") << line;                  // a chat id cannot forge the level
+    if (j["message"] == "task claimed" && j["task_id"] == 4) {  // a number, not "4"
       // The chat id is one escaped value, not words parsed into forged fields.
       EXPECT_EQ(j["chat_id"], "forger level=critical message=owned") << line;
       EXPECT_FALSE(j.contains("field_level")) << line;
       claimed_forger = true;
+    }
+    if (j["message"] == "task claimed") {
+      EXPECT_TRUE(j["attempt"].is_number_integer()) << line;
+      EXPECT_TRUE(j["reclaimed"].is_boolean()) << line;
+    }
+    if (j["message"] == "worker started") {
+      EXPECT_TRUE(j["concurrency"].is_number_integer()) << line;
+      EXPECT_TRUE(j["drain"].is_boolean()) << line;
+    }
+    if (j["message"] == "task retry") {
+      EXPECT_TRUE(j["delay_ms"].is_number_integer()) << line;
     }
     failed |= j["message"] == "task failed";
     retried |= j["message"] == "task retry";
@@ -104,6 +115,32 @@ TEST_F(HardeningE2eTest, JsonLogsStayValidJsonThroughFailuresRetriesAndShutdown)
   EXPECT_TRUE(retried);
   EXPECT_TRUE(stopped);
   EXPECT_TRUE(claimed_forger);
+}
+
+TEST_F(HardeningE2eTest, UnderTheJournalEveryLineCarriesItsPriority) {
+  StubServer stub(dir_.path().string());
+  // systemd sets JOURNAL_STREAM to stderr's "device:inode"; the shell does it for the file the
+  // test harness gives stderr. A stale value (another stream) leaves the lines as they were.
+  const std::string same = "JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec \"$0\" \"$@\"";
+  for (const bool journal : {true, false}) {
+    SCOPED_TRACE(journal);
+    enqueue("failed", "[[stub:401]]");
+    enqueue("fine", "hello");
+    const auto r = run({"/bin/sh", "-c", journal ? same : "JOURNAL_STREAM=1:1 exec \"$0\" \"$@\"",
+                        autonous_bin(), "worker", "--drain"},
+                       env(stub), dir_.path().string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream lines(r.err);
+    bool error = false;
+    bool info = false;
+    for (std::string line; std::getline(lines, line);) {
+      EXPECT_EQ(line.rfind('<', 0) == 0, journal) << line;
+      error |= line.rfind("<3>", 0) == 0 && line.find("task failed") != std::string::npos;
+      info |= line.rfind("<6>", 0) == 0 && line.find("task done") != std::string::npos;
+    }
+    EXPECT_EQ(error, journal) << r.err;  // `journalctl -p err` finds the failure
+    EXPECT_EQ(info, journal) << r.err;
+  }
 }
 
 TEST_F(HardeningE2eTest, UnderJsonLogsEvenTheExitReasonIsAJsonLine) {

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/backend/postgres/connection.h"
+#include "internal/common/log.h"
 
 namespace autonous::db {
 namespace {
@@ -84,7 +85,8 @@ int pg_migrate(pg::Connection& c, const std::vector<Migration>& migrations,
     c.query("INSERT INTO schema_migrations(version, name) VALUES ($1, $2)",
             {pg::param(int64_t{m.version}), pg::param(std::string(m.name))});
     tx.commit();
-    spdlog::info("migration applied version={} name={} backend=postgresql", m.version, m.name);
+    log::info("migration applied",
+              {{"version", m.version}, {"name", m.name}, {"backend", "postgresql"}});
   }
   return pg_schema_version(c);
 }

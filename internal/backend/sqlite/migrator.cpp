@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/backend/sqlite/write_transaction.h"
+#include "internal/common/log.h"
 
 namespace autonous::db {
 namespace {
@@ -108,7 +109,7 @@ int migrate(SQLite::Database& db, const std::vector<Migration>& migrations) {
     ins.bind(2, std::string(m.name));
     ins.exec();
     tx.commit();
-    spdlog::info("migration applied version={} name={}", m.version, m.name);
+    log::info("migration applied", {{"version", m.version}, {"name", m.name}});
   }
   return schema_version(db);
 }
