@@ -15,6 +15,7 @@
 
 #include "cmd/autonous/command_support.h"
 #include "cmd/autonous/commands.h"
+#include "cmd/autonous/service_notify.h"
 #include "cmd/autonous/version.h"
 #include "internal/backend/session.h"
 #include "internal/common/clock.h"
@@ -22,6 +23,7 @@
 #include "internal/engine/engine.h"
 #include "internal/engine/model_presets.h"
 #include "internal/openai/curl_transport.h"
+#include "internal/ops/health.h"
 #include "internal/tokens/counter_factory.h"
 #include "internal/tokens/hf_counter.h"
 #include "internal/tools/mcp_client.h"
@@ -163,6 +165,54 @@ std::shared_ptr<const tools::Toolset> load_toolset(const config::Config& config)
   return toolset;
 }
 
+// The thread that takes SIGTERM/SIGINT (a first one stops the worker, a second cuts the grace
+// period short) and SIGHUP (logged, ignored) until `done`.
+std::jthread start_signal_thread(const sigset_t& signals, std::stop_source& stop,
+                                 std::stop_source& hard, const ServiceNotify& systemd) {
+  return std::jthread([&stop, &hard, &systemd, signals](const std::stop_token& done) {
+    const timespec tick{0, 200'000'000};
+    while (!done.stop_requested()) {
+      const int sig = sigtimedwait(&signals, nullptr, &tick);
+      if (sig == SIGHUP) {
+        // Logs go to stderr (the journal, or the service manager's file): nothing to reopen,
+        // and the configuration is read at start only.
+        log::info("SIGHUP ignored (restart the worker to read new settings)",
+                  {{"signal", "SIGHUP"}});
+        continue;
+      }
+      if (sig != SIGTERM && sig != SIGINT) continue;
+      const char* name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+      if (!stop.stop_requested()) {
+        log::info("signal received; stopping (again: at once)", {{"signal", name}});
+        systemd.stopping();
+        stop.request_stop();
+      } else {
+        log::warn("second signal received; aborting in-flight calls now", {{"signal", name}});
+        hard.request_stop();
+      }
+    }
+  });
+}
+
+// What systemd's watchdog asks (service_notify.h): every slot beat within the stall limit (the
+// limit /healthz uses); fine while the worker is not built yet (migrating, catching up).
+std::function<bool(std::string&)> watchdog_check(const config::Config& config,
+                                                 const std::atomic<const worker::Worker*>& live) {
+  ops::HealthOptions options;
+  options.need_write = false;
+  options.stall_limit =
+      std::max<std::chrono::milliseconds>(std::chrono::seconds(60), 3 * config.poll_interval);
+  options.offline_limit = std::chrono::hours(24 * 365);  // a database outage: the slots reconnect
+  return [&live, options](std::string& why) {
+    const worker::Worker* running = live.load();
+    if (running == nullptr) return true;
+    const ops::HealthReport h = ops::check_health(
+        "", [running] { return loop_status(*running); }, options);
+    why = h.reason;
+    return h.ok;
+  };
+}
+
 int run_worker(const config::Config& config, bool drain) {
   config::require_llm_endpoint(config);
   log::info(fmt::format("autonous {} worker starting", version()), {{"version", version()}});
@@ -183,6 +233,7 @@ int run_worker(const config::Config& config, bool drain) {
   std::atomic<const worker::Worker*> live{nullptr};
   std::unique_ptr<worker::Worker> w;  // destroyed after the server (declared before it)
   std::unique_ptr<ops::OpsServer> server;
+  const ServiceNotify systemd(watchdog_check(config, live));
   if (config.http_listen) {
     // Up before the catch-up below, which may take minutes after an upgrade: /healthz says
     // "starting" rather than refusing connections.
@@ -213,31 +264,11 @@ int run_worker(const config::Config& config, bool drain) {
     };
   w = std::make_unique<worker::Worker>(config, deps, drain);
   live = w.get();
+  systemd.ready(fmt::format("working ({} slots)", config.worker_concurrency));
 
   std::stop_source stop;
   std::stop_source hard;  // a second signal: no grace period
-  std::jthread signal_thread([&stop, &hard, signals](const std::stop_token& done) {
-    const timespec tick{0, 200'000'000};
-    while (!done.stop_requested()) {
-      const int sig = sigtimedwait(&signals, nullptr, &tick);
-      if (sig == SIGHUP) {
-        // Logs go to stderr (the journal, or the service manager's file): nothing to reopen,
-        // and the configuration is read at start only.
-        log::info("SIGHUP ignored (restart the worker to read new settings)",
-                  {{"signal", "SIGHUP"}});
-        continue;
-      }
-      if (sig != SIGTERM && sig != SIGINT) continue;
-      const char* name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
-      if (!stop.stop_requested()) {
-        log::info("signal received; stopping (again: at once)", {{"signal", name}});
-        stop.request_stop();
-      } else {
-        log::warn("second signal received; aborting in-flight calls now", {{"signal", name}});
-        hard.request_stop();
-      }
-    }
-  });
+  std::jthread signal_thread = start_signal_thread(signals, stop, hard, systemd);
   w->run(stop.get_token(), hard.get_token());
   // Wake the signal thread now rather than at its next tick: `--drain` exits at once.
   signal_thread.request_stop();

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 
 #include "internal/common/text.h"
+#include "internal/config/api_key.h"
 #include "internal/config/http_headers.h"
 
 namespace autonous::config {
@@ -201,7 +202,7 @@ void read_llm(const EnvLookup& env, Config& c) {
     check_base_url(c.openai_base_url);
     c.openai_base_url = without_trailing_slashes(c.openai_base_url);
   }
-  c.openai_api_key = trim(read_string(env, "OPENAI_API_KEY", ""));
+  c.openai_api_key = read_api_key(env);
   refuse_control_characters("OPENAI_API_KEY", c.openai_api_key);
   c.openai_api_key_header = trim(read_string(env, "OPENAI_API_KEY_HEADER", ""));
   if (!c.openai_api_key_header.empty())

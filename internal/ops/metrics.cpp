@@ -14,6 +14,7 @@
 
 #include "internal/events/event_types.h"
 #include "internal/ops/dashboard_support.h"
+#include "internal/ops/process_metrics.h"
 
 namespace autonous::ops {
 namespace {
@@ -26,6 +27,10 @@ using prometheus::Histogram;
 // Seconds: from a fast cached reply to LLM_TIMEOUT_SECONDS' default and past it.
 const Histogram::BucketBoundaries kSeconds = {0.05, 0.1, 0.25, 0.5, 1,   2.5,
                                               5,    10,  30,   60,  120, 300};
+
+// A user's wait for a reply: from an instant one to a long outage's retries.
+const Histogram::BucketBoundaries kWait = {0.5, 1,  2,  3,   5,   7.5, 10,   15,  20,
+                                           30,  45, 60, 120, 300, 600, 1800, 3600};
 
 // Label values from data are bounded: at most this many distinct values per label, then "other"
 // (a provider cannot grow the registry without limit).
@@ -67,12 +72,13 @@ struct Metrics::Impl {
           .Name("autonous_llm_time_to_first_token_seconds")
           .Help("Streamed chat replies (STREAM_REPLIES): request sent to first text, by model")
           .Register(*registry);
-  Family<Counter>& tokens = prometheus::BuildCounter()
-                                .Name("autonous_llm_tokens_total")
-                                .Help(
-                                    "Tokens the API reported, by model and kind (prompt, "
-                                    "completion, cached: the cached part of prompt)")
-                                .Register(*registry);
+  Family<Counter>& tokens =
+      prometheus::BuildCounter()
+          .Name("autonous_llm_tokens_total")
+          .Help(
+              "Tokens the API reported, by model and kind: prompt_uncached, prompt_cached (the "
+              "prompt's cached part), completion; the kinds add up (sum by kind: every token)")
+          .Register(*registry);
   Family<Counter>& cost = prometheus::BuildCounter()
                               .Name("autonous_llm_cost_usd_total")
                               .Help(
@@ -106,6 +112,25 @@ struct Metrics::Impl {
                                  .Name("autonous_llm_retries_total")
                                  .Help("Attempts that will be retried, by reason")
                                  .Register(*registry);
+  Family<Histogram>& time_to_reply =
+      prometheus::BuildHistogram()
+          .Name("autonous_task_time_to_reply_seconds")
+          .Help(
+              "The user's wait: a task's enqueueing (tasks.created_at) to its reply stored, "
+              "retries and earlier attempts included")
+          .Register(*registry);
+  Family<Counter>& failures =
+      prometheus::BuildCounter()
+          .Name("autonous_tasks_failed_total")
+          .Help("Tasks failed for good (no reply; tasks.error says why), by reason")
+          .Register(*registry);
+  Family<Counter>& warnings =
+      prometheus::BuildCounter()
+          .Name("autonous_context_warnings_total")
+          .Help(
+              "Context warnings by reason (server_truncated: the provider cut the prompt; "
+              "gatherer_failed, pins_left_out, …: events of type context.warning)")
+          .Register(*registry);
   std::mutex mu;
   std::map<std::string, std::set<std::string>> seen;  // label name → values admitted
 
@@ -126,14 +151,16 @@ struct Metrics::Impl {
     llm_duration.Add({{"model", m}, {"outcome", outcome}}, kSeconds).Observe(ms / 1000.0);
   }
 
+  // The prompt's cached tokens are part of its prompt_tokens: counted once, as prompt_cached.
   void usage(const std::string& m, const json& u) {
     if (!u.is_object()) return;
-    for (const auto& [key, kind] : {std::pair{"prompt_tokens", "prompt"},
-                                    {"completion_tokens", "completion"},
-                                    {"cached_tokens", "cached"}}) {
-      const double n = number(u, key);
+    const double prompt = std::max(0.0, number(u, "prompt_tokens"));
+    const double cached = std::min(prompt, std::max(0.0, number(u, "cached_tokens")));
+    const double completion = number(u, "completion_tokens");
+    for (const auto& [n, kind] : {std::pair{prompt - cached, "prompt_uncached"},
+                                  {cached, "prompt_cached"},
+                                  {completion, "completion"}})
       if (n > 0) tokens.Add({{"model", m}, {"kind", kind}}).Increment(n);
-    }
   }
 
   // A summary compaction: its calls are LLM requests too (their latency split evenly when a
@@ -169,6 +196,7 @@ Metrics::Metrics(std::string model) : impl_(std::make_unique<Impl>(std::move(mod
   // Present from the start, so a dashboard's rate() has a zero to begin from.
   impl_->recall_hits.Add({});
   for (const char* outcome : {"ok", "failed"}) impl_->summaries.Add({{"outcome", outcome}});
+  impl_->warnings.Add({{"reason", "server_truncated"}});
 }
 
 Metrics::~Metrics() = default;
@@ -184,7 +212,8 @@ void Metrics::record(const std::vector<events::Event>& trail) {
     // Only the payloads read below are parsed (context.compressed's is the big one).
     const bool read = e.type == events::kLlmRequest || e.type == events::kContextCompressed ||
                       e.type == events::kLlmResponse || e.type == events::kLlmRetry ||
-                      e.type == events::kTurnFailed || e.type == events::kContextSummarized;
+                      e.type == events::kTurnFailed || e.type == events::kContextSummarized ||
+                      e.type == events::kContextWarning || e.type == events::kTurnCompleted;
     const json p = read ? parse_payload(e.payload) : json::object();
     if (!p.is_object()) continue;
     if (e.type == events::kTurnStarted) {
@@ -198,6 +227,11 @@ void Metrics::record(const std::vector<events::Event>& trail) {
       m.summarized(p);
     } else if (e.type == events::kContextSummaryFailed) {
       m.summaries.Add({{"outcome", "failed"}}).Increment();
+    } else if (e.type == events::kContextWarning) {
+      m.warnings.Add({{"reason", m.bounded("reason", str(p, "reason"))}}).Increment();
+    } else if (e.type == events::kTurnCompleted) {
+      if (const double ms = number(p, "time_to_reply_ms"); ms >= 0)
+        m.time_to_reply.Add({}, kWait).Observe(ms / 1000.0);
     } else if (e.type == events::kLlmResponse) {
       // A summary's call: its latency and tokens are context.summarized's; an embeddings call:
       // its tokens, under its own model. Only a chat completion is the turn's request.
@@ -218,6 +252,8 @@ void Metrics::record(const std::vector<events::Event>& trail) {
       answered = false;
       if (e.type == events::kLlmRetry)
         m.retries.Add({{"reason", m.bounded("reason", str(p, "reason"))}}).Increment();
+      else
+        m.failures.Add({{"reason", m.bounded("reason", str(p, "reason"))}}).Increment();
     }
     const char* outcome = e.type == events::kTurnCompleted   ? "done"
                           : e.type == events::kTurnFailed    ? "failed"
@@ -290,6 +326,7 @@ std::string Metrics::render(PageDb& db, TaskCounts& counts, const LoopProbe& loo
     add_gauge(slots, s.slots);
     families.push_back(std::move(slots));
   }
+  add_process_metrics(families);
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families);
   return out.str();

@@ -205,6 +205,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
   o.reclaimed = task.reclaimed;
   o.started_at = parts_.clock.now();
   o.first_claimed_at = task.first_claimed_at;
+  o.enqueued_at = task.enqueued_at;
   chat_messages_cap_.reset();
   choose_model(task, o);
   o.model = model();

@@ -1,5 +1,8 @@
 #include "internal/worker/turn_events.h"
 
+#include <algorithm>
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "internal/common/utf8.h"
@@ -188,17 +191,25 @@ void add_response(Trail& trail, const TurnOutcome& o) {
   trail.add(events::kLlmResponse, response, o.finished_at);
 }
 
+// Milliseconds from the task's enqueueing to `at`; nullopt when its created_at is unknown.
+std::optional<int64_t> since_enqueued(const TurnOutcome& o, common::TimePoint at) {
+  if (o.enqueued_at == common::TimePoint{}) return std::nullopt;
+  return std::max<int64_t>(
+      0, std::chrono::duration_cast<std::chrono::milliseconds>(at - o.enqueued_at).count());
+}
+
 void add_done(Trail& trail, const TurnOutcome& o) {
   const openai::ChatResult& r = *o.result;
   add_response(trail, o);
   if (o.truncated)
     trail.add(events::kContextWarning, {{"reason", "server_truncated"}, {"message", *o.truncated}},
               o.finished_at);
-  trail.add(events::kTurnCompleted,
-            {{"attempt", o.attempt},
-             {"reply_chars", common::count_code_points(r.content)},
-             {"finish_reason", r.finish_reason}},
-            o.finished_at);
+  json completed = {{"attempt", o.attempt},
+                    {"reply_chars", common::count_code_points(r.content)},
+                    {"finish_reason", r.finish_reason}};
+  // The user's wait: queued to this reply, retries and earlier attempts included.
+  if (const auto waited = since_enqueued(o, o.finished_at)) completed["time_to_reply_ms"] = *waited;
+  trail.add(events::kTurnCompleted, completed, o.finished_at);
 }
 
 void add_ending(Trail& trail, const TurnOutcome& o) {
@@ -247,8 +258,9 @@ std::vector<events::Event> turn_events(const queue::Task& task, const TurnOutcom
               o.finished_at);
     return trail.take();
   }
-  trail.add(events::kTurnStarted, {{"attempt", o.attempt}, {"reclaimed", o.reclaimed}},
-            o.started_at);
+  json started = {{"attempt", o.attempt}, {"reclaimed", o.reclaimed}};
+  if (const auto waited = since_enqueued(o, o.started_at)) started["queued_ms"] = *waited;
+  trail.add(events::kTurnStarted, started, o.started_at);
   if (o.fallback_after)
     trail.add(events::kLlmFallback,
               {{"model", o.model},

@@ -85,6 +85,7 @@ struct TurnOutcome {
   bool reclaimed = false;
   common::TimePoint started_at;
   common::TimePoint first_claimed_at;  // the task's first claim: where the retry budget counts from
+  common::TimePoint enqueued_at;       // the task's created_at (the epoch when unknown)
   std::string model;                   // the chat model requested
   std::vector<ContextStep> contexts;
   std::vector<TurnFailure> overflows;        // each overflow answer that caused a rebuild

@@ -1,5 +1,6 @@
 #include "internal/config/config.h"
 
+#include <fstream>
 #include <map>
 #include <vector>
 
@@ -83,6 +84,30 @@ TEST(ConfigTest, ReadsEveryVariable) {
   EXPECT_EQ(c.retry_max.count(), 2000);
   EXPECT_EQ(c.shutdown_grace.count(), 0);
   EXPECT_EQ(c.worker_id, "w1");
+}
+
+TEST(ConfigTest, TheKeyComesFromAFileWhenOpenaiApiKeyFileNamesOne) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/key") << "  sk-from-file  \nsecond line ignored\n";
+  EXPECT_EQ(load_config(env_of({{"OPENAI_API_KEY_FILE", dir + "/key"}})).openai_api_key,
+            "sk-from-file");
+  EXPECT_EQ(load_config(env_of({{"OPENAI_API_KEY", "sk-env"}})).openai_api_key, "sk-env");
+  std::ofstream(dir + "/empty") << "\n  \n";
+  for (const auto& [vars, why] :
+       std::vector<std::pair<std::map<std::string, std::string>, std::string>>{
+           {{{"OPENAI_API_KEY_FILE", dir + "/key"}, {"OPENAI_API_KEY", "sk-env"}}, "set one"},
+           {{{"OPENAI_API_KEY_FILE", dir + "/missing"}}, "cannot be read"},
+           {{{"OPENAI_API_KEY_FILE", dir}}, "cannot be read"},  // a folder
+           {{{"OPENAI_API_KEY_FILE", dir + "/empty"}}, "holds no key"}}) {
+    try {
+      load_config(env_of(vars));
+      ADD_FAILURE() << why;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.variable(), "OPENAI_API_KEY_FILE");
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("sk-"), std::string::npos) << e.what();  // no key shown
+    }
+  }
 }
 
 TEST(ConfigTest, EmptyValueMeansDefault) {
@@ -433,7 +458,8 @@ std::string source_file(const std::string& path) {
 // commented out when it has no value by default), and so does docs/configuration.md; the
 // example as shipped loads, and what it sets is what the code does without it (#33).
 TEST(ConfigTest, TheEnvExampleAndTheDocsNameEveryVariableAndChangeNoDefault) {
-  const std::string code = source_file("internal/config/config.cpp");
+  const std::string code =
+      source_file("internal/config/config.cpp") + source_file("internal/config/api_key.cpp");
   const std::string example = source_file("config/autonous.env.example");
   const std::string docs = source_file("docs/configuration.md");
   std::set<std::string> read;

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -10,6 +11,10 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "tests/e2e/e2e_support.h"
 
@@ -110,31 +115,91 @@ TEST_F(CliTest, VersionComesFromTheProjectAndGitAndStartsTheWorkersLog) {
       << w.err;
 }
 
-TEST_F(CliTest, SighupNeverStopsTheWorker) {
+// The datagrams a worker sends to $NOTIFY_SOCKET (systemd's protocol, sd_notify(3)).
+class NotifySocket {
+ public:
+  explicit NotifySocket(std::string path) : path_(std::move(path)) {
+    fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << path_;
+  }
+  ~NotifySocket() { close(fd_); }
+  // Every message received within `wait`.
+  std::vector<std::string> read(std::chrono::milliseconds wait) {
+    std::vector<std::string> out;
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (std::chrono::steady_clock::now() < until) {
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, 20) != 1) continue;
+      char buf[4096];
+      const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n > 0) out.emplace_back(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+size_t count_with(const std::vector<std::string>& messages, const std::string& what) {
+  size_t n = 0;
+  for (const auto& m : messages) n += m.find(what) != std::string::npos;
+  return n;
+}
+
+TEST_F(CliTest, UnderSystemdTheWorkerSaysReadyPingsItsWatchdogIgnoresSighupAndSaysStopping) {
+  NotifySocket systemd(dir_.file("notify.sock"));
+  // As a unit with Type=notify and WatchdogSec=1 starts it.
   Process worker({autonous_bin(), "worker"},
-                 {{"DB_PATH", db_}, {"OPENAI_BASE_URL", "http://127.0.0.1:9/v1"}},
+                 {{"DB_PATH", db_},
+                  {"OPENAI_BASE_URL", "http://127.0.0.1:9/v1"},
+                  {"NOTIFY_SOCKET", systemd.path()},
+                  {"WATCHDOG_USEC", "1000000"}},
                  dir_.path().string());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (worker.stderr_text().find("worker started") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   worker.signal(SIGHUP);
-  EXPECT_FALSE(worker.wait(std::chrono::milliseconds(500))) << "SIGHUP stopped the worker";
+  EXPECT_FALSE(worker.wait(std::chrono::milliseconds(1600))) << "SIGHUP stopped the worker";
+  const auto running = systemd.read(std::chrono::milliseconds(100));
+  EXPECT_EQ(count_with(running, "READY=1"), 1u);
+  EXPECT_GE(count_with(running, "WATCHDOG=1"), 3u);  // every half second
+  EXPECT_EQ(count_with(running, "STOPPING=1"), 0u);
   worker.signal(SIGTERM);
   const auto stopped = worker.wait(std::chrono::seconds(20));
   ASSERT_TRUE(stopped);
   EXPECT_EQ(stopped->exit_code, 0) << stopped->err;
   EXPECT_NE(stopped->err.find("SIGHUP ignored"), std::string::npos) << stopped->err;
+  EXPECT_EQ(count_with(systemd.read(std::chrono::milliseconds(50)), "STOPPING=1"), 1u);
+}
+
+TEST_F(CliTest, AWatchdogInheritedForAnotherProcessIsNotPinged) {
+  // WATCHDOG_PID names another process: the variables were inherited, not meant for this one.
+  NotifySocket systemd(dir_.file("notify.sock"));
+  const auto r = autonous(dir_, {"worker", "--drain"},
+                          {{"DB_PATH", db_},
+                           {"OPENAI_BASE_URL", "http://127.0.0.1:9/v1"},
+                           {"NOTIFY_SOCKET", systemd.path()},
+                           {"WATCHDOG_USEC", "1000000"},
+                           {"WATCHDOG_PID", "1"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count_with(systemd.read(std::chrono::milliseconds(50)), "WATCHDOG=1"), 0u);
 }
 
 TEST_F(CliTest, MigrateIsIdempotentAndPrintsTheVersion) {
   auto r = autonous(dir_, {"migrate"}, env());
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "schema version 20\n");
+  EXPECT_EQ(r.out, "schema version 21\n");
   r = autonous(dir_, {"migrate"}, env());
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "schema version 20\n");
-  EXPECT_EQ(query_int(db_, "SELECT count(*) FROM schema_migrations"), 20);
+  EXPECT_EQ(r.out, "schema version 21\n");
+  EXPECT_EQ(query_int(db_, "SELECT count(*) FROM schema_migrations"), 21);
 }
 
 TEST_F(CliTest, ADatabaseFromANewerVersionIsRefused) {

@@ -259,6 +259,33 @@ class Health(unittest.TestCase):
 
 
 class Metrics(unittest.TestCase):
+    def check_monitoring_files(self, text):
+        """docs/monitoring's alert rules and Grafana dashboard query only series this exposition
+        has (a renamed metric breaks them silently otherwise)."""
+        import yaml
+        names = {s.name for f in text_string_to_metric_families(text) for s in f.samples}
+        here = os.path.dirname(os.path.abspath(__file__))
+        docs = os.path.join(here, "..", "..", "docs", "monitoring")
+        with open(os.path.join(docs, "alerts.yml")) as f:
+            rules = yaml.safe_load(f)["groups"][0]["rules"]
+        with open(os.path.join(docs, "grafana-dashboard.json")) as f:
+            dashboard = json.load(f)
+        exprs = [r["expr"] for r in rules]
+        exprs += [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+        self.assertGreaterEqual(len(rules), 8)
+        for r in rules:
+            self.assertTrue(r["alert"].startswith("Autonous") and r["labels"]["severity"], r)
+        used = set()
+        for expr in exprs:
+            self.assertEqual(expr.count("("), expr.count(")"), expr)
+            for name in re.findall(r"\b((?:autonous|process)_[a-z_]+)", expr):
+                used.add(name)
+                self.assertIn(name, names, f"{name} in {expr!r} is not exposed")
+        for wanted in ("autonous_oldest_queued_age_seconds", "autonous_task_time_to_reply_seconds_bucket",
+                       "autonous_tasks_failed_total", "autonous_llm_tokens_total",
+                       "autonous_context_warnings_total", "autonous_llm_cost_usd_total"):
+            self.assertIn(wanted, used)
+
     def test_metrics_parse_and_match_the_database_after_a_run(self):
         e = Env()
         try:
@@ -301,13 +328,38 @@ class Metrics(unittest.TestCase):
             self.assertEqual(errors, 2)  # the 429 and the 400
             self.assertEqual(m[("autonous_llm_request_duration_seconds_count",
                                 frozenset({("model", "gpt-4o-mini"), ("outcome", "error")}))], errors)
-            for kind, column in (("prompt", "prompt_tokens"), ("completion", "completion_tokens"),
-                                 ("cached", "cached_tokens")):
-                want = e.sql(f"SELECT coalesce(sum({column}), 0) FROM llm_calls WHERE call = 'chat'")[0][0]
-                want += sum(u.get(column) or 0 for p in summarized for u in p.get("usage") or [])
-                self.assertGreater(want, 0, kind)
-                got = m[("autonous_llm_tokens_total", frozenset({("model", "gpt-4o-mini"), ("kind", kind)}))]
-                self.assertEqual(got, want, kind)
+            def spent(column):
+                n = e.sql(f"SELECT coalesce(sum({column}), 0) FROM llm_calls WHERE call = 'chat'")[0][0]
+                return n + sum(u.get(column) or 0 for p in summarized for u in p.get("usage") or [])
+            def tokens(kind):
+                return m[("autonous_llm_tokens_total", frozenset({("model", "gpt-4o-mini"), ("kind", kind)}))]
+            self.assertGreater(spent("cached_tokens"), 0)
+            # The kinds add up: the cached part of a prompt is counted once.
+            self.assertEqual(tokens("prompt_cached"), spent("cached_tokens"))
+            self.assertEqual(tokens("prompt_uncached"), spent("prompt_tokens") - spent("cached_tokens"))
+            self.assertEqual(tokens("completion"), spent("completion_tokens"))
+            self.assertNotIn('kind="prompt"', text)
+            # The user's wait, queued to reply, for every reply.
+            completed = e.events("turn.completed")
+            self.assertEqual(len(completed), 23)
+            self.assertTrue(all(p["time_to_reply_ms"] >= 0 for p in completed), completed)
+            self.assertTrue(all(p["queued_ms"] >= 0 for p in e.events("turn.started")))
+            self.assertEqual(m[("autonous_task_time_to_reply_seconds_count", frozenset())], 23)
+            self.assertAlmostEqual(m[("autonous_task_time_to_reply_seconds_sum", frozenset())],
+                                   sum(p["time_to_reply_ms"] for p in completed) / 1000, places=3)
+            self.assertEqual(m[("autonous_tasks_failed_total", frozenset({("reason", "http_400")}))], 1)
+            warned = {}
+            for p in e.events("context.warning"):
+                warned[p["reason"]] = warned.get(p["reason"], 0) + 1
+            for reason, n in warned.items():
+                self.assertEqual(m[("autonous_context_warnings_total", frozenset({("reason", reason)}))], n)
+            self.assertEqual(m[("autonous_context_warnings_total",
+                                frozenset({("reason", "server_truncated")}))], warned.get("server_truncated", 0))
+            self.assertGreater(m[("process_resident_memory_bytes", frozenset())], 1e6)
+            self.assertEqual(types["process_cpu_seconds"], "counter")
+            self.check_monitoring_files(text)
+            version = e.run("--version").stdout.strip()[len("autonous "):]
+            self.assertEqual(m[("autonous_build_info", frozenset({("version", version)}))], 1)
             summaries = len(summarized)
             self.assertEqual(m[("autonous_context_summaries_total", frozenset({("outcome", "ok")}))], summaries)
             compressed = e.events("context.compressed")

@@ -131,7 +131,8 @@ TEST_F(WorkerE2eTest, OnPostgresACompletionWhoseConnectionBreaksIsStoredThroughA
   const auto r = worker.wait(seconds(20));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->exit_code, 0) << r->err;
-  EXPECT_NE(r->err.find("connection was lost storing task_id"), std::string::npos) << r->err;
+  EXPECT_NE(r->err.find("connection was lost storing a task's outcome"), std::string::npos)
+      << r->err;
   EXPECT_EQ(num("SELECT attempts FROM tasks"), 1);
   EXPECT_EQ(num("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 1);
   EXPECT_EQ(stub.log_lines().size(), 1u);  // not called again

@@ -1,3 +1,5 @@
+#include <ctime>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -200,30 +202,73 @@ TEST(MetricsTest, ATrailBecomesCountersAndHistograms) {
               {"latency_ms", 1500},
               {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 7}, {"cached_tokens", 64}}}},
              2500),
-       event(events::kTurnCompleted, json::object(), 3000)});
+       event(events::kContextWarning, {{"reason", "pins_left_out"}}, 2500),
+       event(events::kTurnCompleted, {{"time_to_reply_ms", 4000}}, 3000)});
   m.record({event(events::kTurnStarted, json::object(), 1000),
             event(events::kLlmRetry, {{"status", 429}, {"latency_ms", 3}, {"reason", "http_429"}},
                   1100)});
+  m.record({event(events::kTurnStarted, json::object(), 1000),
+            event(events::kTurnFailed, {{"status", 400}, {"reason", "http_400"}}, 1100)});
   m.record({event("bogus", {}, 0)});  // ignored
   const auto db = page_db(t);
   const std::string text = m.render(*db, counts, {});
   for (const char* line :
-       {"autonous_llm_tokens_total{kind=\"prompt\",model=\"m1\"} 100",
-        "autonous_llm_tokens_total{kind=\"cached\",model=\"m1\"} 64",
+       {// The cached part of a prompt is counted once: the kinds add up to every token (107).
+        "autonous_llm_tokens_total{kind=\"prompt_uncached\",model=\"m1\"} 36",
+        "autonous_llm_tokens_total{kind=\"prompt_cached\",model=\"m1\"} 64",
+        "autonous_llm_tokens_total{kind=\"completion\",model=\"m1\"} 7",
+        "autonous_task_time_to_reply_seconds_count 1",
+        "autonous_task_time_to_reply_seconds_sum 4",
+        "autonous_task_time_to_reply_seconds_bucket{le=\"3\"} 0",
+        "autonous_task_time_to_reply_seconds_bucket{le=\"5\"} 1",
+        "autonous_tasks_failed_total{reason=\"http_400\"} 1",
+        "autonous_context_warnings_total{reason=\"pins_left_out\"} 1",
+        "autonous_context_warnings_total{reason=\"server_truncated\"} 0",
+        "process_cpu_seconds_total ",
+        "process_resident_memory_bytes ",
+        "process_open_fds ",
+        "process_max_fds ",
+        "process_start_time_seconds ",
+        "process_virtual_memory_bytes ",
         "autonous_llm_request_duration_seconds_count{model=\"m1\",outcome=\"ok\"} 1",
         "autonous_llm_request_duration_seconds_sum{model=\"m1\",outcome=\"ok\"} 1.5",
         "autonous_llm_request_duration_seconds_count{model=\"default-model\",outcome=\"error\"} 1",
         "autonous_llm_retries_total{reason=\"http_429\"} 1",
         "autonous_context_compressions_total{level=\"normal\",strategy=\"summarize\"} 1",
-        "autonous_context_summaries_total{outcome=\"ok\"} 1", "autonous_recall_hits_total 2",
+        "autonous_context_summaries_total{outcome=\"ok\"} 1",
+        "autonous_recall_hits_total 2",
         "autonous_task_duration_seconds_sum{model=\"m1\",outcome=\"done\"} 2",
         "autonous_task_duration_seconds_count{model=\"default-model\",outcome=\"retry\"} 1",
-        "autonous_llm_tokens_total{kind=\"prompt\",model=\"sum\"} 15",
+        "autonous_llm_tokens_total{kind=\"prompt_uncached\",model=\"sum\"} 15",
         "autonous_llm_request_duration_seconds_count{model=\"sum\",outcome=\"ok\"} 2",
         "autonous_llm_request_duration_seconds_sum{model=\"sum\",outcome=\"ok\"} 0.4",
-        "autonous_tasks{status=\"queued\"} 0", "autonous_oldest_queued_age_seconds 0"})
+        "autonous_tasks{status=\"queued\"} 0",
+        "autonous_oldest_queued_age_seconds 0"})
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
-  EXPECT_EQ(text.find("autonous_slots"), std::string::npos);  // no worker: no slot gauges
+  EXPECT_EQ(text.find("autonous_slots"), std::string::npos);   // no worker: no slot gauges
+  EXPECT_EQ(text.find("kind=\"prompt\""), std::string::npos);  // the kind that overlapped cached
+}
+
+TEST(MetricsTest, TheProcessFiguresAreThisProcesss) {
+  testing::TestDb t;
+  TaskCounts counts;
+  const Metrics m("x");
+  const auto db = page_db(t);
+  const std::string text = m.render(*db, counts, {});
+  auto value = [&](const std::string& name) {
+    const size_t at = text.find("\n" + name + " ");
+    EXPECT_NE(at, std::string::npos) << name << "\n" << text;
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + name.size() + 2));
+  };
+  EXPECT_GT(value("process_resident_memory_bytes"), 1e6);
+  EXPECT_GE(value("process_virtual_memory_bytes"), value("process_resident_memory_bytes"));
+  EXPECT_GE(value("process_open_fds"), 3);  // stdin, stdout, stderr at least
+  EXPECT_GE(value("process_max_fds"), value("process_open_fds"));
+  EXPECT_GE(value("process_cpu_seconds_total"), 0);
+  const double now = static_cast<double>(std::time(nullptr));
+  EXPECT_LE(value("process_start_time_seconds"), now + 1);
+  EXPECT_GT(value("process_start_time_seconds"), now - 3600);  // this test binary's start
+  EXPECT_NE(text.find("# TYPE process_cpu_seconds_total counter"), std::string::npos);
 }
 
 // #31: each llm.response's cost_usd adds to its model's counter: a chat call under the model
@@ -273,8 +318,8 @@ TEST(MetricsTest, CostsAddUpPerModelAndSideCallsAreNotTurnRequests) {
        {"autonous_llm_cost_usd_total{model=\"m1\"} 0.75",
         "autonous_llm_cost_usd_total{model=\"sum\"} 0.5",
         "autonous_llm_cost_usd_total{model=\"emb\"} 1e-06",
-        "autonous_llm_tokens_total{kind=\"prompt\",model=\"sum\"} 10",
-        "autonous_llm_tokens_total{kind=\"prompt\",model=\"emb\"} 50",
+        "autonous_llm_tokens_total{kind=\"prompt_uncached\",model=\"sum\"} 10",
+        "autonous_llm_tokens_total{kind=\"prompt_uncached\",model=\"emb\"} 50",
         "autonous_llm_request_duration_seconds_count{model=\"m1\",outcome=\"ok\"} 3"})
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   EXPECT_EQ(text.find("model=\"emb\",outcome"), std::string::npos);  // not a turn's request

@@ -28,7 +28,7 @@ const std::string kClaimUpdate =
     " updated_at = autonous_now() "
     "FROM pick WHERE tasks.id = pick.id "
     "RETURNING tasks.id, pick.status, tasks.chat_id, tasks.text, tasks.priority, tasks.attempts,"
-    " tasks.first_claimed_at, tasks.lease_expiries";
+    " tasks.first_claimed_at, tasks.lease_expiries, tasks.created_at";
 const std::string kClaimHead = "SELECT * FROM autonous_claim_head($1, $2, $3, $4)";
 // Only a chat's head: a row someone set running by hand behind its chat's head waits its turn.
 const std::string kClaimExpired =
@@ -191,6 +191,9 @@ std::optional<Task> PgQueue::claim_in_transaction(const std::string& worker_id, 
     task.attempts = static_cast<int>(r.int64(0, 5));
     task.first_claimed_at = common::from_unix_ms(r.int64(0, 6) - clock_offset_ms_);  // ours
     task.lease_expiries = static_cast<int>(r.int64(0, 7));
+    // The server's clock, as ours (first_claimed_at's offset).
+    if (const auto at = common::parse_utc(r.text(0, 8)))
+      task.enqueued_at = common::from_unix_ms(common::to_unix_ms(*at) - clock_offset_ms_);
   }
   task.agent_event_id = events::append(c_, agent_started(task, worker_id));
   return task;

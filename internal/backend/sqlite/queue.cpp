@@ -32,7 +32,7 @@ const std::string kClaim =
     "lease_expiries = lease_expiries + (status = 'running'), "
     "updated_at = " AUTONOUS_NOW
     " WHERE id = ?4 RETURNING chat_id, text, priority, attempts, first_claimed_at, "
-    "lease_expiries";
+    "lease_expiries, created_at";
 const std::string kRenew =
     "UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ? AND status = 'running'";
 const std::string kComplete =
@@ -142,6 +142,8 @@ std::optional<Task> Queue::claim_in_transaction(const std::string& worker_id, in
     task.attempts = upd->getColumn(3).getInt();
     task.first_claimed_at = common::from_unix_ms(upd->getColumn(4).getInt64());
     task.lease_expiries = upd->getColumn(5).getInt();
+    task.enqueued_at =
+        common::parse_utc(upd->getColumn(6).getString()).value_or(common::TimePoint{});
   }
   task.agent_event_id = events::append(cache_, agent_started(task, worker_id));
   return task;
