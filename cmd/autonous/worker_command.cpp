@@ -220,7 +220,8 @@ int run_worker(const config::Config& config, bool drain) {
   const engine::EngineSettings settings = engine_settings(config);
   log::info("context budget", {{"tokens", settings.budget.tokens},
                                {"source", settings.budget.source},
-                               {"strategy", engine::to_string(settings.context.policy.strategy)}});
+                               {"strategy", engine::to_string(settings.context.policy.strategy)},
+                               {"tokenizer_data_dir", config.tokenizer_data_dir}});
   warn_if_window_unknown(config);
   // A tool's child process that exits must not kill the worker when it writes to its stdin.
   std::signal(SIGPIPE, SIG_IGN);

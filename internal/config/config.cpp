@@ -10,6 +10,7 @@
 #include "internal/common/text.h"
 #include "internal/config/api_key.h"
 #include "internal/config/http_headers.h"
+#include "internal/config/install_paths.h"
 
 namespace autonous::config {
 namespace {
@@ -91,8 +92,7 @@ std::string read_choice(const EnvLookup& env, std::string_view name, const std::
   throw ConfigError(std::string(name), "'" + v + "' is not one of " + list);
 }
 
-// Values that reach HTTP headers or the request line must not carry control characters: a CR/LF
-// in the key would inject headers. The value itself is not echoed (it may be the key).
+// No control characters in what reaches HTTP headers (a CR/LF would inject one); not echoed.
 void refuse_control_characters(std::string_view name, const std::string& value) {
   for (size_t i = 0; i < value.size(); ++i) {
     const auto c = static_cast<unsigned char>(value[i]);
@@ -187,8 +187,7 @@ void check_base_url(const std::string& url, const char* name = "OPENAI_BASE_URL"
   if (const std::string why = authority_problem(authority); !why.empty()) refuse(why);
 }
 
-// The URL's path without its trailing slashes, the query kept: https://h/v1/?q=1 →
-// https://h/v1?q=1.
+// The URL's path without its trailing slashes, the query kept: https://h/v1/?q=1 → …/v1?q=1.
 std::string without_trailing_slashes(const std::string& url) {
   const size_t q = std::min(url.find('?'), url.size());
   std::string path = url.substr(0, q);
@@ -274,7 +273,8 @@ void read_tokens(const EnvLookup& env, Config& c) {
   c.token_counter = read_choice(env, "TOKEN_COUNTER", c.token_counter,
                                 {"auto", "cl100k_base", "o200k_base", "llama3", "qwen3",
                                  "deepseek_v3", "estimate", "chars4"});
-  c.tokenizer_data_dir = read_string(env, "TOKENIZER_DATA_DIR", c.tokenizer_data_dir);
+  const std::string installed = tokenizer_dir_beside_binary(c.tokenizer_data_dir);
+  c.tokenizer_data_dir = read_string(env, "TOKENIZER_DATA_DIR", installed);
   c.models_file = trim(read_string(env, "MODELS_FILE", ""));
   c.token_calibration = read_choice(env, "TOKEN_CALIBRATION", "on", {"on", "off"}) == "on";
 }

@@ -78,6 +78,7 @@ struct Config {
   // Token counting: auto | cl100k_base | o200k_base | llama3 | qwen3 | deepseek_v3 | estimate |
   // chars4.
   std::string token_counter = "auto";
+  // Unset: beside an installed binary (install_paths.h), else this.
   std::string tokenizer_data_dir = "/usr/local/share/autonous/tokenizer";
   bool token_calibration = true;  // TOKEN_CALIBRATION: the estimator's scale per endpoint, model
   // Tools (#29): TOOLS_FILE names the declared tools ("" offers none); a task makes at most

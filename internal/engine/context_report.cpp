@@ -233,6 +233,7 @@ std::string describe_decision(const BuiltContext& b) {
 std::string figures_json(const BuiltContext& built, bool after_overflow) {
   ordered_json j = figures(built);
   if (after_overflow) j["after_overflow"] = true;
+  j["decision"] = describe_decision(built);  // the sentence the dashboard shows per turn
   return dump(j);
 }
 

@@ -287,7 +287,7 @@ class Metrics(unittest.TestCase):
             self.assertIn(wanted, used)
 
     def test_metrics_parse_and_match_the_database_after_a_run(self):
-        e = Env()
+        e = Env(extra={"COST_PRICES": "on"})  # the stub's calls priced as OpenAI's: spend counted
         try:
             for i in range(4):
                 e.enqueue("alpha", f"hello number {i}, tell me about cakes")
@@ -357,6 +357,7 @@ class Metrics(unittest.TestCase):
                                 frozenset({("reason", "server_truncated")}))], warned.get("server_truncated", 0))
             self.assertGreater(m[("process_resident_memory_bytes", frozenset())], 1e6)
             self.assertEqual(types["process_cpu_seconds"], "counter")
+            self.assertGreater(m[("autonous_llm_cost_usd_total", frozenset({("model", "gpt-4o-mini")}))], 0)
             self.check_monitoring_files(text)
             version = e.run("--version").stdout.strip()[len("autonous "):]
             self.assertEqual(m[("autonous_build_info", frozenset({("version", version)}))], 1)

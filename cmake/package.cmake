@@ -1,0 +1,63 @@
+# Installation rules and the Debian package (scripts/package; docs/install.md).
+# `cmake --install build` (prefix /usr/local) or the .deb (prefix /usr) lays out:
+#   bin/autonous                                   the binary
+#   share/autonous/tokenizer/                      the tokenizer files (found beside the binary)
+#   share/man/man1/autonous.1.gz                   the man page (help2man, from --help)
+#   share/bash-completion/completions/autonous     bash completion
+#   share/doc/autonous/                            README.md and docs/
+#   lib/systemd/system/autonous.service            the hardened unit
+#   /etc/autonous/autonous.env                     the env example (0600; a conffile)
+include(GNUInstallDirs)
+
+# The tokenizer files scripts/bootstrap fetched and checked (SHA-256) at this machine.
+set(AUTONOUS_TOKENIZER_SOURCE "/usr/local/share/autonous/tokenizer"
+    CACHE PATH "Where the tokenizer files to install are")
+
+set(AUTONOUS_MAN_PAGE ${PROJECT_BINARY_DIR}/autonous.1.gz)
+find_program(HELP2MAN help2man)
+if(HELP2MAN)
+  add_custom_command(
+    OUTPUT ${AUTONOUS_MAN_PAGE}
+    COMMAND ${HELP2MAN} --no-info --section=1 --source=autonous
+            "--name=chat-bot backend worker with context management"
+            --include=${PROJECT_SOURCE_DIR}/cmake/debian/autonous.h2m
+            -o ${PROJECT_BINARY_DIR}/autonous.1 $<TARGET_FILE:autonous>
+    COMMAND gzip -9nf ${PROJECT_BINARY_DIR}/autonous.1
+    DEPENDS autonous ${PROJECT_SOURCE_DIR}/cmake/debian/autonous.h2m
+    COMMENT "autonous.1 (help2man)")
+  add_custom_target(autonous_man ALL DEPENDS ${AUTONOUS_MAN_PAGE})
+endif()
+
+install(TARGETS autonous RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${AUTONOUS_TOKENIZER_SOURCE}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/autonous/tokenizer
+        FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+        FILES_MATCHING PATTERN "*.tiktoken" PATTERN "*.tokenizer.json")
+install(FILES ${AUTONOUS_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 OPTIONAL)
+install(FILES ${PROJECT_SOURCE_DIR}/config/autonous.bash-completion
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME autonous)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+install(FILES ${PROJECT_SOURCE_DIR}/config/autonous.service DESTINATION lib/systemd/system)
+install(FILES ${PROJECT_SOURCE_DIR}/config/autonous.env.example DESTINATION /etc/autonous
+        RENAME autonous.env PERMISSIONS OWNER_READ OWNER_WRITE)
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME autonous)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "autonous maintainers <root@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "chat-bot backend worker with context management")
+set(CPACK_PACKAGE_DESCRIPTION
+    "Front ends queue user messages in SQLite or PostgreSQL; the worker builds each chat's\n\
+LLM context within a token budget, calls an OpenAI-compatible endpoint, stores the reply\n\
+and records every step as events.")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION net)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+    ${PROJECT_SOURCE_DIR}/cmake/debian/conffiles ${PROJECT_SOURCE_DIR}/cmake/debian/postinst
+    ${PROJECT_SOURCE_DIR}/cmake/debian/postrm)
+set(CPACK_WARN_ON_ABSOLUTE_INSTALL_DESTINATION OFF)
+include(CPack)
