@@ -24,6 +24,7 @@ struct Turn {
   json compressed;  // the attempt that answered
   json response;    // llm.response
   bool summarized = false;
+  std::map<std::string, int> warnings;  // context.warning by reason
 };
 
 // The newest kTurns answered turns of the chat, oldest first (through history's task ids).
@@ -32,13 +33,14 @@ std::vector<Turn> turns_of(PageDb& db, const std::string& chat) {
   const Rows r = db.query(
       "SELECT task_id, type, payload FROM events WHERE task_id IN (SELECT task_id FROM history "
       "WHERE chat_id = $1 AND task_id IS NOT NULL AND role = 'assistant' ORDER BY id DESC "
-      "LIMIT $2) AND type || '' IN ('context.compressed', 'llm.response', 'context.summarized') "
+      "LIMIT $2) AND type || '' IN ('context.compressed', 'llm.response', 'context.summarized', "
+      "'context.warning') "
       "ORDER BY task_id, id",
       {chat, int64_t{kTurns}});
   std::vector<Turn> out;
   for (size_t i = 0; i < r.size(); ++i) {
     const int64_t task = r.int64(i, 0);
-    if (out.empty() || out.back().task_id != task) out.push_back({task, {}, {}, false});
+    if (out.empty() || out.back().task_id != task) out.push_back({task, {}, {}, false, {}});
     const std::string& type = r.text(i, 1);
     json p = json::parse(r.text(i, 2), nullptr, false);
     if (type == "context.compressed")
@@ -46,8 +48,11 @@ std::vector<Turn> turns_of(PageDb& db, const std::string& chat) {
     else if (type == "llm.response") {
       // The turn's own call (a summary's or an embeddings call's response is not, #31).
       if (detail::chat_call(p)) out.back().response = std::move(p);
-    } else
+    } else if (type == "context.warning") {
+      ++out.back().warnings[str(p, "reason")];
+    } else {
       out.back().summarized = true;
+    }
   }
   return out;
 }
@@ -77,14 +82,8 @@ size_t recalled(const json& compressed) {
 }
 
 std::string plot(const std::vector<Turn>& turns, const engine::Thresholds& t) {
-  html::Chart c{"chat-tokens",
-                "Prompt tokens per turn: before and after compression",
-                "turn",
-                "tokens",
-                {},
-                {},
-                0};
-  html::Series before{"before", "#98a2b3", {}}, after{"after", "#2e90fa", {}},
+  html::Chart c{"chat-tokens", "Tokens per turn", "turn", "tokens", {}, {}, 0};
+  html::Series before{"history before", "#98a2b3", {}}, after{"prompt sent", "#2e90fa", {}},
       budget{"budget", "#1d2430", {}, false, true}, soft{"soft", "#fdb022", {}, true, true},
       warn{"warn", "#f79009", {}, true, true}, hard{"hard", "#d92d20", {}, true, true};
   for (size_t i = 0; i < turns.size(); ++i) {
@@ -113,7 +112,28 @@ std::string plot(const std::vector<Turn>& turns, const engine::Thresholds& t) {
   return html::line_chart(c) +
          "<p class='muted'>Dots: the turn's level (yellow normal, orange aggressive, red "
          "emergency); purple squares: compactions; green triangles: summaries; green dots on the "
-         "axis: turns with recalled messages. Thresholds are the chat's current ones.</p>";
+         "axis: turns with recalled messages. Thresholds are the chat's current ones. The prompt "
+         "sent can be larger than the history before compression: recalled evidence, pins and "
+         "the system prompt are added to what compression kept.</p>";
+}
+
+// The words recall searched for on a turn (the newest 12), or "".
+std::string recall_terms(const json& compressed) {
+  const auto r = compressed.is_object() ? compressed.find("recall") : compressed.end();
+  if (r == compressed.end() || !r->is_object()) return "";
+  const auto terms = r->find("terms");
+  if (terms == r->end() || !terms->is_array()) return "";
+  std::string out;
+  for (size_t i = 0; i < terms->size() && i < 12; ++i)
+    out += (i > 0 ? ", " : "") + ((*terms)[i].is_string() ? (*terms)[i].get<std::string>() : "");
+  return out;
+}
+
+std::string warnings_text(const std::map<std::string, int>& warnings) {
+  std::string out;
+  for (const auto& [reason, n] : warnings)
+    out += (out.empty() ? "" : ", ") + reason + (n > 1 ? fmt::format(" ×{}", n) : "");
+  return out;
 }
 
 std::string turn_table(const std::vector<Turn>& turns) {
@@ -130,12 +150,16 @@ std::string turn_table(const std::vector<Turn>& turns) {
                     html::number(num(p, "budget_tokens")), html::number(num(p, "dropped_count")),
                     std::to_string(recalled(p)), turns[i].summarized ? "yes" : "",
                     has_usage ? html::number(num(*usage, "prompt_tokens")) : "-",
-                    has_usage ? html::number(num(*usage, "cached_tokens")) : "-"});
+                    has_usage ? html::number(num(*usage, "cached_tokens")) : "-",
+                    html::escape(warnings_text(turns[i].warnings)), html::escape(recall_terms(p)),
+                    "<span class='why'>" + html::escape(str(p, "decision")) + "</span>"});
   }
-  return html::table("turns",
-                     {"turn", "task", "level", "strategy", "before", "after", "budget", "dropped",
-                      "recalled", "summarized", "API prompt", "API cached"},
-                     rows);
+  return html::table(
+      "turns",
+      {"turn", "task", "level", "strategy", "history tokens before", "prompt tokens sent",
+       "budget tokens", "messages dropped", "items recalled", "summarized", "API prompt tokens",
+       "API cached tokens", "warnings", "recall searched for", "why (the engine's decision)"},
+      rows);
 }
 
 std::string recalled_messages(PageDb& db, const std::vector<Turn>& turns) {
@@ -184,7 +208,8 @@ std::string open_tasks(PageDb& db, const std::string& chat) {
 }  // namespace
 
 std::optional<std::string> chat_page(PageDb& db, const std::string& chat,
-                                     const engine::ContextSettings& settings) {
+                                     const engine::ContextSettings& settings,
+                                     const TranscriptView& transcript) {
   const Rows known = db.query(
       "SELECT (SELECT count(*) FROM history WHERE chat_id = $1), (SELECT count(*) FROM tasks "
       "WHERE chat_id = $1), (SELECT count(*) FROM chat_settings WHERE chat_id = $1)",
@@ -198,9 +223,15 @@ std::optional<std::string> chat_page(PageDb& db, const std::string& chat,
       "<p><span id='messages'>{}</span> stored messages, <span id='tasks'>{}</span> tasks. "
       "Thresholds: soft {}, warn {}, hard {}, target {}.</p>",
       messages, tasks, t.soft, t.warn, t.hard, t.target);
+  std::map<std::string, int> warned;
+  for (const Turn& turn : turns)
+    for (const auto& [reason, n] : turn.warnings) warned[reason] += n;
+  body += fmt::format("<p id='chat-warnings'>Warnings over the newest {} turns: {}.</p>", kTurns,
+                      warned.empty() ? std::string("none") : html::escape(warnings_text(warned)));
   body += plot(turns, t);
   body += "<h2>Turns (newest 50)</h2>" + turn_table(turns);
   body += "<h2>Recalled messages (newest 30)</h2>" + recalled_messages(db, turns);
+  body += "<h2>Transcript</h2>" + transcript_section(db, chat, transcript);
   body += "<h2>Summary (newest)</h2>" +
           one_row(db, "summary",
                   "SELECT id, created_at, covers_through, messages_covered, tokens, model, text "

@@ -131,10 +131,13 @@ std::string failures(PageDb& db) {
   return html::table("failures", {"task", "chat", "failed at", "attempts", "error"}, rows);
 }
 
-std::string retries(PageDb& db) {
-  const Rows r = db.query(
-      "SELECT payload, created_at FROM events WHERE type = 'llm.retry' ORDER BY id DESC LIMIT $1",
-      {int64_t{kRecentCalls}});
+// The newest kRecentCalls events of `type` (llm.retry, context.warning) counted by reason, with
+// the newest one's time and text (`text_key`: its error or message).
+std::string reasons(PageDb& db, const char* type, const char* id, const char* counted,
+                    const char* text_key) {
+  const Rows r =
+      db.query("SELECT payload, created_at FROM events WHERE type = $2 ORDER BY id DESC LIMIT $1",
+               {int64_t{kRecentCalls}, std::string(type)});
   struct Reason {
     int64_t count = 0;
     std::string last_at;
@@ -146,7 +149,7 @@ std::string retries(PageDb& db) {
     Reason& reason = by_reason[detail::str(p, "reason")];
     if (reason.count++ == 0) {
       reason.last_at = r.text(i, 1);
-      reason.example = detail::str(p, "error");
+      reason.example = detail::str(p, text_key);
     }
   }
   std::vector<std::vector<std::string>> rows;
@@ -154,7 +157,7 @@ std::string retries(PageDb& db) {
     rows.push_back({html::escape(name), html::number(static_cast<double>(reason.count)),
                     html::escape(reason.last_at),
                     html::escape(detail::snippet(reason.example, 200))});
-  return html::table("retries", {"reason", "retries", "last", "last error"}, rows);
+  return html::table(id, {"reason", counted, "newest at", std::string("newest ") + text_key}, rows);
 }
 
 }  // namespace
@@ -169,8 +172,12 @@ std::string overview_page(PageDb& db, TaskCounts& counts) {
   body += over_time(tasks, now);
   body += "<h2>Throughput and latency (the same tasks)</h2>" + throughput(tasks, now);
   body += "<h2>Models (newest " + html::number(kRecentCalls) + " calls)</h2>" + models_table(db);
-  body +=
-      "<h2>Retry reasons (newest " + html::number(kRecentCalls) + " retries)</h2>" + retries(db);
+  const std::string newest = html::number(kRecentCalls);
+  body += "<h2>Retry reasons (newest " + newest + " retries)</h2>" +
+          reasons(db, "llm.retry", "retries", "retries", "error");
+  // server_truncated (a provider cutting prompts silently), gatherer_failed, pins_left_out, …
+  body += "<h2>Context warnings (newest " + newest + " warnings)</h2>" +
+          reasons(db, "context.warning", "warnings", "warnings", "message");
   body += "<h2>Failures (newest 20)</h2>" + failures(db);
   return html::page("Overview", body);
 }

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "internal/common/utf8.h"
 #include "internal/ops/html.h"
 
@@ -39,12 +41,25 @@ std::string str(const nlohmann::json& j, const char* key) {
 
 std::string row_table(const std::string& id, const Rows& row,
                       const std::vector<std::string>& hidden) {
+  // Columns the queue keeps in Unix ms: shown as the stored ISO times are, the number in a tip.
+  static const std::vector<std::string> kUnixMs = {"run_after",        "lease_expires_at",
+                                                   "first_claimed_at", "webhook_until",
+                                                   "next_at",          "lease_until"};
   std::vector<std::vector<std::string>> rows;
   for (int i = 0; i < static_cast<int>(row.columns().size()); ++i) {
     const std::string& name = row.columns()[static_cast<size_t>(i)];
     if (std::find(hidden.begin(), hidden.end(), name) != hidden.end()) continue;
-    rows.push_back({html::escape(name), row.is_null(0, i) ? "<span class='muted'>null</span>"
-                                                          : bounded_pre("", row.text(0, i))});
+    std::string value;
+    if (row.is_null(0, i)) {
+      value = "<span class='muted'>null</span>";
+    } else if (std::find(kUnixMs.begin(), kUnixMs.end(), name) != kUnixMs.end() &&
+               row.int64(0, i) > 0) {
+      value = fmt::format("<pre title='Unix ms {}'>{}</pre>", row.int64(0, i),
+                          iso_time(static_cast<double>(row.int64(0, i)) / 1000.0));
+    } else {
+      value = bounded_pre("", row.text(0, i));
+    }
+    rows.push_back({html::escape(name), value});
   }
   return html::table(id, {"field", "value"}, rows);
 }

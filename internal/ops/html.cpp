@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <ctime>
 
@@ -29,7 +30,9 @@ constexpr const char* kStyle =
     "tabular-nums}pre{white-space:pre-wrap;word-break:break-word;margin:0;max-width:900px}"
     "svg{background:#fff;border:1px solid #dde1e6}.cards{display:flex;gap:12px;flex-wrap:wrap}"
     ".card{background:#fff;border:1px solid #dde1e6;padding:8px 14px;min-width:110px}"
-    ".card b{display:block;font-size:22px}.bad{color:#b42318}.muted{color:#667085}"
+    ".card "
+    "b{display:block;font-size:22px}.bad{color:#b42318}.muted{color:#667085}.why{display:inline-"
+    "block;min-width:22em}"
     "footer{color:#667085;padding:12px 24px;font-size:12px}";
 
 struct Scale {
@@ -143,8 +146,7 @@ std::string escape(std::string_view text) {
   return out;
 }
 
-std::string link(std::string_view path, std::string_view key, std::string_view value,
-                 std::string_view label) {
+std::string url_encode(std::string_view value) {
   std::string encoded;
   for (const unsigned char c : value) {
     if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
@@ -152,7 +154,46 @@ std::string link(std::string_view path, std::string_view key, std::string_view v
     else
       encoded += fmt::format("%{:02X}", c);
   }
-  return fmt::format("<a href='{}?{}={}'>{}</a>", escape(path), escape(key), encoded,
+  return encoded;
+}
+
+std::string href(std::string_view path, const std::map<std::string, std::string>& query) {
+  std::string out(path);
+  char sep = '?';
+  for (const auto& [k, v] : query) {
+    out += sep + url_encode(k) + '=' + url_encode(v);
+    sep = '&';
+  }
+  return escape(out);
+}
+
+std::string with_refresh(std::string page, std::string_view path,
+                         std::map<std::string, std::string> query) {
+  int seconds = 0;
+  if (const auto it = query.find("refresh"); it != query.end()) {
+    const auto [ptr, ec] =
+        std::from_chars(it->second.data(), it->second.data() + it->second.size(), seconds);
+    if (ec != std::errc() || ptr != it->second.data() + it->second.size()) seconds = 0;
+    seconds = seconds == 0 ? 0 : std::clamp(seconds, 5, 3600);
+    query.erase(it);
+  }
+  const std::string off = href(path, query);
+  query["refresh"] = "30";
+  const std::string toggle =
+      seconds > 0
+          ? fmt::format("<a id='refresh' href='{}'>Stop refreshing (every {} s)</a>", off, seconds)
+          : fmt::format("<a id='refresh' href='{}'>Refresh every 30 s</a>", href(path, query));
+  if (const size_t at = page.find("</header>"); at != std::string::npos) page.insert(at, toggle);
+  if (seconds > 0) {
+    if (const size_t at = page.find("</head>"); at != std::string::npos)
+      page.insert(at, fmt::format("<meta http-equiv='refresh' content='{}'>", seconds));
+  }
+  return page;
+}
+
+std::string link(std::string_view path, std::string_view key, std::string_view value,
+                 std::string_view label) {
+  return fmt::format("<a href='{}?{}={}'>{}</a>", escape(path), escape(key), url_encode(value),
                      escape(label));
 }
 

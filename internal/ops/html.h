@@ -3,6 +3,7 @@
 // errors, ids, JSON) before it reaches a page; pages carry no script at all and are served with
 // a Content-Security-Policy that forbids one. Plots are inline SVG drawn here.
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,17 @@ std::string link(std::string_view path, std::string_view key, std::string_view v
 
 // A whole page: head (title, style), navigation, `body` (already HTML), generation time.
 std::string page(std::string_view title, const std::string& body);
+
+// `value` percent-encoded for a URL's query (RFC 3986's unreserved characters kept).
+std::string url_encode(std::string_view value);
+// An escaped href: `path` with `query` (values percent-encoded), for an attribute.
+std::string href(std::string_view path, const std::map<std::string, std::string>& query);
+
+// `page` (from page()) reloading itself every `?refresh=` seconds (5 to 3600; no script: a
+// <meta http-equiv='refresh'>), with a link in its header that turns that on (30 s) or off on
+// the same page (`path`, `query`: the request's).
+std::string with_refresh(std::string page, std::string_view path,
+                         std::map<std::string, std::string> query);
 
 // A table; `cells` are HTML already (escape text first). `id` names it for tests and CSS.
 std::string table(std::string_view id, const std::vector<std::string>& headers,

@@ -118,6 +118,8 @@ OpsServer::OpsServer(OpsOptions options) : options_(std::move(options)) {
         (*db)->begin_request(std::chrono::steady_clock::now() + options_.request_deadline);
         HttpResponse r = handle(**db, request);
         (*db)->end_request();
+        if (r.status == 200 && r.content_type == kHtml)  // every page may reload itself
+          r.body = html::with_refresh(std::move(r.body), request.path, request.query);
         return r;
       } catch (const DeadlinePassed&) {
         (*db)->end_request();
@@ -194,7 +196,11 @@ HttpResponse OpsServer::handle(PageDb& db, const HttpRequest& request) const {
   if (path == "/chat") {
     const std::string id = query(request, "id");
     if (id.empty()) return page(200, chats_page(db, ""));
-    auto body = chat_page(db, id, options_.settings);
+    TranscriptView view;
+    view.search = query(request, "q");
+    const std::string before = query(request, "before");
+    std::from_chars(before.data(), before.data() + before.size(), view.before);
+    auto body = chat_page(db, id, options_.settings, view);
     return body ? page(200, std::move(*body)) : not_found("No chat " + id + " is stored.");
   }
   if (path == "/task") {

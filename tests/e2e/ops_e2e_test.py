@@ -462,6 +462,84 @@ class Dashboard(unittest.TestCase):
         finally:
             e.stop()
 
+    def test_a_chat_page_says_why_and_shows_its_transcript_searched_and_paged(self):
+        """#33: per turn the decision sentence, recall terms and warnings; the transcript paged and
+        searched; warnings counted; optional auto-refresh; one time format."""
+        e = Env()
+        try:
+            chat = "why-chat"
+            self.assertEqual(e.run("chat", "set", chat, "--max-tokens", "3000").returncode, 0)
+            # Pins over their share of the budget: left out, with a pins_left_out warning.
+            for i in range(4):
+                r = e.run("chat", "pin", chat, f"remember {i} " + "pinned words here " * 200)
+                self.assertEqual(r.returncode, 0, r.stderr)
+            # An imported history (as a front end would: the worker indexes it for search at
+            # start), long enough that its oldest part is cut and recalled; then a question.
+            e.execute("INSERT INTO history(chat_id, role, text) VALUES (?, 'user', ?)", chat,
+                      "My parcel code is ZEBRA7731, please keep it.")
+            for i in range(60):
+                e.execute("INSERT INTO history(chat_id, role, text) VALUES (?, 'user', ?)", chat,
+                          f"imported message {i} <i>x</i> " + "flour sugar butter eggs " * 25)
+            e.enqueue(chat, "What was my parcel code zebra7731 about?")
+            e.start()
+            e.wait_idle()
+            url = e.base + "/chat?id=" + chat
+            r = chromium("--dump-dom", url)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            dom = r.stdout
+            self.assertNotIn("<script", dom)
+            compressed = e.events("context.compressed")
+            decision = compressed[-1]["decision"]
+            self.assertTrue(decision)
+            shown = decision.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            self.assertIn(shown[:60], dom)  # the turn's "why"
+            terms = compressed[-1]["recall"]["terms"]
+            self.assertIn("zebra7731", [t.lower() for t in terms])
+            self.assertIn(", ".join(terms[:2]), dom)
+            warned = [p["reason"] for p in e.events("context.warning")]
+            self.assertIn("pins_left_out", warned)
+            self.assertRegex(dom, r'id="chat-warnings">Warnings over the newest \d+ turns: [^<]*pins_left_out')
+            self.assertIn("history tokens before", dom)  # labels that say what they measure
+            self.assertIn("prompt tokens sent", dom)
+            # The transcript: newest first, 50 a page, escaped, then older ones.
+            transcript = dom.split('id="transcript"')[1].split("</table>")[0]
+            page1 = re.findall(r"imported message (\d+) ", transcript)
+            self.assertEqual(page1, [str(i) for i in range(59, 11, -1)])  # and the turn's two
+            self.assertIn("imported message 59 &lt;i&gt;x&lt;/i&gt;", transcript)
+            older = re.search(r'id="older" href="([^"]+)"', dom)
+            self.assertIsNotNone(older)
+            status, page2, _ = get(e.base + older.group(1).replace("&amp;", "&"))
+            self.assertEqual(status, 200)
+            page2 = page2.split("id='transcript'")[1].split("</table>")[0]
+            self.assertIn("imported message 9 ", page2)
+            self.assertIn("ZEBRA7731, please keep it", page2)
+            self.assertNotIn('id="older"', page2)
+            self.assertNotIn("imported message 59 ", page2)
+            # Search: case-insensitive, only matching messages; LIKE's own characters are text.
+            status, found, _ = get(url + "&q=zebra7731")
+            rows = re.findall(r"<tr><td>\d+</td>.*?</tr>", found.split('id=\'transcript\'')[1])
+            self.assertGreaterEqual(len(rows), 2)
+            self.assertTrue(all("zebra7731" in row.lower() for row in rows), rows)
+            status, none, _ = get(url + "&q=%25")
+            self.assertIn("none", none.split("id='transcript'")[1][:400])
+            # Warnings on the overview too.
+            status, overview, _ = get(e.base + "/")
+            self.assertRegex(overview, r"<td>pins_left_out</td><td>\d+</td>")
+            # Auto-refresh on request only, bounded; no script.
+            self.assertNotIn("http-equiv='refresh'", get(url)[1])
+            self.assertIn("Refresh every 30 s", get(url)[1])
+            body = get(url + "&refresh=30")[1]
+            self.assertIn("<meta http-equiv='refresh' content='30'>", body)
+            self.assertIn("Stop refreshing", body)
+            self.assertIn("<meta http-equiv='refresh' content='5'>", get(url + "&refresh=1")[1])
+            self.assertNotIn("http-equiv='refresh'", get(url + "&refresh=abc")[1])
+            # One time format: the queue's Unix ms shown as the stored ISO times are.
+            task = e.sql("SELECT max(id) FROM tasks")[0][0]
+            body = get(e.base + f"/task?id={task}")[1]
+            self.assertRegex(body, r"<td>first_claimed_at</td><td><pre title='Unix ms \d+'>\d{4}-\d\d-\d\dT")
+        finally:
+            e.stop()
+
     def test_a_task_page_shows_its_tool_calls_and_results_escaped(self):
         e = Env()
         try:
