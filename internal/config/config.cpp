@@ -273,8 +273,8 @@ void read_tokens(const EnvLookup& env, Config& c) {
   c.token_counter = read_choice(env, "TOKEN_COUNTER", c.token_counter,
                                 {"auto", "cl100k_base", "o200k_base", "llama3", "qwen3",
                                  "deepseek_v3", "estimate", "chars4"});
-  const std::string installed = tokenizer_dir_beside_binary(c.tokenizer_data_dir);
-  c.tokenizer_data_dir = read_string(env, "TOKENIZER_DATA_DIR", installed);
+  c.tokenizer_data_dir =
+      read_string(env, "TOKENIZER_DATA_DIR", tokenizer_dir_beside_binary(c.tokenizer_data_dir));
   c.models_file = trim(read_string(env, "MODELS_FILE", ""));
   c.token_calibration = read_choice(env, "TOKEN_CALIBRATION", "on", {"on", "off"}) == "on";
 }
