@@ -1,5 +1,6 @@
 #include "cmd/autonous/service_notify.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -19,7 +20,10 @@ void notify(const std::string& state) { sd_notify(0, state.c_str()); }
 ServiceNotify::ServiceNotify(std::function<bool(std::string& why)> healthy) {
   uint64_t usec = 0;
   if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0) return;
-  const auto period = std::chrono::microseconds(usec) / 2;
+  // Often (every 10 s, or half the period when it is shorter): a check that fails once costs
+  // one ping, not the whole period.
+  const auto period = std::min<std::chrono::microseconds>(std::chrono::microseconds(usec) / 2,
+                                                          std::chrono::seconds(10));
   log::info("systemd watchdog on",
             {{"watchdog_ms",
               std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::microseconds(usec))

@@ -43,7 +43,10 @@ std::optional<TimePoint> parse_utc(std::string_view iso) noexcept {
   }
   if (i < iso.size() && iso[i] == 'Z') ++i;
   if (i != iso.size()) return std::nullopt;
-  return from_unix_ms(static_cast<int64_t>(timegm(&tm)) * 1000 + ms);
+  const std::tm asked = tm;
+  const std::time_t t = timegm(&tm);  // normalises: 02-31 would become 03-03
+  if (tm.tm_mday != asked.tm_mday || tm.tm_mon != asked.tm_mon) return std::nullopt;
+  return from_unix_ms(static_cast<int64_t>(t) * 1000 + ms);
 }
 
 }  // namespace autonous::common

@@ -226,7 +226,8 @@ std::optional<std::string> chat_page(PageDb& db, const std::string& chat,
   std::map<std::string, int> warned;
   for (const Turn& turn : turns)
     for (const auto& [reason, n] : turn.warnings) warned[reason] += n;
-  body += fmt::format("<p id='chat-warnings'>Warnings over the newest {} turns: {}.</p>", kTurns,
+  body += fmt::format("<p id='chat-warnings'>Warnings over the newest {} answered turns: {}.</p>",
+                      turns.size(),
                       warned.empty() ? std::string("none") : html::escape(warnings_text(warned)));
   body += plot(turns, t);
   body += "<h2>Turns (newest 50)</h2>" + turn_table(turns);

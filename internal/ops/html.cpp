@@ -174,7 +174,7 @@ std::string with_refresh(std::string page, std::string_view path,
     const auto [ptr, ec] =
         std::from_chars(it->second.data(), it->second.data() + it->second.size(), seconds);
     if (ec != std::errc() || ptr != it->second.data() + it->second.size()) seconds = 0;
-    seconds = seconds == 0 ? 0 : std::clamp(seconds, 5, 3600);
+    seconds = seconds <= 0 ? 0 : std::clamp(seconds, 5, 3600);
     query.erase(it);
   }
   const std::string off = href(path, query);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "internal/common/utf8.h"
 #include "internal/ops/dashboard.h"
 #include "internal/ops/health.h"
 #include "internal/ops/html.h"
@@ -53,9 +54,11 @@ HttpResponse not_found(const std::string& what) {
   return page(404, html::page("Not found", "<p>" + html::escape(what) + "</p>"));
 }
 
+// A query parameter as UTF-8 (invalid bytes replaced: PostgreSQL refuses them as a parameter,
+// and no stored chat id or text holds them).
 std::string query(const HttpRequest& r, const char* key) {
   const auto it = r.query.find(key);
-  return it == r.query.end() ? std::string() : it->second;
+  return it == r.query.end() ? std::string() : common::sanitize_utf8(it->second);
 }
 
 // True when `host` (a Host header) names this machine's loopback: the only names a browser
@@ -198,8 +201,11 @@ HttpResponse OpsServer::handle(PageDb& db, const HttpRequest& request) const {
     if (id.empty()) return page(200, chats_page(db, ""));
     TranscriptView view;
     view.search = query(request, "q");
-    const std::string before = query(request, "before");
-    std::from_chars(before.data(), before.data() + before.size(), view.before);
+    const std::string before = query(request, "before");  // a history id; anything else: 0
+    const auto [end, bad] =
+        std::from_chars(before.data(), before.data() + before.size(), view.before);
+    if (bad != std::errc() || end != before.data() + before.size() || view.before < 0)
+      view.before = 0;
     auto body = chat_page(db, id, options_.settings, view);
     return body ? page(200, std::move(*body)) : not_found("No chat " + id + " is stored.");
   }

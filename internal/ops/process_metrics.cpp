@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <prometheus/client_metric.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace autonous::ops {
@@ -43,18 +44,17 @@ std::optional<std::vector<std::string>> stat_fields() {
   return fields;
 }
 
-// Seconds since the epoch the system booted at (/proc/stat's btime).
+// Seconds since the epoch the system booted at: now less the time since boot (not /proc/stat's
+// btime, which the unit's ProcSubset=pid hides).
 std::optional<double> boot_time() {
-  std::ifstream in("/proc/stat");
-  for (std::string key; in >> key;) {
-    if (key == "btime") {
-      double t = 0;
-      if (in >> t) return t;
-      return std::nullopt;
-    }
-    in.ignore(1 << 20, '\n');
-  }
-  return std::nullopt;
+  timespec real{};
+  timespec boot{};
+  if (clock_gettime(CLOCK_REALTIME, &real) != 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0)
+    return std::nullopt;
+  auto seconds = [](const timespec& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+  };
+  return seconds(real) - seconds(boot);
 }
 
 std::optional<double> open_fds() {

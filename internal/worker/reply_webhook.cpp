@@ -110,10 +110,8 @@ void ReplyWebhook::run(const std::stop_token& stop, const std::atomic<bool>& har
         const std::optional<milliseconds> next = outbox.next_due();
         if (!next) return;  // delivered (or given up) everything
         if (*next > kDrainWait) {
-          spdlog::warn(
-              "drain: {} reply webhook deliveries left for the next worker (the next try is in "
-              "{} s)",
-              outbox.pending(false), next->count() / 1000);
+          log::warn("drain: reply webhook deliveries left for the next worker",
+                    {{"pending", outbox.pending(false)}, {"next_try_in_ms", next->count()}});
           return;
         }
         wait = std::clamp(*next, milliseconds(1), config_.poll_interval);

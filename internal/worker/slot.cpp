@@ -137,13 +137,13 @@ bool Slot::reconnect(const std::function<bool()>& give_up) {
     if (give_up()) break;
     try {
       reconnect_and_report();
-      spdlog::info("slot {} reconnected to the database", index_);
+      log::info("slot reconnected to the database", {{"slot", index_}});
       backoff_ = milliseconds(500);
       return true;
     } catch (const std::exception& e) {
       backoff_ = std::min(backoff_ * 2, milliseconds(30000));
-      spdlog::warn("slot {}: reconnecting failed ({}); next try in {} ms", index_, e.what(),
-                   backoff_.count());
+      log::warn("slot reconnecting failed",
+                {{"slot", index_}, {"error", e.what()}, {"retry_in_ms", backoff_.count()}});
     }
   }
   return false;
@@ -175,7 +175,7 @@ bool Slot::pause(const std::function<bool()>& give_up) {
       reconnect_and_report();
     } catch (const std::logic_error&) {
     } catch (const std::exception& e) {
-      spdlog::warn("slot {}: connecting again failed ({})", index_, e.what());
+      log::warn("slot connecting again failed", {{"slot", index_}, {"error", e.what()}});
     }
   }
   return true;
@@ -225,16 +225,16 @@ void Slot::loop(bool drain) {
       if (session_->lost()) {
         // A task claimed in the broken connection's last transaction is not known here:
         // Session::reconnect gives it back (else its lease would expire first).
-        spdlog::warn("slot {}: the database connection was lost ({}); reconnecting", index_,
-                     e.what());
+        log::warn("the database connection was lost; reconnecting",
+                  {{"slot", index_}, {"error", e.what()}});
         reconnect([&stop] { return stop.stop_requested(); });
         continue;
       }
       if (!session_->transient(e)) throw;
       // A server that refuses writes for now (a standby, a failover not yet promoted), a
       // cancelled statement, a lock conflict: wait it out, /healthz saying so.
-      spdlog::warn("slot {}: the database refused for now ({}); trying again in {} ms", index_,
-                   e.what(), backoff_.count());
+      log::warn("the database refused for now; trying again",
+                {{"slot", index_}, {"error", e.what()}, {"retry_in_ms", backoff_.count()}});
       pause([&stop] { return stop.stop_requested(); });
     }
   }

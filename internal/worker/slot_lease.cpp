@@ -54,7 +54,8 @@ std::function<bool()> Slot::keep_going_for(const queue::Task& task) {
         reconnect_and_report();
         renewed = queue_.renew_lease(task, now(), config_.task_lease);
       } catch (const std::exception& again) {
-        spdlog::warn("slot {}: reconnecting failed ({}); the call goes on", index_, again.what());
+        log::warn("slot reconnecting failed; the call goes on",
+                  {{"slot", index_}, {"error", again.what()}});
         return true;
       }
     }

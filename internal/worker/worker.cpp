@@ -29,8 +29,8 @@ void wait_for_stop(RunState& state, const std::atomic<int>& running, std::chrono
   }
   if (running.load() > 0) {
     if (state.busy.load() > 0)
-      spdlog::info("stopping: waiting up to {}s for {} in-flight task(s)", grace.count(),
-                   state.busy.load());
+      log::info("stopping: waiting for in-flight tasks",
+                {{"grace_seconds", grace.count()}, {"in_flight", state.busy.load()}});
     state.cv.notify_all();
     std::unique_lock lock(state.mu);
     state.cv.wait_for(lock, grace, [&] { return running.load() == 0 || state.hard_stop.load(); });
@@ -69,8 +69,8 @@ void log_stopped(const WorkerStats& s) {
 
 void warn_about_settings(const config::Config& config) {
   if (!config.openai_api_key_header.empty() && config.openai_api_key.empty())
-    spdlog::warn("OPENAI_API_KEY_HEADER={} is set but OPENAI_API_KEY is empty: no key is sent",
-                 config.openai_api_key_header);
+    log::warn("OPENAI_API_KEY_HEADER is set but OPENAI_API_KEY is empty: no key is sent",
+              {{"header", config.openai_api_key_header}});
 }
 
 }  // namespace

@@ -501,6 +501,21 @@ TEST(ConfigTest, TheEnvExampleAndTheDocsNameEveryVariableAndChangeNoDefault) {
   EXPECT_EQ(c.openai_model, d.openai_model);
 }
 
+// The unit reads the example with systemd's EnvironmentFile= (no comment after a value, no
+// `export`), the commands with --env-file: every line is in the subset both read alike.
+TEST(ConfigTest, TheEnvExampleIsReadAlikeBySystemdAndByEnvFile) {
+  std::ifstream in(std::string(AUTONOUS_SOURCE_DIR) + "/config/autonous.env.example");
+  ASSERT_TRUE(in);
+  const std::regex assignment(R"re([A-Z][A-Z0-9_]*=("[^"\\$`]*"|'[^']*'|[^\s"'#\\$`]*))re");
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    EXPECT_TRUE(std::regex_match(line, assignment)) << line;
+    ++n;
+  }
+  EXPECT_GT(n, 20);
+}
+
 }  // namespace
 }  // namespace autonous::config
 #endif

@@ -8,6 +8,7 @@ screenshot; hostile HTTP clients against a working worker.
 Run by ctest (tests/CMakeLists.txt) with AUTONOUS_BIN and AUTONOUS_STUB_BIN set; one ctest entry
 per test class and backend."""
 
+import datetime
 import json
 import os
 import re
@@ -342,7 +343,18 @@ class Metrics(unittest.TestCase):
             # The user's wait, queued to reply, for every reply.
             completed = e.events("turn.completed")
             self.assertEqual(len(completed), 23)
-            self.assertTrue(all(p["time_to_reply_ms"] >= 0 for p in completed), completed)
+            # ... as the database has it: created_at to finished_at (each backend's own clock, the
+            # worker's through PostgreSQL's offset), within the commit's own time.
+            def unix_ms(iso):
+                t = datetime.datetime.strptime(iso[:23], "%Y-%m-%dT%H:%M:%S.%f")
+                return t.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000
+            lines = e.run("events", "--type", "turn.completed").stdout.splitlines()
+            for ev in (json.loads(line) for line in lines):
+                created, finished = e.sql("SELECT created_at, finished_at FROM tasks WHERE id = ?",
+                                          ev["task_id"])[0]
+                want = unix_ms(finished) - unix_ms(created)
+                self.assertGreater(want, 0)
+                self.assertLess(abs(ev["payload"]["time_to_reply_ms"] - want), 1000, (ev, want))
             self.assertTrue(all(p["queued_ms"] >= 0 for p in e.events("turn.started")))
             self.assertEqual(m[("autonous_task_time_to_reply_seconds_count", frozenset())], 23)
             self.assertAlmostEqual(m[("autonous_task_time_to_reply_seconds_sum", frozenset())],
@@ -498,7 +510,7 @@ class Dashboard(unittest.TestCase):
             self.assertIn(", ".join(terms[:2]), dom)
             warned = [p["reason"] for p in e.events("context.warning")]
             self.assertIn("pins_left_out", warned)
-            self.assertRegex(dom, r'id="chat-warnings">Warnings over the newest \d+ turns: [^<]*pins_left_out')
+            self.assertRegex(dom, r'id="chat-warnings">Warnings over the newest 1 answered turns: [^<]*pins_left_out')
             self.assertIn("history tokens before", dom)  # labels that say what they measure
             self.assertIn("prompt tokens sent", dom)
             # The transcript: newest first, 50 a page, escaped, then older ones.

@@ -48,8 +48,22 @@ class Package(unittest.TestCase):
         ctrl = f"dpkg-deb --ctrl-tarfile '{self.deb}' | tar -xOf - ./conffiles"
         self.assertEqual(run("sh", "-c", ctrl).stdout, "/etc/autonous/autonous.env\n")
         listing = run("sh", "-c", f"dpkg-deb --ctrl-tarfile '{self.deb}' | tar -tf -").stdout
-        for f in ("postinst", "postrm"):
-            self.assertIn(f"./{f}", listing)
+        ctrl_dir = tempfile.mkdtemp(prefix="autonous-ctrl-")
+        try:
+            self.assertEqual(run("dpkg-deb", "-e", self.deb, ctrl_dir).returncode, 0)
+            for f in ("postinst", "prerm", "postrm"):
+                self.assertIn(f"./{f}", listing)
+                script = os.path.join(ctrl_dir, f)
+                self.assertTrue(os.access(script, os.X_OK), f)
+                self.assertEqual(run("sh", "-n", script).returncode, 0, f)  # it parses
+            with open(os.path.join(ctrl_dir, "postinst")) as f:
+                self.assertIn("adduser --system --group", f.read())  # the unit's User=
+        finally:
+            shutil.rmtree(ctrl_dir, ignore_errors=True)
+        self.assertIn("adduser", depends)
+        # Versioned by its commit: a newer build upgrades an installed one.
+        version = run("dpkg-deb", "-f", self.deb, "Version").stdout.strip()
+        self.assertRegex(version, r"^\d+\.\d+\.\d+\+git\d+\.[0-9a-f]{7}$")
 
     def test_every_file_is_where_the_docs_say(self):
         for path in ("usr/bin/autonous", "usr/share/autonous/tokenizer/o200k_base.tiktoken",
@@ -80,6 +94,7 @@ class Package(unittest.TestCase):
             text = f.read()
         self.assertIn("ExecStart=/usr/bin/autonous worker", text)
         self.assertIn("Type=notify", text)
+        self.assertIn("User=autonous", text)
         self.assertRegex(text, r"(?m)^WatchdogSec=\d+")
         self.assertIn("EnvironmentFile=/etc/autonous/autonous.env", text)
 
@@ -108,8 +123,9 @@ class Package(unittest.TestCase):
         stub = None
         try:
             port_file = os.path.join(work, "stub.port")
-            stub = subprocess.Popen([STUB, "--port-file", port_file], stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
+            log = os.path.join(work, "stub.log")
+            stub = subprocess.Popen([STUB, "--port-file", port_file, "--log", log],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             port = ""
             for _ in range(250):
                 if os.path.exists(port_file):
@@ -131,6 +147,8 @@ class Package(unittest.TestCase):
             data = os.path.join(self.root, "usr", "share", "autonous", "tokenizer")
             self.assertIn(f'tokenizer_data_dir="{data}"', r.stderr)
             self.assertNotIn("sk-from-a-credential", r.stderr)
+            with open(log) as f:  # the key from the file reached the endpoint
+                self.assertIn('"authorization":"Bearer sk-from-a-credential"', f.read())
             r = run(self.bin, "status", env=env)
             self.assertIn("done", r.stdout)
             r = run(self.bin, "events", "--type", "llm.request", env=env)

@@ -15,6 +15,7 @@
 #include "internal/backend/drivers.h"
 #include "internal/backend/postgres/connection.h"
 #include "internal/backend/postgres/queue.h"
+#include "internal/common/log.h"
 
 namespace autonous::backend {
 namespace {
@@ -65,8 +66,8 @@ class PgListener final : public Listener {
         if (const int n = c_->wait(milliseconds(100)); n > 0) wake_(n);
       } catch (const std::exception& e) {
         listening_ = false;  // LISTEN again (it is idempotent) once the server takes it
-        spdlog::warn("task listener: {}; reconnecting in {} ms (slots poll meanwhile)", e.what(),
-                     backoff.count());
+        log::warn("task listener lost; reconnecting (slots poll meanwhile)",
+                  {{"error", e.what()}, {"retry_in_ms", backoff.count()}});
         std::unique_lock lock(mu_);
         cv_.wait_for(lock, stop, backoff, [] { return false; });
         backoff = std::min(backoff * 2, milliseconds(30000));
