@@ -44,8 +44,10 @@ install(FILES ${PROJECT_SOURCE_DIR}/config/autonous.env.example DESTINATION ${CM
 install(CODE "
   set(root \"\$ENV{DESTDIR}\")
   file(READ \"${PROJECT_SOURCE_DIR}/config/autonous.service\" unit)
-  string(REPLACE \"ExecStart=/usr/bin/autonous\" \"ExecStart=\${CMAKE_INSTALL_PREFIX}/bin/autonous\" unit \"\${unit}\")
+  string(REPLACE \"ExecStart=/usr/bin/autonous\" \"ExecStart=\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/autonous\" unit \"\${unit}\")
   file(WRITE \"\${root}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/autonous.service\" \"\${unit}\")
+  file(CHMOD \"\${root}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/autonous.service\"
+       PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
   message(STATUS \"Installing: \${root}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/autonous.service\")
   if(EXISTS \"\${root}/etc/autonous/autonous.env\")
     message(STATUS \"Kept: \${root}/etc/autonous/autonous.env (the example is in share/doc/autonous)\")

@@ -197,7 +197,8 @@ std::jthread start_signal_thread(const sigset_t& signals, std::stop_source& stop
 // What systemd's watchdog asks (service_notify.h): every slot beat within the stall limit; fine
 // while the worker is not built yet (migrating, catching up). The limit is longer than /healthz's
 // and than any wait a slot makes without beating (a statement blocked by a network partition
-// until TCP gives up, about a minute; SQLite's busy timeout): a kill and restart is for a slot
+// until TCP gives up, about a minute; a lease renewal's few statements, each within SQLite's
+// busy timeout): a kill and restart is for a slot
 // wedged for good, not one waiting out its database.
 std::function<bool(std::string&)> watchdog_check(const config::Config& config,
                                                  const std::atomic<const worker::Worker*>& live) {
@@ -205,7 +206,7 @@ std::function<bool(std::string&)> watchdog_check(const config::Config& config,
   options.need_write = false;
   options.stall_limit = std::max({std::chrono::milliseconds(std::chrono::seconds(120)),
                                   std::chrono::milliseconds(3 * config.poll_interval),
-                                  config.sqlite_busy_timeout + std::chrono::seconds(60)});
+                                  3 * config.sqlite_busy_timeout + std::chrono::seconds(60)});
   options.offline_limit = std::chrono::hours(24 * 365);  // a database outage: the slots reconnect
   return [&live, options](std::string& why) {
     const worker::Worker* running = live.load();

@@ -30,13 +30,14 @@ std::optional<TimePoint> parse_utc(std::string_view iso) noexcept {
       !digits(17, 2, tm.tm_sec))
     return std::nullopt;
   if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
-      tm.tm_min > 59 || tm.tm_sec > 60)
+      tm.tm_min > 59 || tm.tm_sec > 59)
     return std::nullopt;
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   int64_t ms = 0;
   size_t i = 19;
   if (i < iso.size() && iso[i] == '.') {
+    if (i + 1 == iso.size() || iso[i + 1] < '0' || iso[i + 1] > '9') return std::nullopt;
     int64_t scale = 100;
     for (++i; i < iso.size() && iso[i] >= '0' && iso[i] <= '9'; ++i, scale /= 10)
       ms += (iso[i] - '0') * scale;

@@ -197,6 +197,10 @@ Metrics::Metrics(std::string model) : impl_(std::make_unique<Impl>(std::move(mod
   impl_->recall_hits.Add({});
   for (const char* outcome : {"ok", "failed"}) impl_->summaries.Add({{"outcome", outcome}});
   impl_->warnings.Add({{"reason", "server_truncated"}});
+  // Every outcome of an attempt under the configured model, so the alerts' rate() over them
+  // counts the first failure after a start too.
+  for (const char* outcome : {"done", "retry", "failed", "released"})
+    impl_->task_duration.Add({{"model", impl_->model}, {"outcome", outcome}}, kSeconds);
 }
 
 Metrics::~Metrics() = default;

@@ -54,8 +54,9 @@ HttpResponse not_found(const std::string& what) {
   return page(404, html::page("Not found", "<p>" + html::escape(what) + "</p>"));
 }
 
-// A query parameter as UTF-8 (invalid bytes replaced: PostgreSQL refuses them as a parameter,
-// and no stored chat id or text holds them).
+// A query parameter as UTF-8, invalid bytes replaced: PostgreSQL refuses them as a parameter
+// (on SQLite a chat id stored with such bytes is then not found; its pages' links repair it
+// the same way, html::escape).
 std::string query(const HttpRequest& r, const char* key) {
   const auto it = r.query.find(key);
   return it == r.query.end() ? std::string() : common::sanitize_utf8(it->second);

@@ -1,5 +1,6 @@
 #include "internal/ops/process_metrics.h"
 
+#include <cmath>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -90,12 +91,15 @@ void add_process_metrics(std::vector<prometheus::MetricFamily>& out) {
   using prometheus::MetricType;
   const auto ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
   const auto page = static_cast<double>(sysconf(_SC_PAGESIZE));
-  std::optional<double> cpu, rss, vsize, start;
+  std::optional<double> cpu, rss, vsize;
+  // Computed once: the two clocks read apart (or stepped later) must not move it between scrapes.
+  static std::optional<double> start;
   if (const auto f = stat_fields(); f && ticks > 0) {
     // Counted from field 3 (state): utime 14, stime 15, starttime 22, vsize 23, rss 24.
     try {
       cpu = (std::stod((*f)[11]) + std::stod((*f)[12])) / ticks;
-      if (const auto boot = boot_time()) start = *boot + std::stod((*f)[19]) / ticks;
+      if (const auto boot = boot_time(); boot && !start)
+        start = std::round((*boot + std::stod((*f)[19]) / ticks) * ticks) / ticks;
       vsize = std::stod((*f)[20]);
       rss = std::stod((*f)[21]) * page;
     } catch (const std::exception&) {

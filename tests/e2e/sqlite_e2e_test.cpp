@@ -84,6 +84,29 @@ TEST_F(SqliteFileE2eTest, AWorkerWhoseDatabaseFileIsDeletedOrReplacedStopsSaying
   }
 }
 
+// The unit's UMask=0007 (front ends in the group autonous share the queue): SQLite alone makes
+// the file 0640 and its -wal/-shm alike, whatever the umask; the files get what it allows.
+TEST_F(SqliteFileE2eTest, TheDatabaseFilesGetWhatTheUmaskAllows) {
+  namespace fs = std::filesystem;
+  const std::string db = dir_.file("shared.db");
+  for (const auto& [mask, want] : {std::pair{"007", fs::perms(0660)}, {"022", fs::perms(0644)}}) {
+    SCOPED_TRACE(mask);
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
+    // A worker holding the database open: its -wal and -shm exist.
+    Process held({"/bin/sh", "-c", std::string("umask ") + mask + "; exec \"$0\" \"$@\"",
+                  autonous_bin(), "worker"},
+                 {{"DB_PATH", db}, {"OPENAI_BASE_URL", "http://127.0.0.1:9/v1"}},
+                 dir_.path().string());
+    const auto deadline = std::chrono::steady_clock::now() + seconds(10);
+    while (!fs::exists(db + "-shm") && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      ASSERT_TRUE(fs::exists(db + suffix)) << suffix;
+      EXPECT_EQ(fs::status(db + suffix).permissions() & fs::perms::all, want) << suffix;
+    }
+  }
+}
+
 TEST_F(SqliteFileE2eTest, AChatIdThatIsNotTextFailsAtOnceWithoutACall) {
   // SQLite takes a BLOB into a TEXT column; its history could never be stored (it used to cost
   // five LLM calls before the history's CHECK refused it each time).

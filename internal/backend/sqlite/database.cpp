@@ -2,12 +2,17 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <random>
+#include <string>
 #include <thread>
 
 #include <SQLiteCpp/Database.h>
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace autonous::db {
 namespace {
@@ -27,6 +32,31 @@ int busy_handler(void* timeout_ms, int count) noexcept {
   std::uniform_int_distribution<int> micros(200, 2000);
   std::this_thread::sleep_for(std::chrono::microseconds(micros(rng)));
   return 1;
+}
+
+// This process's umask, read without changing it (umask() would, for every thread): Linux's
+// /proc/self/status. nullopt where it cannot be read.
+std::optional<mode_t> current_umask() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("Umask:", 0) == 0)
+      return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+  return std::nullopt;
+}
+
+// SQLite creates a database 0644 less the umask, and its -wal and -shm files with the
+// database's mode. Where the umask leaves group write (the unit's UMask=0007: front ends in the
+// group autonous share the queue), the files this process owns get the mode the umask allows.
+void allow_what_the_umask_allows(const std::string& path) {
+  const std::optional<mode_t> mask = current_umask();
+  if (!mask) return;
+  const mode_t want = 0666 & ~*mask;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    struct stat st {};
+    const std::string file = path + suffix;
+    if (::stat(file.c_str(), &st) != 0 || st.st_uid != ::geteuid()) continue;
+    if ((st.st_mode & want) != want) ::chmod(file.c_str(), (st.st_mode & 07777) | want);
+  }
 }
 
 }  // namespace
@@ -49,6 +79,7 @@ std::unique_ptr<SQLite::Database> open(const std::string& path, const OpenOption
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
+  allow_what_the_umask_allows(path);  // the file, and its -wal and -shm now that they exist
   db->exec("PRAGMA foreign_keys=ON");
   db->exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
   return db;
