@@ -9,6 +9,9 @@
 #   /etc/autonous/autonous.env                     the env example (0600; a conffile), written
 #                                                  only where none is: an install keeps your edits
 include(GNUInstallDirs)
+# Installing (and CPack) builds nothing itself: scripts/package builds the binary and the man page
+# first, not every test and benchmark of the tree.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 # The tokenizer files scripts/bootstrap fetched and checked (SHA-256) at this machine.
 set(AUTONOUS_TOKENIZER_SOURCE "/usr/local/share/autonous/tokenizer"

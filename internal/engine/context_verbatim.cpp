@@ -8,6 +8,7 @@
 
 #include "internal/common/text.h"
 #include "internal/engine/summary_compactor.h"
+#include "internal/tokens/token_counter.h"
 
 namespace autonous::engine {
 namespace {

@@ -198,6 +198,8 @@ void Turn::choose_model(const queue::Task& task, TurnOutcome& o) {
   o.fallback_from = parts_.client.model();
 }
 
+const std::string& Turn::model() const { return model_.empty() ? parts_.client.model() : model_; }
+
 TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep_going,
                       const std::function<bool()>& lease_lost) {
   TurnOutcome o;

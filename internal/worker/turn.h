@@ -202,7 +202,7 @@ class Turn {
   void retry_or_fail(TurnOutcome& o, TurnFailure failure);
 
   // The model of the attempt under way: OPENAI_MODEL, or OPENAI_FALLBACK_MODEL (fallback.h).
-  const std::string& model() const { return model_.empty() ? parts_.client.model() : model_; }
+  const std::string& model() const;
   // Chooses the attempt's model (model_), saying so in `o` when it is the fallback.
   void choose_model(const queue::Task& task, TurnOutcome& o);
   // A chat with a model of its own: the attempt uses it (unless the fallback answers), with its

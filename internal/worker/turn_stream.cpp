@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/common/log.h"
+#include "internal/openai/client.h"
+#include "internal/openai/http_transport.h"
 #include "internal/worker/turn.h"
 
 namespace autonous::worker {

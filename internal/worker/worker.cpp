@@ -9,6 +9,7 @@
 
 #include "internal/backend/session.h"
 #include "internal/common/log.h"
+#include "internal/openai/http_transport.h"
 #include "internal/worker/reply_webhook.h"
 #include "internal/worker/slot.h"
 
