@@ -45,9 +45,12 @@ int run_context(const config::Config& config, const ContextOptions& options) {
   std::unique_ptr<engine::EngineStorage> storage = db->engine_storage();
   // Counted as the worker counts: with the estimator's stored calibration when it calibrates.
   tokens::ScaledCounter counter(token_counter(config));
-  if (config.token_calibration && counter.name() == "estimate")
-    counter.set_scale(storage->calibration_scale(engine::endpoint_key(config.openai_base_url),
-                                                 config.openai_model));
+  if (config.token_calibration && counter.name() == "estimate") {
+    const engine::Calibration c =
+        storage->calibration(engine::endpoint_key(config.openai_base_url), config.openai_model);
+    counter.set_scale(c.scale);
+    counter.set_added(c.added);
+  }
   // The worker's own wiring, without a summarizer: shows the summary in use, calls nothing.
   const engine::Engine engine(std::move(storage), settings, counter);
   engine::BuildOptions build;
@@ -74,9 +77,11 @@ int run_context(const config::Config& config, const ContextOptions& options) {
   // A chat's own model: counted, calibrated and capped as the worker would (its use_chat_model).
   build.chat_model = [&config, &counter, &engine](const std::string& model) {
     counter.set_inner(token_counter_for(config, model));
-    counter.set_scale(config.token_calibration && counter.name() == "estimate"
-                          ? engine.calibration_scale(config.openai_base_url, model)
-                          : 1.0);
+    const engine::Calibration c = config.token_calibration && counter.name() == "estimate"
+                                      ? engine.calibration(config.openai_base_url, model)
+                                      : engine::Calibration{};
+    counter.set_scale(c.scale);
+    counter.set_added(c.added);
     return std::optional<engine::ModelCaps>(
         engine::ModelCaps{engine.learned_budget(config.openai_base_url, model), std::nullopt});
   };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "internal/tokens/scaled_counter.h"
 
@@ -21,6 +22,19 @@ std::optional<double> calibration_next(double scale_used, int64_t estimated, int
   if (std::abs(next - used) < kCalibrationStep) return std::nullopt;
   return std::clamp(next, tokens::ScaledCounter::kMinScale, tokens::ScaledCounter::kMaxScale);
 }
+
+int64_t added_next(int64_t used, std::optional<int64_t> implied) {
+  used = added_applied(used);
+  if (!implied || *implied > kAddedMax) return used;
+  const int64_t aim = *implied < kAddedMin ? 0 : *implied;
+  // Part of the way (one chat's growth does not decide alone); a part under kAddedMin is none.
+  int64_t next =
+      used + static_cast<int64_t>(std::llround(static_cast<double>(aim - used) * kAddedShare));
+  if (next < kAddedMin) next = aim >= kAddedMin ? aim : 0;
+  return std::llabs(next - used) < kAddedStep ? used : next;
+}
+
+int64_t added_applied(int64_t stored) { return stored >= 0 && stored <= kAddedMax ? stored : 0; }
 
 double calibration_applied(double stored) {
   if (!(stored >= tokens::ScaledCounter::kMinScale && stored <= tokens::ScaledCounter::kMaxScale))

@@ -8,11 +8,35 @@
 // stays within [tokens::ScaledCounter::kMinScale, kMaxScale]: a reply whose usage would need a
 // scale outside them (a usage figure near INT64_MAX, or 1) is implausible and ignored. The rule
 // is here; each backend stores the scale (EngineStorage::calibrate).
+//
+// Beside the scale, the tokens the server adds to every prompt unseen (a proxy's or a gateway's
+// own system prompt): a scale alone fits such a part as a multiple of the text, and the estimate
+// of a long prompt then lands far above the server's count. A chat's growth judged whole implies
+// the part (worker/window_probe.h: the count minus the chat's slope times its size); the stored
+// part moves kAddedShare of the way to it, either way (a chat whose text counts differently
+// turn by turn implies some noise; an added part too low is not unsafe, as the scale is fitted
+// to each count without the part, so the estimate at the current size stays right), and the
+// scale is fitted to the count without it. ScaledCounter adds it to every request's framing.
 
 #include <cstdint>
 #include <optional>
 
 namespace autonous::engine {
+
+// A calibration as stored for an endpoint and model.
+struct Calibration {
+  double scale = 1.0;  // of the text's estimate
+  int64_t added = 0;   // tokens the server adds to every prompt unseen
+};
+
+// An implied added part under this is none (what the framing or a count's rounding leaves).
+inline constexpr int64_t kAddedMin = 64;
+// Nor is one above this (no hidden prompt is that long: a count that was not the prompt's).
+inline constexpr int64_t kAddedMax = 32768;
+// Moves of the added part smaller than this are not written.
+inline constexpr int64_t kAddedStep = 16;
+// The share of the way to an implied part a judgement moves the stored one.
+inline constexpr double kAddedShare = 0.5;
 
 // The estimate is aimed this much above the server's count.
 inline constexpr double kCalibrationMargin = 0.05;
@@ -28,6 +52,13 @@ inline constexpr int64_t kCalibrationMinTokens = 200;
 // with `scale_used`; nullopt when it stays (nothing estimated or counted, a move below
 // kCalibrationStep, an implausible usage).
 std::optional<double> calibration_next(double scale_used, int64_t estimated, int64_t actual);
+
+// The added part after a chat's growth judged whole implied `implied` tokens (nullopt: nothing
+// implied): `used` when it stays (no implication, an implausible one, a move under kAddedStep).
+int64_t added_next(int64_t used, std::optional<int64_t> implied);
+
+// A stored added part as it applies: itself within [0, kAddedMax]; 0 otherwise.
+int64_t added_applied(int64_t stored);
 
 // A stored scale as it applies: itself within [kMinScale, kMaxScale]; 1.0 otherwise (a row
 // written by hand or an older binary's poisoned one: NaN, 0, 2.9e17).

@@ -161,8 +161,8 @@ void Engine::write_state(const std::string& chat_id, const BuiltContext& built) 
   if (!built.counted.empty()) parts_->storage->write_token_counts(built.counted_by, built.counted);
 }
 
-double Engine::calibration_scale(const std::string& endpoint, const std::string& model) const {
-  return parts_->storage->calibration_scale(endpoint_key(endpoint), model);
+Calibration Engine::calibration(const std::string& endpoint, const std::string& model) const {
+  return parts_->storage->calibration(endpoint_key(endpoint), model);
 }
 
 std::optional<int64_t> Engine::learned_budget(const std::string& endpoint,
@@ -183,9 +183,10 @@ int64_t Engine::learn_budget(const std::string& endpoint, const std::string& mod
                                       {budget, stated_limit, message, {}});
 }
 
-double Engine::calibrate(const std::string& endpoint, const std::string& model, double scale_used,
-                         int64_t estimated, int64_t actual) const {
-  return parts_->storage->calibrate(endpoint_key(endpoint), model, scale_used, estimated, actual);
+Calibration Engine::calibrate(const std::string& endpoint, const std::string& model,
+                              const Calibration& used, int64_t estimated, int64_t actual,
+                              int64_t added) const {
+  return parts_->storage->calibrate(endpoint_key(endpoint), model, used, estimated, actual, added);
 }
 
 }  // namespace autonous::engine

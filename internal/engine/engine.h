@@ -14,6 +14,7 @@
 
 #include "internal/config/config.h"
 #include "internal/engine/built_context.h"
+#include "internal/engine/calibration_store.h"
 #include "internal/engine/context_settings.h"
 #include "internal/engine/model_presets.h"
 
@@ -85,12 +86,14 @@ class Engine {
   // nothing in a dry run. Throws the backend's exception.
   void write_state(const std::string& chat_id, const BuiltContext& built) const;
 
-  // The estimator's stored calibration scale for `endpoint` (a base URL) and `model`
-  // (calibration_store.h), and moving it after the API counted `actual` prompt tokens for
-  // `estimated`: the scale now stored. Throw the backend's exception.
-  double calibration_scale(const std::string& endpoint, const std::string& model) const;
-  double calibrate(const std::string& endpoint, const std::string& model, double scale_used,
-                   int64_t estimated, int64_t actual) const;
+  // The estimator's stored calibration for `endpoint` (a base URL) and `model`
+  // (calibration_store.h), and moving it after the API counted `actual` tokens of text for
+  // `estimated`, with the added part `added`: the calibration now stored. Throw the backend's
+  // exception.
+  Calibration calibration(const std::string& endpoint, const std::string& model) const;
+  Calibration calibrate(const std::string& endpoint, const std::string& model,
+                        const Calibration& used, int64_t estimated, int64_t actual,
+                        int64_t added) const;
 
   // The prompt budget learned for `endpoint` and `model` from overflow answers
   // (context_state_store.h), and recording one; learning keeps the smaller budget and returns

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "internal/engine/calibration_store.h"
 #include "internal/engine/context_state_store.h"
 #include "internal/engine/provider.h"
 #include "internal/engine/summary.h"
@@ -38,11 +39,16 @@ class EngineStorage {
   virtual void write_token_counts(std::string_view counter,
                                   const std::vector<TokenCount>& counts) = 0;
   // calibration_store.h and context_state_store.h, each in its own transaction.
-  // The scale of (endpoint, model), else of ('', model) (a row from before migration 0012),
-  // else 1.0; and storing calibration_next's move. `endpoint` is endpoint_key()'s.
-  virtual double calibration_scale(const std::string& endpoint, const std::string& model) = 0;
-  virtual double calibrate(const std::string& endpoint, const std::string& model, double scale_used,
-                           int64_t estimated, int64_t actual) = 0;
+  // The calibration of (endpoint, model), else of ('', model) (a row from before migration
+  // 0012), else none (scale 1, nothing added), as it applies (calibration_applied,
+  // added_applied); and storing calibration_next's move of the scale from `used` after the API
+  // counted `actual` tokens of text for `estimated`, with the added part `added` (added_next's),
+  // returning what is stored (the stored row as it is when nothing moved). `endpoint` is
+  // endpoint_key()'s.
+  virtual Calibration calibration(const std::string& endpoint, const std::string& model) = 0;
+  virtual Calibration calibrate(const std::string& endpoint, const std::string& model,
+                                const Calibration& used, int64_t estimated, int64_t actual,
+                                int64_t added) = 0;
   virtual std::optional<LearnedLimit> learned_limit(const std::string& endpoint,
                                                     const std::string& model) = 0;
   virtual int64_t learn_limit(const std::string& endpoint, const std::string& model,

@@ -1,10 +1,11 @@
 #pragma once
 // ScaledCounter: another TokenCounter's text counts times a scale (rounded up), framing
-// unscaled. The estimator's calibration (TOKEN_CALIBRATION, on by default) applies its
-// per-endpoint-and-model scale with it; the scale stays within [kMinScale, kMaxScale] (set_scale
-// clamps; engine/calibration_store.h applies a stored scale outside it as 1.0) and a count
-// saturates at INT64_MAX / 4 (framing and sums added to it cannot overflow). The rule that moves
-// the stored scale is engine/calibration_store.h.
+// unscaled, plus the tokens a server adds to every prompt unseen (set_added: a proxy's hidden
+// prompt, learned by the calibration) in each request's framing. The estimator's calibration
+// (TOKEN_CALIBRATION, on by default) applies its per-endpoint-and-model scale with it; the scale
+// stays within [kMinScale, kMaxScale] (set_scale clamps; engine/calibration_store.h applies a
+// stored scale outside it as 1.0) and a count saturates at INT64_MAX / 4 (framing and sums added to
+// it cannot overflow). The rule that moves the stored scale is engine/calibration_store.h.
 
 #include <functional>
 #include <utility>
@@ -35,13 +36,18 @@ class ScaledCounter final : public TokenCounter {
                                  : scale;
   }
   double scale() const noexcept { return scale_; }
+  // Tokens every request costs beyond its messages (0 … 2^31; outside: 0).
+  void set_added(int64_t added) noexcept {
+    added_ = added >= 0 && added <= (1LL << 31) ? added : 0;
+  }
+  int64_t added() const noexcept { return added_; }
   // Called before and after each count while set (empty: none): a worker renews its task's
   // lease there while a build of a huge message or history counts for seconds. It may throw;
   // the exception reaches the count's caller.
   void set_checkpoint(std::function<void()> checkpoint) { checkpoint_ = std::move(checkpoint); }
   int64_t count_text(std::string_view text) const override;
   int64_t per_message() const noexcept override { return inner_->per_message(); }
-  int64_t per_request() const noexcept override { return inner_->per_request(); }
+  int64_t per_request() const noexcept override { return inner_->per_request() + added_; }
   std::string_view name() const noexcept override { return inner_->name(); }
   // The inner counter's counts are stored while they are not scaled (an exact counter's scale
   // stays 1: only the estimate is calibrated), and stored counts go to it.
@@ -55,6 +61,7 @@ class ScaledCounter final : public TokenCounter {
  private:
   const TokenCounter* inner_;
   double scale_ = 1.0;
+  int64_t added_ = 0;
   std::function<void()> checkpoint_;
 };
 

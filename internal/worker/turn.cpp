@@ -70,15 +70,13 @@ std::optional<engine::ModelCaps> Turn::use_chat_model(const std::string& model, 
   o.model = this->model();
   parts_.counter.set_inner(env || !parts_.counter_for ? *default_inner_
                                                       : parts_.counter_for(model));
-  parts_.counter.set_scale(
-      calibrating() ? parts_.engine.calibration_scale(parts_.config.openai_base_url, this->model())
-                    : 1.0);
+  apply_calibration();
   if (!o.contexts.empty()) return std::nullopt;  // a rebuild keeps the caps it was given
   engine::ModelCaps caps;
   caps.budget_cap = parts_.engine.learned_budget(parts_.config.openai_base_url, this->model());
   if (probing())
     caps.messages_cap = parts_.probe->cap(probe_key(parts_, this->model()), budget_tokens(),
-                                          parts_.counter.scale());
+                                          parts_.counter.scale(), parts_.counter.added());
   chat_messages_cap_ = caps.messages_cap;  // a rebuild keeps it (call_with_rebuilds)
   return caps;
 }
@@ -220,9 +218,7 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
   const auto call_started = std::chrono::steady_clock::now();
   try {
     parts_.counter.set_inner(*default_inner_);  // a chat's own model switches it (use_chat_model)
-    parts_.counter.set_scale(
-        calibrating() ? parts_.engine.calibration_scale(parts_.config.openai_base_url, model())
-                      : 1.0);
+    apply_calibration();
     parts_.summarizer.set_keep_going(keep_going);
     engine::BuildOptions options;
     options.declarations = [this](const engine::ToolNames& tools) {
@@ -241,8 +237,8 @@ TurnOutcome Turn::run(const queue::Task& task, const std::function<bool()>& keep
     }
     // The probe's cap is the messages' (it judges their estimate), after the declarations.
     if (probing())
-      options.messages_cap =
-          parts_.probe->cap(probe_key(parts_, model()), budget_tokens(), parts_.counter.scale());
+      options.messages_cap = parts_.probe->cap(probe_key(parts_, model()), budget_tokens(),
+                                               parts_.counter.scale(), parts_.counter.added());
     o.contexts.push_back(build(task, options, keep_going));
     // A slow build (a huge history, summaries) must not cost the lease: renew now if due.
     if (!keep_going()) throw openai::aborted_error("aborted before the call");
@@ -314,6 +310,7 @@ ContextStep Turn::build(const queue::Task& task, const engine::BuildOptions& opt
   } unset{parts_.counter};
   step.built = parts_.engine.build(task.chat_id, task.text, options);
   step.calibration_scale = parts_.counter.scale();
+  step.calibration_added = parts_.counter.added();
   step.at = parts_.clock.now();
   if (const auto& s = step.built.summarized)
     log::info("context summarized", {{"task_id", task.id},

@@ -210,6 +210,12 @@ class Turn {
   std::optional<engine::ModelCaps> use_chat_model(const std::string& model, TurnOutcome& o);
   // Calibrating now: TOKEN_CALIBRATION and the turn counts with the estimate.
   bool calibrating() const;
+  // Sets the counter's scale and added part to the model's stored calibration when calibrating,
+  // to none otherwise.
+  void apply_calibration();
+  // After an answer with a usage figure, when calibrating: the calibration moved toward the
+  // server's count (the scale and the added part), a silent window learned.
+  void calibrate(const queue::Task& task, TurnOutcome& o);
 
   TurnParts parts_;
   std::mt19937_64 rng_;

@@ -49,6 +49,14 @@ int64_t Turn::declared_tokens(const engine::ToolNames& tools) const {
   return offered.empty() ? 0 : parts_.counter.count_text(offered);
 }
 
+void Turn::apply_calibration() {
+  const engine::Calibration c =
+      calibrating() ? parts_.engine.calibration(parts_.config.openai_base_url, model())
+                    : engine::Calibration{};
+  parts_.counter.set_scale(c.scale);
+  parts_.counter.set_added(c.added);
+}
+
 bool Turn::probing() const { return calibrating() && parts_.probe != nullptr && !window_known(); }
 
 void Turn::learn_silent_window(TurnOutcome& o, int64_t text_estimated, int64_t plateau) {
@@ -87,6 +95,55 @@ void Turn::learn_silent_window(TurnOutcome& o, int64_t text_estimated, int64_t p
                   "`autonous context limits --clear` forgets it";
 }
 
+void Turn::calibrate(const queue::Task& task, TurnOutcome& o) {
+  const openai::ChatResult& r = *o.result;
+  const ContextStep& step = o.contexts.back();
+  const engine::BuiltContext& sent = step.built;
+  // The scale applies to the messages' text alone: the framing (the same on both sides, counted
+  // by the family's template) is left out of the ratio, and so is the part the server adds
+  // unseen as this build counted it (judged again below, from the count that includes it).
+  const int64_t framing = parts_.counter.inner().per_request() +
+                          parts_.counter.per_message() * static_cast<int64_t>(sent.messages.size());
+  const int64_t estimated = sent.figures.estimated_tokens - framing - step.calibration_added;
+  // The tools' declarations the server counted are left out of its count (the estimate has none
+  // of them). A count under the cached part (a server that reports only the uncached one) is not
+  // the prompt's.
+  const int64_t declared = declared_tokens(sent.chat.policy.tools);
+  const bool plausible =
+      (!r.usage->cached_tokens || *r.usage->cached_tokens <= r.usage->prompt_tokens) &&
+      r.usage->prompt_tokens > declared;
+  const int64_t counted = r.usage->prompt_tokens - declared - framing;  // text and added part
+  if (estimated < engine::kCalibrationMinTokens || counted <= 0 || !plausible) return;
+  // Whether the server took the prompt whole (window_probe.h). Without a probe (a Turn built
+  // without one, as in unit tests), a model of known window (a preset or CONTEXT_WINDOW) is
+  // believed and one of unknown window is calibrated upward only.
+  const double used = step.calibration_scale;
+  WindowProbe::Verdict verdict{window_known(), std::nullopt, std::nullopt};
+  if (parts_.probe != nullptr)
+    verdict = parts_.probe->observe(probe_key(parts_, model()), task.chat_id,
+                                    static_cast<int64_t>(static_cast<double>(estimated) / used),
+                                    counted, window_known());
+  // A lower count lowers the scale, and a growth's implication moves the added part, only when
+  // it can be trusted: not from a reply that looks cut (a server that truncates silently reports
+  // its window, whatever was sent, and a lowered estimate would send more each turn) — unless
+  // the chat's line since its anchor explains the count (the probe implied an added part): a
+  // scale fitted to a hidden prompt inflates the estimate of a longer prompt, and its count then
+  // only looks cut.
+  const bool explained = verdict.whole && verdict.added.has_value();
+  if (explained) o.truncated.reset();
+  const bool lower = !o.truncated && verdict.whole;
+  const int64_t added =
+      lower ? engine::added_next(step.calibration_added, verdict.added) : step.calibration_added;
+  const int64_t text = counted - added;  // the server's count of the messages' text
+  const bool higher = static_cast<double>(text) * (1.0 + engine::kCalibrationMargin) >
+                      static_cast<double>(estimated);
+  if (text > 0 && (higher || lower))
+    o.calibration_after =
+        parts_.engine.calibrate(parts_.config.openai_base_url, model(),
+                                {used, step.calibration_added}, estimated, text, added);
+  if (verdict.window) learn_silent_window(o, estimated + step.calibration_added, *verdict.window);
+}
+
 void Turn::answered(const queue::Task& task, TurnOutcome& o) {
   const openai::ChatResult& r = *o.result;
 
@@ -107,46 +164,7 @@ void Turn::answered(const queue::Task& task, TurnOutcome& o) {
   if (calibrating() && r.usage) {
     // Best effort: a database that refuses now must not cost the answer that arrived.
     try {
-      // The scale applies to the messages' text alone: the framing (the same on both sides,
-      // counted by the family's template) is left out of the ratio.
-      const engine::BuiltContext& sent = o.contexts.back().built;
-      // The tools' declarations the server counted are left out of its count (the estimate
-      // has none of them).
-      const int64_t framing =
-          parts_.counter.per_request() +
-          parts_.counter.per_message() * static_cast<int64_t>(sent.messages.size());
-      const int64_t declared = declared_tokens(sent.chat.policy.tools);
-      // A count under the cached part (a server that reports only the uncached one) is not the
-      // prompt's.
-      const bool plausible =
-          (!r.usage->cached_tokens || *r.usage->cached_tokens <= r.usage->prompt_tokens) &&
-          r.usage->prompt_tokens > declared;
-      const int64_t counted = r.usage->prompt_tokens - declared;
-      const bool teaches =
-          estimated - framing >= engine::kCalibrationMinTokens && counted > framing && plausible;
-      // Whether the server took the prompt whole (window_probe.h). Without a probe (a Turn
-      // built without one, as in unit tests), a model of known window (a preset or
-      // CONTEXT_WINDOW) is believed and one of unknown window is calibrated upward only.
-      WindowProbe::Verdict verdict{window_known(), std::nullopt};
-      if (teaches && parts_.probe != nullptr) {
-        const double used = o.contexts.back().calibration_scale;
-        verdict = parts_.probe->observe(
-            probe_key(parts_, model()), task.chat_id,
-            static_cast<int64_t>(static_cast<double>(estimated - framing) / used),
-            counted - framing, window_known());
-      }
-      // A lower count lowers the scale only when it can be trusted: not from a reply that looks
-      // cut (a server that truncates silently reports its window, whatever was sent, and a
-      // lowered scale would send more each turn).
-      const bool lower = !o.truncated && verdict.whole;
-      const bool higher =
-          static_cast<double>(counted - framing) * (1.0 + engine::kCalibrationMargin) >
-          static_cast<double>(estimated - framing);
-      if (teaches && (higher || lower))
-        o.calibration_after =
-            parts_.engine.calibrate(parts_.config.openai_base_url, model(), parts_.counter.scale(),
-                                    estimated - framing, counted - framing);
-      if (verdict.window) learn_silent_window(o, estimated - framing, *verdict.window);
+      calibrate(task, o);
     } catch (const std::exception& e) {
       spdlog::warn("storing the calibration failed; the answer is kept: {}", e.what());
     }

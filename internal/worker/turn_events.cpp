@@ -91,6 +91,7 @@ void add_context(Trail& trail, const TurnOutcome& o, const ContextStep& step) {
             {{"model", o.model},
              {"token_counter", b.figures.counter},
              {"calibration_scale", step.calibration_scale},
+             {"calibration_added_tokens", step.calibration_added},
              {"message_count", b.messages.size()},
              {"estimated_tokens", b.figures.estimated_tokens},
              {"budget_tokens", b.figures.budget_tokens},
@@ -187,7 +188,10 @@ void add_response(Trail& trail, const TurnOutcome& o) {
   if (r.usage && estimated > 0)
     response["prompt_tokens_per_estimated"] =
         static_cast<double>(r.usage->prompt_tokens) / static_cast<double>(estimated);
-  if (o.calibration_after) response["calibration_scale"] = *o.calibration_after;
+  if (o.calibration_after) {
+    response["calibration_scale"] = o.calibration_after->scale;
+    response["calibration_added_tokens"] = o.calibration_after->added;
+  }
   trail.add(events::kLlmResponse, response, o.finished_at);
 }
 

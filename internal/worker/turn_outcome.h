@@ -12,6 +12,7 @@
 
 #include "internal/common/clock.h"
 #include "internal/engine/built_context.h"
+#include "internal/engine/calibration_store.h"
 #include "internal/openai/types.h"
 
 namespace autonous::worker {
@@ -19,8 +20,9 @@ namespace autonous::worker {
 // One context built and sent (context.compressed, llm.request).
 struct ContextStep {
   engine::BuiltContext built;
-  bool after_overflow = false;   // rebuilt after the provider said the prompt was too long
-  double calibration_scale = 1;  // the estimator's scale this build counted with
+  bool after_overflow = false;    // rebuilt after the provider said the prompt was too long
+  double calibration_scale = 1;   // the estimator's scale this build counted with
+  int64_t calibration_added = 0;  // and the tokens it counted as the server's own per request
   common::TimePoint at;
 };
 
@@ -97,9 +99,10 @@ struct TurnOutcome {
   std::vector<common::Message> steps;
   std::vector<openai::ChatResult> tool_replies;  // the replies that called tools, in order
   std::vector<ToolRun> tool_runs;
-  std::vector<int64_t> step_tokens;         // each later request's estimate (after tool_replies[i])
-  std::optional<double> calibration_after;  // the scale stored after this answer, when calibrating
-  std::vector<SideCall> embedding_calls;    // recall's embeddings calls that were answered
+  std::vector<int64_t> step_tokens;  // each later request's estimate (after tool_replies[i])
+  // The calibration stored after this answer, when calibrating.
+  std::optional<engine::Calibration> calibration_after;
+  std::vector<SideCall> embedding_calls;  // recall's embeddings calls that were answered
   // Whether the chat endpoint's and the embeddings endpoint's calls are priced (COST_PRICES).
   bool priced = true;
   bool embeddings_priced = true;

@@ -7,12 +7,13 @@
 
 namespace autonous::worker {
 
-std::optional<int64_t> WindowProbe::cap(const std::string& key, int64_t budget,
-                                        double scale) const {
+std::optional<int64_t> WindowProbe::cap(const std::string& key, int64_t budget, double scale,
+                                        int64_t added) const {
   if (!(scale > 0.0) || budget <= 0) return std::nullopt;
   const double raw_room =
       std::max(static_cast<double>(budget), kProbeGrowth * static_cast<double>(proven(key)));
-  const double room = std::floor(scale * raw_room);
+  const double room =
+      std::floor(scale * raw_room) + static_cast<double>(std::max<int64_t>(added, 0));
   if (room >= static_cast<double>(budget)) return std::nullopt;
   return std::max<int64_t>(1, static_cast<int64_t>(room));
 }
@@ -21,6 +22,22 @@ int64_t WindowProbe::proven(const std::string& key) const {
   const std::lock_guard lock(mu_);
   const auto it = proven_.find(key);
   return it == proven_.end() ? 0 : it->second;
+}
+
+std::optional<int64_t> WindowProbe::implied_added(Chat& c, int64_t raw, int64_t count) {
+  if (c.anchor_raw <= 0) {
+    c.anchor_raw = raw;
+    c.anchor_count = count;
+    return std::nullopt;
+  }
+  const int64_t span = raw - c.anchor_raw;
+  if (span < std::max(kAddedSpan, raw / 4)) return std::nullopt;  // too short a line to extend
+  const double slope = static_cast<double>(count - c.anchor_count) / static_cast<double>(span);
+  if (!(slope >= kMinCountShare && slope <= kMaxCountShare) ||
+      std::abs(slope - c.ratio) > kSlopeAgreement * c.ratio)
+    return std::nullopt;
+  return static_cast<int64_t>(
+      std::llround(static_cast<double>(count) - slope * static_cast<double>(raw)));
 }
 
 WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::string& chat,
@@ -36,7 +53,14 @@ WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::str
   Verdict v;
   if (found == chats_.end()) {
     v.whole = believe_first;
-    chats_[chat_key] = Chat{raw, count, count, believe_first ? raw : 0, 0, 0};
+    chats_[chat_key] = Chat{raw,
+                            count,
+                            count,
+                            believe_first ? raw : 0,
+                            0,
+                            0,
+                            believe_first ? raw : 0,
+                            believe_first ? count : 0};
     if (v.whole) proven_[key] = std::max(proven_[key], raw);
     return v;
   }
@@ -47,6 +71,8 @@ WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::str
     if (grew < 0) {            // a compaction: judged from here on
       c.raw = raw;
       c.count = count;
+      c.anchor_raw = v.whole ? raw : 0;
+      c.anchor_count = v.whole ? count : 0;
     }
   } else {
     // What the count should have grown by: at the chat's marginal ratio when known, else at
@@ -82,6 +108,7 @@ WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::str
     c.count = count;
   }
   c.highest = std::max(c.highest, count);
+  if (v.whole && grew >= kMinGrowth) v.added = implied_added(c, raw, count);
   if (v.whole) {
     c.whole = std::max(c.whole, raw);
     proven_[key] = std::max(proven_[key], raw);

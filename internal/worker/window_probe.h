@@ -23,6 +23,13 @@
 //   largest any chat had taken whole, and never has less room than the raw estimate gave it
 //   before calibration (a chat whose text counts more per raw token, CJK say, reaches more
 //   server tokens within it).
+// A chat's growth judged whole also says what the server adds to every prompt unseen (a proxy's
+// hidden prompt: engine/calibration_store.h): from the first prompt of the chat taken whole
+// since its last compaction (its anchor) to this one, the count grew at the chat's slope; the
+// count minus the slope times the prompt is that part. Judged once the prompt grew since the
+// anchor by at least kAddedSpan and a quarter of its size (the line is extended to 0 from there),
+// and the slope is within kSlopeAgreement of the last growth's (a server that cuts, or drops
+// whole messages, does not grow along one line).
 // Per process, per endpoint and model (a restart, or `worker --drain` runs, judge again; a
 // chat's state is its last judged turn); thread-safe (a worker's slots share one).
 
@@ -55,21 +62,30 @@ inline constexpr double kWindowShare = 0.9;
 // A count outside [kMinCountShare, kMaxCountShare] of the raw estimate is not this prompt's.
 inline constexpr double kMinCountShare = 0.15;
 inline constexpr double kMaxCountShare = 2.0;
+// The growth since a chat's anchor that implies an added part, and how near the slope over it
+// must be to the last growth's.
+inline constexpr int64_t kAddedSpan = 160;
+inline constexpr double kSlopeAgreement = 0.15;
 // Chats remembered per process; past it the memory starts over.
 inline constexpr size_t kMaxChats = 100'000;
 
 class WindowProbe {
  public:
-  // The cap on a prompt's cost in the engine's tokens (at `scale`) for a budget of `budget`:
-  // `scale` × max(budget, kProbeGrowth × the largest raw size taken whole); nullopt when that
-  // does not lower the budget.
-  std::optional<int64_t> cap(const std::string& key, int64_t budget, double scale) const;
+  // The cap on a prompt's cost in the engine's tokens (at `scale`, with `added` tokens the server
+  // adds) for a budget of `budget`: `scale` × max(budget, kProbeGrowth × the largest raw size
+  // taken whole) + `added`; nullopt when that does not lower the budget.
+  std::optional<int64_t> cap(const std::string& key, int64_t budget, double scale,
+                             int64_t added = 0) const;
 
   struct Verdict {
     bool whole = false;  // the server took it whole: its count may lower the estimate
     // Set on a chat's second strike at one count (the strikes then start over): the count a
     // silent window keeps the server at.
     std::optional<int64_t> window;
+    // Set when the prompt was taken whole and its growth since the chat's anchor implies it:
+    // the tokens the server adds unseen (the count minus the slope times the prompt; may be
+    // negative, which says none).
+    std::optional<int64_t> added;
   };
   // Records chat `chat`'s answered prompt of `raw` raw estimate tokens that the server counted at
   // `count`. `believe_first`: a chat's first answer here is taken whole (a model of known window).
@@ -81,13 +97,19 @@ class WindowProbe {
 
  private:
   struct Chat {
-    int64_t raw = 0;      // the prompt judged last (or a smaller one since: a compaction)
-    int64_t count = 0;    // and its count
-    int64_t highest = 0;  // the chat's highest count
-    int64_t whole = 0;    // the largest prompt of this chat taken whole
-    double ratio = 0;     // what the last whole growth cost per raw token; 0: not known yet
-    int64_t ceiling = 0;  // the count of the last strike; 0: none
+    int64_t raw = 0;           // the prompt judged last (or a smaller one since: a compaction)
+    int64_t count = 0;         // and its count
+    int64_t highest = 0;       // the chat's highest count
+    int64_t whole = 0;         // the largest prompt of this chat taken whole
+    double ratio = 0;          // what the last whole growth cost per raw token; 0: not known yet
+    int64_t ceiling = 0;       // the count of the last strike; 0: none
+    int64_t anchor_raw = 0;    // the chat's first prompt taken whole since its last compaction
+    int64_t anchor_count = 0;  // and its count; 0 (both): none
   };
+  // What chat `c`'s growth from its anchor to (raw, count), taken whole, implies the server adds;
+  // sets the anchor when the chat has none.
+  static std::optional<int64_t> implied_added(Chat& c, int64_t raw, int64_t count);
+
   mutable std::mutex mu_;
   std::unordered_map<std::string, int64_t> proven_;  // by key
   std::unordered_map<std::string, Chat> chats_;      // by key and chat

@@ -321,26 +321,40 @@ TEST_F(TokensE2eTest, ASilentWindowIsLearnedForAModelOfUnknownWindow) {
   silent_window_is_learned("my-local-model", 28);
 }
 
-TEST_F(TokensE2eTest, AProxysHiddenPromptIsNotTakenForASilentWindow) {
-  // The second review's case: a server that adds 1 000 tokens of its own to every prompt counts
-  // far more per token on average than per token of growth; its counts still rise with the chat.
+TEST_F(TokensE2eTest, AProxysHiddenPromptIsLearnedAsAnAddedPartNotASilentWindow) {
+  // A server that adds 1 000 tokens of its own to every prompt counts far more per token on
+  // average than per token of growth; its counts still rise with the chat. The calibration
+  // learns the part as added tokens (a scale alone would fit it as a multiple of the text, and
+  // the estimate of a longer prompt would land far above the server's count).
   StubServer stub(dir_.path().string(), 0, {"--hidden-prompt", "1000"});
   const Env env = db_env({{"OPENAI_BASE_URL", stub.base_url()},
                           {"OPENAI_MODEL", "my-local-model"},
                           {"POLL_INTERVAL_MS", "20"},
                           {"SQLITE_SYNCHRONOUS", "NORMAL"}});
+  const std::string rye =
+      "a question about rye bread, its sourdough starter, the crumb and the crust, and how "
+      "long the dough should rest before it goes into a very hot oven";
   for (int i = 0; i < 30; ++i)
-    ASSERT_EQ(autonous(dir_,
-                       {"enqueue", "--chat", "c",
-                        "Turn " + std::to_string(i) + ": a short question about rye bread"},
-                       env)
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        autonous(dir_, {"enqueue", "--chat", "c", "Turn " + std::to_string(i) + ": " + rye}, env)
+            .exit_code,
+        0);
   drain(env);
   EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 30);
   EXPECT_TRUE(payloads("context.limit_learned").empty());
-  // (The scale itself rises to fit the hidden part, a multiplicative model of an added one:
-  // a known limit of the calibration, docs/tokens.md.)
+  const int64_t added = num("SELECT added_tokens FROM token_calibration");
+  EXPECT_GE(added, 800);
+  EXPECT_LE(added, 1100);
+  const auto responses = payloads("llm.response");
+  ASSERT_EQ(responses.size(), 30u);
+  EXPECT_EQ(responses.back()["calibration_added_tokens"], added);
+  EXPECT_EQ(payloads("llm.request").back()["calibration_added_tokens"], added);
+  // The last turns' estimates: at most ~15 % above the server's count, never below it.
+  for (size_t i = 25; i < responses.size(); ++i) {
+    const double per = responses[i]["prompt_tokens_per_estimated"].get<double>();
+    EXPECT_LE(per, 1.0) << i << responses[i].dump();
+    EXPECT_GE(per, 1.0 / 1.15) << i << responses[i].dump();
+  }
 }
 
 TEST_F(TokensE2eTest, CalibratedEstimateLandsJustAboveTheServersCountWithinAFewTurns) {

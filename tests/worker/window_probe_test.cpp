@@ -1,6 +1,7 @@
 #include "internal/worker/window_probe.h"
 
 #include <algorithm>
+#include <deque>
 
 #include <gtest/gtest.h>
 
@@ -196,6 +197,75 @@ TEST(WindowProbeTest, ImplausibleCountsTeachNothing) {
   EXPECT_FALSE(p.observe("k", "c", 1000, 100, true).whole);   // under 0.15 of it
   EXPECT_FALSE(p.observe("k", "c", 0, 500, true).whole);
   EXPECT_EQ(p.proven("k"), 0);
+}
+
+TEST(WindowProbeTest, AChatsGrowthTakenWholeImpliesWhatTheServerAdds) {
+  // A proxy that adds 1 000 tokens to a server counting 0.4 of the raw estimate.
+  WindowProbe p;
+  const Server proxy{0.4, 0, 1000};
+  std::optional<int64_t> added;
+  int judged = 0;
+  for (int64_t raw = 800; raw <= 3000; raw += 60) {
+    const auto v = p.observe("k", "c", raw, proxy.count(raw), false);
+    if (v.added) {
+      ++judged;
+      added = v.added;
+      EXPECT_TRUE(v.whole) << raw;
+      EXPECT_NEAR(static_cast<double>(*v.added), 1000.0, 5.0) << raw;
+    }
+  }
+  EXPECT_GT(judged, 20);
+  // An honest server adds nothing: what it implies stays near 0.
+  WindowProbe q;
+  const Server honest{0.4, 0, 0};
+  for (int64_t raw = 800; raw <= 3000; raw += 60) {
+    const auto v = q.observe("k", "c", raw, honest.count(raw), false);
+    if (v.added) {
+      EXPECT_LT(std::abs(*v.added), 5) << raw;
+    }
+  }
+  // The part is implied only once the chat grew since its anchor by a quarter of its size (and
+  // kAddedSpan), and a compaction starts the chat's line again.
+  WindowProbe r;
+  EXPECT_FALSE(r.observe("k", "c", 2000, proxy.count(2000), true).added);
+  EXPECT_FALSE(r.observe("k", "c", 2100, proxy.count(2100), true).added);  // its first growth
+  EXPECT_FALSE(r.observe("k", "c", 2600, proxy.count(2600), true).added);  // 600 < 2 600 / 4
+  EXPECT_TRUE(r.observe("k", "c", 2700, proxy.count(2700), true).added);
+  EXPECT_FALSE(r.observe("k", "c", 1000, proxy.count(1000), true).added);  // compacted
+  EXPECT_FALSE(r.observe("k", "c", 1100, proxy.count(1100), true).added);
+  EXPECT_TRUE(r.observe("k", "c", 1400, proxy.count(1400), true).added);
+}
+
+TEST(WindowProbeTest, AServerThatCutsImpliesNoAddedPart) {
+  // Ollama at 4 096 keeps the newest whole messages that fit; with turns of uneven size its
+  // count falls when a large message is dropped and rises with the next small ones, which look
+  // like growth taken whole. Their slope since the chat's anchor leaves the chat's line.
+  WindowProbe p;
+  std::deque<int64_t> messages;  // raw sizes; the server counts half of each
+  int64_t raw = 0;
+  int cut_whole = 0;
+  for (int turn = 0; turn < 60; ++turn) {
+    messages.push_back(turn % 3 == 0 ? 1600 : 300);
+    raw += messages.back();
+    int64_t whole = 0;
+    for (const int64_t m : messages) whole += m / 2;
+    int64_t kept = 0;
+    for (auto it = messages.rbegin(); it != messages.rend() && kept + *it / 2 <= 4096; ++it)
+      kept += *it / 2;
+    const auto v = p.observe("k", "c", raw, kept, false);
+    if (v.whole && kept < whole) ++cut_whole;
+    if (kept < whole) {
+      EXPECT_FALSE(v.added) << "turn " << turn << " implied " << *v.added;
+    }
+    if (v.window) break;
+  }
+  EXPECT_GE(cut_whole, 1);  // the case is met: cut answers that look whole
+}
+
+TEST(WindowProbeTest, TheCapLeavesRoomForWhatTheServerAdds) {
+  WindowProbe p;
+  EXPECT_EQ(p.cap("k", 8000, 0.6, 1000), 5800);  // 0.6 × 8 000 + 1 000
+  EXPECT_FALSE(p.cap("k", 8000, 0.9, 1000));     // 8 200: not lowered
 }
 
 }  // namespace

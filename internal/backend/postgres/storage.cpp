@@ -240,28 +240,34 @@ class PgStorage final : public engine::EngineStorage {
         {param(std::string(counter)), db::pg::array_literal(ids), db::pg::array_literal(tokens),
          db::pg::array_literal(texts)});
   }
-  double calibration_scale(const std::string& endpoint, const std::string& model) override {
+  engine::Calibration calibration(const std::string& endpoint, const std::string& model) override {
     const db::pg::Result r = c_.query(
-        "SELECT scale FROM token_calibration WHERE model = $1 AND endpoint IN ($2, '') ORDER BY "
-        "endpoint DESC LIMIT 1",
+        "SELECT scale, added_tokens FROM token_calibration WHERE model = $1 AND endpoint IN ($2, "
+        "'') ORDER BY endpoint DESC LIMIT 1",
         {param(model), param(endpoint)});
-    return r.rows() > 0 ? engine::calibration_applied(r.real(0, 0)) : 1.0;
+    if (r.rows() == 0) return {};
+    return {engine::calibration_applied(r.real(0, 0)), engine::added_applied(r.int64(0, 1))};
   }
-  double calibrate(const std::string& endpoint, const std::string& model, double scale_used,
-                   int64_t estimated, int64_t actual) override {
-    const std::optional<double> next = engine::calibration_next(scale_used, estimated, actual);
-    if (!next) return calibration_scale(endpoint, model);
+  engine::Calibration calibrate(const std::string& endpoint, const std::string& model,
+                                const engine::Calibration& used, int64_t estimated, int64_t actual,
+                                int64_t added) override {
+    const std::optional<double> next = engine::calibration_next(used.scale, estimated, actual);
+    added = engine::added_applied(added);
+    if (!next && added == engine::added_applied(used.added)) return calibration(endpoint, model);
+    const engine::Calibration stored{next.value_or(engine::calibration_applied(used.scale)), added};
     // The last answer's move wins (migrations/sqlite/0012, calibration_store.cpp).
     c_.query(
-        "INSERT INTO token_calibration(endpoint, model, scale, raised, lowered) VALUES ($1, $2, "
-        "$3::double precision, $4::bigint, $5::bigint) ON CONFLICT (endpoint, model) DO UPDATE "
-        "SET scale = excluded.scale, raised = token_calibration.raised + CASE WHEN "
-        "excluded.scale > token_calibration.scale THEN 1 ELSE 0 END, lowered = "
-        "token_calibration.lowered + CASE WHEN excluded.scale < token_calibration.scale THEN 1 "
-        "ELSE 0 END, updated_at = autonous_now()",
-        {param(endpoint), param(model), fmt::format("{}", *next),
-         param(int64_t{*next > scale_used ? 1 : 0}), param(int64_t{*next < scale_used ? 1 : 0})});
-    return *next;
+        "INSERT INTO token_calibration(endpoint, model, scale, added_tokens, raised, lowered) "
+        "VALUES ($1, $2, $3::double precision, $4::bigint, $5::bigint, $6::bigint) ON CONFLICT "
+        "(endpoint, model) DO UPDATE SET scale = excluded.scale, added_tokens = "
+        "excluded.added_tokens, raised = token_calibration.raised + CASE WHEN excluded.scale > "
+        "token_calibration.scale THEN 1 ELSE 0 END, lowered = token_calibration.lowered + CASE "
+        "WHEN excluded.scale < token_calibration.scale THEN 1 ELSE 0 END, updated_at = "
+        "autonous_now()",
+        {param(endpoint), param(model), fmt::format("{}", stored.scale), param(stored.added),
+         param(int64_t{stored.scale > used.scale ? 1 : 0}),
+         param(int64_t{stored.scale < used.scale ? 1 : 0})});
+    return stored;
   }
   std::optional<engine::LearnedLimit> learned_limit(const std::string& endpoint,
                                                     const std::string& model) override {

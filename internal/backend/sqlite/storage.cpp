@@ -48,12 +48,13 @@ class SqliteStorage final : public engine::EngineStorage {
       q.reset();
     }
   }
-  double calibration_scale(const std::string& endpoint, const std::string& model) override {
-    return store::calibration_scale(db_, endpoint, model);
+  engine::Calibration calibration(const std::string& endpoint, const std::string& model) override {
+    return store::calibration(db_, endpoint, model);
   }
-  double calibrate(const std::string& endpoint, const std::string& model, double scale_used,
-                   int64_t estimated, int64_t actual) override {
-    return store::calibrate(db_, endpoint, model, scale_used, estimated, actual);
+  engine::Calibration calibrate(const std::string& endpoint, const std::string& model,
+                                const engine::Calibration& used, int64_t estimated, int64_t actual,
+                                int64_t added) override {
+    return store::calibrate(db_, endpoint, model, used, estimated, actual, added);
   }
   std::optional<engine::LearnedLimit> learned_limit(const std::string& endpoint,
                                                     const std::string& model) override {

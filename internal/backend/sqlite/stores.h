@@ -85,12 +85,14 @@ int64_t forget_limits(SQLite::Database& db);
 
 // --- calibration (token_calibration) ---
 
-// The stored scale of (endpoint, model), else of ('', model), else 1.0.
-double calibration_scale(SQLite::Database& db, const std::string& endpoint,
-                         const std::string& model);
+// The stored calibration of (endpoint, model), else of ('', model), else none.
+engine::Calibration calibration(SQLite::Database& db, const std::string& endpoint,
+                                const std::string& model);
 // Moves the scale of (endpoint, model) as engine::calibration_next says after `estimated`
-// tokens (made with `scale_used`) were counted as `actual`. Returns the scale now stored.
-double calibrate(SQLite::Database& db, const std::string& endpoint, const std::string& model,
-                 double scale_used, int64_t estimated, int64_t actual);
+// tokens of text (made with `used`) were counted as `actual`, and stores the added part
+// `added`. Returns the calibration now stored.
+engine::Calibration calibrate(SQLite::Database& db, const std::string& endpoint,
+                              const std::string& model, const engine::Calibration& used,
+                              int64_t estimated, int64_t actual, int64_t added);
 
 }  // namespace autonous::store

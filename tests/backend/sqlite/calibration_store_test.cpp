@@ -46,18 +46,48 @@ TEST(CalibrationRuleTest, ConvergesWithinTheBoundsInAFewReplies) {
   }
 }
 
+TEST(CalibrationRuleTest, TheAddedPartMovesHalfWayAndIgnoresNoise) {
+  using engine::added_next;
+  EXPECT_EQ(added_next(0, std::nullopt), 0);  // nothing implied: stays
+  // Half the way; a first part that half the way would leave under kAddedMin is taken whole.
+  EXPECT_EQ(added_next(0, 1000), 500);
+  EXPECT_EQ(added_next(500, 1000), 750);
+  EXPECT_EQ(added_next(0, 100), 100);
+  EXPECT_EQ(added_next(1000, 400), 700);
+  // Under kAddedMin is none: a small or negative implication brings a part down, a small part
+  // to none.
+  EXPECT_EQ(added_next(0, 40), 0);
+  EXPECT_EQ(added_next(0, -300), 0);
+  EXPECT_EQ(added_next(90, -300), 0);
+  EXPECT_EQ(added_next(1000, -300), 500);
+  // Moves under kAddedStep are not made; an implausible part (past kAddedMax) is ignored.
+  EXPECT_EQ(added_next(1000, 1020), 1000);
+  EXPECT_EQ(added_next(1000, engine::kAddedMax + 1), 1000);
+  // A stored part outside [0, kAddedMax] (written by hand) applies as none.
+  EXPECT_EQ(engine::added_applied(-5), 0);
+  EXPECT_EQ(engine::added_applied(1LL << 40), 0);
+  EXPECT_EQ(added_next(1LL << 40, 500), 250);
+  // Judged again and again, it lands on the part.
+  int64_t a = 0;
+  for (int i = 0; i < 8; ++i) a = added_next(a, 1000);
+  EXPECT_NEAR(static_cast<double>(a), 1000.0, 20.0);
+}
+
 TEST(CalibrationStoreTest, ScaleIsKeptPerEndpointAndModelAndMovesBothWays) {
   testing::TestDb t;
-  EXPECT_EQ(calibration_scale(t.db(), "http://a", "m"), 1.0);
-  EXPECT_NEAR(calibrate(t.db(), "http://a", "m", 1.0, 100, 130), 1.365, 1e-9);
-  EXPECT_NEAR(calibration_scale(t.db(), "http://a", "m"), 1.365, 1e-9);
+  const auto scale = [&t](const std::string& e, const std::string& m) {
+    return calibration(t.db(), e, m).scale;
+  };
+  EXPECT_EQ(scale("http://a", "m"), 1.0);
+  EXPECT_NEAR(calibrate(t.db(), "http://a", "m", {1.0, 0}, 100, 130, 0).scale, 1.365, 1e-9);
+  EXPECT_NEAR(scale("http://a", "m"), 1.365, 1e-9);
   // Another endpoint, another model: their own.
-  EXPECT_EQ(calibration_scale(t.db(), "http://b", "m"), 1.0);
-  EXPECT_EQ(calibration_scale(t.db(), "http://a", "other"), 1.0);
+  EXPECT_EQ(scale("http://b", "m"), 1.0);
+  EXPECT_EQ(scale("http://a", "other"), 1.0);
   // Down part of the way.
-  const double lowered = calibrate(t.db(), "http://a", "m", 1.365, 136, 60);
+  const double lowered = calibrate(t.db(), "http://a", "m", {1.365, 0}, 136, 60, 0).scale;
   EXPECT_LT(lowered, 1.0);
-  EXPECT_NEAR(calibration_scale(t.db(), "http://a", "m"), lowered, 1e-9);
+  EXPECT_NEAR(scale("http://a", "m"), lowered, 1e-9);
   EXPECT_EQ(t.db()
                 .execAndGet("SELECT raised || '/' || lowered FROM token_calibration WHERE "
                             "endpoint = 'http://a' AND model = 'm'")
@@ -65,10 +95,27 @@ TEST(CalibrationStoreTest, ScaleIsKeptPerEndpointAndModelAndMovesBothWays) {
             "1/1");
   // A row from before migration 0012 (endpoint '') applies until the endpoint has its own.
   t.db().exec("INSERT INTO token_calibration(endpoint, model, scale) VALUES ('', 'old', 1.7)");
-  EXPECT_DOUBLE_EQ(calibration_scale(t.db(), "http://c", "old"), 1.7);
-  calibrate(t.db(), "http://c", "old", 1.7, 170, 100);
-  EXPECT_LT(calibration_scale(t.db(), "http://c", "old"), 1.7);
-  EXPECT_DOUBLE_EQ(calibration_scale(t.db(), "http://d", "old"), 1.7);
+  EXPECT_DOUBLE_EQ(scale("http://c", "old"), 1.7);
+  calibrate(t.db(), "http://c", "old", {1.7, 0}, 170, 100, 0);
+  EXPECT_LT(scale("http://c", "old"), 1.7);
+  EXPECT_DOUBLE_EQ(scale("http://d", "old"), 1.7);
+}
+
+TEST(CalibrationStoreTest, TheAddedPartIsStoredWithTheScaleAndAloneWhenTheScaleStays) {
+  testing::TestDb t;
+  // On its aim (no scale move) but a new added part: written, with the scale used.
+  const engine::Calibration a = calibrate(t.db(), "http://a", "m", {1.05, 0}, 105, 100, 900);
+  EXPECT_DOUBLE_EQ(a.scale, 1.05);
+  EXPECT_EQ(a.added, 900);
+  EXPECT_EQ(calibration(t.db(), "http://a", "m").added, 900);
+  // Nothing moves: nothing written, the stored row returned.
+  const engine::Calibration b = calibrate(t.db(), "http://a", "m", {1.05, 900}, 105, 100, 900);
+  EXPECT_EQ(b.added, 900);
+  EXPECT_DOUBLE_EQ(b.scale, 1.05);
+  // A hand-written part out of range applies as none; the column refuses a negative one.
+  t.db().exec("UPDATE token_calibration SET added_tokens = 1000000000");
+  EXPECT_EQ(calibration(t.db(), "http://a", "m").added, 0);
+  EXPECT_THROW(t.db().exec("UPDATE token_calibration SET added_tokens = -1"), std::exception);
 }
 
 }  // namespace
