@@ -27,7 +27,28 @@ namespace autonous::engine {
 struct Calibration {
   double scale = 1.0;  // of the text's estimate
   int64_t added = 0;   // tokens the server adds to every prompt unseen
+  // The largest prompt (in raw estimate tokens) the server was seen to take whole
+  // (worker/window_probe.h: how far a model of unknown window is trusted), kept so that a
+  // restarted worker, or another process, need not prove it again; 0: none.
+  int64_t proven = 0;
 };
+
+// One answer's lesson: the API counted `actual` tokens of text for a prompt whose text was
+// estimated at `estimated` with `used`; the added part (added_next's) and the proven size (the
+// probe's) after it.
+struct CalibrationLesson {
+  Calibration used;
+  int64_t estimated = 0;
+  int64_t actual = 0;
+  int64_t added = 0;
+  int64_t proven = 0;
+};
+
+// What a backend stores after `lesson`: the scale moved by calibration_next (kept when it
+// stays), the added part, the larger proven size; nullopt when nothing moves. The last answer's
+// move wins (a calibration another slot moved meanwhile was computed from an older prompt),
+// except the proven size, which only grows.
+std::optional<Calibration> calibration_after(const CalibrationLesson& lesson);
 
 // An implied added part under this is none (what the framing or a count's rounding leaves).
 inline constexpr int64_t kAddedMin = 64;
@@ -59,6 +80,10 @@ int64_t added_next(int64_t used, std::optional<int64_t> implied);
 
 // A stored added part as it applies: itself within [0, kAddedMax]; 0 otherwise.
 int64_t added_applied(int64_t stored);
+
+// A stored proven size as it applies: itself within [0, kProvenMax]; 0 otherwise.
+inline constexpr int64_t kProvenMax = int64_t{1} << 31;
+int64_t proven_applied(int64_t stored);
 
 // A stored scale as it applies: itself within [kMinScale, kMaxScale]; 1.0 otherwise (a row
 // written by hand or an older binary's poisoned one: NaN, 0, 2.9e17).

@@ -184,9 +184,8 @@ int64_t Engine::learn_budget(const std::string& endpoint, const std::string& mod
 }
 
 Calibration Engine::calibrate(const std::string& endpoint, const std::string& model,
-                              const Calibration& used, int64_t estimated, int64_t actual,
-                              int64_t added) const {
-  return parts_->storage->calibrate(endpoint_key(endpoint), model, used, estimated, actual, added);
+                              const CalibrationLesson& lesson) const {
+  return parts_->storage->calibrate(endpoint_key(endpoint), model, lesson);
 }
 
 }  // namespace autonous::engine

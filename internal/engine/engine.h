@@ -87,13 +87,11 @@ class Engine {
   void write_state(const std::string& chat_id, const BuiltContext& built) const;
 
   // The estimator's stored calibration for `endpoint` (a base URL) and `model`
-  // (calibration_store.h), and moving it after the API counted `actual` tokens of text for
-  // `estimated`, with the added part `added`: the calibration now stored. Throw the backend's
-  // exception.
+  // (calibration_store.h), and moving it after an answer's lesson: the calibration now stored.
+  // Throw the backend's exception.
   Calibration calibration(const std::string& endpoint, const std::string& model) const;
   Calibration calibrate(const std::string& endpoint, const std::string& model,
-                        const Calibration& used, int64_t estimated, int64_t actual,
-                        int64_t added) const;
+                        const CalibrationLesson& lesson) const;
 
   // The prompt budget learned for `endpoint` and `model` from overflow answers
   // (context_state_store.h), and recording one; learning keeps the smaller budget and returns

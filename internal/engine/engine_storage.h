@@ -40,15 +40,13 @@ class EngineStorage {
                                   const std::vector<TokenCount>& counts) = 0;
   // calibration_store.h and context_state_store.h, each in its own transaction.
   // The calibration of (endpoint, model), else of ('', model) (a row from before migration
-  // 0012), else none (scale 1, nothing added), as it applies (calibration_applied,
-  // added_applied); and storing calibration_next's move of the scale from `used` after the API
-  // counted `actual` tokens of text for `estimated`, with the added part `added` (added_next's),
-  // returning what is stored (the stored row as it is when nothing moved). `endpoint` is
+  // 0012), else none (scale 1, nothing added, nothing proven), as it applies
+  // (calibration_applied, added_applied, proven_applied); and storing calibration_after's
+  // (returning what is stored; the stored row as it is when nothing moved). `endpoint` is
   // endpoint_key()'s.
   virtual Calibration calibration(const std::string& endpoint, const std::string& model) = 0;
   virtual Calibration calibrate(const std::string& endpoint, const std::string& model,
-                                const Calibration& used, int64_t estimated, int64_t actual,
-                                int64_t added) = 0;
+                                const CalibrationLesson& lesson) = 0;
   virtual std::optional<LearnedLimit> learned_limit(const std::string& endpoint,
                                                     const std::string& model) = 0;
   virtual int64_t learn_limit(const std::string& endpoint, const std::string& model,

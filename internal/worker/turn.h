@@ -222,6 +222,7 @@ class Turn {
   std::string model_;
   const tokens::TokenCounter* default_inner_ = nullptr;  // the counter's inner at construction
   std::optional<int64_t> chat_messages_cap_;  // the chat model's probe cap, for a rebuild
+  engine::Calibration calibration_;  // the model's stored calibration, as apply_calibration read it
 };
 
 }  // namespace autonous::worker

@@ -50,11 +50,14 @@ int64_t Turn::declared_tokens(const engine::ToolNames& tools) const {
 }
 
 void Turn::apply_calibration() {
-  const engine::Calibration c =
-      calibrating() ? parts_.engine.calibration(parts_.config.openai_base_url, model())
-                    : engine::Calibration{};
-  parts_.counter.set_scale(c.scale);
-  parts_.counter.set_added(c.added);
+  calibration_ = calibrating() ? parts_.engine.calibration(parts_.config.openai_base_url, model())
+                               : engine::Calibration{};
+  parts_.counter.set_scale(calibration_.scale);
+  parts_.counter.set_added(calibration_.added);
+  // What an earlier process saw this server take whole, so that the probe need not prove it
+  // again.
+  if (parts_.probe != nullptr && calibration_.proven > 0)
+    parts_.probe->remember(probe_key(parts_, model()), calibration_.proven);
 }
 
 bool Turn::probing() const { return calibrating() && parts_.probe != nullptr && !window_known(); }
@@ -137,10 +140,15 @@ void Turn::calibrate(const queue::Task& task, TurnOutcome& o) {
   const int64_t text = counted - added;  // the server's count of the messages' text
   const bool higher = static_cast<double>(text) * (1.0 + engine::kCalibrationMargin) >
                       static_cast<double>(estimated);
-  if (text > 0 && (higher || lower))
-    o.calibration_after =
-        parts_.engine.calibrate(parts_.config.openai_base_url, model(),
-                                {used, step.calibration_added}, estimated, text, added);
+  engine::CalibrationLesson lesson{
+      {used, step.calibration_added, calibration_.proven},
+      estimated,
+      text,
+      added,
+      parts_.probe ? parts_.probe->proven(probe_key(parts_, model())) : 0};
+  if (!higher && !lower) lesson.estimated = 0;  // the scale stays (calibration_next)
+  if (text > 0 && (higher || lower || lesson.proven > calibration_.proven))
+    o.calibration_after = parts_.engine.calibrate(parts_.config.openai_base_url, model(), lesson);
   if (verdict.window) learn_silent_window(o, estimated + step.calibration_added, *verdict.window);
 }
 

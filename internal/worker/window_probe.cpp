@@ -40,6 +40,13 @@ std::optional<int64_t> WindowProbe::implied_added(Chat& c, int64_t raw, int64_t 
       std::llround(static_cast<double>(count) - slope * static_cast<double>(raw)));
 }
 
+void WindowProbe::remember(const std::string& key, int64_t raw) {
+  if (raw <= 0) return;
+  const std::lock_guard lock(mu_);
+  int64_t& proven = proven_[key];
+  proven = std::max(proven, raw);
+}
+
 WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::string& chat,
                                           int64_t raw, int64_t count, bool believe_first) {
   const auto share = static_cast<double>(count) / static_cast<double>(std::max<int64_t>(raw, 1));

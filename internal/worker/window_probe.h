@@ -30,8 +30,10 @@
 // anchor by at least kAddedSpan and a quarter of its size (the line is extended to 0 from there),
 // and the slope is within kSlopeAgreement of the last growth's (a server that cuts, or drops
 // whole messages, does not grow along one line).
-// Per process, per endpoint and model (a restart, or `worker --drain` runs, judge again; a
-// chat's state is its last judged turn); thread-safe (a worker's slots share one).
+// Per process, per endpoint and model (a restart, or `worker --drain` runs, judge chats again;
+// a chat's state is its last judged turn); the largest prompt taken whole is also kept with the
+// calibration (engine::Calibration::proven), and a process starts from it. Thread-safe (a
+// worker's slots share one).
 
 #include <cstdint>
 #include <mutex>
@@ -94,6 +96,9 @@ class WindowProbe {
 
   // The largest raw size any chat had taken whole for `key`; 0 when none.
   int64_t proven(const std::string& key) const;
+  // That an earlier process saw `raw` taken whole for `key` (engine::Calibration::proven): the
+  // larger of it and what this process saw.
+  void remember(const std::string& key, int64_t raw);
 
  private:
   struct Chat {

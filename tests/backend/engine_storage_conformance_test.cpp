@@ -267,31 +267,42 @@ TYPED_TEST(EngineStorageTest, CalibrationMovesBothWaysAndLearnedLimitsFollowThei
   };
   EXPECT_DOUBLE_EQ(scale("e", "m"), 1.0);
   EXPECT_EQ(s.calibration("e", "m").added, 0);
-  EXPECT_DOUBLE_EQ(s.calibrate("e", "m", {1.05, 0}, 105, 100, 0).scale, 1.0);  // on its aim
-  const double raised = s.calibrate("e", "m", {1.0, 0}, 100, 125, 0).scale;
+  EXPECT_DOUBLE_EQ(s.calibrate("e", "m", {{1.05, 0}, 105, 100, 0}).scale, 1.0);  // on its aim
+  const double raised = s.calibrate("e", "m", {{1.0, 0}, 100, 125, 0}).scale;
   EXPECT_GE(raised, 1.25);  // covers what the API counted, with the margin
   EXPECT_DOUBLE_EQ(scale("e", "m"), raised);
-  const double lowered = s.calibrate("e", "m", {raised, 0}, 125, 50, 0).scale;
+  const double lowered = s.calibrate("e", "m", {{raised, 0}, 125, 50, 0}).scale;
   EXPECT_LT(lowered, raised);  // an over-count is lowered toward the server's count
   EXPECT_GT(lowered, 0.42);    // part of the way
   EXPECT_DOUBLE_EQ(scale("e", "m"), lowered);
   EXPECT_DOUBLE_EQ(scale("other", "m"), 1.0);  // per endpoint
   EXPECT_DOUBLE_EQ(scale("e", "other"), 1.0);  // per model
   // The added part is stored with the scale, and alone when the scale stays on its aim.
-  const engine::Calibration with = s.calibrate("e", "m", {lowered, 0}, 125, 50, 1000);
+  const engine::Calibration with = s.calibrate("e", "m", {{lowered, 0}, 125, 50, 1000});
   EXPECT_EQ(with.added, 1000);
   EXPECT_EQ(s.calibration("e", "m").added, 1000);
   const double kept = s.calibration("e", "m").scale;
-  EXPECT_EQ(s.calibrate("e", "m", {kept, 1000}, 100, 100, 1200).added, 1200);
+  EXPECT_EQ(s.calibrate("e", "m", {{kept, 1000}, 100, 100, 1200}).added, 1200);
   EXPECT_EQ(s.calibration("e", "m").added, 1200);
   EXPECT_EQ(s.calibration("other", "m").added, 0);
+  // The largest prompt taken whole is written alone when nothing else moves, and only grows
+  // (a process that saw less, from a stale read, does not lower it).
+  const Calibration now = s.calibration("e", "m");
+  EXPECT_EQ(now.proven, 0);
+  EXPECT_EQ(s.calibrate("e", "m", {now, 0, 0, now.added, 5000}).proven, 5000);
+  EXPECT_EQ(s.calibration("e", "m").proven, 5000);
+  EXPECT_DOUBLE_EQ(s.calibration("e", "m").scale, now.scale);
+  EXPECT_EQ(s.calibration("e", "m").added, now.added);
+  s.calibrate("e", "m", {now, 0, 0, now.added, 3000});
+  EXPECT_EQ(s.calibration("e", "m").proven, 5000);
+  EXPECT_EQ(s.calibration("other", "m").proven, 0);
   // A scale an older binary stored from a poisoned reply applies as none, and the next reply
   // replaces it.
   this->b_->exec(
       "INSERT INTO token_calibration(endpoint, model, scale, raised) VALUES ('e', 'poisoned', "
       "2.9e17, 1)");
   EXPECT_DOUBLE_EQ(scale("e", "poisoned"), 1.0);
-  const double repaired = s.calibrate("e", "poisoned", {1.0, 0}, 100, 125, 0).scale;
+  const double repaired = s.calibrate("e", "poisoned", {{1.0, 0}, 100, 125, 0}).scale;
   EXPECT_GE(repaired, 1.25);
   EXPECT_LE(repaired, 8.0);
   // A row from before migration 0012 (no endpoint) applies to every endpoint without its own.

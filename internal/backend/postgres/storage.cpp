@@ -242,32 +242,30 @@ class PgStorage final : public engine::EngineStorage {
   }
   engine::Calibration calibration(const std::string& endpoint, const std::string& model) override {
     const db::pg::Result r = c_.query(
-        "SELECT scale, added_tokens FROM token_calibration WHERE model = $1 AND endpoint IN ($2, "
-        "'') ORDER BY endpoint DESC LIMIT 1",
+        "SELECT scale, added_tokens, proven_raw FROM token_calibration WHERE model = $1 AND "
+        "endpoint IN ($2, '') ORDER BY endpoint DESC LIMIT 1",
         {param(model), param(endpoint)});
     if (r.rows() == 0) return {};
-    return {engine::calibration_applied(r.real(0, 0)), engine::added_applied(r.int64(0, 1))};
+    return {engine::calibration_applied(r.real(0, 0)), engine::added_applied(r.int64(0, 1)),
+            engine::proven_applied(r.int64(0, 2))};
   }
   engine::Calibration calibrate(const std::string& endpoint, const std::string& model,
-                                const engine::Calibration& used, int64_t estimated, int64_t actual,
-                                int64_t added) override {
-    const std::optional<double> next = engine::calibration_next(used.scale, estimated, actual);
-    added = engine::added_applied(added);
-    if (!next && added == engine::added_applied(used.added)) return calibration(endpoint, model);
-    const engine::Calibration stored{next.value_or(engine::calibration_applied(used.scale)), added};
-    // The last answer's move wins (migrations/sqlite/0012, calibration_store.cpp).
+                                const engine::CalibrationLesson& lesson) override {
+    const std::optional<engine::Calibration> next = engine::calibration_after(lesson);
+    if (!next) return calibration(endpoint, model);
     c_.query(
-        "INSERT INTO token_calibration(endpoint, model, scale, added_tokens, raised, lowered) "
-        "VALUES ($1, $2, $3::double precision, $4::bigint, $5::bigint, $6::bigint) ON CONFLICT "
-        "(endpoint, model) DO UPDATE SET scale = excluded.scale, added_tokens = "
-        "excluded.added_tokens, raised = token_calibration.raised + CASE WHEN excluded.scale > "
+        "INSERT INTO token_calibration(endpoint, model, scale, added_tokens, proven_raw, raised, "
+        "lowered) VALUES ($1, $2, $3::double precision, $4::bigint, $5::bigint, $6::bigint, "
+        "$7::bigint) ON CONFLICT (endpoint, model) DO UPDATE SET scale = excluded.scale, "
+        "added_tokens = excluded.added_tokens, proven_raw = greatest(token_calibration.proven_raw, "
+        "excluded.proven_raw), raised = token_calibration.raised + CASE WHEN excluded.scale > "
         "token_calibration.scale THEN 1 ELSE 0 END, lowered = token_calibration.lowered + CASE "
         "WHEN excluded.scale < token_calibration.scale THEN 1 ELSE 0 END, updated_at = "
         "autonous_now()",
-        {param(endpoint), param(model), fmt::format("{}", stored.scale), param(stored.added),
-         param(int64_t{stored.scale > used.scale ? 1 : 0}),
-         param(int64_t{stored.scale < used.scale ? 1 : 0})});
-    return stored;
+        {param(endpoint), param(model), fmt::format("{}", next->scale), param(next->added),
+         param(next->proven), param(int64_t{next->scale > lesson.used.scale ? 1 : 0}),
+         param(int64_t{next->scale < lesson.used.scale ? 1 : 0})});
+    return *next;
   }
   std::optional<engine::LearnedLimit> learned_limit(const std::string& endpoint,
                                                     const std::string& model) override {

@@ -52,9 +52,8 @@ class SqliteStorage final : public engine::EngineStorage {
     return store::calibration(db_, endpoint, model);
   }
   engine::Calibration calibrate(const std::string& endpoint, const std::string& model,
-                                const engine::Calibration& used, int64_t estimated, int64_t actual,
-                                int64_t added) override {
-    return store::calibrate(db_, endpoint, model, used, estimated, actual, added);
+                                const engine::CalibrationLesson& lesson) override {
+    return store::calibrate(db_, endpoint, model, lesson);
   }
   std::optional<engine::LearnedLimit> learned_limit(const std::string& endpoint,
                                                     const std::string& model) override {

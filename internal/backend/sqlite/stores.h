@@ -88,11 +88,9 @@ int64_t forget_limits(SQLite::Database& db);
 // The stored calibration of (endpoint, model), else of ('', model), else none.
 engine::Calibration calibration(SQLite::Database& db, const std::string& endpoint,
                                 const std::string& model);
-// Moves the scale of (endpoint, model) as engine::calibration_next says after `estimated`
-// tokens of text (made with `used`) were counted as `actual`, and stores the added part
-// `added`. Returns the calibration now stored.
+// Stores engine::calibration_after(lesson) for (endpoint, model). Returns the calibration now
+// stored.
 engine::Calibration calibrate(SQLite::Database& db, const std::string& endpoint,
-                              const std::string& model, const engine::Calibration& used,
-                              int64_t estimated, int64_t actual, int64_t added);
+                              const std::string& model, const engine::CalibrationLesson& lesson);
 
 }  // namespace autonous::store

@@ -73,19 +73,40 @@ TEST(CalibrationRuleTest, TheAddedPartMovesHalfWayAndIgnoresNoise) {
   EXPECT_NEAR(static_cast<double>(a), 1000.0, 20.0);
 }
 
+TEST(CalibrationRuleTest, WhatIsStoredAfterALesson) {
+  using engine::calibration_after;
+  // Nothing moves: nothing stored.
+  EXPECT_FALSE(calibration_after({{1.05, 0, 0}, 105, 100, 0, 0}));
+  EXPECT_FALSE(calibration_after({{1.05, 500, 900}, 105, 100, 500, 900}));
+  EXPECT_FALSE(calibration_after({{1.05, 500, 900}, 105, 100, 500, 400}));  // saw less
+  // The scale moves; the added part and the proven size come along.
+  const auto a = calibration_after({{1.0, 0, 0}, 100, 130, 300, 2000});
+  ASSERT_TRUE(a);
+  EXPECT_NEAR(a->scale, 1.365, 1e-9);
+  EXPECT_EQ(a->added, 300);
+  EXPECT_EQ(a->proven, 2000);
+  // The scale stays (no lesson for it): the proven size alone, with the scale used.
+  const auto b = calibration_after({{0.43, 0, 2000}, 0, 0, 0, 2600});
+  ASSERT_TRUE(b);
+  EXPECT_DOUBLE_EQ(b->scale, 0.43);
+  EXPECT_EQ(b->proven, 2600);
+  // A poisoned scale in use is stored as none when only the rest moves.
+  EXPECT_DOUBLE_EQ(calibration_after({{2.9e17, 0, 0}, 0, 0, 200, 0})->scale, 1.0);
+}
+
 TEST(CalibrationStoreTest, ScaleIsKeptPerEndpointAndModelAndMovesBothWays) {
   testing::TestDb t;
   const auto scale = [&t](const std::string& e, const std::string& m) {
     return calibration(t.db(), e, m).scale;
   };
   EXPECT_EQ(scale("http://a", "m"), 1.0);
-  EXPECT_NEAR(calibrate(t.db(), "http://a", "m", {1.0, 0}, 100, 130, 0).scale, 1.365, 1e-9);
+  EXPECT_NEAR(calibrate(t.db(), "http://a", "m", {{1.0, 0}, 100, 130, 0}).scale, 1.365, 1e-9);
   EXPECT_NEAR(scale("http://a", "m"), 1.365, 1e-9);
   // Another endpoint, another model: their own.
   EXPECT_EQ(scale("http://b", "m"), 1.0);
   EXPECT_EQ(scale("http://a", "other"), 1.0);
   // Down part of the way.
-  const double lowered = calibrate(t.db(), "http://a", "m", {1.365, 0}, 136, 60, 0).scale;
+  const double lowered = calibrate(t.db(), "http://a", "m", {{1.365, 0}, 136, 60, 0}).scale;
   EXPECT_LT(lowered, 1.0);
   EXPECT_NEAR(scale("http://a", "m"), lowered, 1e-9);
   EXPECT_EQ(t.db()
@@ -96,7 +117,7 @@ TEST(CalibrationStoreTest, ScaleIsKeptPerEndpointAndModelAndMovesBothWays) {
   // A row from before migration 0012 (endpoint '') applies until the endpoint has its own.
   t.db().exec("INSERT INTO token_calibration(endpoint, model, scale) VALUES ('', 'old', 1.7)");
   EXPECT_DOUBLE_EQ(scale("http://c", "old"), 1.7);
-  calibrate(t.db(), "http://c", "old", {1.7, 0}, 170, 100, 0);
+  calibrate(t.db(), "http://c", "old", {{1.7, 0}, 170, 100, 0});
   EXPECT_LT(scale("http://c", "old"), 1.7);
   EXPECT_DOUBLE_EQ(scale("http://d", "old"), 1.7);
 }
@@ -104,18 +125,21 @@ TEST(CalibrationStoreTest, ScaleIsKeptPerEndpointAndModelAndMovesBothWays) {
 TEST(CalibrationStoreTest, TheAddedPartIsStoredWithTheScaleAndAloneWhenTheScaleStays) {
   testing::TestDb t;
   // On its aim (no scale move) but a new added part: written, with the scale used.
-  const engine::Calibration a = calibrate(t.db(), "http://a", "m", {1.05, 0}, 105, 100, 900);
+  const engine::Calibration a = calibrate(t.db(), "http://a", "m", {{1.05, 0}, 105, 100, 900});
   EXPECT_DOUBLE_EQ(a.scale, 1.05);
   EXPECT_EQ(a.added, 900);
   EXPECT_EQ(calibration(t.db(), "http://a", "m").added, 900);
   // Nothing moves: nothing written, the stored row returned.
-  const engine::Calibration b = calibrate(t.db(), "http://a", "m", {1.05, 900}, 105, 100, 900);
+  const engine::Calibration b = calibrate(t.db(), "http://a", "m", {{1.05, 900}, 105, 100, 900});
   EXPECT_EQ(b.added, 900);
   EXPECT_DOUBLE_EQ(b.scale, 1.05);
   // A hand-written part out of range applies as none; the column refuses a negative one.
   t.db().exec("UPDATE token_calibration SET added_tokens = 1000000000");
   EXPECT_EQ(calibration(t.db(), "http://a", "m").added, 0);
   EXPECT_THROW(t.db().exec("UPDATE token_calibration SET added_tokens = -1"), std::exception);
+  t.db().exec("UPDATE token_calibration SET proven_raw = 1000000000000");
+  EXPECT_EQ(calibration(t.db(), "http://a", "m").proven, 0);
+  EXPECT_THROW(t.db().exec("UPDATE token_calibration SET proven_raw = -1"), std::exception);
 }
 
 }  // namespace
