@@ -38,13 +38,17 @@ int64_t added_applied(int64_t stored) { return stored >= 0 && stored <= kAddedMa
 
 int64_t proven_applied(int64_t stored) { return stored >= 0 && stored <= kProvenMax ? stored : 0; }
 
-std::optional<Calibration> calibration_after(const CalibrationLesson& l) {
+std::optional<CalibrationMove> calibration_after(const CalibrationLesson& l) {
   const std::optional<double> scale = calibration_next(l.used.scale, l.estimated, l.actual);
   const int64_t added = added_applied(l.added);
   const int64_t used_proven = proven_applied(l.used.proven);
   const int64_t proven = std::max(proven_applied(l.proven), used_proven);
-  if (!scale && added == added_applied(l.used.added) && proven == used_proven) return std::nullopt;
-  return Calibration{scale.value_or(calibration_applied(l.used.scale)), added, proven};
+  CalibrationMove m{{scale.value_or(calibration_applied(l.used.scale)), added, proven},
+                    scale.has_value(),
+                    added != added_applied(l.used.added),
+                    proven != used_proven};
+  if (!m.scale && !m.added && !m.proven) return std::nullopt;
+  return m;
 }
 
 double calibration_applied(double stored) {

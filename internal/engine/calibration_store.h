@@ -44,11 +44,20 @@ struct CalibrationLesson {
   int64_t proven = 0;
 };
 
-// What a backend stores after `lesson`: the scale moved by calibration_next (kept when it
-// stays), the added part, the larger proven size; nullopt when nothing moves. The last answer's
-// move wins (a calibration another slot moved meanwhile was computed from an older prompt),
-// except the proven size, which only grows.
-std::optional<Calibration> calibration_after(const CalibrationLesson& lesson);
+// What a backend stores after `lesson`: the parts that move — the scale moved by
+// calibration_next, the added part, a larger proven size — and their values (`to`; a part that
+// does not move has the value `used` had). A backend writes only the parts that moved: the last
+// answer's move of a part wins (one another slot made meanwhile was computed from an older
+// prompt), a part this answer did not move stays as another slot left it, and the proven size
+// only grows.
+struct CalibrationMove {
+  Calibration to;
+  bool scale = false;
+  bool added = false;
+  bool proven = false;
+};
+// nullopt when nothing moves.
+std::optional<CalibrationMove> calibration_after(const CalibrationLesson& lesson);
 
 // An implied added part under this is none (what the framing or a count's rounding leaves).
 inline constexpr int64_t kAddedMin = 64;

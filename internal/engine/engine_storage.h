@@ -41,9 +41,9 @@ class EngineStorage {
   // calibration_store.h and context_state_store.h, each in its own transaction.
   // The calibration of (endpoint, model), else of ('', model) (a row from before migration
   // 0012), else none (scale 1, nothing added, nothing proven), as it applies
-  // (calibration_applied, added_applied, proven_applied); and storing calibration_after's
-  // (returning what is stored; the stored row as it is when nothing moved). `endpoint` is
-  // endpoint_key()'s.
+  // (calibration_applied, added_applied, proven_applied); and storing the parts
+  // calibration_after moves (returning its values; the stored row when nothing moved).
+  // `endpoint` is endpoint_key()'s.
   virtual Calibration calibration(const std::string& endpoint, const std::string& model) = 0;
   virtual Calibration calibrate(const std::string& endpoint, const std::string& model,
                                 const CalibrationLesson& lesson) = 0;

@@ -121,7 +121,7 @@ void Turn::calibrate(const queue::Task& task, TurnOutcome& o) {
   // without one, as in unit tests), a model of known window (a preset or CONTEXT_WINDOW) is
   // believed and one of unknown window is calibrated upward only.
   const double used = step.calibration_scale;
-  WindowProbe::Verdict verdict{window_known(), std::nullopt, std::nullopt};
+  WindowProbe::Verdict verdict{window_known(), std::nullopt, false, std::nullopt};
   if (parts_.probe != nullptr)
     verdict = parts_.probe->observe(probe_key(parts_, model()), task.chat_id,
                                     static_cast<int64_t>(static_cast<double>(estimated) / used),
@@ -129,14 +129,17 @@ void Turn::calibrate(const queue::Task& task, TurnOutcome& o) {
   // A lower count lowers the scale, and a growth's implication moves the added part, only when
   // it can be trusted: not from a reply that looks cut (a server that truncates silently reports
   // its window, whatever was sent, and a lowered estimate would send more each turn) — unless
-  // the chat's line since its anchor explains the count (the probe implied an added part): a
-  // scale fitted to a hidden prompt inflates the estimate of a longer prompt, and its count then
-  // only looks cut.
-  const bool explained = verdict.whole && verdict.added.has_value();
-  if (explained) o.truncated.reset();
+  // the count lies on the chat's line since its anchor, at its highest (window_probe.h): a scale
+  // fitted to a hidden prompt inflates the estimate of a longer prompt, and its count then only
+  // looks cut.
+  if (verdict.on_line) o.truncated.reset();
   const bool lower = !o.truncated && verdict.whole;
-  const int64_t added =
-      lower ? engine::added_next(step.calibration_added, verdict.added) : step.calibration_added;
+  // The part is learned from requests without tools only: the declarations' estimate, taken out
+  // of the count above, is not the server's count of them.
+  int64_t added = lower && declared == 0 ? engine::added_next(step.calibration_added, verdict.added)
+                                         : step.calibration_added;
+  // A part that is all of the count (a proxy that stopped adding it) is none.
+  if (added >= counted) added = 0;
   const int64_t text = counted - added;  // the server's count of the messages' text
   const bool higher = static_cast<double>(text) * (1.0 + engine::kCalibrationMargin) >
                       static_cast<double>(estimated);
@@ -147,7 +150,7 @@ void Turn::calibrate(const queue::Task& task, TurnOutcome& o) {
       added,
       parts_.probe ? parts_.probe->proven(probe_key(parts_, model())) : 0};
   if (!higher && !lower) lesson.estimated = 0;  // the scale stays (calibration_next)
-  if (text > 0 && (higher || lower || lesson.proven > calibration_.proven))
+  if (higher || lower || added != step.calibration_added || lesson.proven > calibration_.proven)
     o.calibration_after = parts_.engine.calibrate(parts_.config.openai_base_url, model(), lesson);
   if (verdict.window) learn_silent_window(o, estimated + step.calibration_added, *verdict.window);
 }

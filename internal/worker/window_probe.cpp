@@ -24,13 +24,18 @@ int64_t WindowProbe::proven(const std::string& key) const {
   return it == proven_.end() ? 0 : it->second;
 }
 
-std::optional<int64_t> WindowProbe::implied_added(Chat& c, int64_t raw, int64_t count) {
+std::optional<int64_t> WindowProbe::implied_added(Chat& c, int64_t raw, int64_t count,
+                                                  bool steady) {
   if (c.anchor_raw <= 0) {
     c.anchor_raw = raw;
     c.anchor_count = count;
+    c.line_highest = count;
     return std::nullopt;
   }
   const int64_t span = raw - c.anchor_raw;
+  const bool highest = count >= c.line_highest;
+  c.line_highest = std::max(c.line_highest, count);
+  if (!highest || !steady) return std::nullopt;  // fell below what the line reached, or bent
   if (span < std::max(kAddedSpan, raw / 4)) return std::nullopt;  // too short a line to extend
   const double slope = static_cast<double>(count - c.anchor_count) / static_cast<double>(span);
   if (!(slope >= kMinCountShare && slope <= kMaxCountShare) ||
@@ -50,6 +55,9 @@ void WindowProbe::remember(const std::string& key, int64_t raw) {
 WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::string& chat,
                                           int64_t raw, int64_t count, bool believe_first) {
   const auto share = static_cast<double>(count) / static_cast<double>(std::max<int64_t>(raw, 1));
+  // (A count above the share may carry a large part the server adds: such a part is not learned
+  // until the chat is large enough beside it; a looser bound let counts that mix it with a
+  // chat's own content lower the scale below another chat's count.)
   if (raw <= 0 || count <= 1 || share < kMinCountShare || share > kMaxCountShare)
     return {};  // nothing counted, or a count that cannot be this prompt's
   const std::lock_guard lock(mu_);
@@ -73,6 +81,7 @@ WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::str
   }
   Chat& c = found->second;
   const int64_t grew = raw - c.raw;
+  bool steady = false;  // a growth taken whole at the ratio of the one before
   if (grew < kMinGrowth) {
     v.whole = raw <= c.whole;  // no larger than a prompt of this chat taken whole
     if (grew < 0) {            // a compaction: judged from here on
@@ -80,6 +89,7 @@ WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::str
       c.count = count;
       c.anchor_raw = v.whole ? raw : 0;
       c.anchor_count = v.whole ? count : 0;
+      c.line_highest = c.anchor_count;
     }
   } else {
     // What the count should have grown by: at the chat's marginal ratio when known, else at
@@ -109,13 +119,30 @@ WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::str
       }
     } else if (gained >= kWholeShare * expected) {
       v.whole = true;
-      c.ratio = std::clamp(gained / static_cast<double>(grew), kMinCountShare, kMaxCountShare);
+      const double ratio_now =
+          std::clamp(gained / static_cast<double>(grew), kMinCountShare, kMaxCountShare);
+      steady = std::abs(ratio_now - c.ratio) <= kGrowthAgreement * c.ratio;
+      c.ratio = ratio_now;
     }
     c.raw = raw;
     c.count = count;
   }
   c.highest = std::max(c.highest, count);
-  if (v.whole && grew >= kMinGrowth) v.added = implied_added(c, raw, count);
+  if (v.whole && grew >= kMinGrowth) {
+    if (const std::optional<int64_t> own = implied_added(c, raw, count, steady)) {
+      v.on_line = true;
+      auto& last = implied_[key];
+      std::erase_if(last, [&chat_key](const auto& e) { return e.first == chat_key; });
+      last.emplace_back(chat_key, *own);
+      if (last.size() > kAddedChats) last.pop_front();
+      if (last.size() >= kAddedMinChats)
+        v.added = std::min_element(last.begin(), last.end(), [](const auto& a, const auto& b) {
+                    return a.second < b.second;
+                  })->second;
+    }
+  } else if (!v.whole && c.anchor_raw > 0) {
+    c.line_highest = std::max(c.line_highest, count);  // a cut count still raises the bar
+  }
   if (v.whole) {
     c.whole = std::max(c.whole, raw);
     proven_[key] = std::max(proven_[key], raw);

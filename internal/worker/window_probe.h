@@ -28,14 +28,20 @@
 // since its last compaction (its anchor) to this one, the count grew at the chat's slope; the
 // count minus the slope times the prompt is that part. Judged once the prompt grew since the
 // anchor by at least kAddedSpan and a quarter of its size (the line is extended to 0 from there),
-// and the slope is within kSlopeAgreement of the last growth's (a server that cuts, or drops
-// whole messages, does not grow along one line).
+// at the chat's highest count since the anchor, with this growth's ratio within
+// kGrowthAgreement of the one before and the slope within kSlopeAgreement of it (a server that
+// cuts, or drops whole messages, leaves the line: its count falls below what it reached, or a
+// growth gains less than the one before). One chat's line also carries what its own prefix costs
+// more (a pinned code paste counts more per raw token than English growth), so the part reported is
+// the smallest of what the last kAddedChats chats implied, and only once kAddedMinChats did: a
+// part too high would make a longer prompt's estimate too low, one too low is safe.
 // Per process, per endpoint and model (a restart, or `worker --drain` runs, judge chats again;
 // a chat's state is its last judged turn); the largest prompt taken whole is also kept with the
 // calibration (engine::Calibration::proven), and a process starts from it. Thread-safe (a
 // worker's slots share one).
 
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -67,7 +73,12 @@ inline constexpr double kMaxCountShare = 2.0;
 // The growth since a chat's anchor that implies an added part, and how near the slope over it
 // must be to the last growth's.
 inline constexpr int64_t kAddedSpan = 160;
-inline constexpr double kSlopeAgreement = 0.15;
+inline constexpr double kSlopeAgreement = 0.05;
+inline constexpr double kGrowthAgreement = 0.05;
+// The chats whose last implied part is kept (per endpoint and model), and how many must have
+// implied one before the smallest is reported.
+inline constexpr size_t kAddedChats = 8;
+inline constexpr size_t kAddedMinChats = 2;
 // Chats remembered per process; past it the memory starts over.
 inline constexpr size_t kMaxChats = 100'000;
 
@@ -84,9 +95,11 @@ class WindowProbe {
     // Set on a chat's second strike at one count (the strikes then start over): the count a
     // silent window keeps the server at.
     std::optional<int64_t> window;
-    // Set when the prompt was taken whole and its growth since the chat's anchor implies it:
-    // the tokens the server adds unseen (the count minus the slope times the prompt; may be
-    // negative, which says none).
+    // The prompt was taken whole and the chat's growth since its anchor lies on one line.
+    bool on_line = false;
+    // Set with on_line once kAddedMinChats chats implied a part: the smallest the last
+    // kAddedChats chats implied of the tokens the server adds unseen (the count minus the slope
+    // times the prompt; may be negative, which says none).
     std::optional<int64_t> added;
   };
   // Records chat `chat`'s answered prompt of `raw` raw estimate tokens that the server counted at
@@ -110,14 +123,18 @@ class WindowProbe {
     int64_t ceiling = 0;       // the count of the last strike; 0: none
     int64_t anchor_raw = 0;    // the chat's first prompt taken whole since its last compaction
     int64_t anchor_count = 0;  // and its count; 0 (both): none
+    int64_t line_highest = 0;  // the highest count since the anchor
   };
   // What chat `c`'s growth from its anchor to (raw, count), taken whole, implies the server adds;
   // sets the anchor when the chat has none.
-  static std::optional<int64_t> implied_added(Chat& c, int64_t raw, int64_t count);
+  // `steady`: this growth's ratio was within kGrowthAgreement of the one before.
+  static std::optional<int64_t> implied_added(Chat& c, int64_t raw, int64_t count, bool steady);
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, int64_t> proven_;  // by key
   std::unordered_map<std::string, Chat> chats_;      // by key and chat
+  // By key: the last kAddedChats chats' implied parts (chat key, part), oldest first.
+  std::unordered_map<std::string, std::deque<std::pair<std::string, int64_t>>> implied_;
 };
 
 }  // namespace autonous::worker

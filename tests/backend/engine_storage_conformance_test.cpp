@@ -295,6 +295,18 @@ TYPED_TEST(EngineStorageTest, CalibrationMovesBothWaysAndLearnedLimitsFollowThei
   EXPECT_EQ(s.calibration("e", "m").added, now.added);
   s.calibrate("e", "m", {now, 0, 0, now.added, 3000});
   EXPECT_EQ(s.calibration("e", "m").proven, 5000);
+  // A slot's lesson writes only what it moved: another slot's raise of the scale, or its
+  // added part, stays (a stale read of them is not written back).
+  const Calibration before = s.calibration("e", "m");
+  const double up = s.calibrate("e", "m", {before, 100, 200, before.added, 0}).scale;
+  EXPECT_GT(up, before.scale);
+  s.calibrate("e", "m", {before, 0, 0, before.added, 9000});  // proven only, from `before`
+  EXPECT_DOUBLE_EQ(s.calibration("e", "m").scale, up);
+  EXPECT_EQ(s.calibration("e", "m").proven, 9000);
+  s.calibrate("e", "m", {s.calibration("e", "m"), 0, 0, 400, 0});  // the part only
+  s.calibrate("e", "m", {before, 0, 0, before.added, 9500});       // stale part: not written
+  EXPECT_EQ(s.calibration("e", "m").added, 400);
+  EXPECT_DOUBLE_EQ(s.calibration("e", "m").scale, up);
   EXPECT_EQ(s.calibration("other", "m").proven, 0);
   // A scale an older binary stored from a poisoned reply applies as none, and the next reply
   // replaces it.
@@ -324,8 +336,14 @@ TYPED_TEST(EngineStorageTest, CalibrationMovesBothWaysAndLearnedLimitsFollowThei
   const auto rows = this->b_->s->chats().learned_limits();
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].endpoint, "http://a");  // ordered
+  const Calibration window_kept = s.calibration("e", "m");
+  ASSERT_GT(window_kept.proven, 0);
   EXPECT_EQ(this->admin([](ChatAdmin& a) { return a.forget_limits(); }), 2);
   EXPECT_TRUE(this->b_->s->chats().learned_limits().empty());
+  // The largest prompt taken whole goes with them; the scale and the added part stay.
+  EXPECT_EQ(s.calibration("e", "m").proven, 0);
+  EXPECT_DOUBLE_EQ(s.calibration("e", "m").scale, window_kept.scale);
+  EXPECT_EQ(s.calibration("e", "m").added, window_kept.added);
 }
 
 }  // namespace

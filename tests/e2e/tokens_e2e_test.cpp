@@ -362,23 +362,26 @@ TEST_F(TokensE2eTest, AProxysHiddenPromptIsLearnedAsAnAddedPartNotASilentWindow)
   const std::string rye =
       "a question about rye bread, its sourdough starter, the crumb and the crust, and how "
       "long the dough should rest before it goes into a very hot oven";
-  for (int i = 0; i < 30; ++i)
+  // Two chats in turn: the part is learned once two chats' lines imply it (the smallest).
+  for (int i = 0; i < 40; ++i)
     ASSERT_EQ(
-        autonous(dir_, {"enqueue", "--chat", "c", "Turn " + std::to_string(i) + ": " + rye}, env)
+        autonous(dir_,
+                 {"enqueue", "--chat", i % 2 ? "d" : "c", "Turn " + std::to_string(i) + ": " + rye},
+                 env)
             .exit_code,
         0);
   drain(env);
-  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 30);
+  EXPECT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'done'"), 40);
   EXPECT_TRUE(payloads("context.limit_learned").empty());
   const int64_t added = num("SELECT added_tokens FROM token_calibration");
   EXPECT_GE(added, 800);
   EXPECT_LE(added, 1100);
   const auto responses = payloads("llm.response");
-  ASSERT_EQ(responses.size(), 30u);
+  ASSERT_EQ(responses.size(), 40u);
   EXPECT_EQ(responses.back()["calibration_added_tokens"], added);
   EXPECT_EQ(payloads("llm.request").back()["calibration_added_tokens"], added);
   // The last turns' estimates: at most ~15 % above the server's count, never below it.
-  for (size_t i = 25; i < responses.size(); ++i) {
+  for (size_t i = 32; i < responses.size(); ++i) {
     const double per = responses[i]["prompt_tokens_per_estimated"].get<double>();
     EXPECT_LE(per, 1.0) << i << responses[i].dump();
     EXPECT_GE(per, 1.0 / 1.15) << i << responses[i].dump();

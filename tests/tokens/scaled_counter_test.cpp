@@ -30,6 +30,21 @@ TEST(ScaledCounterTest, ScaledCounterMultipliesTextNotFramingWithinItsBounds) {
   EXPECT_EQ(c.name(), "chars4");
 }
 
+TEST(ScaledCounterTest, WhatTheServerAddsIsInEveryRequestsFramingNotInTheText) {
+  const CharsOver4Counter inner(3, 3);
+  ScaledCounter c(inner);
+  c.set_scale(0.5);
+  c.set_added(1000);
+  EXPECT_EQ(c.added(), 1000);
+  EXPECT_EQ(c.per_request(), 1003);
+  EXPECT_EQ(c.per_message(), 3);
+  EXPECT_EQ(c.count_text(std::string(40, 'a')), 5);  // the text alone, scaled
+  c.set_added(-1);                                   // out of range: none
+  EXPECT_EQ(c.per_request(), 3);
+  c.set_added(int64_t{1} << 40);
+  EXPECT_EQ(c.added(), 0);
+}
+
 // A counter whose every text counts `n`.
 class FixedCounter final : public TokenCounter {
  public:

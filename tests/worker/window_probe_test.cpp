@@ -199,67 +199,99 @@ TEST(WindowProbeTest, ImplausibleCountsTeachNothing) {
   EXPECT_EQ(p.proven("k"), 0);
 }
 
-TEST(WindowProbeTest, AChatsGrowthTakenWholeImpliesWhatTheServerAdds) {
-  // A proxy that adds 1 000 tokens to a server counting 0.4 of the raw estimate.
+TEST(WindowProbeTest, ChatsGrowthTakenWholeImpliesWhatTheServerAdds) {
+  // A proxy that adds 1 000 tokens to a server counting 0.4 of the raw estimate; two chats
+  // growing in turn.
   WindowProbe p;
   const Server proxy{0.4, 0, 1000};
-  std::optional<int64_t> added;
   int judged = 0;
+  int on_line = 0;
   for (int64_t raw = 800; raw <= 3000; raw += 60) {
-    const auto v = p.observe("k", "c", raw, proxy.count(raw), false);
-    if (v.added) {
-      ++judged;
-      added = v.added;
-      EXPECT_TRUE(v.whole) << raw;
-      EXPECT_NEAR(static_cast<double>(*v.added), 1000.0, 5.0) << raw;
+    for (const std::string chat : {"c", "d"}) {
+      const int64_t r = chat == "c" ? raw : raw + 30;
+      const auto v = p.observe("k", chat, r, proxy.count(r), false);
+      on_line += v.on_line ? 1 : 0;
+      if (v.added) {
+        ++judged;
+        EXPECT_TRUE(v.whole && v.on_line) << r;
+        EXPECT_NEAR(static_cast<double>(*v.added), 1000.0, 5.0) << r;
+      }
     }
   }
-  EXPECT_GT(judged, 20);
+  EXPECT_GT(judged, 40);
+  EXPECT_EQ(judged, on_line - 1);  // the first chat on its line waits for a second
   // An honest server adds nothing: what it implies stays near 0.
   WindowProbe q;
   const Server honest{0.4, 0, 0};
   for (int64_t raw = 800; raw <= 3000; raw += 60) {
-    const auto v = q.observe("k", "c", raw, honest.count(raw), false);
-    if (v.added) {
-      EXPECT_LT(std::abs(*v.added), 5) << raw;
+    for (const std::string chat : {"c", "d"}) {
+      const auto v = q.observe("k", chat, raw, honest.count(raw), false);
+      if (v.added) {
+        EXPECT_LT(std::abs(*v.added), 5) << raw;
+      }
     }
   }
   // The part is implied only once the chat grew since its anchor by a quarter of its size (and
   // kAddedSpan), and a compaction starts the chat's line again.
   WindowProbe r;
-  EXPECT_FALSE(r.observe("k", "c", 2000, proxy.count(2000), true).added);
-  EXPECT_FALSE(r.observe("k", "c", 2100, proxy.count(2100), true).added);  // its first growth
-  EXPECT_FALSE(r.observe("k", "c", 2600, proxy.count(2600), true).added);  // 600 < 2 600 / 4
-  EXPECT_TRUE(r.observe("k", "c", 2700, proxy.count(2700), true).added);
-  EXPECT_FALSE(r.observe("k", "c", 1000, proxy.count(1000), true).added);  // compacted
-  EXPECT_FALSE(r.observe("k", "c", 1100, proxy.count(1100), true).added);
-  EXPECT_TRUE(r.observe("k", "c", 1400, proxy.count(1400), true).added);
+  EXPECT_FALSE(r.observe("k", "c", 2000, proxy.count(2000), true).on_line);
+  EXPECT_FALSE(r.observe("k", "c", 2100, proxy.count(2100), true).on_line);  // its first growth
+  EXPECT_FALSE(r.observe("k", "c", 2600, proxy.count(2600), true).on_line);  // 600 < 2 600 / 4
+  EXPECT_TRUE(r.observe("k", "c", 2700, proxy.count(2700), true).on_line);
+  EXPECT_FALSE(r.observe("k", "c", 1000, proxy.count(1000), true).on_line);  // compacted
+  EXPECT_FALSE(r.observe("k", "c", 1100, proxy.count(1100), true).on_line);
+  EXPECT_TRUE(r.observe("k", "c", 1400, proxy.count(1400), true).on_line);
+}
+
+TEST(WindowProbeTest, TheSmallestPartTheLastChatsImpliedIsReported) {
+  // One chat's own prefix (a pinned paste that counts more per raw token than its growth) makes
+  // its line imply a part no other chat does: the smallest of the chats' parts is reported.
+  WindowProbe p;
+  const Server pasted{0.4, 0, 600};  // this chat's prefix costs 600 more than its growth says
+  const Server plain{0.4, 0, 0};
+  std::optional<int64_t> last;
+  for (int64_t raw = 800; raw <= 3000; raw += 60) {
+    p.observe("k", "pasted", raw, pasted.count(raw), false);
+    if (const auto v = p.observe("k", "plain", raw, plain.count(raw), false).added) last = v;
+  }
+  ASSERT_TRUE(last);
+  EXPECT_LT(std::abs(*last), 5);
+  const auto from_pasted = p.observe("k", "pasted", 3060, pasted.count(3060), false);
+  ASSERT_TRUE(from_pasted.added);
+  EXPECT_LT(std::abs(*from_pasted.added), 5);  // its own 600 is not what is reported
 }
 
 TEST(WindowProbeTest, AServerThatCutsImpliesNoAddedPart) {
-  // Ollama at 4 096 keeps the newest whole messages that fit; with turns of uneven size its
+  // Ollama keeps the newest whole messages that fit its window; with turns of uneven size its
   // count falls when a large message is dropped and rises with the next small ones, which look
-  // like growth taken whole. Their slope since the chat's anchor leaves the chat's line.
-  WindowProbe p;
-  std::deque<int64_t> messages;  // raw sizes; the server counts half of each
-  int64_t raw = 0;
+  // like growth taken whole. Such a count is below what the chat's line reached: never on it.
+  // Windows of 2 048 to 8 192, message sizes spread over a factor of ~20, seeded.
   int cut_whole = 0;
-  for (int turn = 0; turn < 60; ++turn) {
-    messages.push_back(turn % 3 == 0 ? 1600 : 300);
-    raw += messages.back();
-    int64_t whole = 0;
-    for (const int64_t m : messages) whole += m / 2;
-    int64_t kept = 0;
-    for (auto it = messages.rbegin(); it != messages.rend() && kept + *it / 2 <= 4096; ++it)
-      kept += *it / 2;
-    const auto v = p.observe("k", "c", raw, kept, false);
-    if (v.whole && kept < whole) ++cut_whole;
-    if (kept < whole) {
-      EXPECT_FALSE(v.added) << "turn " << turn << " implied " << *v.added;
+  for (const int64_t window : {2048, 4096, 8192}) {
+    for (uint32_t seed = 1; seed <= 40; ++seed) {
+      WindowProbe p;
+      std::deque<int64_t> messages;  // raw sizes; the server counts half of each
+      int64_t raw = 0;
+      uint32_t x = seed * 2654435761U;
+      for (int turn = 0; turn < 60; ++turn) {
+        x = x * 1664525U + 1013904223U;
+        messages.push_back(100 + static_cast<int64_t>((x >> 8) % 1900));
+        raw += messages.back();
+        int64_t whole = 0;
+        for (const int64_t m : messages) whole += m / 2;
+        int64_t kept = 0;
+        for (auto it = messages.rbegin(); it != messages.rend() && kept + *it / 2 <= window; ++it)
+          kept += *it / 2;
+        const auto v = p.observe("k", "c", raw, kept, false);
+        if (v.whole && kept < whole) ++cut_whole;
+        if (kept < whole) {
+          EXPECT_FALSE(v.on_line) << window << " " << seed << " " << turn;
+        }
+        if (v.window) break;
+      }
     }
-    if (v.window) break;
   }
-  EXPECT_GE(cut_whole, 1);  // the case is met: cut answers that look whole
+  EXPECT_GE(cut_whole, 10);  // the case is met: cut answers that look whole
 }
 
 TEST(WindowProbeTest, TheCapLeavesRoomForWhatTheServerAdds) {

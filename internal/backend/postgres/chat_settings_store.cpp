@@ -85,6 +85,8 @@ std::vector<engine::LearnedLimitRow> learned_limits(db::pg::Connection& c) {
 }
 
 int64_t forget_limits(db::pg::Connection& c) {
+  // The window's other lesson goes too: the largest prompt taken whole (calibration_store.h).
+  c.query("UPDATE token_calibration SET proven_raw = 0 WHERE proven_raw <> 0");
   return c.query("DELETE FROM learned_limits").affected();
 }
 

@@ -251,21 +251,27 @@ class PgStorage final : public engine::EngineStorage {
   }
   engine::Calibration calibrate(const std::string& endpoint, const std::string& model,
                                 const engine::CalibrationLesson& lesson) override {
-    const std::optional<engine::Calibration> next = engine::calibration_after(lesson);
-    if (!next) return calibration(endpoint, model);
+    const std::optional<engine::CalibrationMove> m = engine::calibration_after(lesson);
+    if (!m) return calibration(endpoint, model);
+    // Only the parts this answer moved (engine::CalibrationMove, calibration_store.cpp).
     c_.query(
         "INSERT INTO token_calibration(endpoint, model, scale, added_tokens, proven_raw, raised, "
-        "lowered) VALUES ($1, $2, $3::double precision, $4::bigint, $5::bigint, $6::bigint, "
-        "$7::bigint) ON CONFLICT (endpoint, model) DO UPDATE SET scale = excluded.scale, "
-        "added_tokens = excluded.added_tokens, proven_raw = greatest(token_calibration.proven_raw, "
-        "excluded.proven_raw), raised = token_calibration.raised + CASE WHEN excluded.scale > "
-        "token_calibration.scale THEN 1 ELSE 0 END, lowered = token_calibration.lowered + CASE "
-        "WHEN excluded.scale < token_calibration.scale THEN 1 ELSE 0 END, updated_at = "
-        "autonous_now()",
-        {param(endpoint), param(model), fmt::format("{}", next->scale), param(next->added),
-         param(next->proven), param(int64_t{next->scale > lesson.used.scale ? 1 : 0}),
-         param(int64_t{next->scale < lesson.used.scale ? 1 : 0})});
-    return *next;
+        "lowered) VALUES ($1, $2, $3::double precision, $4::bigint, $5::bigint, $9::bigint, "
+        "$10::bigint) ON CONFLICT (endpoint, model) DO UPDATE SET "
+        "scale = CASE WHEN $6::boolean THEN excluded.scale ELSE token_calibration.scale END, "
+        "added_tokens = CASE WHEN $7::boolean THEN excluded.added_tokens ELSE "
+        "token_calibration.added_tokens END, proven_raw = CASE WHEN token_calibration.proven_raw "
+        "<= $8::bigint THEN greatest(token_calibration.proven_raw, excluded.proven_raw) ELSE "
+        "excluded.proven_raw END, raised = token_calibration.raised + CASE WHEN $6::boolean AND "
+        "excluded.scale > token_calibration.scale THEN 1 ELSE 0 END, lowered = "
+        "token_calibration.lowered + CASE WHEN $6::boolean AND excluded.scale < "
+        "token_calibration.scale THEN 1 ELSE 0 END, updated_at = autonous_now()",
+        {param(endpoint), param(model), fmt::format("{}", m->to.scale), param(m->to.added),
+         param(m->to.proven), std::string(m->scale ? "true" : "false"),
+         std::string(m->added ? "true" : "false"), param(engine::kProvenMax),
+         param(int64_t{m->scale && m->to.scale > lesson.used.scale ? 1 : 0}),
+         param(int64_t{m->scale && m->to.scale < lesson.used.scale ? 1 : 0})});
+    return m->to;
   }
   std::optional<engine::LearnedLimit> learned_limit(const std::string& endpoint,
                                                     const std::string& model) override {

@@ -25,27 +25,36 @@ engine::Calibration calibration(SQLite::Database& db, const std::string& endpoin
 
 engine::Calibration calibrate(SQLite::Database& db, const std::string& endpoint,
                               const std::string& model, const engine::CalibrationLesson& lesson) {
-  const std::optional<engine::Calibration> next = engine::calibration_after(lesson);
-  if (!next) return calibration(db, endpoint, model);
+  const std::optional<engine::CalibrationMove> m = engine::calibration_after(lesson);
+  if (!m) return calibration(db, endpoint, model);
   db::WriteTransaction tx(db);
+  // Only the parts this answer moved (engine::CalibrationMove); a proven size out of range (a
+  // hand-edited row) is replaced.
   SQLite::Statement up(
       db,
       "INSERT INTO token_calibration(endpoint, model, scale, added_tokens, proven_raw, raised, "
-      "lowered) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(endpoint, model) DO UPDATE SET "
-      "scale = excluded.scale, added_tokens = excluded.added_tokens, "
-      "proven_raw = max(proven_raw, excluded.proven_raw), "
-      "raised = raised + (excluded.scale > scale), lowered = lowered + (excluded.scale < scale), "
+      "lowered) VALUES (?1, ?2, ?3, ?4, ?5, ?9, ?10) "
+      "ON CONFLICT(endpoint, model) DO UPDATE SET "
+      "scale = CASE WHEN ?6 THEN excluded.scale ELSE scale END, "
+      "added_tokens = CASE WHEN ?7 THEN excluded.added_tokens ELSE added_tokens END, "
+      "proven_raw = CASE WHEN typeof(proven_raw) = 'integer' AND proven_raw BETWEEN 0 AND ?8 "
+      "THEN max(proven_raw, excluded.proven_raw) ELSE excluded.proven_raw END, "
+      "raised = raised + (?6 AND excluded.scale > scale), "
+      "lowered = lowered + (?6 AND excluded.scale < scale), "
       "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
   up.bind(1, endpoint);
   up.bind(2, model);
-  up.bind(3, next->scale);
-  up.bind(4, next->added);
-  up.bind(5, next->proven);
-  up.bind(6, next->scale > lesson.used.scale ? 1 : 0);
-  up.bind(7, next->scale < lesson.used.scale ? 1 : 0);
+  up.bind(3, m->to.scale);
+  up.bind(4, m->to.added);
+  up.bind(5, m->to.proven);
+  up.bind(6, m->scale ? 1 : 0);
+  up.bind(7, m->added ? 1 : 0);
+  up.bind(8, engine::kProvenMax);
+  up.bind(9, m->scale && m->to.scale > lesson.used.scale ? 1 : 0);
+  up.bind(10, m->scale && m->to.scale < lesson.used.scale ? 1 : 0);
   up.exec();
   tx.commit();
-  return *next;
+  return m->to;
 }
 
 }  // namespace autonous::store

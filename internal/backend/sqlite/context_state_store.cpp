@@ -104,7 +104,11 @@ std::vector<engine::LearnedLimitRow> learned_limits(SQLite::Database& db) {
   return out;
 }
 
-int64_t forget_limits(SQLite::Database& db) { return db.exec("DELETE FROM learned_limits"); }
+int64_t forget_limits(SQLite::Database& db) {
+  // The window's other lesson goes too: the largest prompt taken whole (calibration_store.h).
+  db.exec("UPDATE token_calibration SET proven_raw = 0 WHERE proven_raw <> 0");
+  return db.exec("DELETE FROM learned_limits");
+}
 
 int64_t learn_limit(SQLite::Database& db, const std::string& endpoint, const std::string& model,
                     const engine::LearnedLimit& limit) {

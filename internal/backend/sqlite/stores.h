@@ -79,7 +79,8 @@ std::optional<engine::LearnedLimit> learned_limit(SQLite::Database& db, const st
 int64_t learn_limit(SQLite::Database& db, const std::string& endpoint, const std::string& model,
                     const engine::LearnedLimit& limit);
 // Every learned limit (`autonous context limits`), and forgetting them all (`--clear`: after a
-// server's window grew); forget_limits returns how many were deleted.
+// server's window changed: the largest prompt taken whole, token_calibration.proven_raw, is
+// forgotten too); forget_limits returns how many learned limits were deleted.
 std::vector<engine::LearnedLimitRow> learned_limits(SQLite::Database& db);
 int64_t forget_limits(SQLite::Database& db);
 

@@ -79,19 +79,26 @@ TEST(CalibrationRuleTest, WhatIsStoredAfterALesson) {
   EXPECT_FALSE(calibration_after({{1.05, 0, 0}, 105, 100, 0, 0}));
   EXPECT_FALSE(calibration_after({{1.05, 500, 900}, 105, 100, 500, 900}));
   EXPECT_FALSE(calibration_after({{1.05, 500, 900}, 105, 100, 500, 400}));  // saw less
-  // The scale moves; the added part and the proven size come along.
+  // The scale moves; the added part and the proven size come along, each marked as moved.
   const auto a = calibration_after({{1.0, 0, 0}, 100, 130, 300, 2000});
   ASSERT_TRUE(a);
-  EXPECT_NEAR(a->scale, 1.365, 1e-9);
-  EXPECT_EQ(a->added, 300);
-  EXPECT_EQ(a->proven, 2000);
-  // The scale stays (no lesson for it): the proven size alone, with the scale used.
+  EXPECT_NEAR(a->to.scale, 1.365, 1e-9);
+  EXPECT_EQ(a->to.added, 300);
+  EXPECT_EQ(a->to.proven, 2000);
+  EXPECT_TRUE(a->scale && a->added && a->proven);
+  // The scale stays (no lesson for it): the proven size alone is marked.
   const auto b = calibration_after({{0.43, 0, 2000}, 0, 0, 0, 2600});
   ASSERT_TRUE(b);
-  EXPECT_DOUBLE_EQ(b->scale, 0.43);
-  EXPECT_EQ(b->proven, 2600);
-  // A poisoned scale in use is stored as none when only the rest moves.
-  EXPECT_DOUBLE_EQ(calibration_after({{2.9e17, 0, 0}, 0, 0, 200, 0})->scale, 1.0);
+  EXPECT_DOUBLE_EQ(b->to.scale, 0.43);
+  EXPECT_EQ(b->to.proven, 2600);
+  EXPECT_FALSE(b->scale);
+  EXPECT_FALSE(b->added);
+  EXPECT_TRUE(b->proven);
+  // The added part alone.
+  const auto c = calibration_after({{0.43, 100, 2000}, 0, 0, 0, 0});
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->added && !c->scale && !c->proven);
+  EXPECT_EQ(c->to.added, 0);
 }
 
 TEST(CalibrationStoreTest, ScaleIsKeptPerEndpointAndModelAndMovesBothWays) {
