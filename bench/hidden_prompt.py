@@ -8,7 +8,8 @@ for English prose, more or less for code) answers TURNS turns of two chats taken
 each case, budget and binary: the server's count per estimated token (`prompt_tokens_per_estimated`
 of the `llm.response` events; the calibration aims at 1/1.05) over each chat's turns from FROM on,
 its lowest and highest, the share of those turns outside [1/1.15, 1.05] (the issue: never more
-than ~15 % above nor ~5 % below the server's count), and the calibration stored at the end.
+than ~15 % above nor ~5 % below the server's count) and which turns they were, and the
+calibration stored at the end.
 Give several binaries to compare them in one run (the stub is the first binary's sibling).
 
 Usage: bench/hidden_prompt.py BINARY [BINARY ...] [--turns N] [--from K] [--budgets default,2000,...]
@@ -67,7 +68,8 @@ def run(binary, hidden, model, content, budget):
             added = "added_tokens" if "added_tokens" in cols else "0"
             cal = db.execute(f"SELECT scale, {added} FROM token_calibration").fetchone() or (1.0, 0)
             db.close()
-            tail = [p for c in per.values() for p in c[args.start - 1:] if p is not None]
+            tail = [(i + 1, p) for c in per.values() for i, p in enumerate(c)
+                    if i >= args.start - 1 and p is not None]
             return tail, cal
         finally:
             s.terminate(); s.wait()
@@ -81,6 +83,10 @@ for budget in args.budgets.split(","):
     for hidden, model, content in CASES:
         for binary in args.binaries:
             tail, (scale, added) = run(binary, hidden, model, content, budget)
-            out = sum(1 for p in tail if p < 1 / 1.15 or p > 1.05)
-            print(f"| {hidden} | {model} | {content} | {budget} | {binary} | {min(tail):.2f} | {max(tail):.2f} "
-                  f"| {out}/{len(tail)} | {scale:.2f} | {added} |", flush=True)
+            out = sorted({t for t, p in tail if p < 1 / 1.15 or p > 1.05})
+            n_out = sum(1 for _, p in tail if p < 1 / 1.15 or p > 1.05)
+            where = "" if not out else " (turns " + (",".join(map(str, out)) if len(out) <= 6
+                                                     else f"{out[0]}-{out[-1]}") + ")"
+            ps = [p for _, p in tail]
+            print(f"| {hidden} | {model} | {content} | {budget} | {binary} | {min(ps):.2f} | {max(ps):.2f} "
+                  f"| {n_out}/{len(tail)}{where} | {scale:.2f} | {added} |", flush=True)

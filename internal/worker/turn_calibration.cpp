@@ -54,10 +54,10 @@ void Turn::apply_calibration() {
                                : engine::Calibration{};
   parts_.counter.set_scale(calibration_.scale);
   parts_.counter.set_added(calibration_.added);
-  // What an earlier process saw this server take whole, so that the probe need not prove it
-  // again.
-  if (parts_.probe != nullptr && calibration_.proven > 0)
-    parts_.probe->remember(probe_key(parts_, model()), calibration_.proven);
+  // What this or an earlier process saw this server take whole, so that the probe need not prove
+  // it again (and forgets it after `context limits --clear`).
+  if (parts_.probe != nullptr)
+    parts_.probe->set_proven(probe_key(parts_, model()), calibration_.proven);
 }
 
 bool Turn::probing() const { return calibrating() && parts_.probe != nullptr && !window_known(); }
@@ -125,7 +125,7 @@ void Turn::calibrate(const queue::Task& task, TurnOutcome& o) {
   if (parts_.probe != nullptr)
     verdict = parts_.probe->observe(probe_key(parts_, model()), task.chat_id,
                                     static_cast<int64_t>(static_cast<double>(estimated) / used),
-                                    counted, window_known());
+                                    counted, window_known(), declared == 0);
   // A lower count lowers the scale, and a growth's implication moves the added part, only when
   // it can be trusted: not from a reply that looks cut (a server that truncates silently reports
   // its window, whatever was sent, and a lowered estimate would send more each turn) — unless
@@ -134,12 +134,14 @@ void Turn::calibrate(const queue::Task& task, TurnOutcome& o) {
   // looks cut.
   if (verdict.on_line) o.truncated.reset();
   const bool lower = !o.truncated && verdict.whole;
-  // The part is learned from requests without tools only: the declarations' estimate, taken out
-  // of the count above, is not the server's count of them.
-  int64_t added = lower && declared == 0 ? engine::added_next(step.calibration_added, verdict.added)
-                                         : step.calibration_added;
-  // A part that is all of the count (a proxy that stopped adding it) is none.
-  if (added >= counted) added = 0;
+  // The part is learned from requests without tools only (the probe reports none for the
+  // others): the declarations' estimate, taken out of the count above, is not the server's count
+  // of them.
+  int64_t added =
+      lower ? engine::added_next(step.calibration_added, verdict.added) : step.calibration_added;
+  // A part that is all of a count taken whole (a proxy that stopped adding it) is none.
+  if (added >= counted && verdict.whole) added = 0;
+  if (added >= counted) return;          // a count under the part, not taken whole: teaches nothing
   const int64_t text = counted - added;  // the server's count of the messages' text
   const bool higher = static_cast<double>(text) * (1.0 + engine::kCalibrationMargin) >
                       static_cast<double>(estimated);

@@ -27,6 +27,7 @@ int64_t WindowProbe::proven(const std::string& key) const {
 std::optional<int64_t> WindowProbe::implied_added(Chat& c, int64_t raw, int64_t count,
                                                   bool steady) {
   if (c.anchor_raw <= 0) {
+    if (!steady) return std::nullopt;  // not right after a growth that was not whole
     c.anchor_raw = raw;
     c.anchor_count = count;
     c.line_highest = count;
@@ -36,7 +37,7 @@ std::optional<int64_t> WindowProbe::implied_added(Chat& c, int64_t raw, int64_t 
   const bool highest = count >= c.line_highest;
   c.line_highest = std::max(c.line_highest, count);
   if (!highest || !steady) return std::nullopt;  // fell below what the line reached, or bent
-  if (span < std::max(kAddedSpan, raw / 4)) return std::nullopt;  // too short a line to extend
+  if (span < std::max(kAddedSpan, raw / kAddedSpanShare)) return std::nullopt;  // too short
   const double slope = static_cast<double>(count - c.anchor_count) / static_cast<double>(span);
   if (!(slope >= kMinCountShare && slope <= kMaxCountShare) ||
       std::abs(slope - c.ratio) > kSlopeAgreement * c.ratio)
@@ -45,15 +46,14 @@ std::optional<int64_t> WindowProbe::implied_added(Chat& c, int64_t raw, int64_t 
       std::llround(static_cast<double>(count) - slope * static_cast<double>(raw)));
 }
 
-void WindowProbe::remember(const std::string& key, int64_t raw) {
-  if (raw <= 0) return;
+void WindowProbe::set_proven(const std::string& key, int64_t raw) {
   const std::lock_guard lock(mu_);
-  int64_t& proven = proven_[key];
-  proven = std::max(proven, raw);
+  proven_[key] = std::max<int64_t>(raw, 0);
 }
 
 WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::string& chat,
-                                          int64_t raw, int64_t count, bool believe_first) {
+                                          int64_t raw, int64_t count, bool believe_first,
+                                          bool teach_added) {
   const auto share = static_cast<double>(count) / static_cast<double>(std::max<int64_t>(raw, 1));
   // (A count above the share may carry a large part the server adds: such a part is not learned
   // until the chat is large enough beside it; a looser bound let counts that mix it with a
@@ -121,16 +121,26 @@ WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::str
       v.whole = true;
       const double ratio_now =
           std::clamp(gained / static_cast<double>(grew), kMinCountShare, kMaxCountShare);
-      steady = std::abs(ratio_now - c.ratio) <= kGrowthAgreement * c.ratio;
+      steady = c.last_whole && std::abs(ratio_now - c.ratio) <= kGrowthAgreement * c.ratio;
       c.ratio = ratio_now;
     }
+    // A count that fell while the prompt grew left the chat's line (old messages dropped, a
+    // hidden part no longer added): the line starts again.
+    if (count < c.count) {
+      c.anchor_raw = 0;
+      c.anchor_count = 0;
+      c.line_highest = 0;
+    }
+    c.last_whole = v.whole;
     c.raw = raw;
     c.count = count;
   }
   c.highest = std::max(c.highest, count);
   if (v.whole && grew >= kMinGrowth) {
-    if (const std::optional<int64_t> own = implied_added(c, raw, count, steady)) {
-      v.on_line = true;
+    const std::optional<int64_t> own = implied_added(c, raw, count, steady);
+    // A part well under none is a line that does not reach 0 where it should: not one.
+    v.on_line = own && *own >= -kAddedMinOnLine;
+    if (v.on_line && teach_added) {
       auto& last = implied_[key];
       std::erase_if(last, [&chat_key](const auto& e) { return e.first == chat_key; });
       last.emplace_back(chat_key, *own);

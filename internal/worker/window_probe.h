@@ -27,11 +27,14 @@
 // hidden prompt: engine/calibration_store.h): from the first prompt of the chat taken whole
 // since its last compaction (its anchor) to this one, the count grew at the chat's slope; the
 // count minus the slope times the prompt is that part. Judged once the prompt grew since the
-// anchor by at least kAddedSpan and a quarter of its size (the line is extended to 0 from there),
-// at the chat's highest count since the anchor, with this growth's ratio within
-// kGrowthAgreement of the one before and the slope within kSlopeAgreement of it (a server that
-// cuts, or drops whole messages, leaves the line: its count falls below what it reached, or a
-// growth gains less than the one before). One chat's line also carries what its own prefix costs
+// anchor by at least kAddedSpan and 1/kAddedSpanShare of its size (the line is extended to 0
+// from there),
+// at the chat's highest count since the anchor, the growth before this one taken whole too and
+// this growth's ratio within kGrowthAgreement of it, the slope within kSlopeAgreement of it, and
+// the part implied not below -kAddedMinOnLine (a server that cuts, or drops whole messages,
+// leaves the line: its count falls below what it reached, or a growth gains less than the one
+// before). An anchor is set only on such a steady growth, and a count that falls while the
+// prompt grew starts the chat's line again. One chat's line also carries what its own prefix costs
 // more (a pinned code paste counts more per raw token than English growth), so the part reported is
 // the smallest of what the last kAddedChats chats implied, and only once kAddedMinChats did: a
 // part too high would make a longer prompt's estimate too low, one too low is safe.
@@ -73,8 +76,11 @@ inline constexpr double kMaxCountShare = 2.0;
 // The growth since a chat's anchor that implies an added part, and how near the slope over it
 // must be to the last growth's.
 inline constexpr int64_t kAddedSpan = 160;
+inline constexpr int64_t kAddedSpanShare = 8;  // and at least 1/8 of the prompt
 inline constexpr double kSlopeAgreement = 0.05;
 inline constexpr double kGrowthAgreement = 0.05;
+// A line whose implied part is below minus this does not pass through the chat's counts.
+inline constexpr int64_t kAddedMinOnLine = 64;
 // The chats whose last implied part is kept (per endpoint and model), and how many must have
 // implied one before the smallest is reported.
 inline constexpr size_t kAddedChats = 8;
@@ -104,14 +110,18 @@ class WindowProbe {
   };
   // Records chat `chat`'s answered prompt of `raw` raw estimate tokens that the server counted at
   // `count`. `believe_first`: a chat's first answer here is taken whole (a model of known window).
+  // `teach_added`: whether this prompt's line may tell what the server adds (a request that
+  // offered tools may not: its declarations' estimate is not the server's count of them).
   Verdict observe(const std::string& key, const std::string& chat, int64_t raw, int64_t count,
-                  bool believe_first);
+                  bool believe_first, bool teach_added = true);
 
   // The largest raw size any chat had taken whole for `key`; 0 when none.
   int64_t proven(const std::string& key) const;
-  // That an earlier process saw `raw` taken whole for `key` (engine::Calibration::proven): the
-  // larger of it and what this process saw.
-  void remember(const std::string& key, int64_t raw);
+  // The largest raw size taken whole for `key` as stored with the calibration
+  // (engine::Calibration::proven, written after each answer that raised it): it replaces this
+  // process's, so that another process's sizes count here and `context limits --clear` (which
+  // sets it to 0) is not undone from memory.
+  void set_proven(const std::string& key, int64_t raw);
 
  private:
   struct Chat {
@@ -124,6 +134,7 @@ class WindowProbe {
     int64_t anchor_raw = 0;    // the chat's first prompt taken whole since its last compaction
     int64_t anchor_count = 0;  // and its count; 0 (both): none
     int64_t line_highest = 0;  // the highest count since the anchor
+    bool last_whole = false;   // the last growth judged was taken whole
   };
   // What chat `c`'s growth from its anchor to (raw, count), taken whole, implies the server adds;
   // sets the anchor when the chat has none.

@@ -303,6 +303,10 @@ TYPED_TEST(EngineStorageTest, CalibrationMovesBothWaysAndLearnedLimitsFollowThei
   s.calibrate("e", "m", {before, 0, 0, before.added, 9000});  // proven only, from `before`
   EXPECT_DOUBLE_EQ(s.calibration("e", "m").scale, up);
   EXPECT_EQ(s.calibration("e", "m").proven, 9000);
+  // A lowering computed from a stale read does not undo another slot's raise either (what is
+  // stored comes back).
+  EXPECT_DOUBLE_EQ(s.calibrate("e", "m", {before, 100, 40, before.added, 0}).scale, up);
+  EXPECT_DOUBLE_EQ(s.calibration("e", "m").scale, up);
   s.calibrate("e", "m", {s.calibration("e", "m"), 0, 0, 400, 0});  // the part only
   s.calibrate("e", "m", {before, 0, 0, before.added, 9500});       // stale part: not written
   EXPECT_EQ(s.calibration("e", "m").added, 400);

@@ -262,36 +262,65 @@ TEST(WindowProbeTest, TheSmallestPartTheLastChatsImpliedIsReported) {
 }
 
 TEST(WindowProbeTest, AServerThatCutsImpliesNoAddedPart) {
-  // Ollama keeps the newest whole messages that fit its window; with turns of uneven size its
-  // count falls when a large message is dropped and rises with the next small ones, which look
-  // like growth taken whole. Such a count is below what the chat's line reached: never on it.
-  // Windows of 2 048 to 8 192, message sizes spread over a factor of ~20, seeded.
+  // Ollama keeps the system prompt and the newest whole messages that fit its window; with turns
+  // of uneven size its count falls when a large message is dropped and rises with the next small
+  // ones, which look like growth taken whole. Such a count is below what the chat's line
+  // reached, or after a growth that was not whole: never on the line. Windows of 2 048 to 8 192,
+  // system prompts of 0 to 300 tokens, message sizes of 20 to 2 000, seeded.
   int cut_whole = 0;
+  int cut_on_line = 0;
   for (const int64_t window : {2048, 4096, 8192}) {
-    for (uint32_t seed = 1; seed <= 40; ++seed) {
-      WindowProbe p;
-      std::deque<int64_t> messages;  // raw sizes; the server counts half of each
-      int64_t raw = 0;
-      uint32_t x = seed * 2654435761U;
-      for (int turn = 0; turn < 60; ++turn) {
-        x = x * 1664525U + 1013904223U;
-        messages.push_back(100 + static_cast<int64_t>((x >> 8) % 1900));
-        raw += messages.back();
-        int64_t whole = 0;
-        for (const int64_t m : messages) whole += m / 2;
-        int64_t kept = 0;
-        for (auto it = messages.rbegin(); it != messages.rend() && kept + *it / 2 <= window; ++it)
-          kept += *it / 2;
-        const auto v = p.observe("k", "c", raw, kept, false);
-        if (v.whole && kept < whole) ++cut_whole;
-        if (kept < whole) {
-          EXPECT_FALSE(v.on_line) << window << " " << seed << " " << turn;
+    for (const int64_t system : {0, 200, 300}) {
+      for (uint32_t seed = 1; seed <= 40; ++seed) {
+        WindowProbe p;
+        std::deque<int64_t> messages;  // raw sizes; the server counts half of each
+        int64_t raw = 2 * system;
+        uint32_t x = seed * 2654435761U;
+        for (int turn = 0; turn < 60; ++turn) {
+          x = x * 1664525U + 1013904223U;
+          messages.push_back(20 + static_cast<int64_t>((x >> 8) % 1980));
+          raw += messages.back();
+          int64_t whole = system;
+          for (const int64_t m : messages) whole += m / 2;
+          int64_t kept = system;
+          for (auto it = messages.rbegin(); it != messages.rend() && kept + *it / 2 <= window; ++it)
+            kept += *it / 2;
+          const auto v = p.observe("k", "c", raw, kept, false);
+          if (v.whole && kept < whole) ++cut_whole;
+          if (v.on_line && kept < whole) ++cut_on_line;
+          if (v.window) break;
         }
-        if (v.window) break;
       }
     }
   }
-  EXPECT_GE(cut_whole, 10);  // the case is met: cut answers that look whole
+  EXPECT_GE(cut_whole, 10);   // the case is met: cut answers that look whole
+  EXPECT_EQ(cut_on_line, 0);  // none of them on a chat's line
+}
+
+TEST(WindowProbeTest, RequestsThatOfferToolsTeachNoPartAndAFallingCountRestartsTheLine) {
+  WindowProbe p;
+  const Server proxy{0.4, 0, 1000};
+  std::optional<int64_t> with_tools;
+  bool tools_on_line = false;
+  for (int64_t raw = 800; raw <= 3000; raw += 60) {
+    const auto v = p.observe("k", "c", raw, proxy.count(raw), false, /*teach_added=*/false);
+    tools_on_line = tools_on_line || v.on_line;
+    if (v.added) with_tools = v.added;
+    const auto w = p.observe("k", "d", raw, proxy.count(raw), false, /*teach_added=*/false);
+    if (w.added) with_tools = w.added;
+  }
+  EXPECT_TRUE(tools_on_line);  // its line is still judged (a count on it is not a cut)
+  EXPECT_FALSE(with_tools);    // but no part is reported from it
+  // The proxy stops adding its part: the count falls while the chat grows, the line starts
+  // again, and once two chats have new lines the part they imply is about none.
+  const Server plain{0.4, 0, 0};
+  std::optional<int64_t> after;
+  for (int64_t raw = 3060; raw <= 6000; raw += 60) {
+    p.observe("k", "c", raw, plain.count(raw), false);
+    if (const auto v = p.observe("k", "d", raw, plain.count(raw), false).added) after = v;
+  }
+  ASSERT_TRUE(after);
+  EXPECT_LT(std::abs(*after), 5);
 }
 
 TEST(WindowProbeTest, TheCapLeavesRoomForWhatTheServerAdds) {

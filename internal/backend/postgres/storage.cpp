@@ -12,6 +12,7 @@
 #include "internal/backend/postgres/stores.h"
 #include "internal/engine/calibration_store.h"
 #include "internal/engine/engine_storage.h"
+#include "internal/tokens/scaled_counter.h"
 
 namespace autonous::store {
 namespace {
@@ -253,25 +254,37 @@ class PgStorage final : public engine::EngineStorage {
                                 const engine::CalibrationLesson& lesson) override {
     const std::optional<engine::CalibrationMove> m = engine::calibration_after(lesson);
     if (!m) return calibration(endpoint, model);
-    // Only the parts this answer moved (engine::CalibrationMove, calibration_store.cpp).
-    c_.query(
+    // Only the parts this answer moved (engine::CalibrationMove, calibration_store.cpp): the
+    // scale rises whatever another slot stored, falls only from the scale this answer used.
+    const std::string moves =
+        "$6::boolean AND (excluded.scale > token_calibration.scale OR token_calibration.scale = "
+        "$11::double precision OR NOT (token_calibration.scale BETWEEN $12::double precision AND "
+        "$13::double precision))";
+    const db::pg::Result r = c_.query(
         "INSERT INTO token_calibration(endpoint, model, scale, added_tokens, proven_raw, raised, "
         "lowered) VALUES ($1, $2, $3::double precision, $4::bigint, $5::bigint, $9::bigint, "
-        "$10::bigint) ON CONFLICT (endpoint, model) DO UPDATE SET "
-        "scale = CASE WHEN $6::boolean THEN excluded.scale ELSE token_calibration.scale END, "
-        "added_tokens = CASE WHEN $7::boolean THEN excluded.added_tokens ELSE "
-        "token_calibration.added_tokens END, proven_raw = CASE WHEN token_calibration.proven_raw "
-        "<= $8::bigint THEN greatest(token_calibration.proven_raw, excluded.proven_raw) ELSE "
-        "excluded.proven_raw END, raised = token_calibration.raised + CASE WHEN $6::boolean AND "
-        "excluded.scale > token_calibration.scale THEN 1 ELSE 0 END, lowered = "
-        "token_calibration.lowered + CASE WHEN $6::boolean AND excluded.scale < "
-        "token_calibration.scale THEN 1 ELSE 0 END, updated_at = autonous_now()",
+        "$10::bigint) ON CONFLICT (endpoint, model) DO UPDATE SET scale = CASE WHEN " +
+            moves +
+            " THEN excluded.scale ELSE token_calibration.scale END, added_tokens = CASE WHEN "
+            "$7::boolean THEN excluded.added_tokens ELSE token_calibration.added_tokens END, "
+            "proven_raw = CASE WHEN token_calibration.proven_raw <= $8::bigint THEN "
+            "greatest(token_calibration.proven_raw, excluded.proven_raw) ELSE "
+            "excluded.proven_raw END, raised = token_calibration.raised + CASE WHEN " +
+            moves + " AND excluded.scale > token_calibration.scale THEN 1 ELSE 0 END, lowered = " +
+            "token_calibration.lowered + CASE WHEN " + moves +
+            " AND excluded.scale < token_calibration.scale THEN 1 ELSE 0 END, updated_at = "
+            "autonous_now() RETURNING scale, added_tokens, proven_raw",
         {param(endpoint), param(model), fmt::format("{}", m->to.scale), param(m->to.added),
          param(m->to.proven), std::string(m->scale ? "true" : "false"),
          std::string(m->added ? "true" : "false"), param(engine::kProvenMax),
          param(int64_t{m->scale && m->to.scale > lesson.used.scale ? 1 : 0}),
-         param(int64_t{m->scale && m->to.scale < lesson.used.scale ? 1 : 0})});
-    return m->to;
+         param(int64_t{m->scale && m->to.scale < lesson.used.scale ? 1 : 0}),
+         fmt::format("{}", engine::calibration_applied(lesson.used.scale)),
+         fmt::format("{}", tokens::ScaledCounter::kMinScale),
+         fmt::format("{}", tokens::ScaledCounter::kMaxScale)});
+    if (r.rows() == 0) return m->to;
+    return {engine::calibration_applied(r.real(0, 0)), engine::added_applied(r.int64(0, 1)),
+            engine::proven_applied(r.int64(0, 2))};
   }
   std::optional<engine::LearnedLimit> learned_limit(const std::string& endpoint,
                                                     const std::string& model) override {
