@@ -125,7 +125,7 @@ void Turn::calibrate(const queue::Task& task, TurnOutcome& o) {
   if (parts_.probe != nullptr)
     verdict = parts_.probe->observe(probe_key(parts_, model()), task.chat_id,
                                     static_cast<int64_t>(static_cast<double>(estimated) / used),
-                                    counted, window_known(), declared == 0);
+                                    counted, window_known(), declared == 0, step.calibration_added);
   // A lower count lowers the scale, and a growth's implication moves the added part, only when
   // it can be trusted: not from a reply that looks cut (a server that truncates silently reports
   // its window, whatever was sent, and a lowered estimate would send more each turn) — unless
@@ -139,22 +139,21 @@ void Turn::calibrate(const queue::Task& task, TurnOutcome& o) {
   // of them.
   int64_t added =
       lower ? engine::added_next(step.calibration_added, verdict.added) : step.calibration_added;
-  // A part that is all of a count taken whole (a proxy that stopped adding it) is none.
-  if (added >= counted && verdict.whole) added = 0;
-  if (added >= counted) return;          // a count under the part, not taken whole: teaches nothing
+  // A part that is all of a trusted count (a proxy that stopped adding it) is none.
+  if (added >= counted && lower) added = 0;
+  if (verdict.window) learn_silent_window(o, estimated + step.calibration_added, *verdict.window);
+  if (added >= counted) return;          // a count under the part, not trusted: teaches nothing
   const int64_t text = counted - added;  // the server's count of the messages' text
   const bool higher = static_cast<double>(text) * (1.0 + engine::kCalibrationMargin) >
                       static_cast<double>(estimated);
-  engine::CalibrationLesson lesson{
-      {used, step.calibration_added, calibration_.proven},
-      estimated,
-      text,
-      added,
-      parts_.probe ? parts_.probe->proven(probe_key(parts_, model())) : 0};
+  engine::CalibrationLesson lesson{{used, step.calibration_added, calibration_.proven},
+                                   estimated,
+                                   text,
+                                   added,
+                                   parts_.probe ? verdict.proven : 0};
   if (!higher && !lower) lesson.estimated = 0;  // the scale stays (calibration_next)
   if (higher || lower || added != step.calibration_added || lesson.proven > calibration_.proven)
     o.calibration_after = parts_.engine.calibrate(parts_.config.openai_base_url, model(), lesson);
-  if (verdict.window) learn_silent_window(o, estimated + step.calibration_added, *verdict.window);
 }
 
 void Turn::answered(const queue::Task& task, TurnOutcome& o) {

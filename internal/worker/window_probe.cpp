@@ -53,7 +53,7 @@ void WindowProbe::set_proven(const std::string& key, int64_t raw) {
 
 WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::string& chat,
                                           int64_t raw, int64_t count, bool believe_first,
-                                          bool teach_added) {
+                                          bool teach_added, int64_t added_in_use) {
   const auto share = static_cast<double>(count) / static_cast<double>(std::max<int64_t>(raw, 1));
   // (A count above the share may carry a large part the server adds: such a part is not learned
   // until the chat is large enough beside it; a looser bound let counts that mix it with a
@@ -77,6 +77,8 @@ WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::str
                             believe_first ? raw : 0,
                             believe_first ? count : 0};
     if (v.whole) proven_[key] = std::max(proven_[key], raw);
+    chats_[chat_key].last_teach = teach_added;
+    v.proven = proven_[key];
     return v;
   }
   Chat& c = found->second;
@@ -125,22 +127,26 @@ WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::str
       c.ratio = ratio_now;
     }
     // A count that fell while the prompt grew left the chat's line (old messages dropped, a
-    // hidden part no longer added): the line starts again.
-    if (count < c.count) {
+    // hidden part no longer added), and so does a change of the tools offered: the line starts
+    // again.
+    if (count < c.count || teach_added != c.last_teach) {
       c.anchor_raw = 0;
       c.anchor_count = 0;
       c.line_highest = 0;
     }
     c.last_whole = v.whole;
+    c.last_teach = teach_added;
     c.raw = raw;
     c.count = count;
   }
   c.highest = std::max(c.highest, count);
   if (v.whole && grew >= kMinGrowth) {
     const std::optional<int64_t> own = implied_added(c, raw, count, steady);
-    // A part well under none is a line that does not reach 0 where it should: not one.
-    v.on_line = own && *own >= -kAddedMinOnLine;
-    if (v.on_line && teach_added) {
+    // A count is on the line only when the part it implies is not well under the part in use (a
+    // line under it is one a cut made); any part implied counts among the chats' (a low one is
+    // the safe side).
+    v.on_line = own && *own >= added_in_use - kAddedMinOnLine;
+    if (own && teach_added) {
       auto& last = implied_[key];
       std::erase_if(last, [&chat_key](const auto& e) { return e.first == chat_key; });
       last.emplace_back(chat_key, *own);
@@ -157,6 +163,7 @@ WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::str
     c.whole = std::max(c.whole, raw);
     proven_[key] = std::max(proven_[key], raw);
   }
+  v.proven = proven_[key];
   return v;
 }
 

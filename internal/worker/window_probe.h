@@ -31,16 +31,17 @@
 // from there),
 // at the chat's highest count since the anchor, the growth before this one taken whole too and
 // this growth's ratio within kGrowthAgreement of it, the slope within kSlopeAgreement of it, and
-// the part implied not below -kAddedMinOnLine (a server that cuts, or drops whole messages,
-// leaves the line: its count falls below what it reached, or a growth gains less than the one
-// before). An anchor is set only on such a steady growth, and a count that falls while the
-// prompt grew starts the chat's line again. One chat's line also carries what its own prefix costs
-// more (a pinned code paste counts more per raw token than English growth), so the part reported is
-// the smallest of what the last kAddedChats chats implied, and only once kAddedMinChats did: a
-// part too high would make a longer prompt's estimate too low, one too low is safe.
-// Per process, per endpoint and model (a restart, or `worker --drain` runs, judge chats again;
-// a chat's state is its last judged turn); the largest prompt taken whole is also kept with the
-// calibration (engine::Calibration::proven), and a process starts from it. Thread-safe (a
+// the part implied not below the part in use less kAddedMinOnLine (a server that cuts, or drops
+// whole messages, leaves the line: its count falls below what it reached, or a growth gains
+// less than the one before). A line's anchor is a compaction's prompt taken whole, a known
+// window's first answer, or else a steady growth; a count that falls while the prompt grew, or
+// a change of the tools offered, starts the chat's line again. One chat's line also carries what
+// its own prefix costs more (a pinned code paste counts more per raw token than English growth), so
+// the part reported is the smallest of what the last kAddedChats chats implied, and only once
+// kAddedMinChats did: a part too high would make a longer prompt's estimate too low, one too low is
+// safe. Per process, per endpoint and model (a restart, or `worker --drain` runs, judge chats
+// again; a chat's state is its last judged turn); the largest prompt taken whole is also kept with
+// the calibration (engine::Calibration::proven), and a process starts from it. Thread-safe (a
 // worker's slots share one).
 
 #include <cstdint>
@@ -107,13 +108,16 @@ class WindowProbe {
     // kAddedChats chats implied of the tokens the server adds unseen (the count minus the slope
     // times the prompt; may be negative, which says none).
     std::optional<int64_t> added;
+    int64_t proven = 0;  // proven(key) after this answer, read with it
   };
   // Records chat `chat`'s answered prompt of `raw` raw estimate tokens that the server counted at
   // `count`. `believe_first`: a chat's first answer here is taken whole (a model of known window).
   // `teach_added`: whether this prompt's line may tell what the server adds (a request that
   // offered tools may not: its declarations' estimate is not the server's count of them).
+  // `added_in_use`: the part the prompt was counted with (a count on a line under it is not on
+  // the line).
   Verdict observe(const std::string& key, const std::string& chat, int64_t raw, int64_t count,
-                  bool believe_first, bool teach_added = true);
+                  bool believe_first, bool teach_added = true, int64_t added_in_use = 0);
 
   // The largest raw size any chat had taken whole for `key`; 0 when none.
   int64_t proven(const std::string& key) const;
@@ -135,6 +139,7 @@ class WindowProbe {
     int64_t anchor_count = 0;  // and its count; 0 (both): none
     int64_t line_highest = 0;  // the highest count since the anchor
     bool last_whole = false;   // the last growth judged was taken whole
+    bool last_teach = true;    // the last prompt offered no tools (it may teach a part)
   };
   // What chat `c`'s growth from its anchor to (raw, count), taken whole, implies the server adds;
   // sets the anchor when the chat has none.

@@ -348,6 +348,10 @@ TYPED_TEST(EngineStorageTest, CalibrationMovesBothWaysAndLearnedLimitsFollowThei
   EXPECT_EQ(s.calibration("e", "m").proven, 0);
   EXPECT_DOUBLE_EQ(s.calibration("e", "m").scale, window_kept.scale);
   EXPECT_EQ(s.calibration("e", "m").added, window_kept.added);
+  // A turn that read the old size before the clear and moves only its scale after it does not
+  // write that size back.
+  s.calibrate("e", "m", {window_kept, 100, 300, window_kept.added, window_kept.proven});
+  EXPECT_EQ(s.calibration("e", "m").proven, 0);
 }
 
 }  // namespace

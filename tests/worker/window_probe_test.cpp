@@ -231,16 +231,42 @@ TEST(WindowProbeTest, ChatsGrowthTakenWholeImpliesWhatTheServerAdds) {
       }
     }
   }
-  // The part is implied only once the chat grew since its anchor by a quarter of its size (and
-  // kAddedSpan), and a compaction starts the chat's line again.
+  // A line needs two growths taken whole in a row (the first one here, judged by the chat's
+  // average, is not: the part inflates the average), then a span of kAddedSpan and an eighth of
+  // the prompt; a compaction starts the chat's line again.
   WindowProbe r;
   EXPECT_FALSE(r.observe("k", "c", 2000, proxy.count(2000), true).on_line);
   EXPECT_FALSE(r.observe("k", "c", 2100, proxy.count(2100), true).on_line);  // its first growth
-  EXPECT_FALSE(r.observe("k", "c", 2600, proxy.count(2600), true).on_line);  // 600 < 2 600 / 4
+  EXPECT_FALSE(
+      r.observe("k", "c", 2600, proxy.count(2600), true).on_line);  // growth before: not whole
   EXPECT_TRUE(r.observe("k", "c", 2700, proxy.count(2700), true).on_line);
   EXPECT_FALSE(r.observe("k", "c", 1000, proxy.count(1000), true).on_line);  // compacted
   EXPECT_FALSE(r.observe("k", "c", 1100, proxy.count(1100), true).on_line);
   EXPECT_TRUE(r.observe("k", "c", 1400, proxy.count(1400), true).on_line);
+}
+
+TEST(WindowProbeTest, TheSpanIsAnEighthOfThePromptAndALineUnderThePartInUseIsNotOne) {
+  WindowProbe p;
+  const Server honest{0.4, 0, 0};
+  EXPECT_FALSE(p.observe("k", "c", 8000, honest.count(8000), true).on_line);
+  EXPECT_FALSE(p.observe("k", "c", 8200, honest.count(8200), true).on_line);  // its first growth
+  EXPECT_FALSE(p.observe("k", "c", 8400, honest.count(8400), true).on_line);  // 400 < 8 400 / 8
+  EXPECT_TRUE(p.observe("k", "c", 9300, honest.count(9300), true).on_line);   // 1 300 >= 9 300 / 8
+  // Counted with a part of 1 000 in use, the same line (a part of about none) is not one, but
+  // what it implies is among the chats' parts (a low part is the safe side).
+  WindowProbe q;
+  std::optional<int64_t> reported;
+  bool on_line = false;
+  for (int64_t raw = 8000; raw <= 12000; raw += 200) {
+    for (const std::string chat : {"c", "d"}) {
+      const auto v = q.observe("k", chat, raw, honest.count(raw), true, true, 1000);
+      on_line = on_line || v.on_line;
+      if (v.added) reported = v.added;
+    }
+  }
+  EXPECT_FALSE(on_line);
+  ASSERT_TRUE(reported);
+  EXPECT_LT(std::abs(*reported), 5);
 }
 
 TEST(WindowProbeTest, TheSmallestPartTheLastChatsImpliedIsReported) {

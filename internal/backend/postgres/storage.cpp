@@ -254,12 +254,13 @@ class PgStorage final : public engine::EngineStorage {
                                 const engine::CalibrationLesson& lesson) override {
     const std::optional<engine::CalibrationMove> m = engine::calibration_after(lesson);
     if (!m) return calibration(endpoint, model);
-    // Only the parts this answer moved (engine::CalibrationMove, calibration_store.cpp): the
-    // scale rises whatever another slot stored, falls only from the scale this answer used.
+    // Only the parts this answer moved (engine::CalibrationMove, calibration_store.cpp): a raise
+    // applies when above what another slot stored, any other move only from the scale used.
     const std::string moves =
-        "$6::boolean AND (excluded.scale > token_calibration.scale OR token_calibration.scale = "
-        "$11::double precision OR NOT (token_calibration.scale BETWEEN $12::double precision AND "
-        "$13::double precision))";
+        "$6::boolean AND (($9::bigint = 1 AND excluded.scale > token_calibration.scale) OR "
+        "abs(token_calibration.scale - $11::double precision) <= 1e-9 * $11::double precision "
+        "OR NOT (token_calibration.scale BETWEEN $12::double precision AND $13::double "
+        "precision))";
     const db::pg::Result r = c_.query(
         "INSERT INTO token_calibration(endpoint, model, scale, added_tokens, proven_raw, raised, "
         "lowered) VALUES ($1, $2, $3::double precision, $4::bigint, $5::bigint, $9::bigint, "
@@ -267,9 +268,11 @@ class PgStorage final : public engine::EngineStorage {
             moves +
             " THEN excluded.scale ELSE token_calibration.scale END, added_tokens = CASE WHEN "
             "$7::boolean THEN excluded.added_tokens ELSE token_calibration.added_tokens END, "
-            "proven_raw = CASE WHEN token_calibration.proven_raw <= $8::bigint THEN "
-            "greatest(token_calibration.proven_raw, excluded.proven_raw) ELSE "
-            "excluded.proven_raw END, raised = token_calibration.raised + CASE WHEN " +
+            "proven_raw = CASE WHEN NOT $14::boolean THEN token_calibration.proven_raw WHEN "
+            "token_calibration.proven_raw <= $8::bigint THEN "
+            "greatest(token_calibration.proven_raw, "
+            "excluded.proven_raw) ELSE excluded.proven_raw END, raised = token_calibration.raised "
+            "+ CASE WHEN " +
             moves + " AND excluded.scale > token_calibration.scale THEN 1 ELSE 0 END, lowered = " +
             "token_calibration.lowered + CASE WHEN " + moves +
             " AND excluded.scale < token_calibration.scale THEN 1 ELSE 0 END, updated_at = "
@@ -281,7 +284,8 @@ class PgStorage final : public engine::EngineStorage {
          param(int64_t{m->scale && m->to.scale < lesson.used.scale ? 1 : 0}),
          fmt::format("{}", engine::calibration_applied(lesson.used.scale)),
          fmt::format("{}", tokens::ScaledCounter::kMinScale),
-         fmt::format("{}", tokens::ScaledCounter::kMaxScale)});
+         fmt::format("{}", tokens::ScaledCounter::kMaxScale),
+         std::string(m->proven ? "true" : "false")});
     if (r.rows() == 0) return m->to;
     return {engine::calibration_applied(r.real(0, 0)), engine::added_applied(r.int64(0, 1)),
             engine::proven_applied(r.int64(0, 2))};

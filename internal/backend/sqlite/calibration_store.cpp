@@ -29,11 +29,12 @@ engine::Calibration calibrate(SQLite::Database& db, const std::string& endpoint,
   const std::optional<engine::CalibrationMove> m = engine::calibration_after(lesson);
   if (!m) return calibration(db, endpoint, model);
   db::WriteTransaction tx(db);
-  // Only the parts this answer moved (engine::CalibrationMove); the scale rises whatever another
-  // slot stored meanwhile, but falls only from the scale this answer used (or from one out of
-  // range); a proven size out of range (a hand-edited row) is replaced.
+  // Only the parts this answer moved (engine::CalibrationMove); a raise applies when it is above
+  // what another slot stored meanwhile, any other move only from the scale this answer used (or
+  // from one out of range); a proven size out of range (a hand-edited row) is replaced.
   static constexpr const char* kScaleMoves =
-      "?6 AND (excluded.scale > scale OR scale = ?11 OR NOT (scale BETWEEN ?12 AND ?13))";
+      "?6 AND ((?9 AND excluded.scale > scale) OR abs(scale - ?11) <= 1e-9 * ?11 OR NOT (scale "
+      "BETWEEN ?12 AND ?13))";
   SQLite::Statement up(
       db,
       std::string("INSERT INTO token_calibration(endpoint, model, scale, added_tokens, proven_raw, "
@@ -42,8 +43,9 @@ engine::Calibration calibrate(SQLite::Database& db, const std::string& endpoint,
           kScaleMoves +
           " THEN excluded.scale ELSE scale END, "
           "added_tokens = CASE WHEN ?7 THEN excluded.added_tokens ELSE added_tokens END, "
-          "proven_raw = CASE WHEN typeof(proven_raw) = 'integer' AND proven_raw BETWEEN 0 AND ?8 "
-          "THEN max(proven_raw, excluded.proven_raw) ELSE excluded.proven_raw END, "
+          "proven_raw = CASE WHEN NOT ?14 THEN proven_raw WHEN typeof(proven_raw) = 'integer' AND "
+          "proven_raw BETWEEN 0 AND ?8 THEN max(proven_raw, excluded.proven_raw) ELSE "
+          "excluded.proven_raw END, "
           "raised = raised + (" +
           kScaleMoves + " AND excluded.scale > scale), lowered = lowered + (" + kScaleMoves +
           " AND excluded.scale < scale), updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
@@ -61,6 +63,7 @@ engine::Calibration calibrate(SQLite::Database& db, const std::string& endpoint,
   up.bind(11, engine::calibration_applied(lesson.used.scale));
   up.bind(12, tokens::ScaledCounter::kMinScale);
   up.bind(13, tokens::ScaledCounter::kMaxScale);
+  up.bind(14, m->proven ? 1 : 0);
   engine::Calibration stored = m->to;
   if (up.executeStep())
     stored = {engine::calibration_applied(up.getColumn(0).getDouble()),
