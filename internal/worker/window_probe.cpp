@@ -51,6 +51,68 @@ void WindowProbe::set_proven(const std::string& key, int64_t raw) {
   proven_[key] = std::max<int64_t>(raw, 0);
 }
 
+bool WindowProbe::judge_growth(Chat& c, int64_t raw, int64_t count, bool teach_added, Verdict& v) {
+  const int64_t grew = raw - c.raw;
+  bool steady = false;  // a growth taken whole at the ratio of the one before
+  // What the count should have grown by: at the chat's marginal ratio when known, else at
+  // its average (which a hidden prompt inflates: no strike is taken from it alone).
+  const double ratio =
+      c.ratio > 0 ? c.ratio : static_cast<double>(c.count) / static_cast<double>(c.raw);
+  const double expected = ratio * static_cast<double>(grew);
+  const auto gained = static_cast<double>(count - c.count);
+  if (c.ratio <= 0) {
+    // The chat's first growth sets its marginal ratio (the average is inflated by anything
+    // the server adds, a hidden prompt say, so no strike is taken from it; a growth that
+    // meets even the average's prediction was taken whole).
+    c.ratio = std::clamp(gained / static_cast<double>(grew), kMinCountShare, kMaxCountShare);
+    v.whole = gained >= kWholeShare * expected;
+  } else if (gained < kStrikeShare * expected &&
+             static_cast<double>(count) >= kCeilingSlack * static_cast<double>(c.highest)) {
+    // At the chat's ceiling and flat: a strike. The second at the same count is a window.
+    const double apart = std::abs(static_cast<double>(count - c.ceiling));
+    const double same =
+        std::max(kSameCeiling * static_cast<double>(c.ceiling), kStrikeShare * expected);
+    if (c.ceiling > 0 && apart <= same) {
+      const int64_t window = std::min(count, c.ceiling);
+      c.ceiling = 0;
+      if (window >= kMinWindow) v.window = window;
+    } else {
+      c.ceiling = count;
+    }
+  } else if (gained >= kWholeShare * expected) {
+    v.whole = true;
+    const double ratio_now =
+        std::clamp(gained / static_cast<double>(grew), kMinCountShare, kMaxCountShare);
+    steady = c.last_whole && std::abs(ratio_now - c.ratio) <= kGrowthAgreement * c.ratio;
+    c.ratio = ratio_now;
+  }
+  // A count that fell while the prompt grew left the chat's line (old messages dropped, a
+  // hidden part no longer added), and so does a change of the tools offered: the line starts
+  // again.
+  if (count < c.count || teach_added != c.last_teach) {
+    c.anchor_raw = 0;
+    c.anchor_count = 0;
+    c.line_highest = 0;
+  }
+  c.last_whole = v.whole;
+  c.last_teach = teach_added;
+  c.raw = raw;
+  c.count = count;
+  return steady;
+}
+
+std::optional<int64_t> WindowProbe::record_implied(const std::string& key,
+                                                   const std::string& chat_key, int64_t own) {
+  auto& last = implied_[key];
+  std::erase_if(last, [&chat_key](const auto& e) { return e.first == chat_key; });
+  last.emplace_back(chat_key, own);
+  if (last.size() > kAddedChats) last.pop_front();
+  if (last.size() < kAddedMinChats) return std::nullopt;
+  return std::min_element(last.begin(), last.end(),
+                          [](const auto& x, const auto& y) { return x.second < y.second; })
+      ->second;
+}
+
 WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::string& chat,
                                           int64_t raw, int64_t count, bool believe_first,
                                           bool teach_added, int64_t added_in_use) {
@@ -94,50 +156,7 @@ WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::str
       c.line_highest = c.anchor_count;
     }
   } else {
-    // What the count should have grown by: at the chat's marginal ratio when known, else at
-    // its average (which a hidden prompt inflates: no strike is taken from it alone).
-    const double ratio =
-        c.ratio > 0 ? c.ratio : static_cast<double>(c.count) / static_cast<double>(c.raw);
-    const double expected = ratio * static_cast<double>(grew);
-    const auto gained = static_cast<double>(count - c.count);
-    if (c.ratio <= 0) {
-      // The chat's first growth sets its marginal ratio (the average is inflated by anything
-      // the server adds, a hidden prompt say, so no strike is taken from it; a growth that
-      // meets even the average's prediction was taken whole).
-      c.ratio = std::clamp(gained / static_cast<double>(grew), kMinCountShare, kMaxCountShare);
-      v.whole = gained >= kWholeShare * expected;
-    } else if (gained < kStrikeShare * expected &&
-               static_cast<double>(count) >= kCeilingSlack * static_cast<double>(c.highest)) {
-      // At the chat's ceiling and flat: a strike. The second at the same count is a window.
-      const double apart = std::abs(static_cast<double>(count - c.ceiling));
-      const double same =
-          std::max(kSameCeiling * static_cast<double>(c.ceiling), kStrikeShare * expected);
-      if (c.ceiling > 0 && apart <= same) {
-        const int64_t window = std::min(count, c.ceiling);
-        c.ceiling = 0;
-        if (window >= kMinWindow) v.window = window;
-      } else {
-        c.ceiling = count;
-      }
-    } else if (gained >= kWholeShare * expected) {
-      v.whole = true;
-      const double ratio_now =
-          std::clamp(gained / static_cast<double>(grew), kMinCountShare, kMaxCountShare);
-      steady = c.last_whole && std::abs(ratio_now - c.ratio) <= kGrowthAgreement * c.ratio;
-      c.ratio = ratio_now;
-    }
-    // A count that fell while the prompt grew left the chat's line (old messages dropped, a
-    // hidden part no longer added), and so does a change of the tools offered: the line starts
-    // again.
-    if (count < c.count || teach_added != c.last_teach) {
-      c.anchor_raw = 0;
-      c.anchor_count = 0;
-      c.line_highest = 0;
-    }
-    c.last_whole = v.whole;
-    c.last_teach = teach_added;
-    c.raw = raw;
-    c.count = count;
+    steady = judge_growth(c, raw, count, teach_added, v);
   }
   c.highest = std::max(c.highest, count);
   if (v.whole && grew >= kMinGrowth) {
@@ -146,16 +165,7 @@ WindowProbe::Verdict WindowProbe::observe(const std::string& key, const std::str
     // line under it is one a cut made); any part implied counts among the chats' (a low one is
     // the safe side).
     v.on_line = own && *own >= added_in_use - kAddedMinOnLine;
-    if (own && teach_added) {
-      auto& last = implied_[key];
-      std::erase_if(last, [&chat_key](const auto& e) { return e.first == chat_key; });
-      last.emplace_back(chat_key, *own);
-      if (last.size() > kAddedChats) last.pop_front();
-      if (last.size() >= kAddedMinChats)
-        v.added = std::min_element(last.begin(), last.end(), [](const auto& a, const auto& b) {
-                    return a.second < b.second;
-                  })->second;
-    }
+    if (own && teach_added) v.added = record_implied(key, chat_key, *own);
   } else if (!v.whole && c.anchor_raw > 0) {
     c.line_highest = std::max(c.line_highest, count);  // a cut count still raises the bar
   }

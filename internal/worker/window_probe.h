@@ -146,6 +146,15 @@ class WindowProbe {
   // `steady`: this growth's ratio was within kGrowthAgreement of the one before.
   static std::optional<int64_t> implied_added(Chat& c, int64_t raw, int64_t count, bool steady);
 
+  // Judges chat `c`'s growth to (raw, count) (at least kMinGrowth): whole or a strike (a window
+  // on the second, in `v`), its marginal ratio and line state moved on; true when the growth was
+  // steady (taken whole at the ratio of the one before, itself taken whole).
+  static bool judge_growth(Chat& c, int64_t raw, int64_t count, bool teach_added, Verdict& v);
+  // Keeps `own` as chat `chat_key`'s implied part for `key`; the smallest of the last
+  // kAddedChats chats' once kAddedMinChats implied one. Under mu_.
+  std::optional<int64_t> record_implied(const std::string& key, const std::string& chat_key,
+                                        int64_t own);
+
   mutable std::mutex mu_;
   std::unordered_map<std::string, int64_t> proven_;  // by key
   std::unordered_map<std::string, Chat> chats_;      // by key and chat
