@@ -1,7 +1,6 @@
 #include "internal/engine/context_builder.h"
 
 #include <algorithm>
-#include <limits>
 
 #include <fmt/format.h>
 
@@ -82,10 +81,11 @@ void ContextBuilder::finish(const std::string& chat_id, const Verbatim& v,
                             std::vector<common::Message> kept, int64_t history_tokens,
                             const Ends& ends, BuiltContext& out) const {
   Figures& f = out.figures;
-  // Recall looks below the first kept message (or past everything read when none was kept).
-  const int64_t before_id = !kept.empty()              ? kept.front().history_id
-                            : !v.rows.messages.empty() ? v.rows.messages.back().history_id + 1
-                                                       : std::numeric_limits<int64_t>::max();
+  // Recall looks below the first kept message (or past everything read when none was kept);
+  // nowhere when the prompt keeps the chat's whole history.
+  const int64_t before_id =
+      search_below(v, kept.empty() ? std::nullopt : std::optional(kept.front().history_id),
+                   out.chat.cleared_through);
   Prompt prompt = assemble_prompt(assembler_, ends, std::move(kept),
                                   out.summary.used ? v.summary : std::nullopt, counter_);
   f.estimated_tokens = prompt.tokens;

@@ -1,6 +1,7 @@
 #include "internal/engine/context_evidence.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -30,6 +31,15 @@ int64_t plan_reserve(const EvidenceSeams& seams, const Verbatim& v, const Ends& 
   return evidence_reserve(alloc);
 }
 
+int64_t search_below(const Verbatim& v, std::optional<int64_t> first_kept,
+                     int64_t cleared_through) {
+  const std::vector<common::Message>& rows = v.rows.messages;
+  if (v.whole && (rows.empty() || first_kept == rows.front().history_id))
+    return cleared_through + 1;
+  if (first_kept) return *first_kept;
+  return rows.empty() ? std::numeric_limits<int64_t>::max() : rows.back().history_id + 1;
+}
+
 int64_t probe_evidence(const EvidenceSeams& seams, const std::string& chat_id,
                        int64_t cleared_through, const Verbatim& v, size_t first, const Ends& ends,
                        int64_t reserve) {
@@ -41,7 +51,7 @@ int64_t probe_evidence(const EvidenceSeams& seams, const std::string& chat_id,
   q.chat_id = chat_id;
   q.text = ends.query;
   q.after_id = cleared_through;
-  q.before_id = v.rows.messages[first].history_id;
+  q.before_id = search_below(v, v.rows.messages[first].history_id, cleared_through);
   q.reference = recall::parse_time(v.rows.messages.back().at);
   q.room = reserve;
   try {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,14 @@ struct EvidenceSeams {
 // The tokens a compaction keeps for evidence before recall is asked (allocator.h).
 int64_t plan_reserve(const EvidenceSeams& seams, const Verbatim& verbatim, const Ends& ends,
                      bool will_fold, bool summarize);
+
+// The id recall searches below when the prompt keeps the verbatim rows from the one with id
+// `first_kept` on (nullopt: none kept): that id (past every row read when none was kept), or
+// just past the clear point, an empty range that costs no search, when the prompt keeps all of
+// the chat's history since it (Verbatim::whole, and no row dropped now). Most chats are short:
+// their history search could only find nothing.
+int64_t search_below(const Verbatim& verbatim, std::optional<int64_t> first_kept,
+                     int64_t cleared_through);
 
 // What the evidence for this turn's question would cost if the verbatim part started at
 // verbatim.rows.messages[first]: recall run ahead of the cut, within `reserve`. The reserve

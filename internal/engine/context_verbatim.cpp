@@ -54,6 +54,7 @@ Verbatim read_from(const VerbatimSource& src, const std::string& chat_id, const 
   std::vector<common::Message> rows =
       src.provider.read_history(chat_id, limit, v.after, src.counter.stored_name(), stored);
   v.full = static_cast<int>(rows.size()) == limit;
+  v.whole = !v.full && !v.older;
   count_once(src.counter, rows, stored, v.counted);
   const int64_t message_cap =
       settings.max_chars_per_message > 0 ? 0 : ends.budget_tokens / kMessageShareDivisor;

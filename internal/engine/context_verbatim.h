@@ -33,6 +33,9 @@ struct Verbatim {
   int64_t after = 0;   // rows above this id were read
   bool full = false;   // read as many as asked: older ones may be unread
   bool older = false;  // older messages of the chat (after its clear point) left the prompt
+  // `rows` are all of the chat's history since its clear point: read (fewer than asked) with
+  // nothing older left.
+  bool whole = false;
   // Rows read without a count stored by the counter's stored_name(), counted now (to store).
   std::vector<TokenCount> counted;
 };

@@ -185,6 +185,22 @@ TYPED_TEST(SearchIndexTest, DocumentsForEveryChatAndForOneChat) {
   EXPECT_EQ(r.candidates.size(), 2u);
 }
 
+TYPED_TEST(SearchIndexTest, ATurnsDocumentSearchGoesByItsCatchUpAndTheNextTurnSeesNewDocuments) {
+  const std::vector<std::string> terms = search_terms("how long do refunds take");
+  this->searcher().catch_up("c");  // no document indexed or queued
+  this->b_->exec("INSERT INTO documents(title, text) VALUES ('Refunds', 'Refunds take 14 days.')");
+  const std::unique_ptr<engine::EngineStorage> other = this->b_->s->engine_storage();
+  EXPECT_EQ(other->index_backlog(std::chrono::seconds(5)), 1);
+  // PostgreSQL: a deployment without documents pays no statement for their search, so this
+  // turn goes by its catch-up; SQLite searches its file (free) and finds it at once.
+  const size_t now = this->searcher().search_documents("c", terms, 10).candidates.size();
+  EXPECT_EQ(now, TypeParam::kPostgres ? 0u : 1u);
+  // Without a catch-up just before, and from the next turn on, it is found.
+  EXPECT_EQ(this->searcher().search_documents("c", terms, 10).candidates.size(), 1u);
+  this->searcher().catch_up("c");
+  EXPECT_EQ(this->searcher().search_documents("c", terms, 10).candidates.size(), 1u);
+}
+
 TYPED_TEST(SearchIndexTest, APassedDeadlineInterruptsTheSearch) {
   for (int i = 0; i < 2000; ++i)
     this->add("c", (i % 20 == 0 ? "alpha beta " : "gamma ") + std::to_string(i));

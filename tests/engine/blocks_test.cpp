@@ -42,6 +42,51 @@ class BlocksTest : public ::testing::Test {
   StandardAssembler assembler_;
 };
 
+TEST_F(BlocksTest, AChatKeptWholeIsNotSearchedButItsDocumentsAre) {
+  // Six messages, all in the prompt (ids 101..106: the ones below are other chats'), while the
+  // searcher would find message 5 if asked: recall could find nothing of this chat below them.
+  std::vector<Message> chat(provider_.history.begin() + 100, provider_.history.begin() + 106);
+  VectorProvider provider;
+  provider.history = chat;
+  const auto build_whole = [&](const std::string& text) {
+    ContextSettings s;
+    s.system_prompt = "You are helpful.";
+    s.policy.max_tokens = 2000;
+    ContextBuilder b(s, provider, compressor_, assembler_, counter_, {.searcher = &searcher_});
+    return b.build("c", text);
+  };
+  recall::Candidate doc;
+  doc.document = true;
+  doc.message = Message(Role::kUser, "the passport office opens at nine", 1, "");
+  doc.title = "office hours";
+  searcher_.documents.push_back(doc);
+  const BuiltContext whole = build_whole("when does the passport office open?");
+  EXPECT_EQ(searcher_.history_searches, 0);
+  EXPECT_EQ(searcher_.document_searches, 1);
+  EXPECT_NE(whole.messages.back().content.find("opens at nine"), std::string::npos);
+  EXPECT_EQ(whole.messages.back().content.find("X1234567"), std::string::npos);
+  // Cleared up to message 102 and kept whole since: still nothing to search.
+  provider.state.cleared_through = 102;
+  build_whole("what is my passport number?");
+  EXPECT_EQ(searcher_.history_searches, 0);
+  // Its older messages not read (a window of 4): they are searched.
+  provider.state.cleared_through = 0;
+  ContextSettings s;
+  s.system_prompt = "You are helpful.";
+  s.policy.max_tokens = 2000;
+  s.history_window = 4;
+  ContextBuilder b(s, provider, compressor_, assembler_, counter_, {.searcher = &searcher_});
+  b.build("c", "what is my passport number?");
+  EXPECT_GE(searcher_.history_searches, 1);
+}
+
+TEST_F(BlocksTest, AChatLongerThanThePromptIsSearchedBelowIt) {
+  const BuiltContext b = build(Layout::kDefault);
+  EXPECT_GE(searcher_.history_searches, 1);  // the probe ahead of the cut, then the prompt's
+  ASSERT_FALSE(b.evidence.items.empty());
+  EXPECT_NE(b.messages.back().content.find("X1234567"), std::string::npos);
+}
+
 TEST_F(BlocksTest, TheDefaultLayoutPutsEvidenceAfterTheUsersTextInTheLastMessage) {
   const BuiltContext b = build(Layout::kDefault);
   ASSERT_FALSE(b.evidence.items.empty());

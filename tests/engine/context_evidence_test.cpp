@@ -2,6 +2,8 @@
 // cut, the evidence joined into the prompt.
 #include "internal/engine/context_evidence.h"
 
+#include <limits>
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -68,6 +70,38 @@ TEST_F(ContextEvidenceTest, TheProbeSaysWhatRecallWouldFindBelowAPlannedCut) {
   // A failing index: unknown, the plan keeps its room.
   searcher_.fail_index = true;
   EXPECT_EQ(probe_evidence(seams(&searcher_), "c", 0, v_, 30, ends_, 300), 300);
+}
+
+TEST_F(ContextEvidenceTest, RecallSearchesBelowTheKeptRowsUnlessThePromptKeepsTheWholeChat) {
+  Verbatim whole = v_;
+  whole.whole = true;
+  // Kept from the first row read: nothing below (an empty range past the clear point).
+  EXPECT_EQ(search_below(whole, 1, 0), 1);
+  EXPECT_EQ(search_below(whole, 1, 40), 41);
+  // A row dropped now, a chat not read whole, none kept: below the kept rows, or past all read.
+  EXPECT_EQ(search_below(whole, 31, 0), 31);
+  EXPECT_EQ(search_below(v_, 1, 0), 1);
+  EXPECT_EQ(search_below(v_, 31, 0), 31);
+  EXPECT_EQ(search_below(whole, std::nullopt, 0), 61);
+  EXPECT_EQ(search_below(v_, std::nullopt, 0), 61);
+  Verbatim none;
+  EXPECT_EQ(search_below(none, std::nullopt, 5), std::numeric_limits<int64_t>::max());
+  none.whole = true;  // read and empty: the chat has nothing since its clear point
+  EXPECT_EQ(search_below(none, std::nullopt, 5), 6);
+}
+
+TEST_F(ContextEvidenceTest, TheProbeOfAChatKeptWholeSearchesOnlyDocuments) {
+  // The chat's rows since its clear point are 31..60 (the ids below are other chats').
+  Verbatim whole;
+  whole.rows = rows_from(v_.rows, 30);
+  whole.whole = true;
+  EXPECT_EQ(probe_evidence(seams(&searcher_), "c", 0, whole, 0, ends_, 300), 0);
+  EXPECT_EQ(searcher_.history_searches, 0);
+  EXPECT_EQ(searcher_.document_searches, 1);
+  // Not read whole (older rows may be unread): below 31 is searched, and message 7 found.
+  whole.whole = false;
+  EXPECT_GT(probe_evidence(seams(&searcher_), "c", 0, whole, 0, ends_, 300), 0);
+  EXPECT_EQ(searcher_.history_searches, 1);
 }
 
 // An embedder the probe must not call: its question vector would be one call a turn.

@@ -25,6 +25,7 @@ class MemorySearcher final : public Searcher {
   }
   SearchResult search_history(const std::string& /*chat_id*/, const std::vector<std::string>& terms,
                               int64_t after_id, int64_t before_id, int limit) override {
+    ++history_searches;
     if (fail_history) throw std::runtime_error("history search failed");
     std::vector<Candidate> pool;
     for (const auto& m : history_)
@@ -34,6 +35,7 @@ class MemorySearcher final : public Searcher {
   }
   SearchResult search_documents(const std::string& /*chat_id*/,
                                 const std::vector<std::string>& terms, int limit) override {
+    ++document_searches;
     return rank(documents, terms, limit);
   }
   std::vector<common::Message> neighbours(const std::string& /*chat_id*/, int64_t id, int count,
@@ -67,6 +69,8 @@ class MemorySearcher final : public Searcher {
   bool fail_history = false;
   bool fail_index = false;
   int catch_ups = 0;
+  int history_searches = 0;
+  int document_searches = 0;
   int deadlines = 0;
 
  private:

@@ -5,6 +5,7 @@
 #include <map>
 #include <queue>
 #include <stdexcept>
+#include <utility>
 
 #include "internal/backend/postgres/connection.h"
 #include "internal/recall/search_plan.h"
@@ -166,6 +167,8 @@ recall::SearchResult PgSearchIndex::search_documents(const std::string& chat_id,
                                                      int limit) {
   check_deadline();
   recall::SearchResult out;
+  // The catch-up just before found no document indexed or queued: nothing to plan or match.
+  if (std::exchange(documents_found_, std::nullopt) == false) return out;
   const Planned p = planned("document", "", terms);
   out.terms = p.plan.terms;
   out.term_rows = p.plan.rows;

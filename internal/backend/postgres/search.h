@@ -77,6 +77,9 @@ class PgSearchIndex final : public recall::Searcher {
   static void rank(std::vector<recall::Candidate>& candidates,
                    const std::vector<std::string>& row_terms, const Planned& p, int limit);
   void check_deadline() const;
+  // Whether the last documents' catch-up found any document indexed or queued; read (and
+  // forgotten) by the next search_documents, which skips its statements when none was.
+  std::optional<bool> documents_found_;
   // Folds up to kFoldBatch buffered overall-count deltas into search_term_rows unless another
   // connection is folding; true when it folded a full batch (more may be waiting).
   bool fold_deltas();
