@@ -65,8 +65,23 @@ TYPED_TEST(QueueTest, ClaimCountsTheAttemptAndRecordsAgentStarted) {
   const auto events = this->b_->all_events();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].event.type, "agent.started");
-  EXPECT_EQ(nlohmann::json::parse(events[0].event.payload).at("worker_id"), "worker-1");
+  EXPECT_EQ(nlohmann::json::parse(events[0].event.payload),
+            nlohmann::json::parse(
+                R"({"attempt": 1, "worker_id": "worker-1", "reclaimed": false, "priority": 0})"));
+  EXPECT_EQ(events[0].event.task_id, task->id);
+  EXPECT_EQ(events[0].event.chat_id, "a");
   EXPECT_EQ(task->agent_event_id, this->count("SELECT max(id) FROM events"));
+  // Its lease expired: taken over, the second attempt says so.
+  const auto again = this->q().claim("worker-2", kT0 + seconds(31), seconds(30));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->id, task->id);
+  EXPECT_TRUE(again->reclaimed);
+  const auto after = this->b_->all_events();
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(after[1].event.payload),
+            nlohmann::json::parse(
+                R"({"attempt": 2, "worker_id": "worker-2", "reclaimed": true, "priority": 0})"));
+  EXPECT_EQ(again->agent_event_id, after[1].id);
 }
 
 TYPED_TEST(QueueTest, SecondTaskOfAChatWaitsForTheFirst) {

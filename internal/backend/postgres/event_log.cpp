@@ -34,12 +34,9 @@ void check_payload(const Event& event) {
 
 }  // namespace
 
-void append_all(db::pg::Connection& c, const std::vector<Event>& list) {
-  if (list.empty()) return;
-  if (list.size() == 1) {
-    append(c, list.front());
-    return;
-  }
+const std::string& append_all_statement() { return kInsertAll; }
+
+std::vector<db::pg::Param> append_all_params(const std::vector<Event>& list) {
   std::vector<db::pg::Param> at, type, task, chat, parent, payload;
   for (const Event& e : list) {
     check_payload(e);
@@ -50,9 +47,18 @@ void append_all(db::pg::Connection& c, const std::vector<Event>& list) {
     parent.push_back(db::pg::param(e.parent_id));
     payload.push_back(db::pg::without_nul_escapes(e.payload));
   }
-  c.query(kInsertAll, {db::pg::array_literal(at), db::pg::array_literal(type),
-                       db::pg::array_literal(task), db::pg::array_literal(chat),
-                       db::pg::array_literal(parent), db::pg::array_literal(payload)});
+  return {db::pg::array_literal(at),     db::pg::array_literal(type),
+          db::pg::array_literal(task),   db::pg::array_literal(chat),
+          db::pg::array_literal(parent), db::pg::array_literal(payload)};
+}
+
+void append_all(db::pg::Connection& c, const std::vector<Event>& list) {
+  if (list.empty()) return;
+  if (list.size() == 1) {
+    append(c, list.front());
+    return;
+  }
+  c.query(kInsertAll, append_all_params(list));
 }
 
 int64_t append(db::pg::Connection& c, const Event& event) {

@@ -5,6 +5,8 @@
 // db::pg::PgError otherwise.
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "internal/events/event_log.h"
@@ -19,6 +21,10 @@ namespace autonous::events {
 int64_t append(db::pg::Connection& c, const Event& event);
 // Appends `list` in one statement, ids ascending in its order (a transaction's trail).
 void append_all(db::pg::Connection& c, const std::vector<Event>& list);
+// append_all's statement ($1..$6) and its parameters for `list` (checked as append_all checks
+// them), for a caller that makes it a part of a statement of its own.
+const std::string& append_all_statement();
+std::vector<std::optional<std::string>> append_all_params(const std::vector<Event>& list);
 std::vector<StoredEvent> query(db::pg::Connection& c, const EventFilter& filter);
 std::vector<EstimateStats> estimate_stats(db::pg::Connection& c, const StatsFilter& filter);
 CompressionStats compression_stats(db::pg::Connection& c, const StatsFilter& filter);

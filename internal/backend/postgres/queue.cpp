@@ -1,6 +1,9 @@
 #include "internal/backend/postgres/queue.h"
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "internal/backend/postgres/connection.h"
 #include "internal/backend/postgres/events.h"
@@ -29,15 +32,28 @@ const std::string kClaimUpdate =
     "FROM pick WHERE tasks.id = pick.id "
     "RETURNING tasks.id, pick.status, tasks.chat_id, tasks.text, tasks.priority, tasks.attempts,"
     " tasks.first_claimed_at, tasks.lease_expiries, tasks.created_at";
-const std::string kClaimHead = "SELECT * FROM autonous_claim_head($1, $2, $3, $4)";
+// Each claim records its agent.started in the same statement (a round trip less a claim), with
+// the payload queue_events.h's agent_started() gives on SQLite; the event's id is the last
+// column.
+const std::string kClaimed =
+    "c(id, was, chat_id, text, priority, attempts, first_claimed_at, lease_expiries, created_at)";
+const std::string kAgentStarted =
+    ", e AS (INSERT INTO events(created_at, type, task_id, chat_id, payload) SELECT "
+    "autonous_now(), '" +
+    std::string(events::kAgentStarted) +
+    "', c.id, c.chat_id, jsonb_build_object('attempt', c.attempts, 'worker_id', $2::text, "
+    "'reclaimed', c.was = 'running', 'priority', c.priority) FROM c RETURNING id) "
+    "SELECT c.*, (SELECT id FROM e) FROM c";
+const std::string kClaimHead =
+    "WITH " + kClaimed + " AS (SELECT * FROM autonous_claim_head($1, $2, $3, $4))" + kAgentStarted;
 // Only a chat's head: a row someone set running by hand behind its chat's head waits its turn.
 const std::string kClaimExpired =
     "WITH pick AS ("
     " SELECT t.id, t.status FROM tasks t JOIN chat_heads h ON h.chat_id = t.chat_id"
     " AND h.task_id = t.id"
     " WHERE t.status = 'running' AND coalesce(t.lease_expires_at, 0) <= $1"
-    " ORDER BY coalesce(t.lease_expires_at, 0) LIMIT 1 FOR UPDATE OF t SKIP LOCKED) " +
-    kClaimUpdate;
+    " ORDER BY coalesce(t.lease_expires_at, 0) LIMIT 1 FOR UPDATE OF t SKIP LOCKED), " +
+    kClaimed + " AS (" + kClaimUpdate + ")" + kAgentStarted;
 // Expired leases are looked for before the heads at most every kExpiredFirstMs per queue, and
 // after them, when no head was claimable, at most every kExpiredIdleMs: each look walks the
 // expiry index's dead entries. (A clock that went back, a new server's, looks again at once.)
@@ -75,6 +91,36 @@ const std::string kRequeue =
     "UPDATE tasks SET status = 'queued', attempts = 0, run_after = 0, finished_at = NULL, "
     "first_claimed_at = NULL, lease_expiries = 0, updated_at = autonous_now() "
     "WHERE id = $1 AND status = 'failed' RETURNING chat_id";
+
+// `sql` with each $N written $to[N - 1]: a statement made a part of another one with its own
+// parameter numbers.
+std::string renumbered(const std::string& sql, const std::vector<int>& to) {
+  std::string out;
+  for (size_t i = 0; i < sql.size(); ++i) {
+    if (sql[i] != '$' || i + 1 >= sql.size() || sql[i + 1] < '0' || sql[i + 1] > '9') {
+      out += sql[i];
+      continue;
+    }
+    size_t n = 0;
+    for (++i; i < sql.size() && sql[i] >= '0' && sql[i] <= '9'; ++i)
+      n = n * 10 + static_cast<size_t>(sql[i] - '0');
+    out += '$' + std::to_string(to.at(n - 1));
+    --i;
+  }
+  return out;
+}
+
+// A turn's completion without tool steps in one statement: its events ($1..$6), its two history
+// rows and the task done (the statement's count: 0 when the lease was lost, and the caller rolls
+// back). Parameters: $7 reply, $8 task id, $9 lease token, $10 chat, $11 user text, $12 and
+// $13 the user text's and the reply's token counts, $14 their counter.
+// (Made on first use: the events' part is another file's constant.)
+const std::string& complete_turn() {
+  static const std::string sql = "WITH e AS (" + events::append_all_statement() + "), h AS (" +
+                                 renumbered(kHistory, {10, 11, 7, 8, 12, 13, 14}) + ") " +
+                                 renumbered(kComplete, {7, 8, 9});
+  return sql;
+}
 
 int64_t ms(std::chrono::seconds s) { return std::chrono::milliseconds(s).count(); }
 
@@ -194,8 +240,8 @@ std::optional<Task> PgQueue::claim_in_transaction(const std::string& worker_id, 
     // The server's clock, as ours (first_claimed_at's offset).
     if (const auto at = common::parse_utc(r.text(0, 8)))
       task.enqueued_at = common::from_unix_ms(common::to_unix_ms(*at) - clock_offset_ms_);
+    task.agent_event_id = r.int64(0, 9);
   }
-  task.agent_event_id = events::append(c_, agent_started(task, worker_id));
   return task;
 }
 
@@ -208,31 +254,36 @@ bool PgQueue::renew_lease(const Task& task, common::TimePoint now, std::chrono::
 bool PgQueue::complete_within(const Task& task, const std::string& user_text,
                               const std::vector<common::Message>& steps, const std::string& reply,
                               const std::vector<events::Event>& list, const TurnTokens& tokens) {
-  if (c_.query(kComplete, {param(reply), param(task.id), param(task.lease_token)}).affected() != 1)
-    return false;             // lease taken over: the caller rolls back
-  wake_chat_ = task.chat_id;  // until this transaction claims the chat's next task
   if (steps.empty()) {
-    c_.query(kHistory, {param(task.chat_id), param(user_text), param(reply), param(task.id),
-                        count_of(tokens, tokens.user, user_text),
-                        count_of(tokens, tokens.reply, reply), counter_of(tokens)});
-  } else {
-    // The user's message, the steps in order, the reply: ids ascending in that order.
-    c_.query(kHistoryRow,
-             {param(task.chat_id), param("user"), param(user_text), param(task.id), std::nullopt,
-              std::nullopt, count_of(tokens, tokens.user, user_text), counter_of(tokens)});
-    for (size_t i = 0; i < steps.size(); ++i) {
-      const common::Message& m = steps[i];
-      const int64_t n = i < tokens.steps.size() ? tokens.steps[i] : -1;
-      c_.query(kHistoryRow, {param(task.chat_id), param(std::string(common::to_string(m.role))),
-                             param(m.content), param(task.id),
-                             m.tool_calls.empty() ? db::pg::Param() : param(m.tool_calls),
-                             m.tool_call_id.empty() ? db::pg::Param() : param(m.tool_call_id),
-                             count_of(tokens, n, m.content), counter_of(tokens)});
-    }
-    c_.query(kHistoryRow,
-             {param(task.chat_id), param("assistant"), param(reply), param(task.id), std::nullopt,
-              std::nullopt, count_of(tokens, tokens.reply, reply), counter_of(tokens)});
+    std::vector<db::pg::Param> params = events::append_all_params(list);
+    for (db::pg::Param& p : std::vector<db::pg::Param>{
+             param(reply), param(task.id), param(task.lease_token), param(task.chat_id),
+             param(user_text), count_of(tokens, tokens.user, user_text),
+             count_of(tokens, tokens.reply, reply), counter_of(tokens)})
+      params.push_back(std::move(p));
+    if (c_.query(complete_turn(), params).affected() != 1) return false;  // the caller rolls back
+    wake_chat_ = task.chat_id;  // until this transaction claims the chat's next task
+    return true;
   }
+  if (c_.query(kComplete, {param(reply), param(task.id), param(task.lease_token)}).affected() != 1)
+    return false;  // lease taken over: the caller rolls back
+  wake_chat_ = task.chat_id;
+  // The user's message, the steps in order, the reply: ids ascending in that order.
+  c_.query(kHistoryRow,
+           {param(task.chat_id), param("user"), param(user_text), param(task.id), std::nullopt,
+            std::nullopt, count_of(tokens, tokens.user, user_text), counter_of(tokens)});
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const common::Message& m = steps[i];
+    const int64_t n = i < tokens.steps.size() ? tokens.steps[i] : -1;
+    c_.query(kHistoryRow,
+             {param(task.chat_id), param(std::string(common::to_string(m.role))), param(m.content),
+              param(task.id), m.tool_calls.empty() ? db::pg::Param() : param(m.tool_calls),
+              m.tool_call_id.empty() ? db::pg::Param() : param(m.tool_call_id),
+              count_of(tokens, n, m.content), counter_of(tokens)});
+  }
+  c_.query(kHistoryRow,
+           {param(task.chat_id), param("assistant"), param(reply), param(task.id), std::nullopt,
+            std::nullopt, count_of(tokens, tokens.reply, reply), counter_of(tokens)});
   events::append_all(c_, list);
   return true;
 }

@@ -77,7 +77,7 @@ class PgSearchIndex final : public recall::Searcher {
   static void rank(std::vector<recall::Candidate>& candidates,
                    const std::vector<std::string>& row_terms, const Planned& p, int limit);
   void check_deadline() const;
-  // Whether the last documents' catch-up found any document indexed or queued; read (and
+  // Whether the turn's catch-up found any document indexed or queued; read (and
   // forgotten) by the next search_documents, which skips its statements when none was.
   std::optional<bool> documents_found_;
   // Folds up to kFoldBatch buffered overall-count deltas into search_term_rows unless another

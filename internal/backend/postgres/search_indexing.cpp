@@ -79,17 +79,12 @@ int64_t PgSearchIndex::index_queued(const std::string& source,
   std::vector<db::pg::Param> any_params{param(source)};
   if (chat_id) any_params.push_back(param(*chat_id));
   // Nothing queued (most calls outside a turn): no transaction at all. Within one (a turn's),
-  // the select below tells as much. Documents' catch-up also learns whether any is indexed: a
-  // deployment without documents then pays nothing more for their search (search_documents).
-  if (!in_transaction) {
-    const bool documents = source == "document" && !chat_id;
-    const db::pg::Result queued =
-        c_.query("SELECT EXISTS (SELECT 1 FROM search_queue q WHERE q.source = $1" + where + ")" +
-                     (documents ? ", EXISTS (SELECT 1 FROM document_terms)" : ""),
-                 any_params);
-    if (documents) documents_found_ = queued.text(0, 0) == "t" || queued.text(0, 1) == "t";
-    if (queued.text(0, 0) != "t") return 0;
-  }
+  // the select below tells as much.
+  if (!in_transaction &&
+      c_.query("SELECT EXISTS (SELECT 1 FROM search_queue q WHERE q.source = $1" + where + ")",
+               any_params)
+              .text(0, 0) != "t")
+    return 0;
   std::optional<db::pg::Transaction> tx;
   if (!in_transaction) tx.emplace(c_);
   const std::string table = recall::terms_table(source);
@@ -198,14 +193,22 @@ recall::IndexQueued PgSearchIndex::batches() {
 }
 
 void PgSearchIndex::catch_up(const std::string& chat_id) {
-  documents_found_.reset();  // only this catch-up's answer counts (it may stop before documents)
-  index_within(chat_id, recall::kCatchUpBudget);
+  const auto until = std::chrono::steady_clock::now() + recall::kCatchUpBudget;
+  fold_now_and_then();
+  // One statement for a turn's usual case, nothing queued: the chat's rows, documents, and
+  // whether any document is indexed (a deployment without documents then pays nothing more for
+  // their search: search_documents).
+  const db::pg::Result r = c_.query(
+      "SELECT EXISTS (SELECT 1 FROM search_queue q WHERE q.source = 'history' AND q.chat_id = "
+      "$1), EXISTS (SELECT 1 FROM search_queue q WHERE q.source = 'document'), EXISTS (SELECT 1 "
+      "FROM document_terms)",
+      {param(chat_id)});
+  documents_found_ = r.text(0, 1) == "t" || r.text(0, 2) == "t";
+  if (r.text(0, 0) == "t" || r.text(0, 1) == "t") recall::index_within(batches(), chat_id, until);
 }
 
 int64_t PgSearchIndex::index_backlog(std::chrono::milliseconds budget) {
-  const int64_t n = index_within(std::nullopt, budget);
-  documents_found_.reset();  // no turn follows
-  return n;
+  return index_within(std::nullopt, budget);
 }
 
 void PgSearchIndex::index_in_transaction(const std::string& chat_id) {
@@ -214,7 +217,6 @@ void PgSearchIndex::index_in_transaction(const std::string& chat_id) {
 
 int64_t PgSearchIndex::index_all() {
   const int64_t total = recall::index_all(batches());
-  documents_found_.reset();  // no turn follows
   while (fold_deltas()) {
   }
   return total;
