@@ -114,8 +114,18 @@ TYPED_TEST(QueueTest, ChatWaitsWhileItsHeadBacksOffThenRunsInOrder) {
 TYPED_TEST(QueueTest, CompletionWritesThePairTheReplyAndEventsTogether) {
   this->q().enqueue("a", "hello");
   const auto t = this->q().claim("w", kT0, seconds(30));
+  events::Event started{"turn.started", t->id, "a", t->agent_event_id, R"({"n": 1})"};
   events::Event e{std::string(events::kTurnCompleted), t->id, "a", t->agent_event_id, "{}"};
-  ASSERT_TRUE(this->q().complete(*t, "hello", "hi there", {e}));
+  ASSERT_TRUE(this->q().complete(*t, "hello", "hi there", {started, e}));
+  // The turn's events after its agent.started, in the order given, with their parent.
+  const auto trail = this->b_->all_events();
+  ASSERT_EQ(trail.size(), 3u);
+  EXPECT_EQ(trail[1].event.type, "turn.started");
+  EXPECT_EQ(nlohmann::json::parse(trail[1].event.payload), nlohmann::json({{"n", 1}}));
+  EXPECT_EQ(trail[2].event.type, "turn.completed");
+  EXPECT_EQ(trail[1].event.parent_id, t->agent_event_id);
+  EXPECT_EQ(trail[2].event.parent_id, t->agent_event_id);
+  EXPECT_EQ(trail[2].event.task_id, t->id);
   EXPECT_EQ(this->status_of(t->id), "done");
   EXPECT_EQ(this->b_->text("SELECT reply FROM tasks"), "hi there");
   EXPECT_EQ(this->count("SELECT count(*) FROM history WHERE task_id = 1"), 2);

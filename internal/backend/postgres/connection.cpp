@@ -390,6 +390,8 @@ int Connection::wait(std::chrono::milliseconds timeout) {
   return consume();
 }
 
+const std::string& Connection::url() const noexcept { return pool_ ? pool_->url() : url_; }
+
 bool Connection::in_transaction() const noexcept {
   if (pool_) return lent_ && lent_->in_transaction();
   return PQtransactionStatus(c_) != PQTRANS_IDLE;

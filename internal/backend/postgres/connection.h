@@ -122,6 +122,9 @@ class Connection {
   // Counts reconnect()s: a Transaction begun in an earlier session refuses to commit.
   uint64_t session() const noexcept { return session_; }
 
+  // The server's URL (the pool's when pooled).
+  const std::string& url() const noexcept;
+
   bool in_transaction() const noexcept;
   // COMMIT; throws PgError when the server rolled back instead (an earlier statement failed).
   void commit();

@@ -50,6 +50,7 @@ class Pool {
   void retire();
 
   int size() const noexcept { return size_; }
+  const std::string& url() const noexcept { return url_; }
   int open_now();  // connections open (lent and idle): for tests
 
  private:

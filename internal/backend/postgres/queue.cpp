@@ -1,6 +1,8 @@
 #include "internal/backend/postgres/queue.h"
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -138,9 +140,19 @@ db::pg::Param counter_of(const TurnTokens& t) {
 
 }  // namespace
 
-PgQueue::PgQueue(db::pg::Connection& c) : c_(c) { measure_clock(); }
+PgQueue::PgQueue(db::pg::Connection& c) : c_(c) { measure_clock(false); }
 
-void PgQueue::measure_clock() {
+void PgQueue::measure_clock(bool again) {
+  static std::mutex m;
+  static std::map<std::string, int64_t> measured;  // by URL
+  std::unique_lock lock(m, std::defer_lock);
+  if (!again) {
+    lock.lock();  // a worker's slots start together: they wait for the first one's measurement
+    if (const auto it = measured.find(c_.url()); it != measured.end()) {
+      clock_offset_ms_ = it->second;
+      return;
+    }
+  }
   // The server's clock minus ours, measured once (half the round trip is the error): every time
   // this queue compares or stores (leases, run_after) is on the server's clock, so workers on
   // hosts whose clocks disagree never take each other's live leases.
@@ -158,10 +170,12 @@ void PgQueue::measure_clock() {
       clock_offset_ms_ = server - (before + after) / 2;
     }
   }
+  if (!lock.owns_lock()) lock.lock();
+  measured[c_.url()] = clock_offset_ms_;
 }
 
 int64_t PgQueue::after_reconnect() {
-  measure_clock();
+  measure_clock(true);  // perhaps another server now (a failover)
   if (unconfirmed_claim_.empty()) return 0;
   db::pg::Transaction tx(c_);
   const db::pg::Result r = c_.query(

@@ -94,7 +94,9 @@ class PgQueue final : public TaskQueue {
 
   // `t` (this host's clock) on the server's clock: the offset measured at construction.
   int64_t server_ms(common::TimePoint t) const;
-  void measure_clock();
+  // The offset: the one this process measured for the server's URL, unless `again` or none
+  // was (then measured, and kept for the process's other queues: a worker's slots).
+  void measure_clock(bool again);
 
   db::pg::Connection& c_;
   int64_t clock_offset_ms_ = 0;
