@@ -4,7 +4,8 @@ TASKS_PER_PROC tasks each against the loopback stub answering after 1 s, every o
 default; then, from the tasks' claim and finish times and the llm.request / llm.response events:
 the first claim after the processes started, finishes and claims per second, and per phase
 (claim -> llm.request: the build; llm.request -> llm.response: the call) the 10th, 50th, 90th
-and 99th percentiles in ms, for the first round of claims (cold processes) apart from the rest.
+and 99th percentiles in ms, for the first round of claims (cold processes) apart from the rest
+(a task tried twice counts from its first claim to its last request).
 
 Usage: [AUTONOUS_PG_DURABLE=1 AUTONOUS_PG_EXTRA='-c max_connections=400'] scripts/with-postgres \\
          python3 bench/scale/timeline.py [postgres|sqlite] [PROCS] [TASKS_PER_PROC]
@@ -59,6 +60,8 @@ def main():
                                stderr=subprocess.DEVNULL) for _ in range(procs)]
         for p in ps:
             if p.wait() != 0:
+                for other in ps:
+                    other.kill()
                 sys.exit(f"a worker exited {p.returncode}")
         elapsed = time.time() * 1000 - t0
         claimed = {int(i): int(c) - t0 for i, c in

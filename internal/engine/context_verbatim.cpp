@@ -54,13 +54,18 @@ Verbatim read_from(const VerbatimSource& src, const std::string& chat_id, const 
   std::vector<common::Message> rows =
       src.provider.read_history(chat_id, limit, v.after, src.counter.stored_name(), stored);
   v.full = static_cast<int>(rows.size()) == limit;
-  v.whole = !v.full && !v.older;
+  const int64_t first_read = rows.empty() ? 0 : rows.front().history_id;  // ids start at 1
   count_once(src.counter, rows, stored, v.counted);
   const int64_t message_cap =
       settings.max_chars_per_message > 0 ? 0 : ends.budget_tokens / kMessageShareDivisor;
   for (auto& m : rows) common::defuse_block_tags(m.content);
   v.rows = prepare(std::move(rows), settings.max_chars_per_message, message_cap, src.counter,
                    ends.tools_offered);
+  // Whole unless rows were left unread, or prepare() left some read out (a tool row whose call
+  // is gone): those are below the prompt and only a search finds them.
+  v.whole = !v.full && !v.older &&
+            (v.rows.messages.empty() ? first_read == 0
+                                     : first_read == v.rows.messages.front().history_id);
   return v;
 }
 

@@ -178,6 +178,20 @@ TYPED_TEST(EngineStorageTest, TokenCountsAreStoredPerCounterAndClearedWhenTheTex
   });
   ASSERT_TRUE(done);
   EXPECT_EQ(b.scalar("SELECT count(*) FROM history WHERE token_count IS NULL"), 3);
+  // A turn without steps stores its two rows' counts too.
+  b.q().enqueue("c", "and 44?");
+  const auto last = b.q().claim("w", std::chrono::system_clock::now(), std::chrono::seconds(60));
+  ASSERT_TRUE(last);
+  b.s->write([&] {
+    done = b.q().complete_within(*last, "and 44?", {}, "Tomorrow.", {},
+                                 queue::TurnTokens{"o200k_base", 4, {}, 3});
+  });
+  ASSERT_TRUE(done);
+  h = this->s().provider().read_history("c", 2, 0, "o200k_base", counts);
+  EXPECT_EQ(counts, (std::vector<int64_t>{4, 3}));
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].content, "and 44?");
+  EXPECT_EQ(h[1].content, "Tomorrow.");
 }
 
 TYPED_TEST(EngineStorageTest, AChatsStoredStateReadsBackWhole) {

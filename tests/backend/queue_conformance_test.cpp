@@ -162,6 +162,25 @@ TYPED_TEST(QueueTest, ExpiredLeaseIsReclaimedAndTheStaleWorkerCommitsNothing) {
   EXPECT_EQ(this->count("SELECT count(*) FROM history"), 2);
 }
 
+TYPED_TEST(QueueTest, AStaleCompletionAfterTheNewHoldersIsRefusedAndWritesNothing) {
+  // The new holder answers first; the old one's completion (or a slot's second try of a commit
+  // whose reply a lost connection hid) comes after it and must not fail on the stored pair.
+  this->q().enqueue("a", "hello");
+  const auto stale = this->q().claim("w1", kT0, seconds(30));
+  const auto fresh = this->q().claim("w2", kT0 + seconds(31), seconds(30));
+  ASSERT_TRUE(fresh);
+  ASSERT_TRUE(this->q().complete(*fresh, "hello", "fresh reply", {}));
+  events::Event e{"turn.completed", stale->id, "a", stale->agent_event_id, "{}"};
+  EXPECT_FALSE(this->q().complete(*stale, "hello", "stale reply", {e}));
+  EXPECT_FALSE(this->q().complete(*fresh, "hello", "fresh reply again", {e}));
+  const auto r = this->q().complete_and_claim(*stale, "hello", "stale", {e}, "w1",
+                                              kT0 + seconds(32), seconds(30));
+  EXPECT_FALSE(r.completed);
+  EXPECT_EQ(this->b_->text("SELECT reply FROM tasks"), "fresh reply");
+  EXPECT_EQ(this->count("SELECT count(*) FROM history"), 2);
+  EXPECT_EQ(this->count("SELECT count(*) FROM events WHERE type = 'turn.completed'"), 0);
+}
+
 TYPED_TEST(QueueTest, RenewedLeaseIsNotReclaimed) {
   this->q().enqueue("a", "x");
   const auto t = this->q().claim("w1", kT0, seconds(30));

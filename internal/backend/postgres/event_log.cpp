@@ -18,13 +18,17 @@ const std::string kInsert =
     "ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') ELSE autonous_now() END, $2, $3, $4, $5, "
     "$6::jsonb) RETURNING id";
 
-const std::string kInsertAll =
-    "INSERT INTO events(created_at, type, task_id, chat_id, parent_id, payload) "
-    "SELECT CASE WHEN e.at > 0 THEN to_char(to_timestamp(e.at / 1000.0) AT TIME ZONE 'UTC', "
-    "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') ELSE autonous_now() END, e.type, e.task_id, "
-    "e.chat_id, e.parent_id, e.payload::jsonb FROM unnest($1::bigint[], $2::text[], "
-    "$3::bigint[], $4::text[], $5::bigint[], $6::text[]) WITH ORDINALITY AS e(at, type, "
-    "task_id, chat_id, parent_id, payload, n) ORDER BY e.n";
+// (Functions, not constants: another file's constant is built from it.)
+std::string insert_all(const std::string& only_if) {
+  return "INSERT INTO events(created_at, type, task_id, chat_id, parent_id, payload) "
+         "SELECT CASE WHEN e.at > 0 THEN to_char(to_timestamp(e.at / 1000.0) AT TIME ZONE 'UTC', "
+         "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') ELSE autonous_now() END, e.type, e.task_id, "
+         "e.chat_id, e.parent_id, e.payload::jsonb FROM unnest($1::bigint[], $2::text[], "
+         "$3::bigint[], $4::text[], $5::bigint[], $6::text[]) WITH ORDINALITY AS e(at, type, "
+         "task_id, chat_id, parent_id, payload, n)" +
+         (only_if.empty() ? std::string() : " WHERE " + only_if) + " ORDER BY e.n";
+}
+const std::string kInsertAll = insert_all("");
 
 void check_payload(const Event& event) {
   const auto parsed = nlohmann::json::parse(event.payload, nullptr, /*allow_exceptions=*/false);
@@ -34,7 +38,7 @@ void check_payload(const Event& event) {
 
 }  // namespace
 
-const std::string& append_all_statement() { return kInsertAll; }
+std::string append_all_statement(const std::string& only_if) { return insert_all(only_if); }
 
 std::vector<db::pg::Param> append_all_params(const std::vector<Event>& list) {
   std::vector<db::pg::Param> at, type, task, chat, parent, payload;

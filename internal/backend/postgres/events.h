@@ -21,9 +21,10 @@ namespace autonous::events {
 int64_t append(db::pg::Connection& c, const Event& event);
 // Appends `list` in one statement, ids ascending in its order (a transaction's trail).
 void append_all(db::pg::Connection& c, const std::vector<Event>& list);
-// append_all's statement ($1..$6) and its parameters for `list` (checked as append_all checks
-// them), for a caller that makes it a part of a statement of its own.
-const std::string& append_all_statement();
+// append_all's statement ($1..$6), inserting nothing unless the SQL condition `only_if` holds,
+// and its parameters for `list` (checked as append_all checks them), for a caller that makes it
+// a part of a statement of its own.
+std::string append_all_statement(const std::string& only_if);
 std::vector<std::optional<std::string>> append_all_params(const std::vector<Event>& list);
 std::vector<StoredEvent> query(db::pg::Connection& c, const EventFilter& filter);
 std::vector<EstimateStats> estimate_stats(db::pg::Connection& c, const StatsFilter& filter);

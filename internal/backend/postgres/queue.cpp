@@ -69,9 +69,6 @@ const std::string kComplete =
     "= NULL, "
     "lease_token = NULL, lease_expires_at = NULL, finished_at = autonous_now(), "
     "updated_at = autonous_now() WHERE id = $2 AND lease_token = $3 AND status = 'running'";
-const std::string kHistory =
-    "INSERT INTO history(chat_id, role, text, task_id, token_count, token_counter) VALUES "
-    "($1, 'user', $2, $4, $5, $7), ($1, 'assistant', $3, $4, $6, $7)";
 const std::string kHistoryRow =
     "INSERT INTO history(chat_id, role, text, task_id, tool_calls, tool_call_id, token_count, "
     "token_counter) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
@@ -112,15 +109,21 @@ std::string renumbered(const std::string& sql, const std::vector<int>& to) {
   return out;
 }
 
-// A turn's completion without tool steps in one statement: its events ($1..$6), its two history
-// rows and the task done (the statement's count: 0 when the lease was lost, and the caller rolls
-// back). Parameters: $7 reply, $8 task id, $9 lease token, $10 chat, $11 user text, $12 and
-// $13 the user text's and the reply's token counts, $14 their counter.
-// (Made on first use: the events' part is another file's constant.)
+// A turn's completion without tool steps in one statement: the task done, then only if it was
+// (the lease held), its events ($1..$6) and its two history rows, user first; the statement's
+// one value is 1, or 0 when the lease was lost (nothing written; a reply already stored by the
+// new holder, or by this slot's own try before a lost connection, is not touched). Parameters:
+// $7 reply, $8 task id, $9 lease token, $10 chat, $11 user text, $12 and $13 the user text's and
+// the reply's token counts, $14 their counter. (Made on first use: the events' part is another
+// file's.)
 const std::string& complete_turn() {
-  static const std::string sql = "WITH e AS (" + events::append_all_statement() + "), h AS (" +
-                                 renumbered(kHistory, {10, 11, 7, 8, 12, 13, 14}) + ") " +
-                                 renumbered(kComplete, {7, 8, 9});
+  static const std::string sql =
+      "WITH t AS (" + renumbered(kComplete, {7, 8, 9}) + " RETURNING tasks.id), e AS (" +
+      events::append_all_statement("EXISTS (SELECT 1 FROM t)") +
+      "), h AS (INSERT INTO history(chat_id, role, text, task_id, token_count, token_counter) "
+      "SELECT $10::text, v.role, v.text, t.id, v.n, $14::text FROM t, (VALUES ('user', "
+      "$11::text, $12::bigint, 1), ('assistant', $7::text, $13::bigint, 2)) AS v(role, text, n, "
+      "k) ORDER BY v.k) SELECT count(*) FROM t";
   return sql;
 }
 
@@ -147,7 +150,7 @@ void PgQueue::measure_clock(bool again) {
   static std::map<std::string, int64_t> measured;  // by URL
   std::unique_lock lock(m, std::defer_lock);
   if (!again) {
-    lock.lock();  // a worker's slots start together: they wait for the first one's measurement
+    lock.lock();  // sessions opened at once (a test's, the dashboard's) share one measurement
     if (const auto it = measured.find(c_.url()); it != measured.end()) {
       clock_offset_ms_ = it->second;
       return;
@@ -275,7 +278,7 @@ bool PgQueue::complete_within(const Task& task, const std::string& user_text,
              param(user_text), count_of(tokens, tokens.user, user_text),
              count_of(tokens, tokens.reply, reply), counter_of(tokens)})
       params.push_back(std::move(p));
-    if (c_.query(complete_turn(), params).affected() != 1) return false;  // the caller rolls back
+    if (c_.query(complete_turn(), params).int64(0, 0) != 1) return false;  // nothing written
     wake_chat_ = task.chat_id;  // until this transaction claims the chat's next task
     return true;
   }
