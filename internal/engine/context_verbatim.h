@@ -33,8 +33,8 @@ struct Verbatim {
   int64_t after = 0;   // rows above this id were read
   bool full = false;   // read as many as asked: older ones may be unread
   bool older = false;  // older messages of the chat (after its clear point) left the prompt
-  // `rows` are all of the chat's history since its clear point: read (fewer than asked) with
-  // nothing older left.
+  // `rows` are all of the chat's history since its clear point: read (fewer than asked), nothing
+  // older left, and none read left out by prepare() (a leading tool row whose call is gone).
   bool whole = false;
   // Rows read without a count stored by the counter's stored_name(), counted now (to store).
   std::vector<TokenCount> counted;

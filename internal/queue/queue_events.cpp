@@ -6,7 +6,7 @@
 
 namespace autonous::queue {
 
-// Mirrored by PostgreSQL's claim statement (backend/postgres/queue.cpp, kAgentStarted), which
+// Mirrored by PostgreSQL's claim statement (backend/postgres/queue_statements.cpp), which
 // writes the same payload in SQL; tests/backend/queue_conformance_test.cpp holds both to it.
 events::Event agent_started(const Task& task, const std::string& worker_id) {
   events::Event e;

@@ -167,6 +167,7 @@ TYPED_TEST(QueueTest, AStaleCompletionAfterTheNewHoldersIsRefusedAndWritesNothin
   // whose reply a lost connection hid) comes after it and must not fail on the stored pair.
   this->q().enqueue("a", "hello");
   const auto stale = this->q().claim("w1", kT0, seconds(30));
+  ASSERT_TRUE(stale);
   const auto fresh = this->q().claim("w2", kT0 + seconds(31), seconds(30));
   ASSERT_TRUE(fresh);
   ASSERT_TRUE(this->q().complete(*fresh, "hello", "fresh reply", {}));

@@ -78,10 +78,12 @@ TEST_F(BlocksTest, AChatKeptWholeIsNotSearchedButItsDocumentsAre) {
   ContextBuilder b(s, provider, compressor_, assembler_, counter_, {.searcher = &searcher_});
   b.build("c", "what is my passport number?");
   EXPECT_GE(searcher_.history_searches, 1);
-  // Its first row read is a tool result whose call is gone, left out of the prompt: searched.
+  // Its first row read is a tool result whose call is gone (a front end's row before a user
+  // message), left out of the prompt: searched.
   provider.history = chat;
-  provider.history[0] = Message(Role::kTool, "the result of a call gone", 101, "");
-  provider.history[0].tool_call_id = "call_gone";
+  provider.history.insert(provider.history.begin(),
+                          Message(Role::kTool, "the result of a call gone", 100, ""));
+  provider.history.front().tool_call_id = "call_gone";
   provider.state = ChatState{};
   const int before = searcher_.history_searches;
   build_whole("what is my passport number?");

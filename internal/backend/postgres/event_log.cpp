@@ -18,7 +18,8 @@ const std::string kInsert =
     "ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') ELSE autonous_now() END, $2, $3, $4, $5, "
     "$6::jsonb) RETURNING id";
 
-// (Functions, not constants: another file's constant is built from it.)
+// The batch insert, inserting nothing unless `only_if` holds (a completion's events: only
+// when the task was done).
 std::string insert_all(const std::string& only_if) {
   return "INSERT INTO events(created_at, type, task_id, chat_id, parent_id, payload) "
          "SELECT CASE WHEN e.at > 0 THEN to_char(to_timestamp(e.at / 1000.0) AT TIME ZONE 'UTC', "
