@@ -75,12 +75,16 @@ def main():
         print(f"{backend} {procs} x {SLOTS} slots, {n} tasks: {elapsed / 1000:.2f} s, "
               f"{n / elapsed * 1000:.1f} tasks/s, {n / elapsed * 1000 / (procs * SLOTS):.3f} "
               "of the ideal")
-        print(f"first claim {min(claimed.values()):.0f} ms after the start")
+        print(f"first claim {min(claimed.values()):.0f} ms after the start, last finish "
+              f"{max(finished):.0f} ms, the processes' exit {elapsed:.0f} ms")
         per_s = collections.Counter(int(f // 1000) for f in finished)
         print("finished a second", [per_s[s] for s in range(max(per_s) + 1)])
         per_s = collections.Counter(int(c // 1000) for c in claimed.values())
         print("claimed a second ", [per_s[s] for s in range(max(per_s) + 1)])
         order = sorted(claimed, key=claimed.get)
+        first = [i for i in order[:procs * SLOTS] if len(calls[i]) == 2]
+        print(f"first round, ms after the start: claim p10/50/90/99 {pct([claimed[i] for i in first])}"
+              f"  request {pct([calls[i]['llm.request'] for i in first])}")
         for name, ids in (("first round", order[:procs * SLOTS]), ("the rest", order[procs * SLOTS:])):
             ids = [i for i in ids if len(calls[i]) == 2]
             print(f"{name:11} build p10/50/90/99 {pct([calls[i]['llm.request'] - claimed[i] for i in ids])}"

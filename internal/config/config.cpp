@@ -4,8 +4,10 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <thread>
 
 #include <arpa/inet.h>
+#include <sched.h>
 
 #include "internal/common/text.h"
 #include "internal/config/api_key.h"
@@ -398,8 +400,8 @@ void read_front_end(const EnvLookup& env, Config& c) {
 void read_database(const EnvLookup& env, Config& c) {
   c.db_path = read_string(env, "DB_PATH", c.db_path);
   c.database_url = trim(read_string(env, "DATABASE_URL", ""));
-  c.database_pool_size =
-      static_cast<int>(read_int(env, "DATABASE_POOL_SIZE", c.database_pool_size, 1, 256));
+  c.database_pool_size = static_cast<int>(
+      read_int(env, "DATABASE_POOL_SIZE", default_pool_size(usable_cores()), 1, 256));
   if (c.database_url.empty()) return;
   if (!c.database_url.starts_with("postgresql://") && !c.database_url.starts_with("postgres://"))
     throw ConfigError(
@@ -438,6 +440,18 @@ Config load_config(const EnvLookup& env) {
                       "OPENAI_BASE_URL picks the model, not the request); use Azure's v1 API "
                       "(…/openai/v1, the deployment's name as the model) for a fallback");
   return c;
+}
+
+unsigned usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::thread::hardware_concurrency();
+}
+
+int default_pool_size(unsigned cores) {
+  if (cores == 0) return 8;
+  return static_cast<int>(std::clamp(2U * cores, 4U, 8U));
 }
 
 void require_llm_endpoint(const Config& config) {

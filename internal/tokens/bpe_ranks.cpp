@@ -1,6 +1,8 @@
 #include "internal/tokens/bpe_ranks.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstring>
 #include <fstream>
 #include <queue>
 #include <sstream>
@@ -22,8 +24,9 @@ int base64_value(char c) {
   return -1;
 }
 
+// Appends the bytes `in` encodes to `out`; false when `in` is not base64 or encodes nothing.
 bool base64_decode(std::string_view in, std::string& out) {
-  out.clear();
+  const size_t before = out.size();
   uint32_t acc = 0;
   int bits = 0;
   for (const char c : in) {
@@ -37,80 +40,109 @@ bool base64_decode(std::string_view in, std::string& out) {
       out.push_back(static_cast<char>((acc >> bits) & 0xFFu));
     }
   }
-  return !out.empty();
+  return out.size() > before;
 }
 
 }  // namespace
 
-uint64_t BpeRanks::hash(std::string_view bytes) noexcept {
-  // FNV-1a, then a final mix so that the low bits (the slot index) depend on every byte.
-  uint64_t h = 1469598103934665603ULL;
-  for (const char c : bytes) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  h ^= h >> 29;
-  h *= 0xbf58476d1ce4e5b9ULL;
-  h ^= h >> 32;
+uint64_t BpeRanks::poly(std::string_view bytes) noexcept {
+  uint64_t h = 0;
+  for (const char c : bytes) h = h * kBase + static_cast<unsigned char>(c) + 1;
   return h;
 }
 
+uint64_t BpeRanks::mix(uint64_t h) noexcept {
+  // So that the low bits (the slot index) and the high ones (the tag) depend on every byte.
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 32;
+  h *= 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  return h;
+}
+
+void BpeRanks::reserve_slots(size_t entries) {
+  size_t capacity = 1;
+  while (capacity < entries * 2) capacity <<= 1;  // load factor ≤ 0.5
+  slots_.assign(capacity, Slot{});
+  mask_ = capacity - 1;
+}
+
 void BpeRanks::insert(std::string_view bytes, uint32_t rank) {
-  size_t i = hash(bytes) & mask_;
+  arena_.append(bytes);
+  insert_tail(bytes.size(), rank);
+}
+
+void BpeRanks::insert_tail(size_t length, uint32_t rank) {
+  const size_t offset = arena_.size() - length;
+  const std::string_view bytes = std::string_view(arena_).substr(offset);
+  const uint64_t m = mix(poly(bytes));
+  const auto tag = static_cast<uint32_t>(m >> 32);
+  size_t i = m & mask_;
   while (slots_[i].length != 0) {
-    if (std::string_view(arena_).substr(slots_[i].offset, slots_[i].length) == bytes) {
+    const Slot& s = slots_[i];
+    if (s.tag == tag && s.length == length &&
+        std::string_view(arena_).substr(s.offset, s.length) == bytes) {
       slots_[i].rank = rank;
+      arena_.resize(offset);
       return;
     }
     i = (i + 1) & mask_;
   }
-  slots_[i] = Slot{static_cast<uint32_t>(arena_.size()), static_cast<uint32_t>(bytes.size()), rank};
-  arena_.append(bytes);
+  if (count_ * 2 >= slots_.size()) throw std::logic_error("BpeRanks: more tokens than reserved");
+  slots_[i] = Slot{static_cast<uint32_t>(offset), static_cast<uint32_t>(length), rank, tag};
   ++count_;
 }
 
-uint32_t BpeRanks::rank(std::string_view bytes) const noexcept {
-  if (bytes.empty() || slots_.empty()) return kNoRank;
-  size_t i = hash(bytes) & mask_;
-  const std::string_view arena(arena_);
+uint32_t BpeRanks::find(std::string_view bytes, uint64_t h) const noexcept {
+  const uint64_t m = mix(h);
+  const auto tag = static_cast<uint32_t>(m >> 32);
+  size_t i = m & mask_;
+  const char* arena = arena_.data();
   while (slots_[i].length != 0) {
     const Slot& s = slots_[i];
-    if (s.length == bytes.size() && arena.substr(s.offset, s.length) == bytes) return s.rank;
+    if (s.tag == tag && s.length == bytes.size() &&
+        std::memcmp(arena + s.offset, bytes.data(), bytes.size()) == 0)
+      return s.rank;
     i = (i + 1) & mask_;
   }
   return kNoRank;
 }
 
+uint32_t BpeRanks::rank(std::string_view bytes) const noexcept {
+  if (bytes.empty() || slots_.empty()) return kNoRank;
+  return find(bytes, poly(bytes));
+}
+
 BpeRanks BpeRanks::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read rank file " + path);
-  std::vector<std::pair<std::string, uint32_t>> entries;
-  std::string line;
-  std::string bytes;
+  const std::string file{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw std::runtime_error("cannot read rank file " + path);
+  BpeRanks r;
+  r.reserve_slots(static_cast<size_t>(std::count(file.begin(), file.end(), '\n')) + 1);
+  r.arena_.reserve(file.size() * 3 / 4);
   size_t number = 0;
-  while (std::getline(in, line)) {
+  for (size_t at = 0; at < file.size();) {
+    size_t eol = file.find('\n', at);
+    if (eol == std::string::npos) eol = file.size();
+    std::string_view line = std::string_view(file).substr(at, eol - at);
+    at = eol + 1;
     ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     const auto space = line.find(' ');
     uint32_t rank = 0;
-    try {
-      if (space == std::string::npos) throw std::invalid_argument("no rank");
-      rank = static_cast<uint32_t>(std::stoul(line.substr(space + 1)));
-    } catch (const std::exception&) {
+    const char* end = line.data() + line.size();
+    if (space == std::string_view::npos ||
+        std::from_chars(line.data() + space + 1, end, rank) != std::from_chars_result{end, {}})
       throw std::runtime_error(path + ":" + std::to_string(number) + ": expected 'BASE64 RANK'");
-    }
-    if (!base64_decode(std::string_view(line).substr(0, space), bytes))
+    const size_t before = r.arena_.size();
+    if (!base64_decode(line.substr(0, space), r.arena_))
       throw std::runtime_error(path + ":" + std::to_string(number) + ": bad base64");
-    entries.emplace_back(bytes, rank);
+    r.insert_tail(r.arena_.size() - before, rank);
   }
-  if (entries.size() < 256) throw std::runtime_error(path + ": too few ranks");
-  BpeRanks r;
-  size_t capacity = 1;
-  while (capacity < entries.size() * 2) capacity <<= 1;  // load factor ≤ 0.5
-  r.slots_.assign(capacity, Slot{});
-  r.mask_ = capacity - 1;
-  for (const auto& [b, rank] : entries) r.insert(b, rank);
+  if (r.count_ < 256) throw std::runtime_error(path + ": too few ranks");
   r.build_pairs();
   return r;
 }
@@ -140,10 +172,7 @@ BpeRanks BpeRanks::from_merges(const std::vector<std::pair<std::string, uint32_t
                                const std::vector<Merge>& merges, bool whole_pieces) {
   BpeRanks r;
   r.whole_pieces_ = whole_pieces;
-  size_t capacity = 1;
-  while (capacity < tokens.size() * 2) capacity <<= 1;
-  r.slots_.assign(capacity, Slot{});
-  r.mask_ = capacity - 1;
+  r.reserve_slots(tokens.size());
   uint32_t max_id = 0;
   for (const auto& [b, id] : tokens) {
     if (!b.empty()) r.insert(b, id);
@@ -176,15 +205,26 @@ BpeRanks BpeRanks::from_merges(const std::vector<std::pair<std::string, uint32_t
 void BpeRanks::build_pairs() {
   build_byte_tokens();
   // Every way of writing each token as two tokens: (left, right) -> token.
+  // The hashes of every prefix give those of every suffix: poly(t[k:]) = poly(t) - poly(t[:k])
+  // * kBase^(len - k), so a token of n bytes costs n lookups and no rehashing.
   std::vector<std::pair<uint64_t, Joined>> found;
+  found.reserve(count_ * 4);
+  std::vector<uint64_t> prefix;
   const std::string_view arena(arena_);
   for (const Slot& s : slots_) {
     if (s.length < 2) continue;
     const std::string_view token = arena.substr(s.offset, s.length);
-    for (size_t k = 1; k < token.size(); ++k) {
-      const uint32_t left = rank(token.substr(0, k));
+    const size_t n = token.size();
+    prefix.resize(n + 1);
+    prefix[0] = 0;
+    for (size_t k = 0; k < n; ++k)
+      prefix[k + 1] = prefix[k] * kBase + static_cast<unsigned char>(token[k]) + 1;
+    uint64_t power = 1;  // kBase^(n - k)
+    for (size_t k = n - 1; k >= 1; --k) {
+      power *= kBase;
+      const uint32_t left = find(token.substr(0, k), prefix[k]);
       if (left == kNoRank) continue;
-      const uint32_t right = rank(token.substr(k));
+      const uint32_t right = find(token.substr(k), prefix[n] - prefix[k] * power);
       if (right == kNoRank) continue;
       found.emplace_back(uint64_t{left} << 32 | right, Joined{s.rank, s.rank});
     }

@@ -47,8 +47,16 @@ class BpeRanks {
     uint32_t offset = 0;
     uint32_t length = 0;  // 0: empty slot
     uint32_t rank = kNoRank;
+    uint32_t tag = 0;  // the high half of the mixed hash: most mismatches skip the bytes
   };
+  // Sizes the table for `entries` tokens (load factor at most 0.5).
+  void reserve_slots(size_t entries);
   void insert(std::string_view bytes, uint32_t rank);
+  // Inserts the arena's last `length` bytes (just appended); a token already there takes the
+  // new rank and the bytes are given back.
+  void insert_tail(size_t length, uint32_t rank);
+  // The rank of `bytes`, whose polynomial hash (poly()) is `h`.
+  uint32_t find(std::string_view bytes, uint64_t h) const noexcept;
   // The rank of the token made of tokens `left` and `right` side by side, or kNoRank. During a
   // merge every part is a token, so this answers "rank of the joined bytes" with one integer
   // probe instead of hashing and comparing bytes.
@@ -62,7 +70,11 @@ class BpeRanks {
   void build_byte_tokens();
   void build_pairs();
   void index_pairs(const std::vector<std::pair<uint64_t, Joined>>& found);
-  static uint64_t hash(std::string_view bytes) noexcept;
+  // A polynomial hash, h = h * kBase + byte + 1 over the bytes, so that a build can hash every
+  // prefix and suffix of a token from its prefixes' hashes; mix() spreads it over the slots.
+  static constexpr uint64_t kBase = 0x9E3779B97F4A7C15ULL;
+  static uint64_t poly(std::string_view bytes) noexcept;
+  static uint64_t mix(uint64_t h) noexcept;
 
   std::string arena_;
   std::vector<Slot> slots_;

@@ -147,10 +147,20 @@ TEST(ConfigTest, RefusesZeroWhereItMakesNoSense) {
 TEST(ConfigTest, RefusesValuesAboveTheirMaximum) {
   expect_refused("WORKER_CONCURRENCY", "257");
   expect_refused("DATABASE_POOL_SIZE", "257");
-  EXPECT_EQ(load_config(env_of({})).database_pool_size, 8);
+  EXPECT_EQ(load_config(env_of({})).database_pool_size, default_pool_size(usable_cores()));
   EXPECT_EQ(load_config(env_of({{"DATABASE_POOL_SIZE", "3"}})).database_pool_size, 3);
   expect_refused("HISTORY_WINDOW", "100001");
   expect_refused("TASK_LEASE_SECONDS", "86401");
+}
+
+TEST(ConfigTest, ThePoolIsTwoConnectionsACoreBetweenFourAndEight) {
+  EXPECT_EQ(default_pool_size(1), 4);
+  EXPECT_EQ(default_pool_size(2), 4);
+  EXPECT_EQ(default_pool_size(3), 6);
+  EXPECT_EQ(default_pool_size(4), 8);
+  EXPECT_EQ(default_pool_size(16), 8);
+  EXPECT_EQ(default_pool_size(0), 8);  // unknown
+  EXPECT_GE(usable_cores(), 1U);
 }
 
 TEST(ConfigTest, EmbeddingsAreOffByDefaultAndTheirSettingsAreChecked) {

@@ -82,6 +82,54 @@ TEST(BpeCounterTest, MissingRankFilesAndUnknownEncodingsAreErrors) {
   EXPECT_THROW(load_bpe_counter("p50k_base", testing::tokenizer_data_dir()), std::invalid_argument);
 }
 
+// A rank file of the 256 single bytes (ranks 0-255) and `extra` lines after them.
+std::string rank_file(const std::string& name, const std::string& extra) {
+  static const char* kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto path = std::filesystem::temp_directory_path() / ("autonous-ranks-" + name);
+  std::ofstream out(path, std::ios::binary);
+  for (int b = 0; b < 256; ++b)  // one byte is 2 base64 characters and "=="
+    out << kB64[b >> 2] << kB64[(b & 3) << 4] << "== " << b << "\n";
+  out << extra;
+  return path.string();
+}
+
+TEST(BpeRanksTest, AHandWrittenFileMergesByItsRanksAndLaterDuplicatesWin) {
+  // "ab" (YWI=) 256, "abc" (YWJj) 257, "bc" (YmM=) 300 listed, then "bc" again as 258; CRLF ok.
+  const BpeRanks r =
+      BpeRanks::load(rank_file("ok", "YWI= 256\r\nYWJj 257\n\nYmM= 300\nYmM= 258\n"));
+  EXPECT_EQ(r.size(), 259U);
+  EXPECT_EQ(r.rank("ab"), 256U);
+  EXPECT_EQ(r.rank("bc"), 258U);
+  EXPECT_EQ(r.rank("abc"), 257U);
+  EXPECT_EQ(r.rank("ca"), BpeRanks::kNoRank);
+  EXPECT_EQ(r.rank(std::string(1, '\0')), 0U);
+  EXPECT_EQ(r.count_piece("abc"), 1);    // ab (256) first, then ab+c makes abc
+  EXPECT_EQ(r.count_piece("abcab"), 2);  // abc, ab
+  EXPECT_EQ(r.count_piece("cbc"), 2);    // c, bc
+  EXPECT_EQ(r.count_scan("abcbcab"), r.count_heap("abcbcab"));
+}
+
+TEST(BpeRanksTest, AMalformedRankFileNamesItsLine) {
+  const auto refused = [](const std::string& name, const std::string& extra, const char* why) {
+    const std::string path = rank_file(name, extra);
+    try {
+      (void)BpeRanks::load(path);
+      ADD_FAILURE() << name << ": loaded";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ":257: " + why), std::string::npos) << e.what();
+    }
+  };
+  refused("no-rank", "YWI=\n", "expected 'BASE64 RANK'");
+  refused("bad-rank", "YWI= 25x\n", "expected 'BASE64 RANK'");
+  refused("big-rank", "YWI= 4294967296\n", "expected 'BASE64 RANK'");
+  refused("bad-base64", "Y*I= 256\n", "bad base64");
+  refused("empty-token", "= 256\n", "bad base64");
+  EXPECT_THROW((void)BpeRanks::load("/nonexistent/ranks.tiktoken"), std::runtime_error);
+  const auto few = std::filesystem::temp_directory_path() / "autonous-ranks-few";
+  std::ofstream(few) << "YQ== 0\n";
+  EXPECT_THROW((void)BpeRanks::load(few.string()), std::runtime_error);
+}
+
 TEST(PretokenizerTest, SplitsLikeTheCl100kPattern) {
   using V = std::vector<std::string>;
   const auto p = SplitPattern::kCl100k;
