@@ -56,8 +56,6 @@ uint64_t BpeRanks::mix(uint64_t h) noexcept {
   h ^= h >> 29;
   h *= 0xbf58476d1ce4e5b9ULL;
   h ^= h >> 32;
-  h *= 0x94d049bb133111ebULL;
-  h ^= h >> 31;
   return h;
 }
 

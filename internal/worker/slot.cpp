@@ -1,5 +1,6 @@
 #include "internal/worker/slot.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
@@ -106,10 +107,9 @@ void Slot::index_backlog() {
   }
 }
 
-void Slot::wait_for_work(const std::stop_token& stop) {
+void Slot::wait_for_work(const std::stop_token& stop, milliseconds most) {
   std::unique_lock lock(run_.mu);
-  if (run_.cv.wait_for(lock, stop, config_.poll_interval, [this] { return run_.wakeups > 0; }))
-    --run_.wakeups;
+  if (run_.cv.wait_for(lock, stop, most, [this] { return run_.wakeups > 0; })) --run_.wakeups;
 }
 
 void Slot::reconnect_and_report() {
@@ -264,13 +264,17 @@ std::optional<queue::Task> Slot::pass(std::optional<queue::Task> task, bool drai
     // the chat's next task may be runnable now, so no idle wait.
     return process(*task);
   }
-  if (drain && run_.busy.load() == 0 && !queue_.has_pending()) {
+  const bool idle_drain = drain && run_.busy.load() == 0;
+  if (idle_drain && !queue_.has_pending()) {
     spdlog::info("drain: no task queued or running; stopping");
     run_.stop.request_stop();
     return std::nullopt;
   }
   index_backlog();
-  wait_for_work(stop);
+  // What is left runs in other processes: the first slot looks again soon, so that the process
+  // exits about when their last task ends rather than up to POLL_INTERVAL_MS later.
+  wait_for_work(stop, idle_drain && index_ == 0 ? std::min(config_.poll_interval, kDrainPoll)
+                                                : config_.poll_interval);
   return std::nullopt;
 }
 

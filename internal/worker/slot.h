@@ -63,6 +63,9 @@ struct RunState {
 
 // How long an idle slot indexes the search backlog before it waits for work again.
 inline constexpr std::chrono::milliseconds kIdleIndexBudget{50};
+// `--drain`: how often one slot of a process with no task running looks whether the tasks
+// other processes run have ended (their completions wake no one), instead of POLL_INTERVAL_MS.
+inline constexpr std::chrono::milliseconds kDrainPoll{50};
 // The step of a reconnect's back-off wait (a stop is seen within it).
 inline constexpr std::chrono::milliseconds kStep{100};
 // How often a slot in a call looks whether its task is still its own (cancelled, taken over).
@@ -96,9 +99,9 @@ class Slot {
   // An idle moment: indexes queued search rows (a front end's import) for kIdleIndexBudget.
   void index_backlog();
   tools::HttpAnswer post_tool_call(const tools::HttpCall& call);
-  // Waits up to POLL_INTERVAL_MS for work, or until the run stops, or until the backend's
-  // listener (where it has one) wakes it: a task became claimable.
-  void wait_for_work(const std::stop_token& stop);
+  // Waits up to `most` (POLL_INTERVAL_MS) for work, or until the run stops, or until the
+  // backend's listener (where it has one) wakes it: a task became claimable.
+  void wait_for_work(const std::stop_token& stop, std::chrono::milliseconds most);
   // Runs one pass of loop(); a lost connection (Session::lost) is connected again and a
   // database error that passes (Session::transient) waited out, both with back-off, instead of
   // stopping the worker. Returns the task to run next.
