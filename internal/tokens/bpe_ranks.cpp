@@ -1,6 +1,7 @@
 #include "internal/tokens/bpe_ranks.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -15,31 +16,37 @@ namespace {
 // own rule of thumb is 100 bytes).
 constexpr size_t kHeapThreshold = 128;
 
-int base64_value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
+// Each character's 6 bits, or -1.
+constexpr std::array<int8_t, 256> kBase64 = [] {
+  std::array<int8_t, 256> t{};
+  t.fill(-1);
+  const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
+  return t;
+}();
 
 // Appends the bytes `in` encodes to `out`; false when `in` is not base64 or encodes nothing.
 bool base64_decode(std::string_view in, std::string& out) {
   const size_t before = out.size();
+  out.resize(before + in.size() * 3 / 4 + 3);
+  char* to = out.data() + before;
   uint32_t acc = 0;
   int bits = 0;
   for (const char c : in) {
     if (c == '=') break;
-    const int v = base64_value(c);
-    if (v < 0) return false;
+    const int v = kBase64[static_cast<unsigned char>(c)];
+    if (v < 0) {
+      out.resize(before);
+      return false;
+    }
     acc = (acc << 6) | static_cast<uint32_t>(v);
     bits += 6;
     if (bits >= 8) {
       bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xFFu));
+      *to++ = static_cast<char>((acc >> bits) & 0xFFu);
     }
   }
+  out.resize(static_cast<size_t>(to - out.data()));
   return out.size() > before;
 }
 
@@ -115,8 +122,10 @@ uint32_t BpeRanks::rank(std::string_view bytes) const noexcept {
 BpeRanks BpeRanks::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read rank file " + path);
-  const std::string file{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::ostringstream whole;
+  whole << in.rdbuf();  // in blocks (an istreambuf_iterator copies byte by byte)
   if (in.bad()) throw std::runtime_error("cannot read rank file " + path);
+  const std::string file = std::move(whole).str();
   BpeRanks r;
   r.reserve_slots(static_cast<size_t>(std::count(file.begin(), file.end(), '\n')) + 1);
   r.arena_.reserve(file.size() * 3 / 4);
