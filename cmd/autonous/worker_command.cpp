@@ -20,6 +20,7 @@
 #include "internal/backend/session.h"
 #include "internal/common/clock.h"
 #include "internal/common/log.h"
+#include "internal/config/pool_default.h"
 #include "internal/engine/engine.h"
 #include "internal/engine/model_presets.h"
 #include "internal/openai/curl_transport.h"
@@ -227,6 +228,9 @@ int run_worker(const config::Config& config, bool drain) {
                                {"source", settings.budget.source},
                                {"strategy", engine::to_string(settings.context.policy.strategy)},
                                {"tokenizer_data_dir", config.tokenizer_data_dir}});
+  if (!config.database_url.empty())
+    log::info("PostgreSQL connection pool",
+              {{"size", config.database_pool_size}, {"cpu_cores", config::usable_cores()}});
   warn_if_window_unknown(config);
   // A tool's child process that exits must not kill the worker when it writes to its stdin.
   std::signal(SIGPIPE, SIG_IGN);

@@ -4,15 +4,14 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
-#include <thread>
 
 #include <arpa/inet.h>
-#include <sched.h>
 
 #include "internal/common/text.h"
 #include "internal/config/api_key.h"
 #include "internal/config/http_headers.h"
 #include "internal/config/install_paths.h"
+#include "internal/config/pool_default.h"
 
 namespace autonous::config {
 namespace {
@@ -440,18 +439,6 @@ Config load_config(const EnvLookup& env) {
                       "OPENAI_BASE_URL picks the model, not the request); use Azure's v1 API "
                       "(…/openai/v1, the deployment's name as the model) for a fallback");
   return c;
-}
-
-unsigned usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
-  return std::thread::hardware_concurrency();
-}
-
-int default_pool_size(unsigned cores) {
-  if (cores == 0) return 8;
-  return static_cast<int>(std::clamp(2U * cores, 4U, 8U));
 }
 
 void require_llm_endpoint(const Config& config) {

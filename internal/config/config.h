@@ -38,7 +38,8 @@ struct Config {
   // DATABASE_URL (postgresql://…): the PostgreSQL backend; empty selects SQLite at db_path.
   std::string database_url;
   // DATABASE_POOL_SIZE: PostgreSQL connections a process shares among its slots (and commands),
-  // opened as needed (backend/postgres/pool.h). Unset: default_pool_size(usable_cores()).
+  // opened as needed (backend/postgres/pool.h). load_config's default when unset:
+  // default_pool_size(usable_cores()) (pool_default.h); 8 is only a Config built by hand.
   int database_pool_size = 8;
   std::string openai_base_url;  // empty when unset; required by `worker` only
   std::string openai_api_key;   // never logged, never stored
@@ -170,13 +171,6 @@ EnvLookup process_env();
 
 // Reads and validates every variable. Throws ConfigError for the first bad one.
 Config load_config(const EnvLookup& env);
-
-// The CPUs this process may run on (its affinity mask; 0 when unknown).
-unsigned usable_cores();
-// DATABASE_POOL_SIZE's default: 2 connections a core, 4 at least, 8 at most (8 when `cores` is
-// 0). More connections than a small machine's cores only add server processes that take turns
-// on them: on 2 cores 4 × 64 slots drained faster with 4 a process than with 8 (bench/README).
-int default_pool_size(unsigned cores);
 
 // Throws ConfigError("OPENAI_BASE_URL") when the worker's endpoint is not configured.
 void require_llm_endpoint(const Config& config);

@@ -126,6 +126,7 @@ BpeRanks BpeRanks::load(const std::string& path) {
   whole << in.rdbuf();  // in blocks (an istreambuf_iterator copies byte by byte)
   if (in.bad()) throw std::runtime_error("cannot read rank file " + path);
   const std::string file = std::move(whole).str();
+  if (file.size() > UINT32_MAX) throw std::runtime_error(path + ": larger than 4 GiB");
   BpeRanks r;
   r.reserve_slots(static_cast<size_t>(std::count(file.begin(), file.end(), '\n')) + 1);
   r.arena_.reserve(file.size() * 3 / 4);
@@ -144,6 +145,9 @@ BpeRanks BpeRanks::load(const std::string& path) {
     if (space == std::string_view::npos ||
         std::from_chars(line.data() + space + 1, end, rank) != std::from_chars_result{end, {}})
       throw std::runtime_error(path + ":" + std::to_string(number) + ": expected 'BASE64 RANK'");
+    if (rank == kNoRank)
+      throw std::runtime_error(path + ":" + std::to_string(number) + ": rank " +
+                               std::to_string(kNoRank) + " is reserved");
     const size_t before = r.arena_.size();
     if (!base64_decode(line.substr(0, space), r.arena_))
       throw std::runtime_error(path + ":" + std::to_string(number) + ": bad base64");

@@ -16,8 +16,11 @@ namespace autonous::tokens {
 
 class BpeRanks {
  public:
-  // Reads a .tiktoken file (lines "BASE64 RANK"). Throws std::runtime_error when the file
-  // cannot be read or a line is malformed (the message names the file and line).
+  // Reads a .tiktoken file: lines "BASE64 RANK", one space between, CRLF and blank lines
+  // allowed; a later line with the same bytes gives them its rank. Throws std::runtime_error
+  // when the file cannot be read or a line is malformed (the message names the file and line):
+  // no space, anything but digits after it (another space, a tab), a rank above 4294967294, or
+  // no bytes in the base64.
   static BpeRanks load(const std::string& path);
   // A Hugging Face BPE model: `tokens` (bytes, id) and `merges` (left id, right id, in the
   // order of the merges list). `whole_pieces` is the model's ignore_merges: a piece that is a

@@ -107,9 +107,29 @@ void Slot::index_backlog() {
   }
 }
 
-void Slot::wait_for_work(const std::stop_token& stop, milliseconds most) {
+bool Slot::wait_for_work(const std::stop_token& stop, milliseconds most) {
   std::unique_lock lock(run_.mu);
-  if (run_.cv.wait_for(lock, stop, most, [this] { return run_.wakeups > 0; })) --run_.wakeups;
+  if (!run_.cv.wait_for(lock, stop, most, [this] { return run_.wakeups > 0; })) return false;
+  --run_.wakeups;
+  return true;
+}
+
+bool Slot::drained() {
+  if (run_.busy.load() != 0 || queue_.has_pending()) return false;
+  spdlog::info("drain: no task queued or running; stopping");
+  run_.stop.request_stop();
+  return true;
+}
+
+void Slot::drain_wait(const std::stop_token& stop) {
+  const auto until = std::chrono::steady_clock::now() + config_.poll_interval;
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
+    if (left <= milliseconds(0) || stop.stop_requested()) return;
+    if (wait_for_work(stop, std::min(left, kDrainPoll)) || stop.stop_requested() || drained())
+      return;
+  }
 }
 
 void Slot::reconnect_and_report() {
@@ -264,17 +284,12 @@ std::optional<queue::Task> Slot::pass(std::optional<queue::Task> task, bool drai
     // the chat's next task may be runnable now, so no idle wait.
     return process(*task);
   }
-  const bool idle_drain = drain && run_.busy.load() == 0;
-  if (idle_drain && !queue_.has_pending()) {
-    spdlog::info("drain: no task queued or running; stopping");
-    run_.stop.request_stop();
-    return std::nullopt;
-  }
+  if (drain && drained()) return std::nullopt;
   index_backlog();
-  // What is left runs in other processes: the first slot looks again soon, so that the process
-  // exits about when their last task ends rather than up to POLL_INTERVAL_MS later.
-  wait_for_work(stop, idle_drain && index_ == 0 ? std::min(config_.poll_interval, kDrainPoll)
-                                                : config_.poll_interval);
+  if (drain && index_ == 0)
+    drain_wait(stop);
+  else
+    wait_for_work(stop, config_.poll_interval);
   return std::nullopt;
 }
 

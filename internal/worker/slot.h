@@ -63,8 +63,9 @@ struct RunState {
 
 // How long an idle slot indexes the search backlog before it waits for work again.
 inline constexpr std::chrono::milliseconds kIdleIndexBudget{50};
-// `--drain`: how often one slot of a process with no task running looks whether the tasks
-// other processes run have ended (their completions wake no one), instead of POLL_INTERVAL_MS.
+// `--drain`: how often the first slot, waiting for work, looks whether anything is still queued
+// or running anywhere (one read): another process's completion wakes no one, and a process
+// with nothing left of its own would otherwise see the end only at its next POLL_INTERVAL_MS.
 inline constexpr std::chrono::milliseconds kDrainPoll{50};
 // The step of a reconnect's back-off wait (a stop is seen within it).
 inline constexpr std::chrono::milliseconds kStep{100};
@@ -100,8 +101,13 @@ class Slot {
   void index_backlog();
   tools::HttpAnswer post_tool_call(const tools::HttpCall& call);
   // Waits up to `most` (POLL_INTERVAL_MS) for work, or until the run stops, or until the
-  // backend's listener (where it has one) wakes it: a task became claimable.
-  void wait_for_work(const std::stop_token& stop, std::chrono::milliseconds most);
+  // backend's listener (where it has one) wakes it: a task became claimable (true).
+  bool wait_for_work(const std::stop_token& stop, std::chrono::milliseconds most);
+  // `--drain`: true, and the run stopped, when no slot of this process runs a task and nothing
+  // is queued or running anywhere (Queue::has_pending).
+  bool drained();
+  // `--drain`: wait_for_work for POLL_INTERVAL_MS, but checking drained() every kDrainPoll.
+  void drain_wait(const std::stop_token& stop);
   // Runs one pass of loop(); a lost connection (Session::lost) is connected again and a
   // database error that passes (Session::transient) waited out, both with back-off, instead of
   // stopping the worker. Returns the task to run next.

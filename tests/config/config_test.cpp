@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "internal/config/pool_default.h"
+
 namespace autonous::config {
 namespace {
 

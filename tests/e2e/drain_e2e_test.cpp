@@ -15,19 +15,29 @@ using std::chrono::seconds;
 
 class DrainE2eTest : public E2eTest {};
 
-TEST_F(DrainE2eTest, AnIdleDrainerExitsWhenAnotherProcesssLastTaskEndsNotAPollLater) {
-  // Another process's completion wakes no one, so before, the idle drainer saw the queue empty
-  // only at its next poll: 30 s here.
-  StubServer stub(dir_.path().string(), 1500);
+TEST_F(DrainE2eTest, AnIdleDrainerExitsWhenAnotherProcessesLastTaskEndsNotAPollLater) {
+  // Another process's completion wakes no one: before, the idle drainer saw the queue empty
+  // only at its next poll, 30 s here.
+  StubServer stub(dir_.path().string(), 4000);
   enqueue("a", "slow");
   const Env e = env(stub, {{"POLL_INTERVAL_MS", "30000"}, {"WORKER_CONCURRENCY", "2"}});
   Process busy({autonous_bin(), "worker", "--drain"}, e, dir_.path().string());
-  const auto deadline = std::chrono::steady_clock::now() + seconds(10);
-  while (num("SELECT count(*) FROM tasks WHERE status = 'running'") < 1 &&
+  const auto running = [this] {
+    return num("SELECT count(*) FROM tasks WHERE status = 'running'");
+  };
+  auto deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (running() < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_EQ(running(), 1);
+  Process idle({autonous_bin(), "worker", "--drain"}, e, dir_.path().string());
+  // Up, with the task still running elsewhere: it waits for it (it must not exit now).
+  deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (idle.stderr_text().find("worker started") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(milliseconds(20));
-  ASSERT_EQ(num("SELECT count(*) FROM tasks WHERE status = 'running'"), 1);
-  Process idle({autonous_bin(), "worker", "--drain"}, e, dir_.path().string());
+  ASSERT_NE(idle.stderr_text().find("worker started"), std::string::npos) << idle.stderr_text();
+  ASSERT_FALSE(idle.wait(milliseconds(300))) << idle.stderr_text();
+  ASSERT_EQ(running(), 1) << "the task ended before the second drainer was waiting";
   const auto b = busy.wait(seconds(20));
   ASSERT_TRUE(b);
   EXPECT_EQ(b->exit_code, 0) << b->err;

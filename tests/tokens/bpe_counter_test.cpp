@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "internal/common/utf8.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/token_data.h"
 
 namespace autonous::tokens {
@@ -82,36 +83,41 @@ TEST(BpeCounterTest, MissingRankFilesAndUnknownEncodingsAreErrors) {
   EXPECT_THROW(load_bpe_counter("p50k_base", testing::tokenizer_data_dir()), std::invalid_argument);
 }
 
-// A rank file of the 256 single bytes (ranks 0-255) and `extra` lines after them.
-std::string rank_file(const std::string& name, const std::string& extra) {
+// A rank file in `dir` of the 256 single bytes (ranks 0-255) and `extra` lines after them.
+std::string rank_file(const testing::TempDir& dir, const std::string& name,
+                      const std::string& extra) {
   static const char* kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const auto path = std::filesystem::temp_directory_path() / ("autonous-ranks-" + name);
+  const std::string path = dir.file(name);
   std::ofstream out(path, std::ios::binary);
   for (int b = 0; b < 256; ++b)  // one byte is 2 base64 characters and "=="
     out << kB64[b >> 2] << kB64[(b & 3) << 4] << "== " << b << "\n";
   out << extra;
-  return path.string();
+  return path;
 }
 
 TEST(BpeRanksTest, AHandWrittenFileMergesByItsRanksAndLaterDuplicatesWin) {
-  // "ab" (YWI=) 256, "abc" (YWJj) 257, "bc" (YmM=) 300 listed, then "bc" again as 258; CRLF ok.
+  // "ab" (YWI=) 256, "abc" (YWJj) 257, "bc" (YmM=) 300 listed, then "bc" again as 258; a CRLF,
+  // a blank line and a last line without its newline are fine.
+  const testing::TempDir dir;
   const BpeRanks r =
-      BpeRanks::load(rank_file("ok", "YWI= 256\r\nYWJj 257\n\nYmM= 300\nYmM= 258\n"));
+      BpeRanks::load(rank_file(dir, "ok", "YWI= 256\r\nYWJj 257\n\nYmM= 300\nYmM= 258"));
   EXPECT_EQ(r.size(), 259U);
   EXPECT_EQ(r.rank("ab"), 256U);
   EXPECT_EQ(r.rank("bc"), 258U);
   EXPECT_EQ(r.rank("abc"), 257U);
   EXPECT_EQ(r.rank("ca"), BpeRanks::kNoRank);
   EXPECT_EQ(r.rank(std::string(1, '\0')), 0U);
-  EXPECT_EQ(r.count_piece("abc"), 1);    // ab (256) first, then ab+c makes abc
+  EXPECT_EQ(r.count_piece("abc"), 1);    // a token: one (tiktoken's whole-piece rule)
+  EXPECT_EQ(r.count_scan("abc"), 1);     // merged: ab (256) first, then ab + c makes abc
   EXPECT_EQ(r.count_piece("abcab"), 2);  // abc, ab
   EXPECT_EQ(r.count_piece("cbc"), 2);    // c, bc
   EXPECT_EQ(r.count_scan("abcbcab"), r.count_heap("abcbcab"));
 }
 
 TEST(BpeRanksTest, AMalformedRankFileNamesItsLine) {
-  const auto refused = [](const std::string& name, const std::string& extra, const char* why) {
-    const std::string path = rank_file(name, extra);
+  const testing::TempDir dir;
+  const auto refused = [&dir](const std::string& name, const std::string& extra, const char* why) {
+    const std::string path = rank_file(dir, name, extra);
     try {
       (void)BpeRanks::load(path);
       ADD_FAILURE() << name << ": loaded";
@@ -124,10 +130,12 @@ TEST(BpeRanksTest, AMalformedRankFileNamesItsLine) {
   refused("big-rank", "YWI= 4294967296\n", "expected 'BASE64 RANK'");
   refused("bad-base64", "Y*I= 256\n", "bad base64");
   refused("empty-token", "= 256\n", "bad base64");
+  refused("reserved-rank", "YWI= 4294967295\n", "rank 4294967295 is reserved");
+  refused("two-spaces", "YWI=  256\n", "expected 'BASE64 RANK'");
   EXPECT_THROW((void)BpeRanks::load("/nonexistent/ranks.tiktoken"), std::runtime_error);
-  const auto few = std::filesystem::temp_directory_path() / "autonous-ranks-few";
+  const std::string few = dir.file("few");
   std::ofstream(few) << "YQ== 0\n";
-  EXPECT_THROW((void)BpeRanks::load(few.string()), std::runtime_error);
+  EXPECT_THROW((void)BpeRanks::load(few), std::runtime_error);
 }
 
 TEST(PretokenizerTest, SplitsLikeTheCl100kPattern) {
