@@ -228,9 +228,8 @@ int run_worker(const config::Config& config, bool drain) {
                                {"source", settings.budget.source},
                                {"strategy", engine::to_string(settings.context.policy.strategy)},
                                {"tokenizer_data_dir", config.tokenizer_data_dir}});
-  if (!config.database_url.empty())
-    log::info("PostgreSQL connection pool",
-              {{"size", config.database_pool_size}, {"cpu_cores", config::usable_cores()}});
+  if (const std::optional<int> pool = backend::connection_pool_size(config))
+    log::info("connection pool", {{"size", *pool}, {"cpu_cores", config::usable_cores()}});
   warn_if_window_unknown(config);
   // A tool's child process that exits must not kill the worker when it writes to its stdin.
   std::signal(SIGPIPE, SIG_IGN);

@@ -23,6 +23,11 @@ std::unique_ptr<ops::PageDb> open_page_db(const config::Config& config, bool nee
   return open_sqlite_page_db(config, need_write);
 }
 
+std::optional<int> connection_pool_size(const config::Config& config) {
+  if (!config.database_url.empty()) return config.database_pool_size;
+  return std::nullopt;
+}
+
 std::unique_ptr<Listener> open_listener(const config::Config& config, Wake wake, int slots) {
   if (!wake) throw std::invalid_argument("open_listener: no wake callback");
   if (!config.database_url.empty())

@@ -15,6 +15,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -192,6 +193,10 @@ using Wake = std::function<void(int slots)>;
 // slots poll every POLL_INTERVAL_MS). Throws std::invalid_argument when `wake` is empty, and
 // when it cannot connect.
 std::unique_ptr<Listener> open_listener(const config::Config& config, Wake wake, int slots);
+
+// The connections a process's sessions share (DATABASE_POOL_SIZE) where the backend pools them
+// (PostgreSQL); nullopt where each session has its own (SQLite).
+std::optional<int> connection_pool_size(const config::Config& config);
 
 // Waits for tasks to end (`autonous wait`): PostgreSQL LISTENs on autonous_task_ended
 // (migrations/postgres/0020, TASK_ENDED_NOTIFY); SQLite has no notification and waits a

@@ -11,7 +11,6 @@
 #include "internal/config/api_key.h"
 #include "internal/config/http_headers.h"
 #include "internal/config/install_paths.h"
-#include "internal/config/pool_default.h"
 
 namespace autonous::config {
 namespace {

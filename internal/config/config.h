@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "internal/config/listen_address.h"
+#include "internal/config/pool_default.h"  // DATABASE_POOL_SIZE's default
 
 namespace autonous::config {
 
