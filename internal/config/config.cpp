@@ -11,6 +11,7 @@
 #include "internal/config/api_key.h"
 #include "internal/config/http_headers.h"
 #include "internal/config/install_paths.h"
+#include "internal/config/pool_default.h"
 
 namespace autonous::config {
 namespace {
@@ -68,14 +69,6 @@ std::string read_string(const EnvLookup& env, std::string_view name, std::string
 
 ConfigError::ConfigError(std::string variable, const std::string& message)
     : std::runtime_error(variable + ": " + message), variable_(std::move(variable)) {}
-
-EnvLookup process_env() {
-  return [](std::string_view name) -> std::optional<std::string> {
-    const char* v = std::getenv(std::string(name).c_str());  // NOLINT(concurrency-mt-unsafe)
-    if (v == nullptr) return std::nullopt;
-    return std::string(v);
-  };
-}
 
 namespace {
 

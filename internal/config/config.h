@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "internal/config/listen_address.h"
-#include "internal/config/pool_default.h"  // DATABASE_POOL_SIZE's default
 
 namespace autonous::config {
 
@@ -167,7 +166,7 @@ struct Config {
 // Returns the value of an environment variable, or nullopt when it is unset.
 using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
 
-// The process environment.
+// The process environment (defined in env_file.cpp, beside layered_env).
 EnvLookup process_env();
 
 // Reads and validates every variable. Throws ConfigError for the first bad one.

@@ -1,5 +1,6 @@
 #include "internal/config/env_file.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <utility>
 
@@ -83,6 +84,14 @@ std::map<std::string, std::string> read_env_file(const std::string& path) {
     out_value(s.substr(eq + 1), value_of_line(path, number), out[key]);
   }
   return out;
+}
+
+EnvLookup process_env() {
+  return [](std::string_view name) -> std::optional<std::string> {
+    const char* v = std::getenv(std::string(name).c_str());  // NOLINT(concurrency-mt-unsafe)
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
 }
 
 EnvLookup layered_env(EnvLookup primary, std::map<std::string, std::string> file) {

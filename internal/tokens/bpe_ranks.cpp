@@ -122,15 +122,17 @@ uint32_t BpeRanks::rank(std::string_view bytes) const noexcept {
 BpeRanks BpeRanks::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read rank file " + path);
-  std::ostringstream whole;
-  whole << in.rdbuf();  // in blocks (an istreambuf_iterator copies byte by byte)
-  if (in.bad()) throw std::runtime_error("cannot read rank file " + path);
+  std::ostringstream whole;  // in blocks (an istreambuf_iterator copies byte by byte)
+  if (!(whole << in.rdbuf()))
+    throw std::runtime_error("cannot read rank file " + path + " (empty or unreadable)");
   const std::string file = std::move(whole).str();
   if (file.size() > UINT32_MAX) throw std::runtime_error(path + ": larger than 4 GiB");
   BpeRanks r;
   r.reserve_slots(static_cast<size_t>(std::count(file.begin(), file.end(), '\n')) + 1);
   r.arena_.reserve(file.size() * 3 / 4);
   size_t number = 0;
+  int64_t last = -1;  // ranks rising line by line cannot repeat (tiktoken's files)
+  bool rising = true;
   for (size_t at = 0; at < file.size();) {
     size_t eol = file.find('\n', at);
     if (eol == std::string::npos) eol = file.size();
@@ -152,10 +154,23 @@ BpeRanks BpeRanks::load(const std::string& path) {
     if (!base64_decode(line.substr(0, space), r.arena_))
       throw std::runtime_error(path + ":" + std::to_string(number) + ": bad base64");
     r.insert_tail(r.arena_.size() - before, rank);
+    rising = rising && rank > last;
+    last = rank;
   }
   if (r.count_ < 256) throw std::runtime_error(path + ": too few ranks");
+  if (!rising) r.refuse_shared_ranks(path);
   r.build_pairs();
   return r;
+}
+
+void BpeRanks::refuse_shared_ranks(const std::string& path) const {
+  std::vector<uint32_t> ranks;
+  ranks.reserve(count_);
+  for (const Slot& s : slots_)
+    if (s.length != 0) ranks.push_back(s.rank);
+  std::sort(ranks.begin(), ranks.end());
+  if (const auto twice = std::adjacent_find(ranks.begin(), ranks.end()); twice != ranks.end())
+    throw std::runtime_error(path + ": rank " + std::to_string(*twice) + " is given to two tokens");
 }
 
 namespace {

@@ -20,7 +20,7 @@ class BpeRanks {
   // allowed; a later line with the same bytes gives them its rank. Throws std::runtime_error
   // when the file cannot be read or a line is malformed (the message names the file and line):
   // no space, anything but digits after it (another space, a tab), a rank above 4294967294, or
-  // no bytes in the base64.
+  // no bytes in the base64; and when two tokens are given the same rank.
   static BpeRanks load(const std::string& path);
   // A Hugging Face BPE model: `tokens` (bytes, id) and `merges` (left id, right id, in the
   // order of the merges list). `whole_pieces` is the model's ignore_merges: a piece that is a
@@ -58,6 +58,8 @@ class BpeRanks {
   // Inserts the arena's last `length` bytes (just appended); a token already there takes the
   // new rank and the bytes are given back.
   void insert_tail(size_t length, uint32_t rank);
+  // Throws when two tokens have the same rank (a merge's token is known by its rank).
+  void refuse_shared_ranks(const std::string& path) const;
   // The rank of `bytes`, whose polynomial hash (poly()) is `h`.
   uint32_t find(std::string_view bytes, uint64_t h) const noexcept;
   // The rank of the token made of tokens `left` and `right` side by side, or kNoRank. During a

@@ -127,8 +127,9 @@ void Slot::drain_wait(const std::stop_token& stop) {
     const auto left =
         std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
     if (left <= milliseconds(0) || stop.stop_requested()) return;
-    if (wait_for_work(stop, std::min(left, kDrainPoll)) || stop.stop_requested() || drained())
-      return;
+    if (wait_for_work(stop, std::min(left, kDrainPoll))) return;
+    // The last step: the pass that follows looks itself.
+    if (left <= kDrainPoll || stop.stop_requested() || drained()) return;
   }
 }
 

@@ -133,6 +133,14 @@ TEST(BpeRanksTest, AMalformedRankFileNamesItsLine) {
   refused("reserved-rank", "YWI= 4294967295\n", "rank 4294967295 is reserved");
   refused("two-spaces", "YWI=  256\n", "expected 'BASE64 RANK'");
   EXPECT_THROW((void)BpeRanks::load("/nonexistent/ranks.tiktoken"), std::runtime_error);
+  try {
+    (void)BpeRanks::load(rank_file(dir, "shared-rank", "YWI= 256\nYmM= 256\n"));
+    ADD_FAILURE() << "two tokens of one rank loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 256 is given to two tokens"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW((void)BpeRanks::load(dir.path().string()), std::runtime_error);  // a folder
   const std::string few = dir.file("few");
   std::ofstream(few) << "YQ== 0\n";
   EXPECT_THROW((void)BpeRanks::load(few), std::runtime_error);
