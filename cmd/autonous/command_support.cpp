@@ -25,8 +25,10 @@ std::unique_ptr<tokens::TokenCounter> make_model_counter(const config::Config& c
   try {
     const std::optional<engine::ModelPreset> preset = engine::find_preset(model);
     auto choice = tokens::make_token_counter(setting, model, config.tokenizer_data_dir,
-                                             preset ? preset->tokenizer : std::string());
+                                             preset ? preset->tokenizer : std::string(),
+                                             config.tokenizer_cache_dir);
     if (!choice.warning.empty()) spdlog::warn("token counter: {}", choice.warning);
+    if (!choice.note.empty()) spdlog::debug("token counter: {}", choice.note);
     return std::move(choice.counter);
   } catch (const std::exception& e) {
     throw config::ConfigError("TOKEN_COUNTER", e.what());

@@ -81,6 +81,9 @@ struct Config {
   std::string token_counter = "auto";
   // Unset: beside an installed binary (install_paths.h), else this.
   std::string tokenizer_data_dir = "/usr/local/share/autonous/tokenizer";
+  // TOKENIZER_CACHE_DIR: the OpenAI encodings' built tables (bpe_ranks.h: load_cached); unset:
+  // install_paths.h's default; off or "": none.
+  std::string tokenizer_cache_dir;
   bool token_calibration = true;  // TOKEN_CALIBRATION: the estimator's scale per endpoint, model
   // Tools (#29): TOOLS_FILE names the declared tools ("" offers none); a task makes at most
   // TOOL_MAX_STEPS model calls; a result is read up to TOOL_RESULT_MAX_BYTES and stored cut to

@@ -12,7 +12,9 @@ int64_t BpeCounter::count_text(std::string_view text) const {
 }
 
 std::unique_ptr<BpeCounter> load_bpe_counter(const std::string& encoding,
-                                             const std::string& data_dir) {
+                                             const std::string& data_dir,
+                                             const std::string& cache_dir,
+                                             BpeRanks::CacheUse* use) {
   SplitPattern pattern = SplitPattern::kCl100k;
   if (encoding == "cl100k_base") {
     pattern = SplitPattern::kCl100k;
@@ -26,7 +28,8 @@ std::unique_ptr<BpeCounter> load_bpe_counter(const std::string& encoding,
     throw std::runtime_error("rank file " + path +
                              " is missing (scripts/bootstrap fetches it; TOKENIZER_DATA_DIR "
                              "points elsewhere)");
-  return std::make_unique<BpeCounter>(encoding, BpeRanks::load(path), pattern);
+  return std::make_unique<BpeCounter>(encoding, BpeRanks::load_cached(path, cache_dir, use),
+                                      pattern);
 }
 
 }  // namespace autonous::tokens

@@ -34,10 +34,13 @@ class BpeCounter final : public TokenCounter {
 // The default place for rank files, used when TOKENIZER_DATA_DIR is not set.
 inline constexpr const char* kDefaultTokenizerDataDir = "/usr/local/share/autonous/tokenizer";
 
-// Loads "cl100k_base" or "o200k_base" from `<data_dir>/<encoding>.tiktoken`. Throws
+// Loads "cl100k_base" or "o200k_base" from `<data_dir>/<encoding>.tiktoken`, its built tables
+// through `cache_dir` when not "" (BpeRanks::load_cached; `use` says what happened). Throws
 // std::invalid_argument for an unknown encoding, std::runtime_error when the file is missing
 // or malformed (the message says where it looked).
 std::unique_ptr<BpeCounter> load_bpe_counter(const std::string& encoding,
-                                             const std::string& data_dir);
+                                             const std::string& data_dir,
+                                             const std::string& cache_dir = "",
+                                             BpeRanks::CacheUse* use = nullptr);
 
 }  // namespace autonous::tokens

@@ -8,6 +8,7 @@
 #include <queue>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 namespace autonous::tokens {
 namespace {
@@ -103,9 +104,9 @@ uint32_t BpeRanks::find(std::string_view bytes, uint64_t h) const noexcept {
   const uint64_t m = mix(h);
   const auto tag = static_cast<uint32_t>(m >> 32);
   size_t i = m & mask_;
-  const char* arena = arena_.data();
-  while (slots_[i].length != 0) {
-    const Slot& s = slots_[i];
+  const char* arena = arena_at_;
+  while (slots_at_[i].length != 0) {
+    const Slot& s = slots_at_[i];
     if (s.tag == tag && s.length == bytes.size() &&
         std::memcmp(arena + s.offset, bytes.data(), bytes.size()) == 0)
       return s.rank;
@@ -115,17 +116,45 @@ uint32_t BpeRanks::find(std::string_view bytes, uint64_t h) const noexcept {
 }
 
 uint32_t BpeRanks::rank(std::string_view bytes) const noexcept {
-  if (bytes.empty() || slots_.empty()) return kNoRank;
+  if (bytes.empty() || slots_at_ == nullptr) return kNoRank;
   return find(bytes, poly(bytes));
 }
 
-BpeRanks BpeRanks::load(const std::string& path) {
+void BpeRanks::point_at_build() noexcept {
+  arena_at_ = arena_.data();
+  slots_at_ = slots_.empty() ? nullptr : slots_.data();
+  pairs_at_ = pairs_.data();
+  byte_rank_at_ = byte_rank_.data();
+}
+
+void BpeRanks::seal() {
+  using Built =
+      std::tuple<std::string, std::vector<Slot>, std::vector<PairSlot>, std::vector<uint32_t>>;
+  auto built = std::make_shared<Built>(std::move(arena_), std::move(slots_), std::move(pairs_),
+                                       std::move(byte_rank_));
+  arena_.clear();
+  slots_.clear();
+  pairs_.clear();
+  byte_rank_.clear();
+  arena_at_ = std::get<0>(*built).data();
+  slots_at_ = std::get<1>(*built).data();
+  pairs_at_ = std::get<2>(*built).data();
+  byte_rank_at_ = std::get<3>(*built).data();
+  keep_ = std::move(built);
+}
+
+std::string BpeRanks::read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read rank file " + path);
   std::ostringstream whole;  // in blocks (an istreambuf_iterator copies byte by byte)
   if (!(whole << in.rdbuf()))
     throw std::runtime_error("cannot read rank file " + path + " (empty or unreadable)");
-  const std::string file = std::move(whole).str();
+  return std::move(whole).str();
+}
+
+BpeRanks BpeRanks::load(const std::string& path) { return parse(read(path), path); }
+
+BpeRanks BpeRanks::parse(const std::string& file, const std::string& path) {
   if (file.size() > UINT32_MAX) throw std::runtime_error(path + ": larger than 4 GiB");
   BpeRanks r;
   r.reserve_slots(static_cast<size_t>(std::count(file.begin(), file.end(), '\n')) + 1);
@@ -159,7 +188,9 @@ BpeRanks BpeRanks::load(const std::string& path) {
   }
   if (r.count_ < 256) throw std::runtime_error(path + ": too few ranks");
   if (!rising) r.refuse_shared_ranks(path);
+  r.point_at_build();
   r.build_pairs();
+  r.seal();
   return r;
 }
 
@@ -204,6 +235,7 @@ BpeRanks BpeRanks::from_merges(const std::vector<std::pair<std::string, uint32_t
     if (!b.empty()) r.insert(b, id);
     max_id = std::max(max_id, id);
   }
+  r.point_at_build();
   r.build_byte_tokens();
   // The bytes of each id, to find what a merge makes.
   std::vector<std::string_view> bytes(static_cast<size_t>(max_id) + 1);
@@ -225,6 +257,7 @@ BpeRanks BpeRanks::from_merges(const std::vector<std::pair<std::string, uint32_t
     found.emplace_back(uint64_t{m.left} << 32 | m.right, Joined{static_cast<uint32_t>(i), token});
   }
   r.index_pairs(found);
+  r.seal();
   return r;
 }
 
@@ -276,8 +309,8 @@ BpeRanks::Joined BpeRanks::join(uint32_t left, uint32_t right) const noexcept {
   if (left == kNoRank || right == kNoRank) return {};
   const uint64_t key = uint64_t{left} << 32 | right;
   size_t i = pair_hash(key) & pair_mask_;
-  while (pairs_[i].key != UINT64_MAX) {
-    if (pairs_[i].key == key) return pairs_[i].joined;
+  while (pairs_at_[i].key != UINT64_MAX) {
+    if (pairs_at_[i].key == key) return pairs_at_[i].joined;
     i = (i + 1) & pair_mask_;
   }
   return {};
@@ -300,7 +333,7 @@ int64_t BpeRanks::count_scan(std::string_view piece) const {
   thread_local std::vector<Joined> pairs;  // pairs[i]: joining parts i and i + 1
   const size_t n = piece.size();
   tok.resize(n);
-  for (size_t i = 0; i < n; ++i) tok[i] = byte_rank_[static_cast<unsigned char>(piece[i])];
+  for (size_t i = 0; i < n; ++i) tok[i] = byte_rank_at_[static_cast<unsigned char>(piece[i])];
   pairs.resize(n);
   for (size_t i = 0; i + 1 < n; ++i) pairs[i] = join(tok[i], tok[i + 1]);
   pairs[n - 1] = Joined{};
@@ -339,7 +372,7 @@ int64_t BpeRanks::count_heap(std::string_view piece) const {
   for (uint32_t i = 0; i < n; ++i) {
     next[i] = i + 1;
     prev[i] = i == 0 ? UINT32_MAX : i - 1;
-    tok[i] = byte_rank_[static_cast<unsigned char>(piece[i])];
+    tok[i] = byte_rank_at_[static_cast<unsigned char>(piece[i])];
   }
   struct Candidate {
     uint32_t rank;

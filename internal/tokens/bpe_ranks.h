@@ -8,6 +8,8 @@
 // list, so a 1 MiB run of one letter stays O(n log n). Immutable after load; thread-safe.
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +24,18 @@ class BpeRanks {
   // no space, anything but digits after it (another space, a tab), a rank above 4294967294, or
   // no bytes in the base64; and when two tokens are given the same rank.
   static BpeRanks load(const std::string& path);
+  // load(), through a cache of the built tables in `cache_dir` (bpe_ranks_cache.cpp): a file
+  // named by the rank file's SHA-256, mapped read-only, so that a process starts without
+  // building them and the processes of a machine share one copy in memory. A cache file that is
+  // missing, stale, truncated or inconsistent is ignored and written again; a cache that cannot
+  // be written only costs the build. "" : load(). `use`, when given, says what happened.
+  struct CacheUse {
+    bool hit = false;   // the tables came from `file`
+    std::string file;   // the cache file looked for ("" without a cache)
+    std::string error;  // why it was not read or written ("" when fine)
+  };
+  static BpeRanks load_cached(const std::string& path, const std::string& cache_dir,
+                              CacheUse* use = nullptr);
   // A Hugging Face BPE model: `tokens` (bytes, id) and `merges` (left id, right id, in the
   // order of the merges list). `whole_pieces` is the model's ignore_merges: a piece that is a
   // token is that one token. Throws std::runtime_error when a single byte has no token or a
@@ -42,6 +56,8 @@ class BpeRanks {
   int64_t count_scan(std::string_view piece) const;
   int64_t count_heap(std::string_view piece) const;
   size_t size() const noexcept { return count_; }
+  // Whether the tables are a cache file's mapping (load_cached()), not built in this process.
+  bool mapped() const noexcept { return mapped_; }
 
   static constexpr uint32_t kNoRank = UINT32_MAX;
 
@@ -81,18 +97,40 @@ class BpeRanks {
   static uint64_t poly(std::string_view bytes) noexcept;
   static uint64_t mix(uint64_t h) noexcept;
 
-  std::string arena_;
-  std::vector<Slot> slots_;
   struct PairSlot {
     uint64_t key = UINT64_MAX;  // left << 32 | right; UINT64_MAX: empty
     Joined joined;
   };
+  // A rank file's bytes; throws std::runtime_error when it cannot be read.
+  static std::string read(const std::string& path);
+  // Parses a rank file's bytes (load()); `path` names it in errors.
+  static BpeRanks parse(const std::string& file, const std::string& path);
+  // The cache file (bpe_ranks_cache.cpp): written whole under another name, then renamed.
+  void save(const std::string& file, const std::string& key) const;
+  // The tables of a cache file whose key is `key`, or nullopt (a reason in `why`).
+  static std::optional<BpeRanks> map(const std::string& file, const std::string& key,
+                                     std::string& why);
+  // While building: the lookups read the vectors below. seal(): the built tables move to the
+  // heap, shared by copies (immutable from then on).
+  void point_at_build() noexcept;
+  void seal();
+
+  // Building (load(), from_merges()); empty once sealed.
+  std::string arena_;
+  std::vector<Slot> slots_;
   std::vector<PairSlot> pairs_;
-  size_t pair_mask_ = 0;
   std::vector<uint32_t> byte_rank_;  // the token of each single byte
+  // What the lookups read: the built tables, or a cache file's mapping, kept by `keep_`.
+  std::shared_ptr<const void> keep_;
+  const char* arena_at_ = nullptr;
+  const Slot* slots_at_ = nullptr;
+  const PairSlot* pairs_at_ = nullptr;
+  const uint32_t* byte_rank_at_ = nullptr;
+  size_t pair_mask_ = 0;
   size_t mask_ = 0;
   size_t count_ = 0;
   bool whole_pieces_ = true;
+  bool mapped_ = false;
 };
 
 }  // namespace autonous::tokens

@@ -28,8 +28,30 @@ std::optional<std::string> encoding_for_model(const std::string& model) {
   return std::nullopt;
 }
 
+namespace {
+
+// The exact counter of an OpenAI encoding, saying in `out.note` where its tables came from.
+std::unique_ptr<TokenCounter> bpe_counter(const std::string& encoding, const std::string& data_dir,
+                                          const std::string& cache_dir, CounterChoice& out) {
+  BpeRanks::CacheUse use;
+  auto counter =
+      std::make_unique<MemoCounter>(load_bpe_counter(encoding, data_dir, cache_dir, &use));
+  if (use.hit)
+    out.note = encoding + " tables mapped from " + use.file;
+  else if (use.file.empty())
+    out.note = encoding + " tables built (no TOKENIZER_CACHE_DIR)";
+  else if (!use.error.empty())
+    out.note = encoding + " tables built; cache: " + use.error;
+  else
+    out.note = encoding + " tables built and cached in " + use.file;
+  return counter;
+}
+
+}  // namespace
+
 CounterChoice make_token_counter(const std::string& setting, const std::string& model,
-                                 const std::string& data_dir, const std::string& preset) {
+                                 const std::string& data_dir, const std::string& preset,
+                                 const std::string& cache_dir) {
   CounterChoice out;
   if (setting == "chars4") {
     out.counter = std::make_unique<CharsOver4Counter>(kFramingPerMessage, kFramingPerRequest);
@@ -40,7 +62,7 @@ CounterChoice make_token_counter(const std::string& setting, const std::string& 
     return out;
   }
   if (setting == "cl100k_base" || setting == "o200k_base") {
-    out.counter = std::make_unique<MemoCounter>(load_bpe_counter(setting, data_dir));
+    out.counter = bpe_counter(setting, data_dir, cache_dir, out);
     return out;
   }
   if (hf_family(setting) != nullptr) {
@@ -67,7 +89,7 @@ CounterChoice make_token_counter(const std::string& setting, const std::string& 
         "no exact encoding is known for model '" + model + "'; using the script-aware estimate";
   } else {
     try {
-      out.counter = std::make_unique<MemoCounter>(load_bpe_counter(*encoding, data_dir));
+      out.counter = bpe_counter(*encoding, data_dir, cache_dir, out);
       return out;
     } catch (const std::runtime_error& e) {
       out.warning = std::string(e.what()) + "; using the script-aware estimate";

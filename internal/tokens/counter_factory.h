@@ -22,13 +22,18 @@ std::optional<std::string> encoding_for_model(const std::string& model);
 struct CounterChoice {
   std::unique_ptr<TokenCounter> counter;
   std::string warning;  // non-empty when `auto` fell back
+  // An exact OpenAI encoding's rank tables: mapped from the cache, or built (and cached, or
+  // why not). "" for the other counters.
+  std::string note;
 };
 
 // `setting` is auto, cl100k_base, o200k_base, llama3, qwen3, deepseek_v3, estimate or chars4.
 // `preset`: the counter the model's preset names (engine/model_presets.h), which `auto` prefers
-// to the name rules; empty: none. Throws std::invalid_argument for another value,
-// std::runtime_error when an explicitly chosen encoding cannot be loaded.
+// to the name rules; empty: none. `cache_dir`: where the OpenAI encodings' built tables are kept
+// (TOKENIZER_CACHE_DIR; BpeRanks::load_cached), "" for none. Throws std::invalid_argument for
+// another value, std::runtime_error when an explicitly chosen encoding cannot be loaded.
 CounterChoice make_token_counter(const std::string& setting, const std::string& model,
-                                 const std::string& data_dir, const std::string& preset = "");
+                                 const std::string& data_dir, const std::string& preset = "",
+                                 const std::string& cache_dir = "");
 
 }  // namespace autonous::tokens

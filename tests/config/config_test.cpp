@@ -165,6 +165,21 @@ TEST(ConfigTest, ThePoolIsTwoConnectionsACoreBetweenFourAndEight) {
   EXPECT_GE(usable_cores(), 1U);
 }
 
+TEST(ConfigTest, TheTokenizerCacheIsSystemdsThenXdgsThenHomesAndOffTurnsItOff) {
+  const auto dir = [](std::map<std::string, std::string> env) {
+    return load_config(env_of(std::move(env))).tokenizer_cache_dir;
+  };
+  EXPECT_EQ(dir({{"HOME", "/home/a"}}), "/home/a/.cache/autonous/tokenizer");
+  EXPECT_EQ(dir({{"HOME", "/home/a"}, {"XDG_CACHE_HOME", "/x"}}), "/x/autonous/tokenizer");
+  EXPECT_EQ(dir({{"HOME", "/home/a"}, {"XDG_CACHE_HOME", "x"}}),  // relative: ignored
+            "/home/a/.cache/autonous/tokenizer");
+  EXPECT_EQ(dir({{"CACHE_DIRECTORY", "/var/cache/autonous:/var/cache/b"}, {"HOME", "/h"}}),
+            "/var/cache/autonous/tokenizer");
+  EXPECT_EQ(dir({}), "");  // nowhere to keep it
+  EXPECT_EQ(dir({{"HOME", "/h"}, {"TOKENIZER_CACHE_DIR", " /srv/c "}}), "/srv/c");
+  EXPECT_EQ(dir({{"HOME", "/h"}, {"TOKENIZER_CACHE_DIR", "off"}}), "");
+}
+
 TEST(ConfigTest, EmbeddingsAreOffByDefaultAndTheirSettingsAreChecked) {
   const Config d = load_config(env_of({}));
   EXPECT_TRUE(d.embedding_model.empty());

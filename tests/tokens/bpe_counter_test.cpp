@@ -1,8 +1,10 @@
 #include "internal/tokens/bpe_counter.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -144,6 +146,105 @@ TEST(BpeRanksTest, AMalformedRankFileNamesItsLine) {
   const std::string few = dir.file("few");
   std::ofstream(few) << "YQ== 0\n";
   EXPECT_THROW((void)BpeRanks::load(few), std::runtime_error);
+}
+
+// The built tables through a cache file (BpeRanks::load_cached).
+TEST(BpeRanksCacheTest, TheSecondLoadMapsTheFirstsTablesAndCountsAsTiktokenDoes) {
+  const testing::TempDir dir;
+  const std::string cache = dir.file("cache");
+  tokens::BpeRanks::CacheUse use;
+  const auto built = load_bpe_counter("o200k_base", testing::tokenizer_data_dir(), cache, &use);
+  EXPECT_FALSE(use.hit);
+  EXPECT_EQ(use.error, "");
+  ASSERT_TRUE(std::filesystem::exists(use.file)) << use.file;
+  EXPECT_FALSE(built->ranks().mapped());
+  const auto mapped = load_bpe_counter("o200k_base", testing::tokenizer_data_dir(), cache, &use);
+  EXPECT_TRUE(use.hit) << use.error;
+  EXPECT_TRUE(mapped->ranks().mapped());
+  EXPECT_EQ(mapped->ranks().size(), built->ranks().size());
+  const auto expected = nlohmann::json::parse(testing::read_file(kCorpus + "/expected.json"));
+  for (const auto& [file, counts] : expected["files"].items()) {
+    const std::string text = common::sanitize_utf8(testing::read_file(kCorpus + "/" + file));
+    EXPECT_EQ(mapped->count_text(text), counts["o200k_base"].get<int64_t>()) << file;
+  }
+  const std::string run(4096, 'a');  // the heap's merge
+  EXPECT_EQ(mapped->count_text(run), 512);
+  // A copy shares the mapping, which outlives the original.
+  std::optional<BpeRanks> copy;
+  {
+    const auto again = load_bpe_counter("o200k_base", testing::tokenizer_data_dir(), cache);
+    copy = again->ranks();
+  }
+  EXPECT_EQ(copy->count_piece(" tokenizer"), built->ranks().count_piece(" tokenizer"));
+}
+
+TEST(BpeRanksCacheTest, AChangedRankFileIsBuiltAgainAndItsOldTablesRemoved) {
+  const testing::TempDir dir;
+  const std::string cache = dir.file("cache");
+  const std::string path = rank_file(dir, "r", "YWI= 256\n");
+  BpeRanks::CacheUse first;
+  EXPECT_EQ(BpeRanks::load_cached(path, cache, &first).rank("abc"), BpeRanks::kNoRank);
+  rank_file(dir, "r", "YWI= 256\nYWJj 257\n");  // the same name, new contents
+  BpeRanks::CacheUse second;
+  const BpeRanks r = BpeRanks::load_cached(path, cache, &second);
+  EXPECT_FALSE(second.hit);
+  EXPECT_NE(second.file, first.file);
+  EXPECT_EQ(r.rank("abc"), 257U);
+  EXPECT_EQ(r.count_piece("abcab"), 2);
+  EXPECT_FALSE(std::filesystem::exists(first.file));
+  EXPECT_TRUE(BpeRanks::load_cached(path, cache, &second).mapped());
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(cache), {}), 1);
+}
+
+TEST(BpeRanksCacheTest, ABrokenOrForeignCacheFileIsRefusedAndWrittenAgain) {
+  const testing::TempDir dir;
+  const std::string cache = dir.file("cache");
+  const std::string path = rank_file(dir, "r", "YWI= 256\nYWJj 257\n");
+  BpeRanks::CacheUse use;
+  (void)BpeRanks::load_cached(path, cache, &use);
+  const std::string good = testing::read_file(use.file);
+  ASSERT_GT(good.size(), 1200U);
+  const auto refused_for = [&](const std::string& bytes, const std::string& why) {
+    std::ofstream(use.file, std::ios::binary | std::ios::trunc) << bytes;
+    const BpeRanks r = BpeRanks::load_cached(path, cache, &use);
+    EXPECT_FALSE(use.hit) << why;
+    EXPECT_NE(use.error.find(why), std::string::npos) << use.error;
+    EXPECT_EQ(r.rank("abc"), 257U);
+    EXPECT_EQ(testing::read_file(use.file), good) << why;  // written again
+  };
+  refused_for(good.substr(0, good.size() - 1), "truncated");
+  refused_for("", "too short");
+  refused_for(std::string(good.size(), 'x'), "not a cache file");
+  std::string other = good;
+  other[40] = other[40] == 'f' ? 'e' : 'f';  // a byte of the rank file's hash
+  refused_for(other, "made from another rank file");
+  // A slot pointing past the token bytes: the first used slot's offset (the header is 128
+  // bytes, then the 256 single-byte tokens' ranks).
+  std::string outside = good;
+  for (size_t at = 128 + 1024; at + 16 <= good.size(); at += 16) {
+    uint32_t length = 0;
+    std::memcpy(&length, outside.data() + at + 4, 4);
+    if (length == 0) continue;
+    const uint32_t far = 1u << 30;
+    std::memcpy(outside.data() + at, &far, 4);
+    break;
+  }
+  refused_for(outside, "a token outside the file");
+}
+
+TEST(BpeRanksCacheTest, ACacheThatCannotBeWrittenOnlyCostsTheBuild) {
+  const testing::TempDir dir;
+  std::ofstream(dir.file("plain")) << "a file, not a folder";
+  const std::string path = rank_file(dir, "r", "YWI= 256\n");
+  BpeRanks::CacheUse use;
+  const BpeRanks r = BpeRanks::load_cached(path, dir.file("plain") + "/cache", &use);
+  EXPECT_FALSE(use.hit);
+  EXPECT_NE(use.error, "");
+  EXPECT_EQ(r.rank("ab"), 256U);
+  EXPECT_EQ(BpeRanks::load_cached(path, "", &use).rank("ab"), 256U);  // no cache
+  EXPECT_EQ(use.file, "");
+  EXPECT_THROW((void)BpeRanks::load_cached(dir.file("missing"), dir.file("cache")),
+               std::runtime_error);
 }
 
 TEST(PretokenizerTest, SplitsLikeTheCl100kPattern) {
