@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "internal/backend/postgres/connection.h"
+#include "internal/backend/postgres/queue.h"
 #include "internal/backend/session.h"
 #include "internal/queue/reply_outbox.h"
 #include "internal/queue/task_queue.h"
@@ -276,6 +277,57 @@ TEST(PgTaskEndedNotifyTest, EveryEndingIsNotifiedUnlessTurnedOff) {
   EXPECT_EQ(listener->wait(milliseconds(200)), 0);  // enqueueing is no ending
   b.s->outbox().set_notify(false);
   b.q().cancel(queued);
+  EXPECT_EQ(listener->wait(milliseconds(300)), 0);
+}
+
+// A worker's completion notifies after its commit, from a statement of its own, so that its
+// commit does not queue on PostgreSQL's notification lock (migrations/postgres/0023): the commit
+// alone sends nothing; after_commit() sends what the trigger would have, and nothing when
+// TASK_ENDED_NOTIFY is off or the lease was lost.
+TEST(PgTaskEndedNotifyTest, AWorkersCompletionIsNotifiedAfterItsCommitAsTheTriggerWouldSayIt) {
+  PG_TEST_OR_SKIP();
+  testing::Backend<testing::PgDb> b;
+  const auto listener = db::pg::Connection::open(b.t.url());
+  listener->listen("autonous_task_ended");
+  const auto c = db::pg::Connection::open(b.t.url());
+  PgQueue q(*c);
+  const auto complete = [&](const std::string& chat, bool lose_lease) {
+    q.enqueue(chat, "hello");
+    const std::optional<Task> t =
+        q.claim("w", std::chrono::system_clock::now(), std::chrono::seconds(60));
+    if (!t) throw std::runtime_error("nothing claimed");
+    Task held = *t;
+    if (lose_lease) held.lease_token = "taken";
+    db::pg::Transaction tx(*c);
+    q.transaction_begins();
+    const bool done = q.complete_within(held, "hello", {}, "hi", {}, {});
+    if (done) tx.commit();
+    return std::make_pair(t->id, done);
+  };
+  const auto [id, done] = complete("telegram:1", false);
+  ASSERT_TRUE(done);
+  std::vector<std::string> got;
+  EXPECT_EQ(listener->wait(milliseconds(300), &got), 0);  // the commit notified no one
+  q.after_commit();
+  EXPECT_EQ(listener->wait(milliseconds(5000), &got), 1);
+  const std::string expected =
+      c->query("SELECT json_build_object('task_id', " + std::to_string(id) +
+               "::bigint, 'chat_id', 'telegram:1'::text, 'status', 'done')::text")
+          .text(0, 0);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], expected);
+  // The trigger's own, for a cancellation: the same shape.
+  q.cancel(q.enqueue("telegram:1", "later"));
+  EXPECT_EQ(listener->wait(milliseconds(5000), &got), 1);
+  EXPECT_EQ(nlohmann::json::parse(got.at(1)).size(), 3u);
+  q.after_commit();  // nothing pending
+  EXPECT_EQ(listener->wait(milliseconds(200)), 0);
+  EXPECT_FALSE(complete("b", true).second);  // a lost lease: rolled back
+  q.after_commit();
+  EXPECT_EQ(listener->wait(milliseconds(300)), 0);
+  b.s->outbox().set_notify(false);
+  ASSERT_TRUE(complete("c", false).second);
+  q.after_commit();
   EXPECT_EQ(listener->wait(milliseconds(300)), 0);
 }
 

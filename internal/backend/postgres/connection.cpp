@@ -369,11 +369,12 @@ void Connection::listen(const std::string& channel) {
     channels_.push_back(channel);
 }
 
-int Connection::wait(std::chrono::milliseconds timeout) {
+int Connection::wait(std::chrono::milliseconds timeout, std::vector<std::string>* payloads) {
   if (pool_) throw std::logic_error("wait() needs a direct connection, not a pooled one");
-  const auto consume = [this] {
+  const auto consume = [this, payloads] {
     int got = 0;
     while (PGnotify* n = PQnotifies(c_)) {
+      if (payloads != nullptr) payloads->emplace_back(n->extra != nullptr ? n->extra : "");
       PQfreemem(n);
       ++got;
     }

@@ -95,10 +95,11 @@ class Connection {
   Result query(const std::string& sql, const std::vector<Param>& params = {});
 
   // LISTEN on `channel` (an identifier; again after a reconnect()). wait() returns how many
-  // notifications arrived (all pending ones are consumed), 0 after `timeout`. Throws PgError
-  // when the connection breaks. Direct connections only (std::logic_error when pooled).
+  // notifications arrived (all pending ones are consumed; their payloads appended to
+  // `payloads` when given), 0 after `timeout`. Throws PgError when the connection breaks.
+  // Direct connections only (std::logic_error when pooled).
   void listen(const std::string& channel);
-  int wait(std::chrono::milliseconds timeout);
+  int wait(std::chrono::milliseconds timeout, std::vector<std::string>* payloads = nullptr);
 
   // Statements by query() from now on end by `deadline` (nullopt: none): past it the statement
   // is cancelled and fails with PgError 57014 ("... passed its deadline"), not transient. A

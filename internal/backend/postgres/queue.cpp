@@ -23,8 +23,10 @@ using pg_statements::complete_turn;
 using pg_statements::kClaimExpired;
 using pg_statements::kClaimHead;
 using pg_statements::kComplete;
+using pg_statements::kEndedNotify;
 using pg_statements::kFail;
 using pg_statements::kHistoryRow;
+using pg_statements::kNotifyAfterCommit;
 using pg_statements::kRelease;
 using pg_statements::kRenew;
 using pg_statements::kRequeue;
@@ -188,11 +190,14 @@ bool PgQueue::complete_within(const Task& task, const std::string& user_text,
       params.push_back(std::move(p));
     if (c_.query(complete_turn(), params).int64(0, 0) != 1) return false;  // nothing written
     wake_chat_ = task.chat_id;  // until this transaction claims the chat's next task
+    ended_.emplace_back(task.id, task.chat_id);
     return true;
   }
+  c_.query("SELECT " + kNotifyAfterCommit);
   if (c_.query(kComplete, {param(reply), param(task.id), param(task.lease_token)}).affected() != 1)
     return false;  // lease taken over: the caller rolls back
   wake_chat_ = task.chat_id;
+  ended_.emplace_back(task.id, task.chat_id);
   // The user's message, the steps in order, the reply: ids ascending in that order.
   c_.query(kHistoryRow,
            {param(task.chat_id), param("user"), param(user_text), param(task.id), std::nullopt,
@@ -229,13 +234,29 @@ void PgQueue::before_commit() {
   wake_chat_.clear();
 }
 
+void PgQueue::after_commit() noexcept {
+  if (ended_.empty()) return;
+  std::vector<db::pg::Param> ids;
+  std::vector<db::pg::Param> chats;
+  for (const auto& [id, chat] : ended_) {
+    ids.push_back(param(id));
+    chats.push_back(param(chat));
+  }
+  ended_.clear();
+  try {
+    c_.query(kEndedNotify, {db::pg::array_literal(ids), db::pg::array_literal(chats)});
+  } catch (const std::exception&) {  // a hint (migrations/postgres/0023)
+  }
+}
+
 bool PgQueue::complete(const Task& task, const std::string& user_text, const std::string& reply,
                        const std::vector<events::Event>& list) {
   db::pg::Transaction tx(c_);
-  wake_chat_.clear();
+  transaction_begins();
   if (!complete_within(task, user_text, {}, reply, list, {})) return false;
   before_commit();
   tx.commit();
+  after_commit();
   return true;
 }
 
@@ -245,13 +266,14 @@ TaskQueue::CompleteAndClaim PgQueue::complete_and_claim(
     std::chrono::seconds lease) {
   CompleteAndClaim out;
   db::pg::Transaction tx(c_);
-  wake_chat_.clear();
+  transaction_begins();
   if (!complete_within(task, user_text, {}, reply, list, {})) return out;
   out.completed = true;
   out.next = claim_in_transaction(worker_id, server_ms(now), lease);
   before_commit();
   tx.commit();
   unconfirmed_claim_.clear();
+  after_commit();
   return out;
 }
 

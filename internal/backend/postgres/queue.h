@@ -18,6 +18,9 @@
 // a lease expires. One PgQueue per connection.
 
 #include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "internal/queue/task_queue.h"
 
@@ -49,8 +52,15 @@ class PgQueue final : public TaskQueue {
   // Around a transaction of the session's write_if: the chat of a completion that claims nothing
   // after it (a stopping slot) is notified before the commit (the head trigger does not notify
   // completions: migrations/postgres/0016).
-  void transaction_begins() noexcept { wake_chat_.clear(); }
+  void transaction_begins() noexcept {
+    wake_chat_.clear();
+    ended_.clear();
+  }
   void before_commit();
+  // After the commit: the autonous_task_ended notifications of the tasks this transaction
+  // completed (migrations/postgres/0023), when reply_delivery says to notify. Never throws: a
+  // notification is a hint, and a broken connection shows at the next statement.
+  void after_commit() noexcept;
 
   int64_t enqueue(const std::string& chat_id, const std::string& text, int priority = 0) override;
   std::optional<Task> claim(const std::string& worker_id, common::TimePoint now,
@@ -104,6 +114,8 @@ class PgQueue final : public TaskQueue {
   std::string unconfirmed_claim_;
   // The chat of a task completed in the open transaction that has claimed nothing since.
   std::string wake_chat_;
+  // The tasks completed in the open transaction, notified after its commit (after_commit).
+  std::vector<std::pair<int64_t, std::string>> ended_;
   // The server time (ms) of the last look for expired leases (queue.cpp, kExpiredFirstMs).
   int64_t expired_checked_ms_ = 0;
 };

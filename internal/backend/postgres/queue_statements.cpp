@@ -74,6 +74,11 @@ const std::string kRelease =
     "UPDATE tasks SET status = 'queued', run_after = 0, attempts = greatest(attempts - 1, 0), "
     "partial_reply = NULL, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, "
     "updated_at = autonous_now() WHERE id = $1 AND lease_token = $2 AND status = 'running'";
+const std::string kNotifyAfterCommit = "set_config('autonous.notify_after_commit', 'on', true)";
+const std::string kEndedNotify =
+    "SELECT pg_notify('autonous_task_ended', json_build_object('task_id', t.id, 'chat_id', "
+    "t.chat_id, 'status', 'done')::text) FROM reply_delivery d, unnest($1::bigint[], "
+    "$2::text[]) AS t(id, chat_id) WHERE d.id = 1 AND d.notify";
 const std::string kRequeue =
     "UPDATE tasks SET status = 'queued', attempts = 0, run_after = 0, finished_at = NULL, "
     "first_claimed_at = NULL, lease_expiries = 0, updated_at = autonous_now() "
@@ -106,8 +111,9 @@ std::string renumbered(const std::string& sql, const std::vector<int>& to) {
 // one value is 1, or 0 when the lease was lost (nothing written; a reply already stored by the
 // new holder, or by this slot's own try before a lost connection, is not touched). Parameters:
 // $7 reply, $8 task id, $9 lease token, $10 chat, $11 user text, $12 and $13 the user text's and
-// the reply's token counts, $14 their counter. (Made on first use: the events' part is another
-// file's.)
+// the reply's token counts, $14 their counter. It sets autonous.notify_after_commit for its
+// transaction: the task's notification is the worker's, after the commit (kEndedNotify;
+// migrations/postgres/0023). (Made on first use: the events' part is another file's.)
 const std::string& complete_turn() {
   static const std::string sql =
       "WITH t AS (" + renumbered(kComplete, {7, 8, 9}) + " RETURNING tasks.id), e AS (" +
@@ -115,7 +121,8 @@ const std::string& complete_turn() {
       "), h AS (INSERT INTO history(chat_id, role, text, task_id, token_count, token_counter) "
       "SELECT $10::text, v.role, v.text, t.id, v.n, $14::text FROM t, (VALUES ('user', "
       "$11::text, $12::bigint, 1), ('assistant', $7::text, $13::bigint, 2)) AS v(role, text, n, "
-      "k) ORDER BY v.k) SELECT count(*) FROM t";
+      "k) ORDER BY v.k) SELECT count(*) FROM t, (SELECT " +
+      kNotifyAfterCommit + ") AS n";
   return sql;
 }
 

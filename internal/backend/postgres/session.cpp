@@ -172,6 +172,7 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
     queue_.before_commit();
     tx.commit();
     queue_.claims_committed();
+    queue_.after_commit();
     return true;
   }
   EventLog& events() override { return *this; }

@@ -302,7 +302,7 @@ TEST(PgClaimTest, AnUpgradeTo16WithTasksInFlightMarksTheRunningHeadsAndNothingEl
   migration.join();
   EXPECT_EQ(t.scalar("SELECT count(*) FROM chat_heads WHERE running AND chat_id = 'a'"), 1);
   EXPECT_EQ(t.scalar("SELECT count(*) FROM chat_heads WHERE running"), 1);
-  ASSERT_EQ(db::pg_migrate(t.db(), db::embedded_pg_migrations()), 22);
+  ASSERT_EQ(db::pg_migrate(t.db(), db::embedded_pg_migrations()), 23);
   // The new claim: b's retried task and c's, never a's second while its first runs; then a's
   // first, whose lease expired, is taken over.
   PgQueue q(t.db());
