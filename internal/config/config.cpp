@@ -268,11 +268,9 @@ void read_tokens(const EnvLookup& env, Config& c) {
                                  "deepseek_v3", "estimate", "chars4"});
   c.tokenizer_data_dir =
       read_string(env, "TOKENIZER_DATA_DIR", tokenizer_dir_beside_binary(c.tokenizer_data_dir));
-  c.tokenizer_cache_dir = trim(read_string(
-      env, "TOKENIZER_CACHE_DIR",
-      default_tokenizer_cache_dir(env("CACHE_DIRECTORY").value_or(""),
-                                  env("XDG_CACHE_HOME").value_or(""), env("HOME").value_or(""))));
-  if (lower(c.tokenizer_cache_dir) == "off") c.tokenizer_cache_dir.clear();
+  c.tokenizer_cache_dir = tokenizer_cache_dir(
+      read_string(env, "TOKENIZER_CACHE_DIR", ""), env("CACHE_DIRECTORY").value_or(""),
+      env("XDG_CACHE_HOME").value_or(""), env("HOME").value_or(""));
   c.models_file = trim(read_string(env, "MODELS_FILE", ""));
   c.token_calibration = read_choice(env, "TOKEN_CALIBRATION", "on", {"on", "off"}) == "on";
 }

@@ -1,7 +1,11 @@
 #include "internal/config/install_paths.h"
 
 #include <filesystem>
+#include <string>
 #include <system_error>
+
+#include "internal/common/text.h"
+#include "internal/config/config.h"
 
 namespace autonous::config {
 
@@ -14,12 +18,21 @@ std::string tokenizer_dir_beside_binary(const std::string& fallback) {
   return std::filesystem::is_directory(dir, ec) ? dir.string() : fallback;
 }
 
-std::string default_tokenizer_cache_dir(const std::string& cache_directory,
-                                        const std::string& xdg_cache_home,
-                                        const std::string& home) {
-  // Relative paths are ignored, as the XDG specification says.
+std::string tokenizer_cache_dir(const std::string& setting, const std::string& cache_directory,
+                                const std::string& xdg_cache_home, const std::string& home) {
+  const std::string set = common::trim(setting);
+  if (common::to_lower_ascii(set) == "off") return "";
+  if (!set.empty()) {
+    if (set.front() != '/')
+      throw ConfigError("TOKENIZER_CACHE_DIR",
+                        "must be an absolute path or off, not '" + set + "'");
+    return set;
+  }
+  // Another service's CACHE_DIRECTORY (a command run from it) is not ours. Relative paths are
+  // ignored, as the XDG specification says.
   if (const std::string first = cache_directory.substr(0, cache_directory.find(':'));
-      !first.empty() && first.front() == '/')
+      !first.empty() && first.front() == '/' &&
+      std::filesystem::path(first).filename() == "autonous")
     return first + "/tokenizer";
   if (!xdg_cache_home.empty() && xdg_cache_home.front() == '/')
     return xdg_cache_home + "/autonous/tokenizer";

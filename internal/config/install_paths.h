@@ -10,10 +10,12 @@ namespace autonous::config {
 // <this binary's folder>/../share/autonous/tokenizer when that folder exists, else `fallback`.
 std::string tokenizer_dir_beside_binary(const std::string& fallback);
 
-// TOKENIZER_CACHE_DIR's default, from the environment's values ("" when unset): systemd's
-// CACHE_DIRECTORY (the unit's CacheDirectory=; the first of several) + /tokenizer, else
-// XDG_CACHE_HOME/autonous/tokenizer, else HOME/.cache/autonous/tokenizer, else "" (no cache).
-std::string default_tokenizer_cache_dir(const std::string& cache_directory,
-                                        const std::string& xdg_cache_home, const std::string& home);
+// TOKENIZER_CACHE_DIR from its `setting` and the environment's values ("" when unset): an
+// absolute path; off: "" (no cache); unset or blank: systemd's CACHE_DIRECTORY when it is the
+// unit's CacheDirectory=autonous (the first of several) + /tokenizer, else
+// XDG_CACHE_HOME/autonous/tokenizer, else HOME/.cache/autonous/tokenizer (relative ones are
+// ignored), else "". Throws ConfigError for a relative path.
+std::string tokenizer_cache_dir(const std::string& setting, const std::string& cache_directory,
+                                const std::string& xdg_cache_home, const std::string& home);
 
 }  // namespace autonous::config

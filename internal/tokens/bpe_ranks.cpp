@@ -305,6 +305,12 @@ void BpeRanks::index_pairs(const std::vector<std::pair<uint64_t, Joined>>& found
   }
 }
 
+uint64_t BpeRanks::hashing() noexcept {
+  // Change the revision when the tables' meaning changes in a way the layout does not show.
+  constexpr uint64_t kRevision = 1;
+  return mix(poly("autonous BpeRanks")) ^ pair_hash(0x0102030405060708ULL) ^ kRevision;
+}
+
 BpeRanks::Joined BpeRanks::join(uint32_t left, uint32_t right) const noexcept {
   if (left == kNoRank || right == kNoRank) return {};
   const uint64_t key = uint64_t{left} << 32 | right;

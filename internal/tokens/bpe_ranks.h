@@ -96,6 +96,9 @@ class BpeRanks {
   static constexpr uint64_t kBase = 0x9E3779B97F4A7C15ULL;
   static uint64_t poly(std::string_view bytes) noexcept;
   static uint64_t mix(uint64_t h) noexcept;
+  // A fingerprint of the hash functions above and the pair table's: a cache file made by a
+  // build whose lookups probe other slots is refused (bpe_ranks_cache.cpp).
+  static uint64_t hashing() noexcept;
 
   struct PairSlot {
     uint64_t key = UINT64_MAX;  // left << 32 | right; UINT64_MAX: empty

@@ -1,13 +1,18 @@
 // BpeRanks' cache of built tables (bpe_ranks.h: load_cached). One file per rank file content:
 // a header, the 256 single-byte tokens, the token slots, the pair slots and the token bytes,
-// in this machine's layout (the header says which), mapped read-only by every process that
-// loads the same rank file. Every offset in it is checked before it is used, so a file that
-// is truncated or made by something else is refused, never read out of bounds.
+// in this machine's layout and this build's hashing (the header says which), mapped read-only
+// by every process that loads the same rank file. Every offset in it is checked before it is
+// used, so a file that is truncated or made by something else is refused, never read out of
+// bounds. The file is written whole (fsync'd), read-only to everyone, under another name and
+// renamed; one that anyone but its owner could write, or that is not a regular file, is not
+// mapped. It must not be changed in place while processes map it (delete it to rebuild).
 
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <random>
 #include <stdexcept>
 #include <system_error>
 
@@ -23,7 +28,7 @@ namespace autonous::tokens {
 namespace {
 
 constexpr char kMagic[8] = {'a', 'u', 't', 'o', 'B', 'P', 'E', '\0'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr uint32_t kByteOrder = 0x01020304;
 
 struct Header {
@@ -32,7 +37,8 @@ struct Header {
   uint32_t byte_order;
   uint32_t slot_size;
   uint32_t pair_size;
-  char key[64];  // the rank file's SHA-256, hex
+  char key[64];      // the rank file's SHA-256, hex
+  uint64_t hashing;  // BpeRanks::hashing(): the same hash functions as this build's
   uint64_t count;
   uint64_t slots;  // a power of two
   uint64_t pairs;  // a power of two
@@ -42,12 +48,43 @@ struct Header {
 
 bool power_of_two(uint64_t n) { return n != 0 && (n & (n - 1)) == 0; }
 
-// The cache file's name: the rank file's name and the start of its hash (the whole hash is
-// in the header).
+// The cache file's name: the rank file's name, the start of its hash (the whole hash is in
+// the header) and the format's version.
+const std::string kSuffix = ".v" + std::to_string(kVersion) + ".bpe";
 std::filesystem::path cache_file(const std::string& cache_dir, const std::string& path,
                                  const std::string& key) {
   return std::filesystem::path(cache_dir) /
-         (std::filesystem::path(path).filename().string() + "." + key.substr(0, 16) + ".bpe");
+         (std::filesystem::path(path).filename().string() + "." + key.substr(0, 16) + kSuffix);
+}
+
+// Writes all of `n` bytes; false on an error.
+bool write_all(int fd, const void* data, size_t n) {
+  const auto* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// The same rank file's tables of other contents, and parts left by a writer that died, in
+// `dir`: removed once an hour old (a process of another build or data folder may map them).
+void remove_stale(const std::string& dir, const std::string& stem,
+                  const std::filesystem::path& keep) {
+  const auto hour_ago = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name == keep.filename().string() || name.rfind(stem, 0) != 0) continue;
+    const bool table = name.size() > kSuffix.size() &&
+                       name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+    const bool part = name.find(".part.") != std::string::npos;
+    std::error_code e;
+    if ((table || part) && entry.last_write_time(e) < hour_ago && !e)
+      std::filesystem::remove(entry.path(), e);
+  }
 }
 
 }  // namespace
@@ -60,6 +97,7 @@ void BpeRanks::save(const std::string& file, const std::string& key) const {
   h.slot_size = sizeof(Slot);
   h.pair_size = sizeof(PairSlot);
   std::memcpy(h.key, key.data(), std::min(key.size(), sizeof h.key));
+  h.hashing = hashing();
   h.count = count_;
   h.slots = mask_ + 1;
   h.pairs = pair_mask_ + 1;
@@ -68,46 +106,52 @@ void BpeRanks::save(const std::string& file, const std::string& key) const {
     arena = std::max(arena, size_t{slots_at_[i].offset} + slots_at_[i].length);
   h.arena = arena;
   h.whole_pieces = whole_pieces_ ? 1 : 0;
-  // Written under a name of its own, then renamed: a reader sees the whole file or none.
+  // Written under a name of its own (never an existing file or link), made read-only, flushed
+  // to disk, then renamed: a reader sees the whole file or none.
   static std::atomic<unsigned> serial{0};
-  const std::string part =
-      file + ".part." + std::to_string(::getpid()) + "." + std::to_string(serial++);
-  {
-    std::ofstream out(part, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(&h), sizeof h);
-    out.write(reinterpret_cast<const char*>(byte_rank_at_), 256 * sizeof(uint32_t));
-    out.write(reinterpret_cast<const char*>(slots_at_),
-              static_cast<std::streamsize>(h.slots * sizeof(Slot)));
-    out.write(reinterpret_cast<const char*>(pairs_at_),
-              static_cast<std::streamsize>(h.pairs * sizeof(PairSlot)));
-    out.write(arena_at_, static_cast<std::streamsize>(arena));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(part, ignored);
-      throw std::runtime_error("cannot write " + part);
-    }
-  }
+  std::random_device random;
+  const std::string part = file + ".part." + std::to_string(::getpid()) + "." +
+                           std::to_string(serial++) + "." + std::to_string(random());
+  const int fd = ::open(part.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  if (fd < 0) throw std::runtime_error("cannot create " + part + ": " + std::strerror(errno));
+  const bool written =
+      write_all(fd, &h, sizeof h) && write_all(fd, byte_rank_at_, 256 * sizeof(uint32_t)) &&
+      write_all(fd, slots_at_, h.slots * sizeof(Slot)) &&
+      write_all(fd, pairs_at_, h.pairs * sizeof(PairSlot)) && write_all(fd, arena_at_, arena) &&
+      ::fchmod(fd, 0444) == 0 && ::fsync(fd) == 0;
+  const int error = errno;
+  ::close(fd);
   std::error_code e;
-  std::filesystem::rename(part, file, e);
-  if (e) {
+  if (written) std::filesystem::rename(part, file, e);
+  if (!written || e) {
     std::error_code ignored;
     std::filesystem::remove(part, ignored);
-    throw std::runtime_error("cannot rename " + part + ": " + e.message());
+    throw std::runtime_error("cannot write " + part + ": " +
+                             (written ? e.message() : std::string(std::strerror(error))));
+  }
+  if (const int dir = ::open(std::filesystem::path(file).parent_path().c_str(),
+                             O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      dir >= 0) {
+    ::fsync(dir);  // the rename too
+    ::close(dir);
   }
 }
 
 std::optional<BpeRanks> BpeRanks::map(const std::string& file, const std::string& key,
                                       std::string& why) {
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;  // not made yet: no error
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0 && errno == ENOENT) return std::nullopt;  // not made yet: no error
   struct stat st {};
   void* at = MAP_FAILED;
-  if (::fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) >= sizeof(Header))
-    at = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
+  if (fd >= 0 && ::fstat(fd, &st) == 0) {
+    if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 0022) != 0)
+      why = file + ": not a regular file of this user that only it may write";
+    else if (static_cast<size_t>(st.st_size) >= sizeof(Header))
+      at = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  }
+  if (fd >= 0) ::close(fd);
   if (at == MAP_FAILED) {
-    why = file + ": too short or cannot be mapped";
+    if (why.empty()) why = file + ": too short or cannot be read";
     return std::nullopt;
   }
   const auto size = static_cast<size_t>(st.st_size);
@@ -124,6 +168,7 @@ std::optional<BpeRanks> BpeRanks::map(const std::string& file, const std::string
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion ||
       h.byte_order != kByteOrder || h.slot_size != sizeof(Slot) || h.pair_size != sizeof(PairSlot))
     return refuse("not a cache file of this version");
+  if (h.hashing != hashing()) return refuse("made by a build that hashes otherwise");
   if (key.size() != sizeof h.key || std::memcmp(h.key, key.data(), sizeof h.key) != 0)
     return refuse("made from another rank file");
   if (!power_of_two(h.slots) || !power_of_two(h.pairs) || h.slots > (uint64_t{1} << 32) ||
@@ -159,6 +204,18 @@ std::optional<BpeRanks> BpeRanks::map(const std::string& file, const std::string
   r.count_ = h.count;
   r.whole_pieces_ = h.whole_pieces != 0;
   r.mapped_ = true;
+  // The tables answer as built: each single byte is its token, and every 61st token is found
+  // (a file damaged in a way its sizes do not show).
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    if (r.rank(std::string_view(&c, 1)) != r.byte_rank_at_[b])
+      return refuse("the single bytes' tokens disagree");
+  }
+  for (uint64_t i = 0; i < h.slots; i += 61) {
+    const Slot& s = slots[i];
+    if (s.length != 0 && r.rank(std::string_view(r.arena_at_ + s.offset, s.length)) != s.rank)
+      return refuse("a token is not where its hash says");
+  }
   return r;
 }
 
@@ -172,25 +229,22 @@ BpeRanks BpeRanks::load_cached(const std::string& path, const std::string& cache
   const std::string key = common::sha256_hex(bytes);
   const std::filesystem::path file = cache_file(cache_dir, path, key);
   u.file = file.string();
-  if (std::optional<BpeRanks> r = map(u.file, key, u.error)) {
+  std::string refused;
+  if (std::optional<BpeRanks> r = map(u.file, key, refused)) {
     u.hit = true;
     return std::move(*r);
   }
   BpeRanks r = parse(bytes, path);
   try {
-    std::filesystem::create_directories(cache_dir);
-    r.save(u.file, key);
-    // The same rank file's earlier contents: no longer read by a new process (one that maps
-    // it now keeps its mapping).
-    const std::string stem = std::filesystem::path(path).filename().string() + ".";
-    for (const auto& entry : std::filesystem::directory_iterator(cache_dir)) {
-      const std::string name = entry.path().filename().string();
-      if (entry.path() != file && name.rfind(stem, 0) == 0 && name.size() == stem.size() + 20 &&
-          name.compare(name.size() - 4, 4, ".bpe") == 0)
-        std::filesystem::remove(entry.path());
+    if (!std::filesystem::exists(cache_dir)) {
+      std::filesystem::create_directories(cache_dir);
+      std::filesystem::permissions(cache_dir, std::filesystem::perms(0755));
     }
+    r.save(u.file, key);
+    u.error = refused;  // built again, and why
+    remove_stale(cache_dir, std::filesystem::path(path).filename().string() + ".", file);
   } catch (const std::exception& e) {
-    if (u.error.empty()) u.error = e.what();
+    u.error = refused.empty() ? e.what() : refused + "; " + e.what();
   }
   return r;
 }

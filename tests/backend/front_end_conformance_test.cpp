@@ -282,8 +282,7 @@ TEST(PgTaskEndedNotifyTest, EveryEndingIsNotifiedUnlessTurnedOff) {
 
 // A worker's completion notifies after its commit, from a statement of its own, so that its
 // commit does not queue on PostgreSQL's notification lock (migrations/postgres/0023): the commit
-// alone sends nothing; after_commit() sends what the trigger would have, and nothing when
-// TASK_ENDED_NOTIFY is off or the lease was lost.
+// alone sends nothing; PgQueue::commit sends what the trigger would have.
 TEST(PgTaskEndedNotifyTest, AWorkersCompletionIsNotifiedAfterItsCommitAsTheTriggerWouldSayIt) {
   PG_TEST_OR_SKIP();
   testing::Backend<testing::PgDb> b;
@@ -291,44 +290,87 @@ TEST(PgTaskEndedNotifyTest, AWorkersCompletionIsNotifiedAfterItsCommitAsTheTrigg
   listener->listen("autonous_task_ended");
   const auto c = db::pg::Connection::open(b.t.url());
   PgQueue q(*c);
-  const auto complete = [&](const std::string& chat, bool lose_lease) {
+  const auto claimed = [&](const std::string& chat) {
     q.enqueue(chat, "hello");
     const std::optional<Task> t =
         q.claim("w", std::chrono::system_clock::now(), std::chrono::seconds(60));
     if (!t) throw std::runtime_error("nothing claimed");
-    Task held = *t;
-    if (lose_lease) held.lease_token = "taken";
+    return *t;
+  };
+  const Task first = claimed("a");
+  {
     db::pg::Transaction tx(*c);
     q.transaction_begins();
-    const bool done = q.complete_within(held, "hello", {}, "hi", {}, {});
-    if (done) tx.commit();
-    return std::make_pair(t->id, done);
-  };
-  const auto [id, done] = complete("telegram:1", false);
-  ASSERT_TRUE(done);
+    ASSERT_TRUE(q.complete_within(first, "hello", {}, "hi", {}, {}));
+    tx.commit();  // the transaction's own commit: the trigger left the notification out
+  }
   std::vector<std::string> got;
-  EXPECT_EQ(listener->wait(milliseconds(300), &got), 0);  // the commit notified no one
-  q.after_commit();
+  EXPECT_EQ(listener->wait(milliseconds(300), &got), 0);
+  // Any chat id: the ids and chats go to the server as arrays.
+  const std::string chat = "tg:\"q\\\\,{x} NULL é";
+  const Task second = claimed(chat);
+  {
+    db::pg::Transaction tx(*c);
+    q.transaction_begins();
+    ASSERT_TRUE(q.complete_within(second, "hello", {}, "hi", {}, {}));
+    q.commit(tx);
+  }
   EXPECT_EQ(listener->wait(milliseconds(5000), &got), 1);
+  EXPECT_EQ(listener->wait(milliseconds(200), &got), 0);  // once
   const std::string expected =
-      c->query("SELECT json_build_object('task_id', " + std::to_string(id) +
-               "::bigint, 'chat_id', 'telegram:1'::text, 'status', 'done')::text")
+      c->query(
+           "SELECT json_build_object('task_id', $1::bigint, 'chat_id', $2::text, 'status', "
+           "'done')::text",
+           {db::pg::param(second.id), db::pg::param(chat)})
           .text(0, 0);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0], expected);
-  // The trigger's own, for a cancellation: the same shape.
-  q.cancel(q.enqueue("telegram:1", "later"));
+  // The trigger's own (a cancellation) has the same three keys.
+  q.cancel(q.enqueue("a", "later"));
   EXPECT_EQ(listener->wait(milliseconds(5000), &got), 1);
   EXPECT_EQ(nlohmann::json::parse(got.at(1)).size(), 3u);
-  q.after_commit();  // nothing pending
-  EXPECT_EQ(listener->wait(milliseconds(200)), 0);
-  EXPECT_FALSE(complete("b", true).second);  // a lost lease: rolled back
-  q.after_commit();
+}
+
+// The worker's path (Session::write_if): exactly one notification per completion, with tool
+// steps too; none for a completion rolled back after it was written, a lost lease, or while
+// TASK_ENDED_NOTIFY is off.
+TEST(PgTaskEndedNotifyTest, TheWorkersWritesNotifyEachCompletionOnceAndNothingRolledBack) {
+  PG_TEST_OR_SKIP();
+  testing::Backend<testing::PgDb> b;
+  const auto listener = db::pg::Connection::open(b.t.url());
+  listener->listen("autonous_task_ended");
+  const auto turn = [&](const std::string& chat, bool steps, bool keep, bool lose_lease) {
+    b.q().enqueue(chat, "hello");
+    std::optional<Task> t =
+        b.q().claim("w", std::chrono::system_clock::now(), std::chrono::seconds(60));
+    if (!t) throw std::runtime_error("nothing claimed");
+    if (lose_lease) t->lease_token = "taken";
+    std::vector<common::Message> tool_steps;
+    if (steps) {
+      tool_steps.emplace_back(common::Role::kAssistant, "");
+      tool_steps.back().tool_calls =
+          R"([{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}])";
+      tool_steps.emplace_back(common::Role::kTool, "42");
+      tool_steps.back().tool_call_id = "c1";
+    }
+    return b.s->write_if(
+        [&] { return b.q().complete_within(*t, "hello", tool_steps, "hi", {}, {}) && keep; });
+  };
+  EXPECT_TRUE(turn("a", false, true, false));
+  EXPECT_EQ(listener->wait(milliseconds(5000)), 1);
+  EXPECT_EQ(listener->wait(milliseconds(300)), 0);
+  EXPECT_TRUE(turn("b", true, true, false));
+  EXPECT_EQ(listener->wait(milliseconds(5000)), 1);
+  EXPECT_EQ(listener->wait(milliseconds(300)), 0);
+  EXPECT_FALSE(turn("c", false, false, false));  // written, then rolled back
+  EXPECT_FALSE(turn("d", true, false, false));
+  EXPECT_FALSE(turn("e", false, true, true));  // the lease lost
   EXPECT_EQ(listener->wait(milliseconds(300)), 0);
   b.s->outbox().set_notify(false);
-  ASSERT_TRUE(complete("c", false).second);
-  q.after_commit();
+  EXPECT_TRUE(turn("f", false, true, false));
+  EXPECT_TRUE(turn("g", true, true, false));
   EXPECT_EQ(listener->wait(milliseconds(300)), 0);
+  EXPECT_EQ(b.scalar("SELECT count(*) FROM tasks WHERE status = 'done'"), 4);
 }
 
 }  // namespace

@@ -175,9 +175,15 @@ TEST(ConfigTest, TheTokenizerCacheIsSystemdsThenXdgsThenHomesAndOffTurnsItOff) {
             "/home/a/.cache/autonous/tokenizer");
   EXPECT_EQ(dir({{"CACHE_DIRECTORY", "/var/cache/autonous:/var/cache/b"}, {"HOME", "/h"}}),
             "/var/cache/autonous/tokenizer");
+  EXPECT_EQ(dir({{"CACHE_DIRECTORY", "/var/cache/other"}, {"HOME", "/h"}}),  // another service's
+            "/h/.cache/autonous/tokenizer");
   EXPECT_EQ(dir({}), "");  // nowhere to keep it
   EXPECT_EQ(dir({{"HOME", "/h"}, {"TOKENIZER_CACHE_DIR", " /srv/c "}}), "/srv/c");
-  EXPECT_EQ(dir({{"HOME", "/h"}, {"TOKENIZER_CACHE_DIR", "off"}}), "");
+  EXPECT_EQ(dir({{"HOME", "/h"}, {"TOKENIZER_CACHE_DIR", "OFF"}}), "");
+  EXPECT_EQ(dir({{"HOME", "/h"}, {"TOKENIZER_CACHE_DIR", "  "}}),  // blank: unset
+            "/h/.cache/autonous/tokenizer");
+  expect_refused("TOKENIZER_CACHE_DIR", "cache");  // relative: where would it land?
+  expect_refused("TOKENIZER_CACHE_DIR", "none");
 }
 
 TEST(ConfigTest, EmbeddingsAreOffByDefaultAndTheirSettingsAreChecked) {

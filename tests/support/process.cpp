@@ -3,6 +3,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -55,6 +56,12 @@ std::vector<std::string> clean_env(const std::map<std::string, std::string>& env
     if (!autonous_variable(name) && env.count(name) == 0) out.push_back(kv);
   }
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  // The built token tables in a folder of the tests' own, not the user's ~/.cache (the
+  // processes of every test share it, as a machine's workers do).
+  if (env.count("TOKENIZER_CACHE_DIR") == 0)
+    out.push_back(
+        "TOKENIZER_CACHE_DIR=" +
+        (std::filesystem::temp_directory_path() / "autonous-tests-tokenizer-cache").string());
   return out;
 }
 

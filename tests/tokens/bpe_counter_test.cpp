@@ -1,5 +1,6 @@
 #include "internal/tokens/bpe_counter.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -191,9 +192,37 @@ TEST(BpeRanksCacheTest, AChangedRankFileIsBuiltAgainAndItsOldTablesRemoved) {
   EXPECT_NE(second.file, first.file);
   EXPECT_EQ(r.rank("abc"), 257U);
   EXPECT_EQ(r.count_piece("abcab"), 2);
-  EXPECT_FALSE(std::filesystem::exists(first.file));
   EXPECT_TRUE(BpeRanks::load_cached(path, cache, &second).mapped());
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(cache), {}), 1);
+  // The old tables stay an hour (a process of another data folder may use them), as does a
+  // part a writer left; older, they go at the next build.
+  EXPECT_TRUE(std::filesystem::exists(first.file));
+  const std::string part = second.file + ".part.1.2.3";
+  std::ofstream(part) << "left by a writer that died";
+  const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::hours(2);
+  std::filesystem::last_write_time(first.file, old);
+  std::filesystem::last_write_time(part, old);
+  rank_file(dir, "r", "YWI= 256\nYWJj 257\nYmM= 258\n");
+  BpeRanks::CacheUse third;
+  EXPECT_EQ(BpeRanks::load_cached(path, cache, &third).rank("bc"), 258U);
+  EXPECT_FALSE(std::filesystem::exists(first.file));
+  EXPECT_FALSE(std::filesystem::exists(part));
+  EXPECT_TRUE(std::filesystem::exists(second.file));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(cache), {}), 2);
+}
+
+// The cache file's layout (bpe_ranks_cache.cpp): a header of 136 bytes (the hash's hex at 24,
+// the token count at 96, the table sizes at 104 and 112), 256 ranks of 4 bytes, the token
+// slots (16 bytes: offset, length, rank, tag), the pair slots (16 bytes: key, rank, token).
+constexpr size_t kCount = 96, kSlots = 104, kPairs = 112, kTables = 136 + 1024;
+template <typename T>
+T field(const std::string& file, size_t at) {
+  T v{};
+  std::memcpy(&v, file.data() + at, sizeof v);
+  return v;
+}
+template <typename T>
+void set_field(std::string& file, size_t at, T v) {
+  std::memcpy(file.data() + at, &v, sizeof v);
 }
 
 TEST(BpeRanksCacheTest, ABrokenOrForeignCacheFileIsRefusedAndWrittenAgain) {
@@ -203,33 +232,60 @@ TEST(BpeRanksCacheTest, ABrokenOrForeignCacheFileIsRefusedAndWrittenAgain) {
   BpeRanks::CacheUse use;
   (void)BpeRanks::load_cached(path, cache, &use);
   const std::string good = testing::read_file(use.file);
-  ASSERT_GT(good.size(), 1200U);
+  ASSERT_GT(good.size(), kTables);
+  EXPECT_EQ(std::filesystem::status(use.file).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms(0444));
+  const auto slots = field<uint64_t>(good, kSlots);
+  const auto pairs = field<uint64_t>(good, kPairs);
   const auto refused_for = [&](const std::string& bytes, const std::string& why) {
-    std::ofstream(use.file, std::ios::binary | std::ios::trunc) << bytes;
+    std::filesystem::remove(use.file);  // read-only: written anew
+    std::ofstream(use.file, std::ios::binary) << bytes;
+    std::filesystem::permissions(use.file, std::filesystem::perms(0644));  // whatever the umask
     const BpeRanks r = BpeRanks::load_cached(path, cache, &use);
     EXPECT_FALSE(use.hit) << why;
     EXPECT_NE(use.error.find(why), std::string::npos) << use.error;
     EXPECT_EQ(r.rank("abc"), 257U);
     EXPECT_EQ(testing::read_file(use.file), good) << why;  // written again
+    EXPECT_TRUE(BpeRanks::load_cached(path, cache, &use).mapped()) << why;
   };
   refused_for(good.substr(0, good.size() - 1), "truncated");
   refused_for("", "too short");
   refused_for(std::string(good.size(), 'x'), "not a cache file");
   std::string other = good;
-  other[40] = other[40] == 'f' ? 'e' : 'f';  // a byte of the rank file's hash
+  other[40] = other[40] == 'f' ? 'e' : 'f';  // a hex digit of the rank file's hash
   refused_for(other, "made from another rank file");
-  // A slot pointing past the token bytes: the first used slot's offset (the header is 128
-  // bytes, then the 256 single-byte tokens' ranks).
-  std::string outside = good;
-  for (size_t at = 128 + 1024; at + 16 <= good.size(); at += 16) {
-    uint32_t length = 0;
-    std::memcpy(&length, outside.data() + at + 4, 4);
-    if (length == 0) continue;
-    const uint32_t far = 1u << 30;
-    std::memcpy(outside.data() + at, &far, 4);
+  std::string sizes = good;
+  set_field<uint64_t>(sizes, kSlots, slots - 1);  // not a power of two
+  refused_for(sizes, "bad table sizes");
+  std::string count = good;
+  set_field<uint64_t>(count, kCount, field<uint64_t>(good, kCount) - 1);
+  refused_for(count, "the token count disagrees");
+  std::string full = good;  // every pair slot used: a lookup would never end
+  for (uint64_t i = 0; i < pairs; ++i) set_field<uint64_t>(full, kTables + slots * 16 + i * 16, i);
+  refused_for(full, "no empty pair slot");
+  std::string outside = good;  // the first used slot points past the token bytes
+  std::string moved = good;    // ... or at other bytes of the same length
+  for (uint64_t i = 0; i < slots; ++i) {
+    const size_t at = kTables + i * 16;
+    if (field<uint32_t>(good, at + 4) != 1) continue;  // a single byte's token
+    set_field<uint32_t>(outside, at, 1U << 30);
+    set_field<uint32_t>(moved, at, field<uint32_t>(good, at) ^ 1U);
     break;
   }
   refused_for(outside, "a token outside the file");
+  refused_for(moved, "disagree");
+  // Not mapped: a file others may write, a link.
+  std::filesystem::permissions(use.file, std::filesystem::perms(0666));
+  (void)BpeRanks::load_cached(path, cache, &use);
+  EXPECT_NE(use.error.find("only it may write"), std::string::npos) << use.error;
+  EXPECT_TRUE(BpeRanks::load_cached(path, cache, &use).mapped());
+  const std::string elsewhere = dir.file("elsewhere.bpe");
+  std::filesystem::copy_file(use.file, elsewhere);
+  std::filesystem::remove(use.file);
+  std::filesystem::create_symlink(elsewhere, use.file);
+  (void)BpeRanks::load_cached(path, cache, &use);
+  EXPECT_FALSE(use.hit);
+  EXPECT_FALSE(std::filesystem::is_symlink(use.file));  // replaced by a file of its own
 }
 
 TEST(BpeRanksCacheTest, ACacheThatCannotBeWrittenOnlyCostsTheBuild) {

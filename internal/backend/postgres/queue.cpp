@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "internal/backend/postgres/connection.h"
 #include "internal/backend/postgres/events.h"
 #include "internal/backend/postgres/queue_statements.h"
@@ -188,16 +190,19 @@ bool PgQueue::complete_within(const Task& task, const std::string& user_text,
              param(user_text), count_of(tokens, tokens.user, user_text),
              count_of(tokens, tokens.reply, reply), counter_of(tokens)})
       params.push_back(std::move(p));
-    if (c_.query(complete_turn(), params).int64(0, 0) != 1) return false;  // nothing written
-    wake_chat_ = task.chat_id;  // until this transaction claims the chat's next task
-    ended_.emplace_back(task.id, task.chat_id);
+    const db::pg::Result r = c_.query(complete_turn(), params);
+    if (r.int64(0, 0) != 1) return false;  // nothing written
+    wake_chat_ = task.chat_id;             // until this transaction claims the chat's next task
+    if (r.text(0, 1) == "t") ended_.emplace_back(task.id, task.chat_id);
     return true;
   }
-  c_.query("SELECT " + kNotifyAfterCommit);
+  const bool notify =
+      c_.query("SELECT (SELECT notify FROM reply_delivery WHERE id = 1), " + kNotifyAfterCommit)
+          .text(0, 0) == "t";
   if (c_.query(kComplete, {param(reply), param(task.id), param(task.lease_token)}).affected() != 1)
     return false;  // lease taken over: the caller rolls back
   wake_chat_ = task.chat_id;
-  ended_.emplace_back(task.id, task.chat_id);
+  if (notify) ended_.emplace_back(task.id, task.chat_id);
   // The user's message, the steps in order, the reply: ids ascending in that order.
   c_.query(kHistoryRow,
            {param(task.chat_id), param("user"), param(user_text), param(task.id), std::nullopt,
@@ -234,19 +239,35 @@ void PgQueue::before_commit() {
   wake_chat_.clear();
 }
 
-void PgQueue::after_commit() noexcept {
-  if (ended_.empty()) return;
-  std::vector<db::pg::Param> ids;
-  std::vector<db::pg::Param> chats;
-  for (const auto& [id, chat] : ended_) {
-    ids.push_back(param(id));
-    chats.push_back(param(chat));
+void PgQueue::commit(db::pg::Transaction& tx) {
+  before_commit();
+  // The notification goes through the same server session (a pooled connection would be given
+  // back at the commit and borrowed again).
+  const bool notify = !ended_.empty();
+  if (notify) c_.hold(true);
+  try {
+    tx.commit();
+  } catch (...) {
+    // Committed or not, no one is told: a notification is a hint (migrations/postgres/0023).
+    ended_.clear();
+    if (notify) c_.hold(false);
+    throw;
+  }
+  unconfirmed_claim_.clear();
+  if (!notify) return;
+  try {
+    std::vector<db::pg::Param> ids;
+    std::vector<db::pg::Param> chats;
+    for (const auto& [id, chat] : ended_) {
+      ids.push_back(param(id));
+      chats.push_back(param(chat));
+    }
+    c_.query(kEndedNotify, {db::pg::array_literal(ids), db::pg::array_literal(chats)});
+  } catch (const std::exception& e) {  // a hint: a broken connection shows at the next statement
+    spdlog::debug("autonous_task_ended not sent after a commit: {}", e.what());
   }
   ended_.clear();
-  try {
-    c_.query(kEndedNotify, {db::pg::array_literal(ids), db::pg::array_literal(chats)});
-  } catch (const std::exception&) {  // a hint (migrations/postgres/0023)
-  }
+  c_.hold(false);
 }
 
 bool PgQueue::complete(const Task& task, const std::string& user_text, const std::string& reply,
@@ -254,9 +275,7 @@ bool PgQueue::complete(const Task& task, const std::string& user_text, const std
   db::pg::Transaction tx(c_);
   transaction_begins();
   if (!complete_within(task, user_text, {}, reply, list, {})) return false;
-  before_commit();
-  tx.commit();
-  after_commit();
+  commit(tx);
   return true;
 }
 
@@ -270,10 +289,7 @@ TaskQueue::CompleteAndClaim PgQueue::complete_and_claim(
   if (!complete_within(task, user_text, {}, reply, list, {})) return out;
   out.completed = true;
   out.next = claim_in_transaction(worker_id, server_ms(now), lease);
-  before_commit();
-  tx.commit();
-  unconfirmed_claim_.clear();
-  after_commit();
+  commit(tx);
   return out;
 }
 

@@ -26,7 +26,8 @@
 
 namespace autonous::db::pg {
 class Connection;
-}
+class Transaction;
+}  // namespace autonous::db::pg
 
 namespace autonous::queue {
 inline constexpr const char* kTasksChannel = "autonous_tasks";
@@ -46,9 +47,6 @@ class PgQueue final : public TaskQueue {
   // claim or a completion's next task): its lease would hold up its chat for
   // TASK_LEASE_SECONDS. Returns that task's id, 0 when there was none. Throws db::pg::PgError.
   int64_t after_reconnect();
-  // A transaction on this connection committed (backend::Session::write_if): a claim made in
-  // it is confirmed, so after_reconnect() has nothing to give back.
-  void claims_committed() noexcept { unconfirmed_claim_.clear(); }
   // Around a transaction of the session's write_if: the chat of a completion that claims nothing
   // after it (a stopping slot) is notified before the commit (the head trigger does not notify
   // completions: migrations/postgres/0016).
@@ -57,10 +55,12 @@ class PgQueue final : public TaskQueue {
     ended_.clear();
   }
   void before_commit();
-  // After the commit: the autonous_task_ended notifications of the tasks this transaction
-  // completed (migrations/postgres/0023), when reply_delivery says to notify. Never throws: a
-  // notification is a hint, and a broken connection shows at the next statement.
-  void after_commit() noexcept;
+  // Ends a transaction of this queue's (write_if's, complete()'s): before_commit(), the commit,
+  // then, on the same server session, the autonous_task_ended notifications of the tasks it
+  // completed (migrations/postgres/0023) when reply_delivery said to notify. Throws what the
+  // commit throws (then nothing is notified); a failed notification is only logged (debug): a
+  // notification is a hint.
+  void commit(db::pg::Transaction& tx);
 
   int64_t enqueue(const std::string& chat_id, const std::string& text, int priority = 0) override;
   std::optional<Task> claim(const std::string& worker_id, common::TimePoint now,
@@ -114,7 +114,7 @@ class PgQueue final : public TaskQueue {
   std::string unconfirmed_claim_;
   // The chat of a task completed in the open transaction that has claimed nothing since.
   std::string wake_chat_;
-  // The tasks completed in the open transaction, notified after its commit (after_commit).
+  // The tasks completed in the open transaction, notified after its commit (commit()).
   std::vector<std::pair<int64_t, std::string>> ended_;
   // The server time (ms) of the last look for expired leases (queue.cpp, kExpiredFirstMs).
   int64_t expired_checked_ms_ = 0;

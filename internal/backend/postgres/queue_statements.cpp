@@ -113,7 +113,8 @@ std::string renumbered(const std::string& sql, const std::vector<int>& to) {
 // $7 reply, $8 task id, $9 lease token, $10 chat, $11 user text, $12 and $13 the user text's and
 // the reply's token counts, $14 their counter. It sets autonous.notify_after_commit for its
 // transaction: the task's notification is the worker's, after the commit (kEndedNotify;
-// migrations/postgres/0023). (Made on first use: the events' part is another file's.)
+// migrations/postgres/0023); its second value says whether to send one (reply_delivery.notify).
+// (Made on first use: the events' part is another file's.)
 const std::string& complete_turn() {
   static const std::string sql =
       "WITH t AS (" + renumbered(kComplete, {7, 8, 9}) + " RETURNING tasks.id), e AS (" +
@@ -121,7 +122,8 @@ const std::string& complete_turn() {
       "), h AS (INSERT INTO history(chat_id, role, text, task_id, token_count, token_counter) "
       "SELECT $10::text, v.role, v.text, t.id, v.n, $14::text FROM t, (VALUES ('user', "
       "$11::text, $12::bigint, 1), ('assistant', $7::text, $13::bigint, 2)) AS v(role, text, n, "
-      "k) ORDER BY v.k) SELECT count(*) FROM t, (SELECT " +
+      "k) ORDER BY v.k) SELECT count(*), (SELECT notify FROM reply_delivery WHERE id = 1) FROM t, "
+      "(SELECT " +
       kNotifyAfterCommit + ") AS n";
   return sql;
 }

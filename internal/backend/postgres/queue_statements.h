@@ -27,7 +27,8 @@ extern const std::string kEndedNotify;
 // one value is 1, or 0 when the lease was lost (nothing written; a reply already stored by the
 // new holder, or by this slot's own try before a lost connection, is not touched). Parameters:
 // $7 reply, $8 task id, $9 lease token, $10 chat, $11 user text, $12 and $13 the user text's and
-// the reply's token counts, $14 their counter. Sets kNotifyAfterCommit.
+// the reply's token counts, $14 their counter. Sets kNotifyAfterCommit; its second value is
+// reply_delivery.notify ("t": the worker sends the notification after the commit).
 const std::string& complete_turn();
 
 }  // namespace autonous::queue::pg_statements

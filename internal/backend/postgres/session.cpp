@@ -169,10 +169,7 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
     db::pg::Transaction tx(*c_);
     queue_.transaction_begins();
     if (!body()) return false;  // rolled back
-    queue_.before_commit();
-    tx.commit();
-    queue_.claims_committed();
-    queue_.after_commit();
+    queue_.commit(tx);          // claims confirmed, endings notified
     return true;
   }
   EventLog& events() override { return *this; }
