@@ -28,12 +28,15 @@ std::string tokenizer_cache_dir(const std::string& setting, const std::string& c
                         "must be an absolute path or off, not '" + set + "'");
     return set;
   }
-  // Another service's CACHE_DIRECTORY (a command run from it) is not ours. Relative paths are
-  // ignored, as the XDG specification says.
-  if (const std::string first = cache_directory.substr(0, cache_directory.find(':'));
-      !first.empty() && first.front() == '/' &&
-      std::filesystem::path(first).filename() == "autonous")
-    return first + "/tokenizer";
+  // The unit's CacheDirectory=autonous, among others; another service's (a command run from
+  // it) is not ours. Relative paths are ignored, as the XDG specification says.
+  for (size_t at = 0; at <= cache_directory.size();) {
+    const size_t end = std::min(cache_directory.find(':', at), cache_directory.size());
+    const std::string dir = cache_directory.substr(at, end - at);
+    if (!dir.empty() && dir.front() == '/' && std::filesystem::path(dir).filename() == "autonous")
+      return dir + "/tokenizer";
+    at = end + 1;
+  }
   if (!xdg_cache_home.empty() && xdg_cache_home.front() == '/')
     return xdg_cache_home + "/autonous/tokenizer";
   if (!home.empty() && home.front() == '/') return home + "/.cache/autonous/tokenizer";

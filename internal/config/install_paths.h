@@ -11,8 +11,9 @@ namespace autonous::config {
 std::string tokenizer_dir_beside_binary(const std::string& fallback);
 
 // TOKENIZER_CACHE_DIR from its `setting` and the environment's values ("" when unset): an
-// absolute path; off: "" (no cache); unset or blank: systemd's CACHE_DIRECTORY when it is the
-// unit's CacheDirectory=autonous (the first of several) + /tokenizer, else
+// absolute path; off: "" (no cache); unset or blank: the entry of systemd's CACHE_DIRECTORY
+// named autonous (the unit's CacheDirectory=autonous; any other is another service's) +
+// /tokenizer, else
 // XDG_CACHE_HOME/autonous/tokenizer, else HOME/.cache/autonous/tokenizer (relative ones are
 // ignored), else "". Throws ConfigError for a relative path.
 std::string tokenizer_cache_dir(const std::string& setting, const std::string& cache_directory,

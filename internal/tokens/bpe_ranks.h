@@ -30,9 +30,11 @@ class BpeRanks {
   // missing, stale, truncated or inconsistent is ignored and written again; a cache that cannot
   // be written only costs the build. "" : load(). `use`, when given, says what happened.
   struct CacheUse {
-    bool hit = false;   // the tables came from `file`
-    std::string file;   // the cache file looked for ("" without a cache)
-    std::string error;  // why it was not read or written ("" when fine)
+    bool hit = false;      // the tables came from `file`
+    std::string file;      // the cache file looked for ("" without a cache)
+    std::string refused;   // why a `file` there was not used ("" when none was there)
+    std::string error;     // why it could not be written ("" when written, or not tried)
+    bool written = false;  // built and written to `file`
   };
   static BpeRanks load_cached(const std::string& path, const std::string& cache_dir,
                               CacheUse* use = nullptr);
@@ -110,9 +112,10 @@ class BpeRanks {
   static BpeRanks parse(const std::string& file, const std::string& path);
   // The cache file (bpe_ranks_cache.cpp): written whole under another name, then renamed.
   void save(const std::string& file, const std::string& key) const;
-  // The tables of a cache file whose key is `key`, or nullopt (a reason in `why`).
+  // The tables of a cache file whose key is `key`, or nullopt (a reason in `why`; `replace`
+  // set false when the file is another user's, to be left alone).
   static std::optional<BpeRanks> map(const std::string& file, const std::string& key,
-                                     std::string& why);
+                                     std::string& why, bool& replace);
   // While building: the lookups read the vectors below. seal(): the built tables move to the
   // heap, shared by copies (immutable from then on).
   void point_at_build() noexcept;

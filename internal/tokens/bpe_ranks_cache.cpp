@@ -7,9 +7,11 @@
 // renamed; one that anyone but its owner could write, or that is not a regular file, is not
 // mapped. It must not be changed in place while processes map it (delete it to rebuild).
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -49,12 +51,41 @@ struct Header {
 bool power_of_two(uint64_t n) { return n != 0 && (n & (n - 1)) == 0; }
 
 // The cache file's name: the rank file's name, the start of its hash (the whole hash is in
-// the header) and the format's version.
-const std::string kSuffix = ".v" + std::to_string(kVersion) + ".bpe";
+// the header), the format's version and the start of the build's hashing fingerprint, so that
+// builds sharing a folder keep a file each.
 std::filesystem::path cache_file(const std::string& cache_dir, const std::string& path,
-                                 const std::string& key) {
+                                 const std::string& key, uint64_t hashing) {
+  char fingerprint[9];
+  std::snprintf(fingerprint, sizeof fingerprint, "%08x", static_cast<unsigned>(hashing >> 32));
   return std::filesystem::path(cache_dir) /
-         (std::filesystem::path(path).filename().string() + "." + key.substr(0, 16) + kSuffix);
+         (std::filesystem::path(path).filename().string() + "." + key.substr(0, 16) + ".v" +
+          std::to_string(kVersion) + "-" + fingerprint + ".bpe");
+}
+
+bool hex_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+}
+
+// Whether `name` is a cache file of the rank file `stem` (its name and a dot) of any version
+// ("<16 hex>.bpe" before version 2, "<16 hex>.v<N>-<8 hex>.bpe" since), or a part of one.
+bool table_of(const std::string& name, const std::string& stem) {
+  if (name.rfind(stem, 0) != 0) return false;
+  std::string_view rest = std::string_view(name).substr(stem.size());
+  if (rest.size() < 16 || !hex_digits(rest.substr(0, 16))) return false;
+  rest.remove_prefix(16);
+  if (const size_t part = rest.find(".part."); part != std::string_view::npos)
+    rest = rest.substr(0, part);
+  if (rest == ".bpe") return true;
+  if (rest.size() < 4 || rest.substr(0, 2) != ".v" || rest.substr(rest.size() - 4) != ".bpe")
+    return false;
+  rest = rest.substr(2, rest.size() - 6);  // N-<8 hex>
+  const size_t dash = rest.find('-');
+  return dash != std::string_view::npos && dash > 0 &&
+         std::all_of(rest.begin(), rest.begin() + static_cast<ptrdiff_t>(dash),
+                     [](char c) { return c >= '0' && c <= '9'; }) &&
+         rest.size() - dash - 1 == 8 && hex_digits(rest.substr(dash + 1));
 }
 
 // Writes all of `n` bytes; false on an error.
@@ -70,20 +101,17 @@ bool write_all(int fd, const void* data, size_t n) {
   return true;
 }
 
-// The same rank file's tables of other contents, and parts left by a writer that died, in
-// `dir`: removed once an hour old (a process of another build or data folder may map them).
+// The same rank file's tables of other contents, versions or builds, and parts left by a
+// writer that died, in `dir`: removed once an hour old (a process of another data folder or
+// build may still use them). Runs when a table is built.
 void remove_stale(const std::string& dir, const std::string& stem,
                   const std::filesystem::path& keep) {
   const auto hour_ago = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    if (name == keep.filename().string() || name.rfind(stem, 0) != 0) continue;
-    const bool table = name.size() > kSuffix.size() &&
-                       name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
-    const bool part = name.find(".part.") != std::string::npos;
+    if (name == keep.filename().string() || !table_of(name, stem)) continue;
     std::error_code e;
-    if ((table || part) && entry.last_write_time(e) < hour_ago && !e)
-      std::filesystem::remove(entry.path(), e);
+    if (entry.last_write_time(e) < hour_ago && !e) std::filesystem::remove(entry.path(), e);
   }
 }
 
@@ -138,15 +166,18 @@ void BpeRanks::save(const std::string& file, const std::string& key) const {
 }
 
 std::optional<BpeRanks> BpeRanks::map(const std::string& file, const std::string& key,
-                                      std::string& why) {
+                                      std::string& why, bool& replace) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0 && errno == ENOENT) return std::nullopt;  // not made yet: no error
   struct stat st {};
   void* at = MAP_FAILED;
   if (fd >= 0 && ::fstat(fd, &st) == 0) {
-    if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 0022) != 0)
-      why = file + ": not a regular file of this user that only it may write";
-    else if (static_cast<size_t>(st.st_size) >= sizeof(Header))
+    // Another user's sound file is not replaced (nor mapped): `replace` stays false.
+    if (!S_ISREG(st.st_mode) || (st.st_mode & 0022) != 0 ||
+        (st.st_uid != ::geteuid() && st.st_uid != 0)) {
+      why = file + ": not a regular file of this user or root that only its owner may write";
+      replace = S_ISREG(st.st_mode) && st.st_uid == ::geteuid();
+    } else if (static_cast<size_t>(st.st_size) >= sizeof(Header))
       at = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
   }
   if (fd >= 0) ::close(fd);
@@ -204,8 +235,8 @@ std::optional<BpeRanks> BpeRanks::map(const std::string& file, const std::string
   r.count_ = h.count;
   r.whole_pieces_ = h.whole_pieces != 0;
   r.mapped_ = true;
-  // The tables answer as built: each single byte is its token, and every 61st token is found
-  // (a file damaged in a way its sizes do not show).
+  // The tables answer as built: each single byte is its token, and the token of every 61st
+  // slot is found (a file damaged in a way its sizes do not show).
   for (int b = 0; b < 256; ++b) {
     const char c = static_cast<char>(b);
     if (r.rank(std::string_view(&c, 1)) != r.byte_rank_at_[b])
@@ -227,24 +258,29 @@ BpeRanks BpeRanks::load_cached(const std::string& path, const std::string& cache
   if (cache_dir.empty()) return load(path);
   const std::string bytes = read(path);
   const std::string key = common::sha256_hex(bytes);
-  const std::filesystem::path file = cache_file(cache_dir, path, key);
+  const std::filesystem::path file = cache_file(cache_dir, path, key, hashing());
   u.file = file.string();
-  std::string refused;
-  if (std::optional<BpeRanks> r = map(u.file, key, refused)) {
+  bool replace = true;
+  if (std::optional<BpeRanks> r = map(u.file, key, u.refused, replace)) {
     u.hit = true;
     return std::move(*r);
   }
   BpeRanks r = parse(bytes, path);
+  if (!replace) return r;  // another user's file: built here, theirs left alone
   try {
     if (!std::filesystem::exists(cache_dir)) {
       std::filesystem::create_directories(cache_dir);
       std::filesystem::permissions(cache_dir, std::filesystem::perms(0755));
     }
     r.save(u.file, key);
-    u.error = refused;  // built again, and why
-    remove_stale(cache_dir, std::filesystem::path(path).filename().string() + ".", file);
+    u.written = true;
   } catch (const std::exception& e) {
-    u.error = refused.empty() ? e.what() : refused + "; " + e.what();
+    u.error = e.what();
+    return r;
+  }
+  try {
+    remove_stale(cache_dir, std::filesystem::path(path).filename().string() + ".", file);
+  } catch (const std::exception&) {  // left for the next build
   }
   return r;
 }

@@ -40,10 +40,10 @@ std::unique_ptr<TokenCounter> bpe_counter(const std::string& encoding, const std
     out.note = encoding + " tables mapped from " + use.file;
   else if (use.file.empty())
     out.note = encoding + " tables built (no TOKENIZER_CACHE_DIR)";
-  else if (!use.error.empty())
-    out.note = encoding + " tables built; cache: " + use.error;
   else
-    out.note = encoding + " tables built and cached in " + use.file;
+    out.note = encoding + " tables built" + (use.refused.empty() ? "" : " (" + use.refused + ")") +
+               (use.written ? " and cached in " + use.file
+                            : "; not cached" + (use.error.empty() ? "" : ": " + use.error));
   return counter;
 }
 

@@ -4,8 +4,9 @@
 -- queued on it. A transaction that sets autonous.notify_after_commit (set_config(..., true): for
 -- itself only) now ends its tasks without the trigger's NOTIFY, and its worker sends the same
 -- notification, {"task_id", "chat_id", "status"} as json_build_object writes it, in a statement
--- of its own once the commit has returned (queue/postgres: PgQueue::after_commit); that
--- transaction writes no WAL, so it holds the lock only for the notification itself. Every other
+-- of its own once the commit has returned, on the same session (backend/postgres/queue.cpp:
+-- PgQueue::commit); that transaction writes only its commit record, without waiting for the
+-- disk, so it holds the lock only for the notification itself. Every other
 -- ending (a failure, `autonous cancel`, an UPDATE by hand) notifies from the trigger as before.
 -- A worker that dies between its commit and the notification leaves it unsent: a notification
 -- is a hint (docs/front-end.md), and `autonous wait` reads the task every second anyway.

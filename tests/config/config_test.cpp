@@ -173,7 +173,7 @@ TEST(ConfigTest, TheTokenizerCacheIsSystemdsThenXdgsThenHomesAndOffTurnsItOff) {
   EXPECT_EQ(dir({{"HOME", "/home/a"}, {"XDG_CACHE_HOME", "/x"}}), "/x/autonous/tokenizer");
   EXPECT_EQ(dir({{"HOME", "/home/a"}, {"XDG_CACHE_HOME", "x"}}),  // relative: ignored
             "/home/a/.cache/autonous/tokenizer");
-  EXPECT_EQ(dir({{"CACHE_DIRECTORY", "/var/cache/autonous:/var/cache/b"}, {"HOME", "/h"}}),
+  EXPECT_EQ(dir({{"CACHE_DIRECTORY", "/var/cache/b:/var/cache/autonous"}, {"HOME", "/h"}}),
             "/var/cache/autonous/tokenizer");
   EXPECT_EQ(dir({{"CACHE_DIRECTORY", "/var/cache/other"}, {"HOME", "/h"}}),  // another service's
             "/h/.cache/autonous/tokenizer");

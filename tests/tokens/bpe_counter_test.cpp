@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal/common/utf8.h"
 #include "tests/support/temp_dir.h"
@@ -243,7 +245,8 @@ TEST(BpeRanksCacheTest, ABrokenOrForeignCacheFileIsRefusedAndWrittenAgain) {
     std::filesystem::permissions(use.file, std::filesystem::perms(0644));  // whatever the umask
     const BpeRanks r = BpeRanks::load_cached(path, cache, &use);
     EXPECT_FALSE(use.hit) << why;
-    EXPECT_NE(use.error.find(why), std::string::npos) << use.error;
+    EXPECT_NE(use.refused.find(why), std::string::npos) << use.refused;
+    EXPECT_TRUE(use.written) << use.error;
     EXPECT_EQ(r.rank("abc"), 257U);
     EXPECT_EQ(testing::read_file(use.file), good) << why;  // written again
     EXPECT_TRUE(BpeRanks::load_cached(path, cache, &use).mapped()) << why;
@@ -254,6 +257,9 @@ TEST(BpeRanksCacheTest, ABrokenOrForeignCacheFileIsRefusedAndWrittenAgain) {
   std::string other = good;
   other[40] = other[40] == 'f' ? 'e' : 'f';  // a hex digit of the rank file's hash
   refused_for(other, "made from another rank file");
+  std::string hashing = good;
+  hashing[88] = static_cast<char>(hashing[88] ^ 1);  // the build's hashing fingerprint
+  refused_for(hashing, "made by a build that hashes otherwise");
   std::string sizes = good;
   set_field<uint64_t>(sizes, kSlots, slots - 1);  // not a power of two
   refused_for(sizes, "bad table sizes");
@@ -277,7 +283,7 @@ TEST(BpeRanksCacheTest, ABrokenOrForeignCacheFileIsRefusedAndWrittenAgain) {
   // Not mapped: a file others may write, a link.
   std::filesystem::permissions(use.file, std::filesystem::perms(0666));
   (void)BpeRanks::load_cached(path, cache, &use);
-  EXPECT_NE(use.error.find("only it may write"), std::string::npos) << use.error;
+  EXPECT_NE(use.refused.find("only its owner may write"), std::string::npos) << use.refused;
   EXPECT_TRUE(BpeRanks::load_cached(path, cache, &use).mapped());
   const std::string elsewhere = dir.file("elsewhere.bpe");
   std::filesystem::copy_file(use.file, elsewhere);
@@ -286,6 +292,17 @@ TEST(BpeRanksCacheTest, ABrokenOrForeignCacheFileIsRefusedAndWrittenAgain) {
   (void)BpeRanks::load_cached(path, cache, &use);
   EXPECT_FALSE(use.hit);
   EXPECT_FALSE(std::filesystem::is_symlink(use.file));  // replaced by a file of its own
+  if (::geteuid() == 0) {  // another user's file is neither mapped nor replaced
+    ASSERT_EQ(::chown(use.file.c_str(), 65534, 65534), 0);
+    const BpeRanks r = BpeRanks::load_cached(path, cache, &use);
+    EXPECT_FALSE(use.hit);
+    EXPECT_FALSE(use.written);
+    EXPECT_NE(use.refused.find("this user or root"), std::string::npos) << use.refused;
+    EXPECT_EQ(r.rank("abc"), 257U);
+    struct stat st {};
+    ASSERT_EQ(::stat(use.file.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 65534U);  // left as it was
+  }
 }
 
 TEST(BpeRanksCacheTest, ACacheThatCannotBeWrittenOnlyCostsTheBuild) {

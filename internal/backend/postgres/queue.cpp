@@ -193,6 +193,8 @@ bool PgQueue::complete_within(const Task& task, const std::string& user_text,
     const db::pg::Result r = c_.query(complete_turn(), params);
     if (r.int64(0, 0) != 1) return false;  // nothing written
     wake_chat_ = task.chat_id;             // until this transaction claims the chat's next task
+    // reply_delivery.notify as this statement saw it: switched on before the commit, this
+    // completion goes untold (a hint; the next ones are told).
     if (r.text(0, 1) == "t") ended_.emplace_back(task.id, task.chat_id);
     return true;
   }
