@@ -116,6 +116,10 @@ class BpeRanks {
   // set false when the file is another user's, to be left alone).
   static std::optional<BpeRanks> map(const std::string& file, const std::string& key,
                                      std::string& why, bool& replace);
+  // Whether mapped tables answer as built, their bounds checked: each single byte is its token,
+  // and the token of every 61st slot is found (damage their sizes do not show). nullptr when
+  // they do, else what is wrong.
+  const char* unsound() const noexcept;
   // While building: the lookups read the vectors below. seal(): the built tables move to the
   // heap, shared by copies (immutable from then on).
   void point_at_build() noexcept;

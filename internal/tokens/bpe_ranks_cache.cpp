@@ -235,19 +235,22 @@ std::optional<BpeRanks> BpeRanks::map(const std::string& file, const std::string
   r.count_ = h.count;
   r.whole_pieces_ = h.whole_pieces != 0;
   r.mapped_ = true;
-  // The tables answer as built: each single byte is its token, and the token of every 61st
-  // slot is found (a file damaged in a way its sizes do not show).
+  if (const char* wrong = r.unsound()) return refuse(wrong);
+  return r;
+}
+
+const char* BpeRanks::unsound() const noexcept {
   for (int b = 0; b < 256; ++b) {
     const char c = static_cast<char>(b);
-    if (r.rank(std::string_view(&c, 1)) != r.byte_rank_at_[b])
-      return refuse("the single bytes' tokens disagree");
+    if (rank(std::string_view(&c, 1)) != byte_rank_at_[b])
+      return "the single bytes' tokens disagree";
   }
-  for (uint64_t i = 0; i < h.slots; i += 61) {
-    const Slot& s = slots[i];
-    if (s.length != 0 && r.rank(std::string_view(r.arena_at_ + s.offset, s.length)) != s.rank)
-      return refuse("a token is not where its hash says");
+  for (size_t i = 0; i <= mask_; i += 61) {
+    const Slot& s = slots_at_[i];
+    if (s.length != 0 && rank(std::string_view(arena_at_ + s.offset, s.length)) != s.rank)
+      return "a token is not where its hash says";
   }
-  return r;
+  return nullptr;
 }
 
 BpeRanks BpeRanks::load_cached(const std::string& path, const std::string& cache_dir,
