@@ -66,7 +66,9 @@ def main():
         elapsed = time.time() * 1000 - t0
         claimed = {int(i): int(c) - t0 for i, c in
                    rows(backend, env, "SELECT id, first_claimed_at FROM tasks")}
-        finished = [unix_ms(f) - t0 for (f,) in rows(backend, env, "SELECT finished_at FROM tasks")]
+        ends = {int(i): unix_ms(f) - t0 for i, f in
+                rows(backend, env, "SELECT id, finished_at FROM tasks")}
+        finished = list(ends.values())
         calls = collections.defaultdict(dict)
         for task, kind, at in rows(backend, env, "SELECT task_id, type, created_at FROM events "
                                    "WHERE type IN ('llm.request', 'llm.response')"):
@@ -88,7 +90,8 @@ def main():
         for name, ids in (("first round", order[:procs * SLOTS]), ("the rest", order[procs * SLOTS:])):
             ids = [i for i in ids if len(calls[i]) == 2]
             print(f"{name:11} build p10/50/90/99 {pct([calls[i]['llm.request'] - claimed[i] for i in ids])}"
-                  f"  call {pct([calls[i]['llm.response'] - calls[i]['llm.request'] for i in ids])}")
+                  f"  call {pct([calls[i]['llm.response'] - calls[i]['llm.request'] for i in ids])}"
+                  f"  finish {pct([ends[i] - calls[i]['llm.response'] for i in ids])}")
         if backend == "postgres":
             subprocess.run(["psql", "-q", PG, "-c", f"DROP DATABASE {pg_name(1)} WITH (FORCE)"],
                            check=True, stdout=subprocess.DEVNULL)

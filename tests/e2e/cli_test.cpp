@@ -195,11 +195,11 @@ TEST_F(CliTest, AWatchdogInheritedForAnotherProcessIsNotPinged) {
 TEST_F(CliTest, MigrateIsIdempotentAndPrintsTheVersion) {
   auto r = autonous(dir_, {"migrate"}, env());
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "schema version 23\n");
+  EXPECT_EQ(r.out, "schema version 24\n");
   r = autonous(dir_, {"migrate"}, env());
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "schema version 23\n");
-  EXPECT_EQ(query_int(db_, "SELECT count(*) FROM schema_migrations"), 23);
+  EXPECT_EQ(r.out, "schema version 24\n");
+  EXPECT_EQ(query_int(db_, "SELECT count(*) FROM schema_migrations"), 24);
 }
 
 TEST_F(CliTest, ADatabaseFromANewerVersionIsRefused) {

@@ -12,6 +12,7 @@
 #include "internal/backend/postgres/connection.h"
 #include "internal/backend/postgres/events.h"
 #include "internal/backend/postgres/queue_statements.h"
+#include "internal/backend/postgres/search.h"
 #include "internal/common/utf8.h"
 #include "internal/events/event_types.h"
 #include "internal/queue/lease_token.h"
@@ -55,7 +56,9 @@ db::pg::Param counter_of(const TurnTokens& t) {
 
 }  // namespace
 
-PgQueue::PgQueue(db::pg::Connection& c) : c_(c) { measure_clock(false); }
+PgQueue::PgQueue(db::pg::Connection& c, bool* pair_indexed) : c_(c), pair_indexed_(pair_indexed) {
+  measure_clock(false);
+}
 
 void PgQueue::measure_clock(bool again) {
   static std::mutex m;
@@ -185,14 +188,21 @@ bool PgQueue::complete_within(const Task& task, const std::string& user_text,
                               const std::vector<events::Event>& list, const TurnTokens& tokens) {
   if (steps.empty()) {
     std::vector<db::pg::Param> params = events::append_all_params(list);
+    const store::NewRowsIndex index = store::index_new_rows(task.chat_id, {user_text, reply});
+    const store::CountChange& n = index.counts;
     for (db::pg::Param& p : std::vector<db::pg::Param>{
              param(reply), param(task.id), param(task.lease_token), param(task.chat_id),
              param(user_text), count_of(tokens, tokens.user, user_text),
-             count_of(tokens, tokens.reply, reply), counter_of(tokens)})
+             count_of(tokens, tokens.reply, reply), counter_of(tokens), param(index.chat),
+             param(index.terms.at(0)), param(index.terms.at(1)),
+             db::pg::array_literal(n.overall_terms), db::pg::array_literal(n.overall_rows),
+             db::pg::array_literal(n.chats), db::pg::array_literal(n.terms),
+             db::pg::array_literal(n.rows)})
       params.push_back(std::move(p));
     const db::pg::Result r = c_.query(complete_turn(), params);
     if (r.int64(0, 0) != 1) return false;  // nothing written
-    wake_chat_ = task.chat_id;             // until this transaction claims the chat's next task
+    if (pair_indexed_ != nullptr) *pair_indexed_ = true;
+    wake_chat_ = task.chat_id;  // until this transaction claims the chat's next task
     // reply_delivery.notify as this statement saw it: switched on before the commit, this
     // completion goes untold (a hint; the next ones are told).
     if (r.text(0, 1) == "t") ended_.emplace_back(task.id, task.chat_id);

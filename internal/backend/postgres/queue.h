@@ -38,8 +38,10 @@ namespace autonous::queue {
 class PgQueue final : public TaskQueue {
  public:
   // `c` must outlive the queue. Reads the server's clock once (see server_ms). Throws
-  // db::pg::PgError.
-  explicit PgQueue(db::pg::Connection& c);
+  // db::pg::PgError. `pair_indexed` (the session's, when given): set by a completion without
+  // tool steps, which indexes its rows in its own statement (store::index_new_rows), for the
+  // engine's write in the same transaction (PgSearchIndex::index_in_transaction).
+  explicit PgQueue(db::pg::Connection& c, bool* pair_indexed = nullptr);
 
   // After the connection broke and was connected again (db::pg::Connection::reconnect):
   // measures the server's clock again (a failover may have moved it) and gives back, as a
@@ -53,6 +55,7 @@ class PgQueue final : public TaskQueue {
   void transaction_begins() noexcept {
     wake_chat_.clear();
     ended_.clear();
+    if (pair_indexed_ != nullptr) *pair_indexed_ = false;
   }
   void before_commit();
   // Ends a transaction of this queue's (write_if's, complete()'s): before_commit(), the commit,
@@ -109,6 +112,7 @@ class PgQueue final : public TaskQueue {
   void measure_clock(bool again);
 
   db::pg::Connection& c_;
+  bool* pair_indexed_;
   int64_t clock_offset_ms_ = 0;
   // The lease token of a claim whose transaction has not been seen to commit (after_reconnect).
   std::string unconfirmed_claim_;

@@ -107,11 +107,16 @@ std::string renumbered(const std::string& sql, const std::vector<int>& to) {
 }  // namespace
 
 // A turn's completion without tool steps in one statement: the task done, then only if it was
-// (the lease held), its events ($1..$6) and its two history rows, user first; the statement's
+// (the lease held), its events ($1..$6) and its two history rows, user first, indexed for search
+// by the same statement (store::index_new_rows: their terms and the counts they add; the rows
+// skip search_queue, whose trigger passes over the rows of the task named by
+// autonous.indexed_task, set before they are written: migrations/postgres/0024); the statement's
 // one value is 1, or 0 when the lease was lost (nothing written; a reply already stored by the
 // new holder, or by this slot's own try before a lost connection, is not touched). Parameters:
 // $7 reply, $8 task id, $9 lease token, $10 chat, $11 user text, $12 and $13 the user text's and
-// the reply's token counts, $14 their counter. It sets autonous.notify_after_commit for its
+// the reply's token counts, $14 their counter, $15 the rows' chat token, $16 and $17 the user
+// text's and the reply's terms, $18 and $19 the overall counts' deltas (terms, rows), $20 to $22
+// the chat's counts (chat tokens, terms, rows). It sets autonous.notify_after_commit for its
 // transaction: the task's notification is the worker's, after the commit (kEndedNotify;
 // migrations/postgres/0023); its second value says whether to send one (reply_delivery.notify).
 // (Made on first use: the events' part is another file's.)
@@ -119,11 +124,20 @@ const std::string& complete_turn() {
   static const std::string sql =
       "WITH t AS (" + renumbered(kComplete, {7, 8, 9}) + " RETURNING tasks.id), e AS (" +
       events::append_all_statement("EXISTS (SELECT 1 FROM t)") +
-      "), h AS (INSERT INTO history(chat_id, role, text, task_id, token_count, token_counter) "
-      "SELECT $10::text, v.role, v.text, t.id, v.n, $14::text FROM t, (VALUES ('user', "
+      "), x AS MATERIALIZED (SELECT set_config('autonous.indexed_task', t.id::text, true) FROM "
+      "t), h AS (INSERT INTO history(chat_id, role, text, task_id, token_count, token_counter) "
+      "SELECT $10::text, v.role, v.text, t.id, v.n, $14::text FROM t, x, (VALUES ('user', "
       "$11::text, $12::bigint, 1), ('assistant', $7::text, $13::bigint, 2)) AS v(role, text, n, "
-      "k) ORDER BY v.k) SELECT count(*), (SELECT notify FROM reply_delivery WHERE id = 1) FROM t, "
-      "(SELECT " +
+      "k) ORDER BY v.k RETURNING id, role), "
+      "ht AS (INSERT INTO history_terms(rowid, chat, terms) SELECT h.id, $15::text, CASE h.role "
+      "WHEN 'user' THEN $16::text ELSE $17::text END FROM h), "
+      "d AS (INSERT INTO search_term_deltas(source, term, rows) SELECT 'history', u.term, u.n "
+      "FROM t, unnest($18::text[], $19::bigint[]) AS u(term, n)), "
+      "s AS (INSERT INTO search_term_rows(source, chat, term, rows) SELECT 'history', u.chat, "
+      "u.term, u.n FROM t, unnest($20::text[], $21::text[], $22::bigint[]) AS u(chat, term, n) "
+      "ON CONFLICT (source, chat, term) DO UPDATE SET rows = search_term_rows.rows + "
+      "excluded.rows) "
+      "SELECT count(*), (SELECT notify FROM reply_delivery WHERE id = 1) FROM t, (SELECT " +
       kNotifyAfterCommit + ") AS n";
   return sql;
 }

@@ -30,12 +30,16 @@ namespace autonous::store {
 
 class PgSearchIndex final : public recall::Searcher {
  public:
-  // `c` must outlive the index.
-  explicit PgSearchIndex(db::pg::Connection& c) : c_(c) {}
+  // `c` must outlive the index; so must `pair_indexed` (see index_in_transaction), when given.
+  explicit PgSearchIndex(db::pg::Connection& c, bool* pair_indexed = nullptr)
+      : c_(c), pair_indexed_(pair_indexed) {}
 
   void catch_up(const std::string& chat_id) override;
   int64_t index_backlog(std::chrono::milliseconds budget);
   int64_t index_all();
+  // A turn's completion: indexes up to kInTransactionRows queued rows of the chat, unless
+  // `pair_indexed` is set (the completion's statement indexed its own rows: index_new_rows; the
+  // chat's other queued rows wait for its next catch-up or an idle slot); clears it.
   void index_in_transaction(const std::string& chat_id);
 
   recall::SearchResult search_history(const std::string& chat_id,
@@ -86,8 +90,28 @@ class PgSearchIndex final : public recall::Searcher {
   void fold_now_and_then();  // fold_deltas() at most every kFoldEvery in this process
 
   db::pg::Connection& c_;
+  bool* pair_indexed_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
 };
+
+// A change to the term counts as statement parameters (array elements): the overall counts'
+// deltas (chat "", to the write buffer: migrations/postgres/0010) and the chats' counts (updated
+// in place: a chat's are written only by its own turns, which never run at once).
+struct CountChange {
+  std::vector<std::optional<std::string>> overall_terms, overall_rows, chats, terms, rows;
+  bool lowered = false;  // a chat's count went down: one that reached 0 goes, by its key
+};
+CountChange count_change(const recall::TermCounts& counts);
+
+// New history rows of `chat_id` indexed by the statement that writes them (a turn's completion:
+// queue_statements.cpp, complete_turn), so they skip search_queue (migrations/postgres/0024):
+// the rows' chat token, each text's terms in order, and the counts they add.
+struct NewRowsIndex {
+  std::string chat;
+  std::vector<std::string> terms;
+  CountChange counts;
+};
+NewRowsIndex index_new_rows(const std::string& chat_id, const std::vector<std::string>& texts);
 
 // Messages from a result whose columns are id, role, text, created_at (storage.cpp).
 std::vector<common::Message> pg_messages(const db::pg::Result& r);

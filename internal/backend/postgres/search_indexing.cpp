@@ -23,31 +23,6 @@ constexpr std::chrono::seconds kFoldEvery{1};
 constexpr int64_t kFoldBatch = 20000;
 std::atomic<int64_t> last_fold_ns{0};  // steady_clock's; 0: never
 
-// A batch's change to the term counts, as the parameters of index_queued's write. A chat's
-// counts are written by that chat's turns, which never run at once: updated in place. The overall
-// counts (chat "") go to the write buffer (migrations/postgres/0010).
-struct CountChange {
-  std::vector<db::pg::Param> overall_terms, overall_rows, chats, terms, rows;
-  bool lowered = false;  // a chat's count went down: one that reached 0 goes, by its key
-};
-
-CountChange count_change(const recall::TermCounts& counts) {
-  CountChange out;
-  for (const auto& [key, n] : counts) {
-    if (n == 0) continue;
-    if (key.first.empty()) {
-      out.overall_terms.push_back(key.second);
-      out.overall_rows.push_back(param(n));
-    } else {
-      out.chats.push_back(key.first);
-      out.terms.push_back(key.second);
-      out.rows.push_back(param(n));
-      out.lowered = out.lowered || n < 0;
-    }
-  }
-  return out;
-}
-
 // A batch's writes in one statement (inside a turn's completion every statement is a round trip
 // while the transaction holds its locks): the rows' terms replaced (a row whose text is gone
 // loses them), the queue's rows gone, the overall counts' deltas and the chats' counts added.
@@ -68,6 +43,35 @@ std::string batch_write(const std::string& table) {
 }
 
 }  // namespace
+
+CountChange count_change(const recall::TermCounts& counts) {
+  CountChange out;
+  for (const auto& [key, n] : counts) {
+    if (n == 0) continue;
+    if (key.first.empty()) {
+      out.overall_terms.push_back(key.second);
+      out.overall_rows.push_back(param(n));
+    } else {
+      out.chats.push_back(key.first);
+      out.terms.push_back(key.second);
+      out.rows.push_back(param(n));
+      out.lowered = out.lowered || n < 0;
+    }
+  }
+  return out;
+}
+
+NewRowsIndex index_new_rows(const std::string& chat_id, const std::vector<std::string>& texts) {
+  NewRowsIndex out;
+  out.chat = recall::chat_token(chat_id);
+  recall::TermCounts counts;
+  for (const std::string& text : texts) {
+    out.terms.push_back(recall::search_terms_text(text));
+    recall::count_terms(out.chat, out.terms.back(), +1, counts);
+  }
+  out.counts = count_change(counts);
+  return out;
+}
 
 // Indexing --------------------------------------------------------------------------------------
 
@@ -212,6 +216,10 @@ int64_t PgSearchIndex::index_backlog(std::chrono::milliseconds budget) {
 }
 
 void PgSearchIndex::index_in_transaction(const std::string& chat_id) {
+  if (pair_indexed_ != nullptr && *pair_indexed_) {
+    *pair_indexed_ = false;  // the completion indexed its rows itself: nothing of its own queued
+    return;
+  }
   index_queued("history", chat_id, recall::kInTransactionRows, true);
 }
 

@@ -146,12 +146,14 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
   // Migrates on a connection of its own (the migrator holds a session lock), then borrows from
   // the process's pool.
   PgSession(const std::string& url, int pool_size, bool migrate)
-      : c_(migrated_then_pooled(url, pool_size, migrate)), queue_(*c_), outbox_(*c_) {}
+      : c_(migrated_then_pooled(url, pool_size, migrate)),
+        queue_(*c_, &pair_indexed_),
+        outbox_(*c_) {}
 
   queue::TaskQueue& queue() override { return queue_; }
   queue::ReplyOutbox& outbox() override { return outbox_; }
   std::unique_ptr<engine::EngineStorage> engine_storage() override {
-    return store::make_pg_storage(*c_);
+    return store::make_pg_storage(*c_, &pair_indexed_);
   }
   bool lost() const noexcept override { return c_->broken(); }
   bool transient(const std::exception& error) const noexcept override {
@@ -224,6 +226,9 @@ class PgSession final : public Session, public EventLog, public ChatAdmin {
 
  private:
   std::unique_ptr<db::pg::Connection> c_;
+  // Set by queue_'s completion that indexed the turn's rows itself, for the engine storage's
+  // write in the same transaction (PgSearchIndex::index_in_transaction); declared before both.
+  bool pair_indexed_ = false;
   queue::PgQueue queue_;
   queue::PgOutbox outbox_;
 };

@@ -192,7 +192,8 @@ class PgSummaryStore final : public engine::SummaryStore {
 
 class PgStorage final : public engine::EngineStorage {
  public:
-  explicit PgStorage(db::pg::Connection& c) : c_(c), provider_(c), summaries_(c), search_(c) {}
+  PgStorage(db::pg::Connection& c, bool* pair_indexed)
+      : c_(c), provider_(c), summaries_(c), search_(c, pair_indexed) {}
 
   engine::Provider& provider() override { return provider_; }
   engine::SummaryStore& summaries() override { return summaries_; }
@@ -344,8 +345,8 @@ std::vector<common::Message> pg_messages(const db::pg::Result& r) {
   return out;
 }
 
-std::unique_ptr<engine::EngineStorage> make_pg_storage(db::pg::Connection& c) {
-  return std::make_unique<PgStorage>(c);
+std::unique_ptr<engine::EngineStorage> make_pg_storage(db::pg::Connection& c, bool* pair_indexed) {
+  return std::make_unique<PgStorage>(c, pair_indexed);
 }
 
 }  // namespace autonous::store

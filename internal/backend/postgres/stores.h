@@ -20,8 +20,10 @@ class Connection;
 
 namespace autonous::store {
 
-// The engine's storage on `c`, which must outlive it.
-std::unique_ptr<engine::EngineStorage> make_pg_storage(db::pg::Connection& c);
+// The engine's storage on `c`, which must outlive it. `pair_indexed`: the session's flag that
+// its queue's completion indexed the turn's rows itself (PgSearchIndex::index_in_transaction).
+std::unique_ptr<engine::EngineStorage> make_pg_storage(db::pg::Connection& c,
+                                                       bool* pair_indexed = nullptr);
 
 // As on SQLite (backend/sqlite/stores.h); load_pins returns every pin of the chat.
 void save_overrides(db::pg::Connection& c, const std::string& chat_id,

@@ -302,7 +302,7 @@ TEST(PgClaimTest, AnUpgradeTo16WithTasksInFlightMarksTheRunningHeadsAndNothingEl
   migration.join();
   EXPECT_EQ(t.scalar("SELECT count(*) FROM chat_heads WHERE running AND chat_id = 'a'"), 1);
   EXPECT_EQ(t.scalar("SELECT count(*) FROM chat_heads WHERE running"), 1);
-  ASSERT_EQ(db::pg_migrate(t.db(), db::embedded_pg_migrations()), 23);
+  ASSERT_EQ(db::pg_migrate(t.db(), db::embedded_pg_migrations()), 24);
   // The new claim: b's retried task and c's, never a's second while its first runs; then a's
   // first, whose lease expired, is taken over.
   PgQueue q(t.db());
@@ -364,6 +364,55 @@ TEST(PgClaimTest, ATrailIsAppendedInOneStatementInItsOrderAndABadPayloadWritesNo
   trail[2].payload = "[1]";
   EXPECT_THROW(events::append_all(t.db(), trail), std::invalid_argument);
   EXPECT_EQ(t.scalar("SELECT count(*) FROM events"), 3);
+}
+
+}  // namespace
+}  // namespace autonous::queue
+
+namespace autonous::queue {
+namespace {
+
+// A completion without tool steps indexes its two history rows in its own statement
+// (migrations/postgres/0024): committed without any indexing call, they are in history_terms
+// and nothing of them is in search_queue; a plain insert in the same transaction afterwards,
+// another task's row, and a front end's row are queued as before; a session's flag tells the
+// engine's write that the pair is indexed.
+TEST(PgCompletionIndexTest, ACompletionIndexesItsOwnRowsAndOnlyThose) {
+  PG_TEST_OR_SKIP();
+  testing::PgTestDb t;
+  bool pair_indexed = false;
+  PgQueue q(t.db(), &pair_indexed);
+  const int64_t id = q.enqueue("a", "the parcel to Lyon");
+  const auto task = q.claim("w", kT0, seconds(30));
+  ASSERT_TRUE(task);
+  const int64_t other = q.enqueue("b", "another chat's");
+  {
+    db::pg::Transaction tx(t.db());
+    q.transaction_begins();
+    ASSERT_TRUE(q.complete_within(*task, "the parcel to Lyon", {}, "on its way", {}, {}));
+    EXPECT_TRUE(pair_indexed);
+    t.db().exec("INSERT INTO history(chat_id, role, text, task_id) VALUES ('a', 'user', 'x', " +
+                std::to_string(other) + "), ('a', 'user', 'y', NULL)");
+    q.commit(tx);
+  }
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM history_terms t JOIN history h ON h.id = t.rowid "
+                     "WHERE h.task_id = " +
+                     std::to_string(id)),
+            2);
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM search_queue q JOIN history h ON h.id = q.row_id "
+                     "WHERE h.task_id = " +
+                     std::to_string(id)),
+            0);
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM search_queue"), 2);  // x and y
+  EXPECT_EQ(t.scalar("SELECT rows FROM search_term_rows WHERE chat <> '' AND term = ''"), 2);
+  EXPECT_EQ(t.scalar("SELECT sum(rows) FROM search_term_deltas WHERE term = ''"), 2);
+  // The flag is the transaction's: the next one starts without it.
+  q.transaction_begins();
+  EXPECT_FALSE(pair_indexed);
+  // Editing or deleting the rows later queues them as any row.
+  t.db().exec("UPDATE history SET text = 'the parcel to Paris' WHERE task_id = " +
+              std::to_string(id) + " AND role = 'user'");
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM search_queue"), 3);
 }
 
 }  // namespace
