@@ -6,14 +6,11 @@
 // first, edited ones again), the triggers on edit and delete, and the vector search's ranking,
 // range, chat and dimension checks.
 #include <algorithm>
-#include <chrono>
-#include <stdexcept>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "internal/engine/engine_storage.h"
-#include "internal/queue/task_queue.h"
 #include "internal/recall/recall.h"
 #include "internal/recall/search_plan.h"
 #include "internal/recall/search_terms.h"
@@ -246,86 +243,6 @@ TYPED_TEST(SearchIndexTest, TermCountsFollowInsertsEditsAndDeletes) {
   EXPECT_EQ(b.scalar("SELECT count(*) FROM search_term_rows WHERE term = 'giraff' AND chat <> ''"),
             0);
   EXPECT_EQ(this->overall(""), 1);
-}
-
-// A turn's rows, written by the worker's completion (on PostgreSQL indexed by the completion's
-// own statement, not queued: migrations/postgres/0024), end up indexed and counted exactly as
-// the same texts written by a front end and caught up; a completion rolled back or fenced off
-// leaves nothing; a turn with tool steps, whose rows are queued, is indexed in its transaction.
-TYPED_TEST(SearchIndexTest, ATurnsRowsAreIndexedAndCountedAsAFrontEndsAndOnlyWhenCommitted) {
-  auto& b = *this->b_;
-  const std::string user = "Where is the parcel to Lyon? 包裹在哪里", reply = "On its way to Lyon.";
-  const auto turn = [&](const std::string& chat, bool keep, bool lose_lease,
-                        std::vector<common::Message> steps = {}) {
-    b.q().enqueue(chat, user);
-    std::optional<queue::Task> t =
-        b.q().claim("w", std::chrono::system_clock::now(), std::chrono::seconds(60));
-    if (!t) throw std::runtime_error("nothing claimed");
-    if (lose_lease) t->lease_token = "taken";
-    return b.s->write_if([&] {  // as the worker's slot: the completion, then the engine's write
-      if (!b.q().complete_within(*t, user, steps, reply, {}, {})) return false;
-      this->storage_->index_in_transaction(chat);
-      return keep;
-    });
-  };
-  ASSERT_TRUE(turn("worker", true, false));
-  this->add("front", user);
-  this->add("front", reply, "assistant");
-  EXPECT_EQ(b.scalar("SELECT count(*) FROM search_queue WHERE chat_id = 'worker'"), 0);
-  this->searcher().catch_up("front");
-  const auto terms = [&](const std::string& chat) {
-    return b.text("SELECT " + std::string(TypeParam::kPostgres ? "string_agg" : "group_concat") +
-                  "(terms, '|') FROM (SELECT t.terms FROM history_terms t JOIN history h ON h.id "
-                  "= t.rowid WHERE h.chat_id = '" +
-                  chat + "' AND t.chat = '" + chat_token(chat) + "' ORDER BY h.id) AS x");
-  };
-  EXPECT_EQ(terms("worker"), search_terms_text(user) + "|" + search_terms_text(reply));
-  EXPECT_EQ(terms("worker"), terms("front"));
-  const auto counts = [&](const std::string& chat) {
-    return b.text("SELECT " + std::string(TypeParam::kPostgres ? "string_agg" : "group_concat") +
-                  "(term || '=' || rows, ' ') FROM (SELECT term, rows FROM search_term_rows "
-                  "WHERE source = 'history' AND chat = '" +
-                  chat_token(chat) + "' ORDER BY term) AS x");
-  };
-  EXPECT_FALSE(counts("worker").empty());
-  EXPECT_EQ(counts("worker"), counts("front"));
-  const auto has = [](const std::string& text, const std::string& term) {
-    const std::vector<std::string> in = search_terms(text);
-    return std::count(in.begin(), in.end(), term) > 0 ? 1 : 0;
-  };
-  for (const std::string& term : search_terms(user + " " + reply))  // in both chats' rows
-    EXPECT_EQ(this->overall(term), 2 * (has(user, term) + has(reply, term))) << term;
-  EXPECT_EQ(this->overall(""), 4);
-  // Nothing of a completion rolled back, or of one whose lease was lost.
-  EXPECT_FALSE(turn("rolled-back", false, false));
-  EXPECT_FALSE(turn("fenced", true, true));
-  EXPECT_EQ(b.scalar("SELECT count(*) FROM history_terms"), 4);
-  EXPECT_EQ(this->overall(""), 4);
-  // A front end's row in the worker's chat is still queued; a turn with tool steps queues its
-  // rows and indexes them (and that row) in its transaction.
-  this->add("worker", "a note about Lyon");
-  EXPECT_EQ(b.scalar("SELECT count(*) FROM search_queue WHERE chat_id = 'worker'"), 1);
-  std::vector<common::Message> steps;
-  steps.emplace_back(common::Role::kAssistant, "");
-  steps.back().tool_calls =
-      R"([{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}])";
-  steps.emplace_back(common::Role::kTool, "42 parcels");
-  steps.back().tool_call_id = "c1";
-  ASSERT_TRUE(turn("worker", true, false, steps));
-  EXPECT_EQ(b.scalar("SELECT count(*) FROM search_queue"), 0);
-  EXPECT_EQ(b.scalar("SELECT count(*) FROM history_terms"), 4 + 1 + 4);
-  EXPECT_EQ(this->overall(""), 9);
-  std::vector<int64_t> found = this->ids("worker", "parcels");
-  std::sort(found.begin(), found.end());
-  const std::string questions =
-      " FROM history WHERE chat_id = 'worker' AND text = " + testing::sql_text(user);
-  std::vector<int64_t> expected{
-      // the two turns' questions and the tool's answer
-      b.scalar("SELECT min(id)" + questions), b.scalar("SELECT max(id)" + questions),
-      b.scalar("SELECT id FROM history WHERE text = '42 parcels'")};
-  std::sort(expected.begin(), expected.end());
-  EXPECT_EQ(expected[0] != expected[1], true);
-  EXPECT_EQ(found, expected);
 }
 
 TYPED_TEST(SearchIndexTest, ATermInMostDocumentsIsCommonAndNotSearched) {
