@@ -46,8 +46,10 @@ inline constexpr std::chrono::milliseconds kCatchUpBudget{100};
 
 // Queued rows indexed per transaction: by `autonous migrate` and the worker's start (kBatch), under
 // a time budget (kTimedBatch: a turn's catch-up, an idle worker), and inside a turn's own
-// transaction (kInTransactionRows: the turn's pair and a few rows more; the reply's write lock is
-// held meanwhile).
+// transaction (kInTransactionRows: the turn's pair and a few rows more, the rows a front end queued
+// in the chat meanwhile; on PostgreSQL a completion without tool steps indexes its pair in its
+// own statement, so this is only the chat's other queued rows; the reply's write lock is held
+// meanwhile).
 inline constexpr int kBatch = 2000;
 inline constexpr int kTimedBatch = 250;
 inline constexpr int kInTransactionRows = 16;

@@ -201,7 +201,9 @@ bool PgQueue::complete_within(const Task& task, const std::string& user_text,
       params.push_back(std::move(p));
     const db::pg::Result r = c_.query(complete_turn(), params);
     if (r.int64(0, 0) != 1) return false;  // nothing written
-    if (pair_indexed_ != nullptr) *pair_indexed_ = true;
+    // The pair is indexed; the chat's other queued rows (a front end's), if any, are the
+    // engine's write's to index in this transaction (PgSearchIndex::index_in_transaction).
+    if (pair_indexed_ != nullptr) *pair_indexed_ = r.text(0, 2) != "t";
     wake_chat_ = task.chat_id;  // until this transaction claims the chat's next task
     // reply_delivery.notify as this statement saw it: switched on before the commit, this
     // completion goes untold (a hint; the next ones are told).

@@ -111,8 +111,11 @@ std::string renumbered(const std::string& sql, const std::vector<int>& to) {
 // by the same statement (store::index_new_rows: their terms and the counts they add; the rows
 // skip search_queue, whose trigger passes over the rows of the task named by
 // autonous.indexed_task, set before they are written: migrations/postgres/0024); the statement's
-// one value is 1, or 0 when the lease was lost (nothing written; a reply already stored by the
-// new holder, or by this slot's own try before a lost connection, is not touched). Parameters:
+// first value is 1, or 0 when the lease was lost (nothing written; a reply already stored by the
+// new holder, or by this slot's own try before a lost connection, is not touched); its third
+// whether other rows of the chat are queued for search (the turn's transaction indexes them).
+// autonous.indexed_task is cleared again once the rows are written, so the transaction's later
+// writes of history are queued as any. Parameters:
 // $7 reply, $8 task id, $9 lease token, $10 chat, $11 user text, $12 and $13 the user text's and
 // the reply's token counts, $14 their counter, $15 the rows' chat token, $16 and $17 the user
 // text's and the reply's terms, $18 and $19 the overall counts' deltas (terms, rows), $20 to $22
@@ -136,8 +139,11 @@ const std::string& complete_turn() {
       "s AS (INSERT INTO search_term_rows(source, chat, term, rows) SELECT 'history', u.chat, "
       "u.term, u.n FROM t, unnest($20::text[], $21::text[], $22::bigint[]) AS u(chat, term, n) "
       "ON CONFLICT (source, chat, term) DO UPDATE SET rows = search_term_rows.rows + "
-      "excluded.rows) "
-      "SELECT count(*), (SELECT notify FROM reply_delivery WHERE id = 1) FROM t, (SELECT " +
+      "excluded.rows), "
+      "z AS (SELECT set_config('autonous.indexed_task', '', true) FROM (SELECT count(*) FROM h) "
+      "AS w) "
+      "SELECT count(*), (SELECT notify FROM reply_delivery WHERE id = 1), EXISTS (SELECT 1 FROM "
+      "search_queue q WHERE q.source = 'history' AND q.chat_id = $10) FROM t, z, (SELECT " +
       kNotifyAfterCommit + ") AS n";
   return sql;
 }

@@ -38,8 +38,8 @@ class PgSearchIndex final : public recall::Searcher {
   int64_t index_backlog(std::chrono::milliseconds budget);
   int64_t index_all();
   // A turn's completion: indexes up to kInTransactionRows queued rows of the chat, unless
-  // `pair_indexed` is set (the completion's statement indexed its own rows: index_new_rows; the
-  // chat's other queued rows wait for its next catch-up or an idle slot); clears it.
+  // `pair_indexed` is set (the completion's statement indexed its own rows, index_new_rows, and
+  // saw nothing else of the chat queued); clears it.
   void index_in_transaction(const std::string& chat_id);
 
   recall::SearchResult search_history(const std::string& chat_id,
@@ -96,7 +96,8 @@ class PgSearchIndex final : public recall::Searcher {
 
 // A change to the term counts as statement parameters (array elements): the overall counts'
 // deltas (chat "", to the write buffer: migrations/postgres/0010) and the chats' counts (updated
-// in place: a chat's are written only by its own turns, which never run at once).
+// in place: a chat's turns never run at once; an idle slot's backlog indexing of the same chat
+// waits on the rows it shares with a turn, or the turn on it, for one statement).
 struct CountChange {
   std::vector<std::optional<std::string>> overall_terms, overall_rows, chats, terms, rows;
   bool lowered = false;  // a chat's count went down: one that reached 0 goes, by its key

@@ -374,9 +374,9 @@ namespace {
 
 // A completion without tool steps indexes its two history rows in its own statement
 // (migrations/postgres/0024): committed without any indexing call, they are in history_terms
-// and nothing of them is in search_queue; a plain insert in the same transaction afterwards,
-// another task's row, and a front end's row are queued as before; a session's flag tells the
-// engine's write that the pair is indexed.
+// and nothing of them is in search_queue; rows inserted in the same transaction afterwards
+// (the same task's too), and a front end's, are queued as before; a session's flag tells the
+// engine's write that the pair is indexed, unless other rows of the chat were queued.
 TEST(PgCompletionIndexTest, ACompletionIndexesItsOwnRowsAndOnlyThose) {
   PG_TEST_OR_SKIP();
   testing::PgTestDb t;
@@ -386,13 +386,16 @@ TEST(PgCompletionIndexTest, ACompletionIndexesItsOwnRowsAndOnlyThose) {
   const auto task = q.claim("w", kT0, seconds(30));
   ASSERT_TRUE(task);
   const int64_t other = q.enqueue("b", "another chat's");
+  ASSERT_TRUE(q.cancel(other));  // only its id is wanted here
+  t.db().exec("INSERT INTO history(chat_id, role, text) VALUES ('b', 'user', 'elsewhere')");
   {
     db::pg::Transaction tx(t.db());
     q.transaction_begins();
     ASSERT_TRUE(q.complete_within(*task, "the parcel to Lyon", {}, "on its way", {}, {}));
     EXPECT_TRUE(pair_indexed);
     t.db().exec("INSERT INTO history(chat_id, role, text, task_id) VALUES ('a', 'user', 'x', " +
-                std::to_string(other) + "), ('a', 'user', 'y', NULL)");
+                std::to_string(other) + "), ('a', 'user', 'y', NULL), ('a', 'tool', 'z', " +
+                std::to_string(id) + ")");
     q.commit(tx);
   }
   EXPECT_EQ(t.scalar("SELECT count(*) FROM history_terms t JOIN history h ON h.id = t.rowid "
@@ -400,19 +403,31 @@ TEST(PgCompletionIndexTest, ACompletionIndexesItsOwnRowsAndOnlyThose) {
                      std::to_string(id)),
             2);
   EXPECT_EQ(t.scalar("SELECT count(*) FROM search_queue q JOIN history h ON h.id = q.row_id "
-                     "WHERE h.task_id = " +
+                     "WHERE h.role <> 'tool' AND h.task_id = " +
                      std::to_string(id)),
             0);
-  EXPECT_EQ(t.scalar("SELECT count(*) FROM search_queue"), 2);  // x and y
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM search_queue WHERE chat_id = 'a'"), 3);  // x, y, z
   EXPECT_EQ(t.scalar("SELECT rows FROM search_term_rows WHERE chat <> '' AND term = ''"), 2);
   EXPECT_EQ(t.scalar("SELECT sum(rows) FROM search_term_deltas WHERE term = ''"), 2);
-  // The flag is the transaction's: the next one starts without it.
+  // The flag is the transaction's: the next one starts without it. With the chat's rows
+  // queued, the next completion leaves them to the engine's write (the flag stays false).
   q.transaction_begins();
   EXPECT_FALSE(pair_indexed);
+  q.enqueue("a", "and to Paris?");
+  const auto next = q.claim("w", kT0, seconds(30));
+  ASSERT_TRUE(next);
+  {
+    db::pg::Transaction tx(t.db());
+    q.transaction_begins();
+    ASSERT_TRUE(q.complete_within(*next, "and to Paris?", {}, "also", {}, {}));
+    EXPECT_FALSE(pair_indexed);
+    q.commit(tx);
+  }
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM search_queue"), 4);  // elsewhere, x, y, z
   // Editing or deleting the rows later queues them as any row.
   t.db().exec("UPDATE history SET text = 'the parcel to Paris' WHERE task_id = " +
               std::to_string(id) + " AND role = 'user'");
-  EXPECT_EQ(t.scalar("SELECT count(*) FROM search_queue"), 3);
+  EXPECT_EQ(t.scalar("SELECT count(*) FROM search_queue"), 5);
 }
 
 }  // namespace
