@@ -14,35 +14,10 @@
 #include "internal/recall/recall.h"
 #include "internal/recall/search_plan.h"
 #include "internal/recall/search_terms.h"
-#include "tests/backend/backend_fixture.h"
+#include "tests/backend/search_fixture.h"
 
 namespace autonous::recall {
 namespace {
-
-// A backend with its engine storage and that storage's searcher, and rows added by plain SQL on
-// the test's own connection.
-template <typename B>
-class SearchTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if constexpr (B::kPostgres) PG_TEST_OR_SKIP();
-    b_ = std::make_unique<B>();
-    storage_ = b_->s->engine_storage();
-  }
-  Searcher& searcher() { return storage_->searcher(); }
-  int64_t add(const std::string& chat, const std::string& text, const std::string& role = "user") {
-    return b_->add_history(chat, role, text);
-  }
-  // Runs `f` in one transaction of the test's own connection (bulk inserts).
-  template <typename F>
-  void in_transaction(F&& f) {
-    b_->exec("BEGIN");
-    f();
-    b_->exec("COMMIT");
-  }
-  std::unique_ptr<B> b_;
-  std::unique_ptr<engine::EngineStorage> storage_;
-};
 
 template <typename B>
 class SearchIndexTest : public SearchTest<B> {
@@ -61,19 +36,6 @@ class SearchIndexTest : public SearchTest<B> {
                              .candidates)
       out.push_back(c.message.history_id);
     return out;
-  }
-  // The overall count of `term` (every chat's rows of the source), as the searches read it: on
-  // PostgreSQL the folded counts plus those still buffered in search_term_deltas.
-  int64_t overall(const std::string& term) {
-    const std::string folded =
-        "coalesce((SELECT rows FROM search_term_rows WHERE source = 'history' AND chat = '' AND "
-        "term = '" +
-        term + "'), 0)";
-    if constexpr (!B::kPostgres) return this->b_->scalar("SELECT " + folded);
-    return this->b_->scalar("SELECT " + folded +
-                            " + coalesce((SELECT sum(rows) FROM search_term_deltas WHERE source = "
-                            "'history' AND term = '" +
-                            term + "'), 0)");
   }
 };
 

@@ -17,50 +17,26 @@
 #include "internal/recall/recall.h"
 #include "internal/recall/search_plan.h"
 #include "internal/recall/search_terms.h"
-#include "tests/backend/backend_fixture.h"
+#include "tests/backend/search_fixture.h"
 
 namespace autonous::recall {
 namespace {
 
 template <typename B>
-class TurnIndexTest : public ::testing::Test {
+class TurnIndexTest : public SearchTest<B> {
  protected:
-  void SetUp() override {
-    if constexpr (B::kPostgres) PG_TEST_OR_SKIP();
-    b_ = std::make_unique<B>();
-    storage_ = b_->s->engine_storage();
-  }
-  Searcher& searcher() { return storage_->searcher(); }
-  int64_t add(const std::string& chat, const std::string& text, const std::string& role = "user") {
-    return b_->add_history(chat, role, text);
-  }
-  // `term`'s count over every chat's history rows; on PostgreSQL with the buffered deltas.
-  int64_t overall(const std::string& term) {
-    std::string sql =
-        "SELECT coalesce((SELECT rows FROM search_term_rows WHERE source = "
-        "'history' AND chat = '' AND term = " +
-        testing::sql_text(term) + "), 0)";
-    if constexpr (B::kPostgres)
-      sql +=
-          " + coalesce((SELECT sum(rows) FROM search_term_deltas WHERE source = 'history' AND "
-          "term = " +
-          testing::sql_text(term) + "), 0)";
-    return b_->scalar(sql);
-  }
   // The ids of `chat`'s rows that `question` finds, ascending, once its queue is indexed.
   std::vector<int64_t> ids(const std::string& chat, const std::string& question) {
-    do searcher().catch_up(chat);
-    while (b_->scalar("SELECT count(*) FROM search_queue WHERE chat_id = " +
-                      testing::sql_text(chat)) > 0);
+    do this->searcher().catch_up(chat);
+    while (this->b_->scalar("SELECT count(*) FROM search_queue WHERE chat_id = " +
+                            testing::sql_text(chat)) > 0);
     std::vector<int64_t> out;
     for (const auto& c :
-         searcher().search_history(chat, search_terms(question), 0, 1'000'000, 10).candidates)
+         this->searcher().search_history(chat, search_terms(question), 0, 1'000'000, 10).candidates)
       out.push_back(c.message.history_id);
     std::sort(out.begin(), out.end());
     return out;
   }
-  std::unique_ptr<B> b_;
-  std::unique_ptr<engine::EngineStorage> storage_;
 };
 
 TYPED_TEST_SUITE(TurnIndexTest, testing::Backends, testing::BackendNames);
